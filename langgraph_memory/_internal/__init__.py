@@ -1,0 +1,1 @@
+"""Private helpers shared by the package's modules (no public API)."""

@@ -1,0 +1,1 @@
+"""Checkpointers (per-thread working memory): ``.redis`` and ``.postgres`` subpackages."""

@@ -1,0 +1,84 @@
+"""The exceptions ``langgraph_memory`` raises.
+
+Every exception derives from :class:`LangGraphMemoryError`; where a builtin fits, the
+exception also derives from it (``ValueError`` for bad input, ``ConnectionError`` for
+an unreachable backend), so existing ``except ValueError`` code keeps working.
+Messages say what happened and how to fix it.
+
+Example:
+    ```python
+    from langgraph_memory.errors import InvalidNamespaceError, LangGraphMemoryError
+
+    try:
+        raise InvalidNamespaceError("namespace label 0 is empty; use a non-empty string")
+    except ValueError as exc:  # also a LangGraphMemoryError
+        assert isinstance(exc, LangGraphMemoryError)
+    ```
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "BackendUnavailableError",
+    "ConfigurationError",
+    "EmbeddingError",
+    "InvalidConnectionStringError",
+    "InvalidFilterError",
+    "InvalidNamespaceError",
+    "InvalidValueError",
+    "LangGraphMemoryError",
+    "LeaseLostError",
+    "MigrationError",
+    "StaleWriteError",
+    "ThreadBusyError",
+]
+
+
+class LangGraphMemoryError(Exception):
+    """Base class of every error raised by ``langgraph_memory``."""
+
+
+class ConfigurationError(LangGraphMemoryError, ValueError):
+    """A component was configured wrongly (missing ``user_id``, bad option, ...)."""
+
+
+class InvalidConnectionStringError(ConfigurationError):
+    """A DSN or Redis URL could not be parsed or uses an unsupported scheme."""
+
+
+class BackendUnavailableError(LangGraphMemoryError, ConnectionError):
+    """Postgres or Redis could not be reached; the message names host and port."""
+
+
+class InvalidNamespaceError(LangGraphMemoryError, ValueError):
+    """A store namespace or namespace prefix is malformed."""
+
+
+class InvalidValueError(LangGraphMemoryError, ValueError):
+    """A stored value or key is malformed (not a dict, NaN, too large, ...)."""
+
+
+class InvalidFilterError(LangGraphMemoryError, ValueError):
+    """A search filter uses an unknown operator or a value of the wrong type."""
+
+
+class EmbeddingError(LangGraphMemoryError, ValueError):
+    """An embedding has the wrong dimension or contains NaN/inf."""
+
+
+class MigrationError(LangGraphMemoryError, RuntimeError):
+    """A schema migration failed or the schema is newer than this package."""
+
+
+class ThreadBusyError(LangGraphMemoryError, RuntimeError):
+    """Another worker holds the lease on this ``thread_id`` (strategy ``reject``,
+    or strategy ``wait`` after its timeout)."""
+
+
+class LeaseLostError(LangGraphMemoryError, RuntimeError):
+    """This worker's lease on a thread expired or was taken over mid-run."""
+
+
+class StaleWriteError(LangGraphMemoryError, RuntimeError):
+    """A write carried a fencing token older than the thread's current one (the
+    writer lost its lease, or the thread was deleted); nothing was written."""
