@@ -50,3 +50,19 @@ __all__ = [
     "ThreadBusyError",
     "__version__",
 ]
+
+# Per-thread lease wrapper (multi-worker safety), imported lazily to keep `import` light.
+__all__ += ["with_thread_lease"]
+
+from typing import TYPE_CHECKING, Any  # noqa: E402
+
+if TYPE_CHECKING:
+    from langgraph_memory.lease import with_thread_lease
+
+
+def __getattr__(name: str) -> Any:
+    if name == "with_thread_lease":
+        from langgraph_memory.lease import with_thread_lease
+
+        return with_thread_lease
+    raise AttributeError(f"module 'langgraph_memory' has no attribute {name!r}")

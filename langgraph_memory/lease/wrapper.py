@@ -1,0 +1,296 @@
+"""``with_thread_lease``: one line that makes a compiled graph safe under several workers.
+
+Example:
+    ```python
+    from langgraph_memory.lease import with_thread_lease
+
+    graph = with_thread_lease(builder.compile(checkpointer=saver))  # a RedisSaver/PostgresSaver
+    graph.invoke({"messages": [("user", "hi")]}, {"configurable": {"thread_id": "chat-1"}})
+    ```
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, cast
+
+from langchain_core.runnables import RunnableConfig
+
+from langgraph_memory.errors import ConfigurationError
+from langgraph_memory.lease._policy import LeaseOptions, Strategy, fenced_config, thread_id_of
+from langgraph_memory.lease._protocol import AsyncLeaseBackend, LeaseBackend
+from langgraph_memory.lease._session import ThreadedAsyncLeaseBackend, aheld_lease, held_lease
+
+__all__ = ["ThreadLeasedGraph", "with_thread_lease"]
+
+
+def _lease_backend_of(graph: Any) -> object:
+    checkpointer = getattr(graph, "checkpointer", None)
+    if checkpointer is None or isinstance(checkpointer, bool):
+        raise ConfigurationError(
+            "with_thread_lease needs a graph compiled with a checkpointer, e.g. "
+            "builder.compile(checkpointer=RedisSaver(...)) or PostgresSaver(...) from "
+            "langgraph_memory.checkpoint; or pass backend=... explicitly"
+        )
+    factory = getattr(checkpointer, "lease_backend", None)
+    if not callable(factory):
+        raise ConfigurationError(
+            f"{type(checkpointer).__name__} has no lease backend (no .lease_backend() method); "
+            "use a langgraph_memory checkpointer (langgraph_memory.checkpoint.redis.RedisSaver or "
+            "langgraph_memory.checkpoint.postgres.PostgresSaver, or their Async twins), or pass "
+            "backend=... (InMemoryLeaseBackend() only coordinates one process)"
+        )
+    return factory()
+
+
+class ThreadLeasedGraph:
+    """A compiled graph whose runs hold a per-``thread_id`` lease with fencing.
+
+    Build it with :func:`with_thread_lease`. ``invoke``/``ainvoke``/``stream``/``astream``/
+    ``astream_events``/``batch``/``abatch``/``update_state``/``aupdate_state`` run under
+    the lease; every other attribute (``get_state``, ``get_state_history``, ``get_graph``,
+    ``checkpointer``, ...) is the wrapped graph's own.
+
+    Attributes:
+        graph: The wrapped compiled graph.
+        options: The validated lease options.
+
+    Example:
+        ```python
+        leased = with_thread_lease(graph, strategy="wait", wait_timeout=10.0)
+        leased.invoke(inputs, {"configurable": {"thread_id": "chat-1"}})
+        ```
+    """
+
+    def __init__(
+        self,
+        graph: Any,
+        backend: object,
+        options: LeaseOptions,
+    ) -> None:
+        self.graph = graph
+        self.options = options
+        self._sync_backend = backend if isinstance(backend, LeaseBackend) else None
+        if isinstance(backend, AsyncLeaseBackend):
+            self._async_backend: AsyncLeaseBackend | None = backend
+        elif self._sync_backend is not None:
+            self._async_backend = ThreadedAsyncLeaseBackend(self._sync_backend)
+        else:
+            raise ConfigurationError(
+                f"{type(backend).__name__} is not a lease backend: it needs try_acquire/renew/"
+                "release (LeaseBackend) or atry_acquire/arenew/arelease (AsyncLeaseBackend)"
+            )
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.graph, name)
+
+    def __repr__(self) -> str:
+        return f"ThreadLeasedGraph({self.graph!r}, strategy={self.options.strategy!r})"
+
+    def _require_sync(self) -> LeaseBackend:
+        if self._sync_backend is None:
+            raise ConfigurationError(
+                "this graph's lease backend is async-only; call ainvoke/astream, or compile "
+                "the graph with the synchronous saver (RedisSaver/PostgresSaver)"
+            )
+        return self._sync_backend
+
+    def _require_async(self) -> AsyncLeaseBackend:
+        assert self._async_backend is not None  # set in __init__ whenever a backend is usable
+        return self._async_backend
+
+    # ------------------------------------------------------------------ sync runs
+
+    def invoke(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> Any:
+        """Run the graph once under the thread's lease (see ``Pregel.invoke``).
+
+        Raises:
+            ConfigurationError: ``config`` has no ``thread_id``.
+            ThreadBusyError: Another run holds the thread (strategy/timeout exhausted).
+            LeaseLostError: The lease was lost mid-run; the run stopped at the next step.
+        """
+        backend = self._require_sync()
+        with held_lease(backend, thread_id_of(config), self.options, kwargs.get("control")) as run:
+            return self.graph.invoke(
+                input, fenced_config(config, run.lease.token), **_with_control(kwargs, run.control)
+            )
+
+    def stream(
+        self, input: Any, config: RunnableConfig | None = None, **kwargs: Any
+    ) -> Iterator[Any]:
+        """Stream the graph under the thread's lease, held until the stream ends or closes."""
+        backend = self._require_sync()
+        thread_id = thread_id_of(config)
+        with held_lease(backend, thread_id, self.options, kwargs.get("control")) as run:
+            yield from self.graph.stream(
+                input, fenced_config(config, run.lease.token), **_with_control(kwargs, run.control)
+            )
+
+    def update_state(
+        self, config: RunnableConfig, values: Any, as_node: str | None = None, **kwargs: Any
+    ) -> RunnableConfig:
+        """``Pregel.update_state`` under the thread's lease (the write is fenced too)."""
+        backend = self._require_sync()
+        with held_lease(backend, thread_id_of(config), self.options) as run:
+            return cast(
+                "RunnableConfig",
+                self.graph.update_state(
+                    fenced_config(config, run.lease.token), values, as_node=as_node, **kwargs
+                ),
+            )
+
+    def batch(
+        self,
+        inputs: Sequence[Any],
+        config: RunnableConfig | Sequence[RunnableConfig] | None = None,
+        *,
+        return_exceptions: bool = False,
+        **kwargs: Any,
+    ) -> list[Any]:
+        """Run several inputs concurrently, each under its own thread's lease."""
+        configs = _per_input_configs(inputs, config)
+        if not inputs:
+            return []
+
+        def one(pair: tuple[Any, RunnableConfig | None]) -> Any:
+            try:
+                return self.invoke(pair[0], pair[1], **kwargs)
+            except Exception as exc:
+                if return_exceptions:
+                    return exc
+                raise
+
+        with ThreadPoolExecutor(max_workers=min(len(inputs), 16)) as pool:
+            return list(pool.map(one, zip(inputs, configs, strict=True)))
+
+    # ----------------------------------------------------------------- async runs
+
+    async def ainvoke(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> Any:
+        """Async :meth:`invoke`."""
+        backend = self._require_async()
+        thread_id = thread_id_of(config)
+        async with aheld_lease(backend, thread_id, self.options, kwargs.get("control")) as run:
+            return await self.graph.ainvoke(
+                input, fenced_config(config, run.lease.token), **_with_control(kwargs, run.control)
+            )
+
+    async def astream(
+        self, input: Any, config: RunnableConfig | None = None, **kwargs: Any
+    ) -> AsyncIterator[Any]:
+        """Async :meth:`stream`."""
+        backend = self._require_async()
+        thread_id = thread_id_of(config)
+        async with aheld_lease(backend, thread_id, self.options, kwargs.get("control")) as run:
+            async for chunk in self.graph.astream(
+                input, fenced_config(config, run.lease.token), **_with_control(kwargs, run.control)
+            ):
+                yield chunk
+
+    async def astream_events(
+        self, input: Any, config: RunnableConfig | None = None, **kwargs: Any
+    ) -> AsyncIterator[Any]:
+        """``astream_events`` under the thread's lease."""
+        backend = self._require_async()
+        thread_id = thread_id_of(config)
+        async with aheld_lease(backend, thread_id, self.options, kwargs.get("control")) as run:
+            async for event in self.graph.astream_events(
+                input, fenced_config(config, run.lease.token), **_with_control(kwargs, run.control)
+            ):
+                yield event
+
+    async def aupdate_state(
+        self, config: RunnableConfig, values: Any, as_node: str | None = None, **kwargs: Any
+    ) -> RunnableConfig:
+        """Async :meth:`update_state`."""
+        backend = self._require_async()
+        async with aheld_lease(backend, thread_id_of(config), self.options) as run:
+            return cast(
+                "RunnableConfig",
+                await self.graph.aupdate_state(
+                    fenced_config(config, run.lease.token), values, as_node=as_node, **kwargs
+                ),
+            )
+
+    async def abatch(
+        self,
+        inputs: Sequence[Any],
+        config: RunnableConfig | Sequence[RunnableConfig] | None = None,
+        *,
+        return_exceptions: bool = False,
+        **kwargs: Any,
+    ) -> list[Any]:
+        """Async :meth:`batch`."""
+        configs = _per_input_configs(inputs, config)
+        pairs = zip(inputs, configs, strict=True)
+        runs = [self.ainvoke(item, cfg, **kwargs) for item, cfg in pairs]
+        return list(await asyncio.gather(*runs, return_exceptions=return_exceptions))
+
+
+def _with_control(kwargs: dict[str, Any], control: Any) -> dict[str, Any]:
+    if control is None:
+        return kwargs
+    return {**kwargs, "control": control}
+
+
+def _per_input_configs(
+    inputs: Sequence[Any], config: RunnableConfig | Sequence[RunnableConfig] | None
+) -> list[RunnableConfig | None]:
+    if config is None or isinstance(config, dict):
+        return [config] * len(inputs)
+    configs: list[RunnableConfig | None] = list(config)
+    if len(configs) != len(inputs):
+        raise ConfigurationError(
+            f"batch got {len(inputs)} inputs but {len(configs)} configs; pass one config "
+            "per input (each with its own thread_id)"
+        )
+    return configs
+
+
+def with_thread_lease(
+    graph: Any,
+    backend: LeaseBackend | AsyncLeaseBackend | None = None,
+    *,
+    strategy: Strategy = "reject",
+    wait_timeout: float = 30.0,
+    ttl: float = 30.0,
+    renew_every: float | None = None,
+) -> ThreadLeasedGraph:
+    """Wrap a compiled graph so two workers never run the same ``thread_id`` at once.
+
+    Each run takes the thread's lease, puts its fencing token into
+    ``config["configurable"]`` (our checkpointers then refuse writes carrying an old
+    token with ``StaleWriteError``), renews the lease in the background while it runs,
+    and releases it at the end. A worker that dies loses its lease after ``ttl``.
+
+    Args:
+        graph: A compiled graph (``builder.compile(checkpointer=...)``).
+        backend: Where leases live. Default: ``graph.checkpointer.lease_backend()``.
+        strategy: ``"reject"`` raises ``ThreadBusyError`` at once when the thread is busy;
+            ``"wait"`` polls with bounded backoff for up to ``wait_timeout`` seconds.
+        wait_timeout: Longest wait of the ``wait`` strategy, in seconds.
+        ttl: Lease lifetime in seconds; how long a crashed worker blocks its thread.
+        renew_every: Renewal period in seconds (default ``ttl / 3``); must be below ``ttl``.
+
+    Returns:
+        A :class:`ThreadLeasedGraph` with the graph's API.
+
+    Raises:
+        ConfigurationError: Bad options, or no backend given and the checkpointer has none.
+
+    Example:
+        ```python
+        from langgraph_memory.checkpoint.redis import RedisSaver
+        from langgraph_memory.lease import with_thread_lease
+
+        with RedisSaver.from_conn_string("redis://localhost:6379") as saver:
+            graph = with_thread_lease(builder.compile(checkpointer=saver), strategy="wait")
+            graph.invoke({"messages": [("user", "hi")]}, {"configurable": {"thread_id": "c1"}})
+        ```
+    """
+    options = LeaseOptions.create(
+        strategy=strategy, wait_timeout=wait_timeout, ttl=ttl, renew_every=renew_every
+    )
+    resolved: object = backend if backend is not None else _lease_backend_of(graph)
+    return ThreadLeasedGraph(graph, resolved, options)

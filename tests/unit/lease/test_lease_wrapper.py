@@ -1,0 +1,311 @@
+"""The lease wrapper on real LangGraph graphs with the process-local lease backend."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from typing import Annotated, Any
+
+import pytest
+from langchain_core.runnables import RunnableConfig
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.graph import START, StateGraph
+from typing_extensions import TypedDict
+
+from langgraph_memory import with_thread_lease as top_level_with_thread_lease
+from langgraph_memory.errors import (
+    ConfigurationError,
+    LeaseLostError,
+    StaleWriteError,
+    ThreadBusyError,
+)
+from langgraph_memory.lease import (
+    FENCE_CONFIG_KEY,
+    InMemoryLeaseBackend,
+    ThreadLeasedGraph,
+    with_thread_lease,
+)
+
+
+def _append(left: list[str], right: list[str]) -> list[str]:
+    return [*left, *right]
+
+
+class LogState(TypedDict):
+    log: Annotated[list[str], _append]
+
+
+class FencedInMemorySaver(InMemorySaver):
+    """InMemorySaver that refuses writes whose fencing token is not the current one."""
+
+    def __init__(self, backend: InMemoryLeaseBackend) -> None:
+        super().__init__()
+        self.backend = backend
+
+    def _check(self, config: RunnableConfig) -> None:
+        configurable = config.get("configurable", {})
+        token = configurable.get(FENCE_CONFIG_KEY)
+        thread_id = str(configurable["thread_id"])
+        if token is not None and token != self.backend.current_token(thread_id):
+            raise StaleWriteError(f"token {token} is stale for thread {thread_id!r}")
+
+    def put(self, config: RunnableConfig, *args: Any, **kwargs: Any) -> RunnableConfig:
+        self._check(config)
+        return super().put(config, *args, **kwargs)
+
+    def put_writes(self, config: RunnableConfig, *args: Any, **kwargs: Any) -> None:
+        self._check(config)
+        super().put_writes(config, *args, **kwargs)
+
+    def lease_backend(self) -> InMemoryLeaseBackend:
+        return self.backend
+
+
+class Recorder:
+    """Shared, thread-safe start/end markers of node executions."""
+
+    def __init__(self) -> None:
+        self.events: list[str] = []
+        self.lock = threading.Lock()
+
+    def mark(self, event: str) -> None:
+        with self.lock:
+            self.events.append(event)
+
+
+def build_graph(
+    checkpointer: InMemorySaver,
+    recorder: Recorder,
+    *,
+    pause: float = 0.0,
+    gate: threading.Event | None = None,
+) -> Any:
+    def work(state: LogState, config: RunnableConfig) -> dict[str, list[str]]:
+        name = config["configurable"].get("run_name", "run")
+        token = config["configurable"].get(FENCE_CONFIG_KEY)
+        recorder.mark(f"start {name}")
+        if gate is not None:
+            gate.wait(10)
+        time.sleep(pause)
+        recorder.mark(f"end {name}")
+        return {"log": [f"{name} token={token}"]}
+
+    def after(state: LogState) -> dict[str, list[str]]:
+        recorder.mark("after")
+        return {"log": ["after"]}
+
+    builder = StateGraph(LogState)
+    builder.add_node("work", work)
+    builder.add_node("after", after)
+    builder.add_edge(START, "work")
+    builder.add_edge("work", "after")
+    return builder.compile(checkpointer=checkpointer)
+
+
+def cfg(thread_id: str, run_name: str = "run") -> RunnableConfig:
+    return {"configurable": {"thread_id": thread_id, "run_name": run_name}}
+
+
+def assert_not_interleaved(events: list[str]) -> None:
+    """Every ``start X`` is followed directly by ``end X`` (ignoring ``after`` markers)."""
+    core = [e for e in events if e != "after"]
+    for start, end in zip(core[::2], core[1::2], strict=True):
+        assert start.startswith("start ") and end == "end " + start.removeprefix("start ")
+
+
+@pytest.fixture
+def backend() -> InMemoryLeaseBackend:
+    return InMemoryLeaseBackend()
+
+
+def test_top_level_export_is_the_lease_wrapper() -> None:
+    assert top_level_with_thread_lease is with_thread_lease
+
+
+def test_checkpointer_without_lease_backend_is_a_configuration_error() -> None:
+    graph = build_graph(InMemorySaver(), Recorder())
+    with pytest.raises(ConfigurationError, match=r"InMemorySaver has no lease backend.*RedisSaver"):
+        with_thread_lease(graph)
+    builder = StateGraph(LogState)
+    builder.add_node("n", lambda s: {"log": []})
+    builder.add_edge(START, "n")
+    with pytest.raises(ConfigurationError, match="compiled with a checkpointer"):
+        with_thread_lease(builder.compile())
+    with pytest.raises(ConfigurationError, match="not a lease backend"):
+        with_thread_lease(graph, backend=object())  # type: ignore[arg-type]
+
+
+def test_invoke_needs_thread_id(backend: InMemoryLeaseBackend) -> None:
+    graph = with_thread_lease(build_graph(InMemorySaver(), Recorder()), backend)
+    with pytest.raises(ConfigurationError, match="thread_id"):
+        graph.invoke({"log": []}, {"configurable": {}})
+
+
+def test_invoke_injects_increasing_tokens_and_releases(backend: InMemoryLeaseBackend) -> None:
+    saver = FencedInMemorySaver(backend)
+    graph = with_thread_lease(build_graph(saver, Recorder()))  # backend from the checkpointer
+    assert isinstance(graph, ThreadLeasedGraph)
+    graph.invoke({"log": []}, cfg("t1", "first"))
+    graph.invoke({"log": []}, cfg("t1", "second"))
+    state = graph.get_state(cfg("t1"))  # passthrough
+    assert state.values["log"] == ["first token=1", "after", "second token=2", "after"]
+    assert FENCE_CONFIG_KEY not in state.metadata
+    assert backend.try_acquire("t1", "probe", 1.0) is not None  # released after the run
+
+
+def test_reject_runs_exactly_one_of_concurrent_turns(backend: InMemoryLeaseBackend) -> None:
+    recorder = Recorder()
+    graph = with_thread_lease(build_graph(InMemorySaver(), recorder, pause=0.3), backend)
+    outcomes: list[str] = []
+    barrier = threading.Barrier(4)
+
+    def turn(i: int) -> None:
+        barrier.wait()
+        try:
+            graph.invoke({"log": []}, cfg("busy", f"r{i}"))
+            outcomes.append("ran")
+        except ThreadBusyError as exc:
+            assert "'busy'" in str(exc)
+            outcomes.append("busy")
+
+    workers = [threading.Thread(target=turn, args=(i,)) for i in range(4)]
+    for w in workers:
+        w.start()
+    for w in workers:
+        w.join()
+    assert sorted(outcomes) == ["busy", "busy", "busy", "ran"]
+    assert len(graph.get_state(cfg("busy")).values["log"]) == 2
+    graph.invoke({"log": []}, cfg("other"))  # other threads are never blocked
+
+
+def test_wait_serialises_concurrent_turns(backend: InMemoryLeaseBackend) -> None:
+    recorder = Recorder()
+    inner = build_graph(InMemorySaver(), recorder, pause=0.05)
+    graph = with_thread_lease(inner, backend, strategy="wait", wait_timeout=10)
+    results = graph.batch([{"log": []}] * 5, [cfg("q", f"r{i}") for i in range(5)])
+    assert len(results) == 5
+    assert_not_interleaved(recorder.events)
+    log = graph.get_state(cfg("q")).values["log"]
+    assert len(log) == 10 and log.count("after") == 5
+
+
+def test_wait_gives_up_after_wait_timeout(backend: InMemoryLeaseBackend) -> None:
+    graph = with_thread_lease(
+        build_graph(InMemorySaver(), Recorder()), backend, strategy="wait", wait_timeout=0.3
+    )
+    holder = backend.try_acquire("held", "someone-else", ttl=30)
+    assert holder is not None
+    started = time.monotonic()
+    with pytest.raises(ThreadBusyError, match=r"still busy after waiting 0\.\d+s"):
+        graph.invoke({"log": []}, cfg("held"))
+    assert 0.3 <= time.monotonic() - started < 2.0
+
+
+def test_lease_lost_mid_run_stops_before_next_step(backend: InMemoryLeaseBackend) -> None:
+    recorder = Recorder()
+    gate = threading.Event()
+    graph = with_thread_lease(
+        build_graph(InMemorySaver(), recorder, gate=gate), backend, ttl=0.6, renew_every=0.1
+    )
+    runner_error: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            graph.invoke({"log": []}, cfg("lost"))
+        except BaseException as exc:
+            runner_error.append(exc)
+
+    worker = threading.Thread(target=run)
+    worker.start()
+    while "start run" not in recorder.events:
+        time.sleep(0.01)
+    backend.advance("lost")  # e.g. the thread was deleted by another worker
+    time.sleep(0.3)  # the renewer notices within renew_every
+    gate.set()
+    worker.join()
+    assert len(runner_error) == 1 and isinstance(runner_error[0], LeaseLostError)
+    assert "'lost'" in str(runner_error[0]) and "refused the renewal" in str(runner_error[0])
+    assert "after" not in recorder.events  # drained before the next step
+
+
+def test_stale_write_becomes_lease_lost(backend: InMemoryLeaseBackend) -> None:
+    recorder = Recorder()
+    gate = threading.Event()
+    saver = FencedInMemorySaver(backend)
+    graph = with_thread_lease(build_graph(saver, recorder, gate=gate), ttl=30)
+    errors: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            graph.invoke({"log": []}, cfg("fenced"))
+        except BaseException as exc:
+            errors.append(exc)
+
+    worker = threading.Thread(target=run)
+    worker.start()
+    while "start run" not in recorder.events:
+        time.sleep(0.01)
+    backend.advance("fenced")  # renewal period (10 s) is far away: the write is fenced first
+    gate.set()
+    worker.join()
+    assert isinstance(errors[0], LeaseLostError)
+    assert isinstance(errors[0].__cause__, StaleWriteError)
+    assert graph.get_state(cfg("fenced")).values.get("log", []) == []
+
+
+def test_stream_holds_the_lease_until_closed(backend: InMemoryLeaseBackend) -> None:
+    graph = with_thread_lease(build_graph(InMemorySaver(), Recorder()), backend)
+    stream = graph.stream({"log": []}, cfg("s"), stream_mode="updates")
+    first = next(stream)
+    assert "work" in first
+    with pytest.raises(ThreadBusyError):
+        graph.invoke({"log": []}, cfg("s"))
+    stream.close()
+    graph.invoke({"log": []}, cfg("s"))  # released on close
+
+
+def test_update_state_runs_under_the_lease(backend: InMemoryLeaseBackend) -> None:
+    saver = FencedInMemorySaver(backend)
+    graph = with_thread_lease(build_graph(saver, Recorder()))
+    graph.invoke({"log": []}, cfg("u"))
+    graph.update_state(cfg("u"), {"log": ["edited"]}, as_node="after")
+    assert graph.get_state(cfg("u")).values["log"][-1] == "edited"
+    assert backend.current_token("u") == 2
+    holder = backend.try_acquire("u", "other", 30)
+    assert holder is not None
+    with pytest.raises(ThreadBusyError):
+        graph.update_state(cfg("u"), {"log": ["x"]})
+
+
+async def test_async_reject_and_wait(backend: InMemoryLeaseBackend) -> None:
+    recorder = Recorder()
+    inner = build_graph(InMemorySaver(), recorder, pause=0.1)
+    reject = with_thread_lease(inner, backend)
+    outcomes = await asyncio.gather(
+        *(reject.ainvoke({"log": []}, cfg("a", f"r{i}")) for i in range(3)),
+        return_exceptions=True,
+    )
+    assert sum(isinstance(o, ThreadBusyError) for o in outcomes) == 2
+    assert sum(isinstance(o, dict) for o in outcomes) == 1
+
+    recorder.events.clear()
+    wait = with_thread_lease(inner, backend, strategy="wait", wait_timeout=10)
+    results = await wait.abatch([{"log": []}] * 3, [cfg("b", f"w{i}") for i in range(3)])
+    assert [len(r["log"]) for r in sorted(results, key=lambda r: len(r["log"]))] == [2, 4, 6]
+    assert_not_interleaved(recorder.events)
+    chunks = [c async for c in wait.astream({"log": []}, cfg("b"), stream_mode="updates")]
+    assert [next(iter(c)) for c in chunks] == ["work", "after"]
+
+
+async def test_async_lease_lost_mid_run(backend: InMemoryLeaseBackend) -> None:
+    recorder = Recorder()
+    graph = with_thread_lease(
+        build_graph(InMemorySaver(), recorder, pause=0.5), backend, ttl=0.3, renew_every=0.05
+    )
+    task = asyncio.create_task(graph.ainvoke({"log": []}, cfg("al")))
+    await asyncio.sleep(0.15)
+    backend.advance("al")
+    with pytest.raises(LeaseLostError, match="'al'"):
+        await task
+    assert "after" not in recorder.events
