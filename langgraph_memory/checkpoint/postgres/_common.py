@@ -1,0 +1,696 @@
+"""Pure helpers shared by the sync and async Postgres savers (no I/O here).
+
+Database work is written once, as *programs*: generators that yield :class:`Stmt` objects
+and receive each statement's rows back. :func:`run_program` (sync) and ``arun_program``
+(async, in ``aio.py``) execute them on a cursor, so the sync and async savers differ
+only by ``await``. Decisions (what prune keeps, which migrations are pending, how a DSN
+is validated) are plain functions, unit-tested without a server.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Generator, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import timedelta
+from typing import Any, TypedDict, TypeVar
+
+from langchain_core.runnables import RunnableConfig
+from langgraph.checkpoint.base import (
+    WRITES_IDX_MAP,
+    ChannelVersions,
+    Checkpoint,
+    CheckpointMetadata,
+    get_serializable_checkpoint_metadata,
+)
+from langgraph.checkpoint.postgres.base import BasePostgresSaver
+from langgraph.checkpoint.serde.types import _DeltaSnapshot
+from psycopg import Cursor
+from psycopg.rows import DictRow
+from psycopg.types.json import Jsonb
+
+from langgraph_memory.checkpoint.postgres import _sql
+from langgraph_memory.errors import (
+    ConfigurationError,
+    InvalidConnectionStringError,
+    StaleWriteError,
+)
+from langgraph_memory.lease._protocol import FENCE_CONFIG_KEY
+
+__all__ = [
+    "CheckpointShape",
+    "PoolConfig",
+    "PrunePlan",
+    "Stmt",
+    "copy_thread_program",
+    "delete_for_runs_program",
+    "delete_threads_program",
+    "describe_target",
+    "keep_last_program",
+    "pending_migrations",
+    "plan_keep_last",
+    "retention_seconds",
+    "run_program",
+    "setup_program",
+    "sweep_ttl_program",
+    "validate_dsn",
+]
+
+T = TypeVar("T")
+
+DEFAULT_CONNECT_TIMEOUT = 5
+"""Seconds libpq waits for a TCP/unix connection before giving up."""
+
+DEFAULT_POOL_TIMEOUT = 10.0
+"""Seconds a call waits for a pooled connection before failing."""
+
+SWEEP_BATCH = 500
+"""Threads handled per sweep statement."""
+
+
+@dataclass(frozen=True)
+class Stmt:
+    """One statement of a program.
+
+    Attributes:
+        sql: The SQL text (``%s`` placeholders).
+        params: Parameters; for ``many=True`` a sequence of parameter rows.
+        fetch: Send the result rows back into the program.
+        many: Run with ``executemany``.
+    """
+
+    sql: str
+    params: Sequence[Any] = ()
+    fetch: bool = False
+    many: bool = False
+    prepare: bool | None = None
+
+
+Rows = list[DictRow]
+Program = Generator[Stmt, Rows, T]
+
+
+def run_program(cur: Cursor[DictRow], program: Program[T]) -> T:
+    """Execute ``program`` on a sync cursor and return its result.
+
+    Example:
+        ```python
+        def one() -> Program[int]:
+            rows = yield Stmt("SELECT 1 AS x", fetch=True)
+            return int(rows[0]["x"])
+
+        # run_program(cursor, one()) == 1
+        ```
+    """
+    try:
+        stmt = next(program)
+        while True:
+            if stmt.many:
+                cur.executemany(stmt.sql, stmt.params)
+                rows: Rows = []
+            else:
+                cur.execute(stmt.sql, stmt.params, prepare=stmt.prepare)
+                rows = cur.fetchall() if stmt.fetch else []
+            stmt = program.send(rows)
+    except StopIteration as stop:
+        result: T = stop.value
+        return result
+
+
+# --------------------------------------------------------------------------- configuration
+
+
+class PoolConfig(TypedDict, total=False):
+    """Options for the connection pool ``from_conn_string`` builds.
+
+    Attributes:
+        min_size: Connections kept open (default 1).
+        max_size: Upper bound of open connections (default 8).
+        timeout: Seconds a call waits for a free connection before failing (default 10).
+        max_idle: Seconds an unused connection stays open (default 600).
+        max_lifetime: Seconds before a connection is recycled (default 3600).
+        kwargs: Extra ``psycopg.connect`` keyword arguments.
+    """
+
+    min_size: int
+    max_size: int
+    timeout: float
+    max_idle: float
+    max_lifetime: float
+    kwargs: dict[str, Any]
+
+
+def validate_dsn(dsn: str) -> dict[str, Any]:
+    """Parse a libpq DSN/URI, raising a helpful error when it is malformed.
+
+    Example:
+        ```python
+        params = validate_dsn("postgresql://postgres@127.0.0.1:5432/app")
+        assert params["port"] == "5432"
+        ```
+    """
+    from psycopg.conninfo import conninfo_to_dict
+
+    if not isinstance(dsn, str) or not dsn.strip():
+        raise InvalidConnectionStringError(
+            "empty Postgres connection string; pass e.g. 'postgresql://user@host:5432/db'"
+        )
+    if "://" in dsn:
+        scheme = dsn.split("://", 1)[0].lower()
+        if scheme not in {"postgresql", "postgres"}:
+            raise InvalidConnectionStringError(
+                f"unsupported scheme {scheme!r} in Postgres connection string; "
+                "use 'postgresql://user@host:5432/db'"
+            )
+    try:
+        params = dict(conninfo_to_dict(dsn))
+    except Exception as exc:
+        raise InvalidConnectionStringError(
+            f"malformed Postgres connection string ({exc}); "
+            "use 'postgresql://user@host:5432/db' or 'host=... port=... dbname=...'"
+        ) from exc
+    port = params.get("port")
+    if port is not None:
+        for part in str(port).split(","):
+            if not part.isdigit() or not 0 < int(part) < 65536:
+                raise InvalidConnectionStringError(
+                    f"invalid port {port!r} in Postgres connection string; use 1-65535"
+                )
+    return params
+
+
+def describe_target(params: Mapping[str, Any]) -> str:
+    """``host:port`` (or the socket directory) a DSN points at, for error messages.
+
+    Example:
+        ```python
+        assert describe_target({"host": "db", "port": "6543"}) == "db:6543"
+        ```
+    """
+    host = str(params.get("host") or params.get("hostaddr") or os.environ.get("PGHOST") or "")
+    port = str(params.get("port") or os.environ.get("PGPORT") or "5432")
+    if not host or host.startswith("/"):
+        return f"unix socket {host or '(default)'} port {port}"
+    return f"{host}:{port}"
+
+
+def connection_kwargs(
+    prepare_threshold: int | None, connect_timeout: int, extra: Mapping[str, Any] | None = None
+) -> dict[str, Any]:
+    """Keyword arguments every pooled connection needs (autocommit, dict rows, timeouts).
+
+    Example:
+        ```python
+        kwargs = connection_kwargs(None, 5)
+        assert kwargs["autocommit"] is True and kwargs["prepare_threshold"] is None
+        ```
+    """
+    from psycopg.rows import dict_row
+
+    kwargs: dict[str, Any] = {"connect_timeout": connect_timeout}
+    kwargs.update(extra or {})
+    kwargs.update(autocommit=True, row_factory=dict_row, prepare_threshold=prepare_threshold)
+    return kwargs
+
+
+def retention_seconds(value: float | timedelta | None, what: str) -> float | None:
+    """Normalise a TTL / interval given as seconds or ``timedelta``.
+
+    Example:
+        ```python
+        assert retention_seconds(timedelta(minutes=1), "ttl") == 60.0
+        ```
+    """
+    if value is None:
+        return None
+    seconds = value.total_seconds() if isinstance(value, timedelta) else float(value)
+    if not seconds > 0:
+        raise ConfigurationError(f"{what} must be a positive number of seconds, got {value!r}")
+    return seconds
+
+
+def check_keep_last(keep_last: int | None) -> int | None:
+    """Validate ``keep_last`` (checkpoints kept per thread and namespace)."""
+    if keep_last is None:
+        return None
+    if isinstance(keep_last, bool) or not isinstance(keep_last, int) or keep_last < 1:
+        raise ConfigurationError(f"keep_last must be an int >= 1, got {keep_last!r}")
+    return keep_last
+
+
+# --------------------------------------------------------------------------- migrations
+
+
+def pending_migrations(
+    migrations: Sequence[str], current: int, *, in_transaction: bool
+) -> list[tuple[int, str]]:
+    """Migrations after version ``current``, rewritten to run inside a transaction if needed.
+
+    ``CREATE INDEX CONCURRENTLY`` cannot run in a transaction block; there it becomes a
+    plain ``CREATE INDEX`` (same index, it just locks the table while it builds).
+
+    Example:
+        ```python
+        steps = pending_migrations(["SELECT 1", "CREATE INDEX CONCURRENTLY i ON t(x)"], 0,
+                                   in_transaction=True)
+        assert steps == [(1, "CREATE INDEX i ON t(x)")]
+        ```
+    """
+    steps = []
+    for version in range(current + 1, len(migrations)):
+        sql = migrations[version]
+        if in_transaction:
+            sql = sql.replace("INDEX CONCURRENTLY", "INDEX")
+        steps.append((version, sql))
+    return steps
+
+
+def setup_program(*, in_transaction: bool) -> Program[None]:
+    """Apply the official migrations, then ours (each list idempotent and versioned)."""
+    for create, select, insert, migrations in (
+        (
+            _sql.OFFICIAL_MIGRATIONS[0],
+            _sql.OFFICIAL_SELECT_VERSION,
+            _sql.OFFICIAL_INSERT_VERSION,
+            _sql.OFFICIAL_MIGRATIONS,
+        ),
+        (
+            _sql.LGM_MIGRATIONS_TABLE,
+            _sql.LGM_SELECT_VERSION,
+            _sql.LGM_INSERT_VERSION,
+            _sql.LGM_MIGRATIONS,
+        ),
+    ):
+        yield Stmt(create)
+        rows = yield Stmt(select, fetch=True)
+        current = int(rows[0]["v"]) if rows else -1
+        for version, sql in pending_migrations(migrations, current, in_transaction=in_transaction):
+            yield Stmt(sql)
+            yield Stmt(insert, (version,))
+
+
+# --------------------------------------------------------------------------- puts
+
+
+def fence_token(config: RunnableConfig) -> int | None:
+    """The fencing token a write carries (``configurable[FENCE_CONFIG_KEY]``), if any.
+
+    Example:
+        ```python
+        assert fence_token({"configurable": {FENCE_CONFIG_KEY: 3}}) == 3
+        assert fence_token({"configurable": {}}) is None
+        ```
+    """
+    token = (config.get("configurable") or {}).get(FENCE_CONFIG_KEY)
+    if token is None:
+        return None
+    if isinstance(token, bool) or not isinstance(token, int):
+        raise ConfigurationError(
+            f"configurable[{FENCE_CONFIG_KEY!r}] must be the int fencing token of a lease, "
+            f"got {token!r}"
+        )
+    return token
+
+
+def check_fence(thread_id: str, token: int, rows: Rows) -> None:
+    """Raise :class:`StaleWriteError` unless ``token`` is the thread's current token."""
+    current = rows[0]["token"] if rows else None
+    if current != token:
+        raise StaleWriteError(
+            f"write to thread {thread_id!r} carries fencing token {token}, but the thread's "
+            f"current token is {current}: this worker lost its lease or the thread was "
+            "deleted. Nothing was written; re-acquire the lease and reload the thread."
+        )
+
+
+def _fence_program(thread_id: str, token: int | None) -> Program[None]:
+    if token is not None:
+        rows = yield Stmt(_sql.FENCE_TOKEN, (thread_id,), fetch=True)
+        check_fence(thread_id, token, rows)
+
+
+def put_program(
+    saver: BasePostgresSaver,
+    config: RunnableConfig,
+    checkpoint: Checkpoint,
+    metadata: CheckpointMetadata,
+    new_versions: ChannelVersions,
+) -> tuple[Program[None], RunnableConfig]:
+    """Serialise a checkpoint and return the program that stores it atomically.
+
+    Primitive channel values stay inline in ``checkpoints.checkpoint`` (as the official
+    saver stores them); others go to ``checkpoint_blobs`` for the channels in
+    ``new_versions``. The program touches the thread's activity row first (so a TTL
+    sweep cannot interleave), checks the fencing token, then writes blobs and the row.
+    """
+    configurable = config["configurable"]
+    thread_id = str(configurable["thread_id"])
+    checkpoint_ns = configurable.get("checkpoint_ns", "")
+    parent_id = configurable.get("checkpoint_id")
+    token = fence_token(config)
+    copy = checkpoint.copy()
+    values = dict(checkpoint["channel_values"])
+    inline: dict[str, Any] = {}
+    blob_values: dict[str, Any] = {}
+    for key, value in values.items():
+        if isinstance(value, _DeltaSnapshot):
+            blob_values[key] = value
+            inline[key] = True
+        elif value is None or isinstance(value, (str, int, float, bool)):
+            inline[key] = value
+        else:
+            blob_values[key] = value
+    copy["channel_values"] = inline
+    blob_versions = {k: v for k, v in new_versions.items() if k in blob_values}
+    blob_rows = saver._dump_blobs(thread_id, checkpoint_ns, blob_values, blob_versions)
+    row = (
+        thread_id,
+        checkpoint_ns,
+        checkpoint["id"],
+        parent_id,
+        Jsonb(copy),
+        Jsonb(get_serializable_checkpoint_metadata(config, metadata)),
+    )
+
+    def program() -> Program[None]:
+        yield Stmt(_sql.TOUCH_ACTIVITY, (thread_id,))
+        yield from _fence_program(thread_id, token)
+        if blob_rows:
+            yield Stmt(_sql.UPSERT_BLOBS, blob_rows, many=True)
+        yield Stmt(_sql.UPSERT_CHECKPOINT, row)
+
+    next_config: RunnableConfig = {
+        "configurable": {
+            "thread_id": thread_id,
+            "checkpoint_ns": checkpoint_ns,
+            "checkpoint_id": checkpoint["id"],
+        }
+    }
+    return program(), next_config
+
+
+def put_writes_program(
+    saver: BasePostgresSaver,
+    config: RunnableConfig,
+    writes: Sequence[tuple[str, Any]],
+    task_id: str,
+    task_path: str,
+) -> Program[None]:
+    """Serialise pending writes and return the program that stores them atomically.
+
+    Idempotent per ``(task_id, idx)``: regular writes insert-if-absent; when every write
+    is a special channel (error, interrupt, ...) they are upserted.
+    """
+    configurable = config["configurable"]
+    thread_id = str(configurable["thread_id"])
+    token = fence_token(config)
+    upsert = all(channel in WRITES_IDX_MAP for channel, _ in writes)
+    rows = saver._dump_writes(
+        thread_id,
+        configurable.get("checkpoint_ns", ""),
+        configurable["checkpoint_id"],
+        task_id,
+        task_path,
+        writes,
+    )
+
+    def program() -> Program[None]:
+        yield from _fence_program(thread_id, token)
+        if rows:
+            yield Stmt(_sql.UPSERT_WRITES if upsert else _sql.INSERT_WRITES, rows, many=True)
+
+    return program()
+
+
+# --------------------------------------------------------------------------- deletes / copies
+
+
+def delete_threads_program(thread_ids: Sequence[str]) -> Program[None]:
+    """Delete whole threads and advance their fencing tokens (one transaction)."""
+    ids = [str(t) for t in thread_ids]
+    yield Stmt(_sql.ACTIVITY_FORGET, (ids,))
+    yield Stmt(_sql.BUMP_TOKENS, (ids,))
+    for sql in _sql.DELETE_THREADS[1:]:
+        yield Stmt(sql, (ids,))
+
+
+def copy_thread_program(source: str, target: str) -> Program[None]:
+    """Copy every checkpoint, blob and write (all namespaces) of a thread."""
+    for sql in (_sql.COPY_CHECKPOINTS, _sql.COPY_BLOBS, _sql.COPY_WRITES):
+        yield Stmt(sql, (target, source))
+    rows = yield Stmt(_sql.THREAD_EXISTS, (target,), fetch=True)
+    if rows:
+        yield Stmt(_sql.TOUCH_ACTIVITY, (target,))
+
+
+def _gc_blobs_program(thread_id: str, ns: str, freed: Iterable[tuple[str, str]]) -> Program[int]:
+    """Delete blobs no remaining checkpoint of ``(thread_id, ns)`` references."""
+    freed_set = set(freed)
+    if not freed_set:
+        return 0
+    rows = yield Stmt(_sql.REFERENCED_VERSIONS, (thread_id, ns), fetch=True)
+    referenced = {(r["channel"], r["version"]) for r in rows}
+    by_channel: dict[str, list[str]] = {}
+    for channel, version in sorted(freed_set - referenced):
+        by_channel.setdefault(channel, []).append(version)
+    for channel, versions in by_channel.items():
+        yield Stmt(_sql.DELETE_BLOBS_OF_CHANNEL, (thread_id, ns, channel, versions))
+    return sum(len(v) for v in by_channel.values())
+
+
+def delete_for_runs_program(run_ids: Sequence[str]) -> Program[int]:
+    """Delete checkpoints whose metadata ``run_id`` is listed, with their writes and
+    the blobs nothing else references. Returns the number of checkpoints deleted."""
+    rows = yield Stmt(_sql.RUN_CHECKPOINTS, ([str(r) for r in run_ids],), fetch=True)
+    groups: dict[tuple[str, str], list[Mapping[str, Any]]] = {}
+    for row in rows:
+        groups.setdefault((row["thread_id"], row["checkpoint_ns"]), []).append(row)
+    for (thread_id, ns), deleted in groups.items():
+        ids = [r["checkpoint_id"] for r in deleted]
+        yield Stmt(_sql.DELETE_WRITES_BY_IDS, (thread_id, ns, ids))
+        freed = {(ch, str(ver)) for r in deleted for ch, ver in (r["versions"] or {}).items()}
+        yield from _gc_blobs_program(thread_id, ns, freed)
+    return len(rows)
+
+
+# --------------------------------------------------------------------------- prune
+
+
+@dataclass(frozen=True)
+class CheckpointShape:
+    """What prune needs to know about one stored checkpoint."""
+
+    ns: str
+    id: str
+    parent: str | None
+    v: int
+    versions: Mapping[str, str]
+    inline: frozenset[str] = frozenset()
+    true_channels: frozenset[str] = frozenset()
+    delta_counters: frozenset[str] = frozenset()
+
+    @classmethod
+    def from_row(cls, row: Mapping[str, Any]) -> CheckpointShape:
+        """Build from a ``PRUNE_CHECKPOINT_ROWS`` row."""
+        return cls(
+            ns=row["checkpoint_ns"],
+            id=row["checkpoint_id"],
+            parent=row["parent_checkpoint_id"],
+            v=int(row["v"]),
+            versions={k: str(v) for k, v in (row["versions"] or {}).items()},
+            inline=frozenset(row["inline_channels"] or ()),
+            true_channels=frozenset(row["true_channels"] or ()),
+            delta_counters=frozenset(row["delta_counters"] or ()),
+        )
+
+
+@dataclass
+class PrunePlan:
+    """What a prune of one thread deletes."""
+
+    delete: dict[str, list[str]] = field(default_factory=dict)
+    """Checkpoint ids to delete, per namespace."""
+    garbage_blobs: dict[tuple[str, str], list[str]] = field(default_factory=dict)
+    """Blob versions no kept checkpoint references, per (namespace, channel)."""
+
+    @property
+    def deleted_count(self) -> int:
+        """Number of checkpoints the plan deletes."""
+        return sum(len(ids) for ids in self.delete.values())
+
+
+def plan_keep_last(
+    shapes: Iterable[CheckpointShape],
+    blob_keys: Iterable[tuple[str, str, str]],
+    sends_holders: Iterable[tuple[str, str]],
+    keep: int,
+) -> PrunePlan:
+    """Decide what to delete so each namespace keeps its newest ``keep`` checkpoints.
+
+    ``DeltaChannel``-safe: a kept checkpoint whose delta channel has no stored value
+    (no blob at its version, nothing inline) is rebuilt from ancestor writes, so the
+    ancestors up to the nearest one holding a value (a ``_DeltaSnapshot``) are kept
+    with their writes. A pre-v4 checkpoint keeps the parent it reads pending sends
+    from. Blobs that no kept checkpoint references are garbage.
+
+    Example:
+        ```python
+        a = CheckpointShape("", "1", None, 4, {"x": "v1"})
+        b = CheckpointShape("", "2", "1", 4, {"x": "v2"})
+        plan = plan_keep_last([a, b], [("", "x", "v1"), ("", "x", "v2")], [], keep=1)
+        assert plan.delete == {"": ["1"]} and plan.garbage_blobs == {("", "x"): ["v1"]}
+        ```
+    """
+    by_ns: dict[str, dict[str, CheckpointShape]] = {}
+    for shape in shapes:
+        by_ns.setdefault(shape.ns, {})[shape.id] = shape
+    blobs = set(blob_keys)
+    holders = set(sends_holders)
+    plan = PrunePlan()
+    referenced: set[tuple[str, str, str]] = set()
+    for ns, checkpoints in by_ns.items():
+        delta = set().union(*(c.delta_counters for c in checkpoints.values()))
+        delta |= {
+            ch
+            for c in checkpoints.values()
+            for ch in c.true_channels
+            if (ns, ch, c.versions.get(ch)) in blobs
+        }
+
+        def seeded(c: CheckpointShape, ch: str, ns: str = ns) -> bool:
+            return ch in c.inline or (ns, ch, c.versions.get(ch)) in blobs
+
+        newest = sorted(checkpoints, reverse=True)[:keep]
+        kept = set(newest)
+        for cid in newest:
+            c = checkpoints[cid]
+            if c.v < 4 and c.parent in checkpoints and (ns, c.parent) in holders:
+                kept.add(c.parent)
+            need = {ch for ch in delta if ch in c.versions and not seeded(c, ch)}
+            parent = c.parent
+            while need and parent is not None and parent in checkpoints:
+                kept.add(parent)
+                ancestor = checkpoints[parent]
+                need = {ch for ch in need if not seeded(ancestor, ch)}
+                parent = ancestor.parent
+        doomed = sorted(set(checkpoints) - kept)
+        if doomed:
+            plan.delete[ns] = doomed
+        for cid in kept:
+            referenced.update((ns, ch, ver) for ch, ver in checkpoints[cid].versions.items())
+    for ns, channel, version in sorted(blobs - referenced):
+        if ns in plan.delete or ns not in by_ns:
+            plan.garbage_blobs.setdefault((ns, channel), []).append(version)
+    return plan
+
+
+def keep_last_program(thread_id: str, keep: int, *, mark_swept: bool = False) -> Program[int]:
+    """Prune one thread to its newest ``keep`` checkpoints per namespace, on one snapshot.
+
+    Must run in its own transaction (it sets REPEATABLE READ first). Returns the number of
+    checkpoints deleted.
+    """
+    yield Stmt(_sql.SNAPSHOT_ISOLATION)
+    rows = yield Stmt(_sql.PRUNE_CHECKPOINT_ROWS, (thread_id,), fetch=True)
+    blob_rows = yield Stmt(_sql.PRUNE_BLOB_KEYS, (thread_id,), fetch=True)
+    holder_rows = yield Stmt(_sql.PRUNE_SENDS_PARENTS, (thread_id,), fetch=True)
+    plan = plan_keep_last(
+        [CheckpointShape.from_row(r) for r in rows],
+        [(r["checkpoint_ns"], r["channel"], r["version"]) for r in blob_rows],
+        [(r["checkpoint_ns"], r["checkpoint_id"]) for r in holder_rows],
+        keep,
+    )
+    for ns, ids in plan.delete.items():
+        yield Stmt(_sql.DELETE_WRITES_BY_IDS, (thread_id, ns, ids))
+        yield Stmt(_sql.DELETE_CHECKPOINTS_BY_IDS, (thread_id, ns, ids))
+        yield Stmt(_sql.SET_PARENT_NULL, (thread_id, ns, ids))
+    for (ns, channel), versions in plan.garbage_blobs.items():
+        yield Stmt(_sql.DELETE_BLOBS_OF_CHANNEL, (thread_id, ns, channel, versions))
+    if mark_swept:
+        yield Stmt(_sql.SWEEP_MARK_CLEAN, (thread_id,))
+    return plan.deleted_count
+
+
+def check_prune_args(thread_ids: Sequence[str], strategy: str, keep_last: int) -> list[str]:
+    """Validate ``prune`` arguments and return the thread ids as strings."""
+    if isinstance(thread_ids, str):
+        raise TypeError("thread_ids must be a sequence of thread IDs, not a str")
+    if strategy not in ("keep_latest", "keep_last", "delete"):
+        raise ValueError(
+            f"unknown prune strategy {strategy!r}; use 'keep_latest', 'keep_last' or 'delete'"
+        )
+    check_keep_last(keep_last)
+    return [str(t) for t in thread_ids]
+
+
+# --------------------------------------------------------------------------- retention
+
+
+def sweep_ttl_program(ttl_seconds: float, batch: int = SWEEP_BATCH) -> Program[list[str]]:
+    """Delete one batch of threads idle longer than the TTL; returns their ids."""
+    rows = yield Stmt(_sql.SWEEP_EXPIRED_THREADS, (ttl_seconds, batch), fetch=True)
+    expired = [r["thread_id"] for r in rows]
+    if expired:
+        yield Stmt(_sql.BUMP_TOKENS, (expired,))
+        for sql in _sql.DELETE_THREADS[1:]:
+            yield Stmt(sql, (expired,))
+    return expired
+
+
+@dataclass
+class SweepResult:
+    """What one ``sweep()`` did.
+
+    Attributes:
+        expired_threads: Threads deleted because they were idle longer than ``ttl``.
+        pruned_checkpoints: Checkpoints deleted to honour ``keep_last``.
+    """
+
+    expired_threads: list[str] = field(default_factory=list)
+    pruned_checkpoints: int = 0
+
+
+def dirty_threads_program(batch: int = SWEEP_BATCH) -> Program[list[str]]:
+    """Threads written since their last keep-last-N sweep (one batch)."""
+    rows = yield Stmt(_sql.SWEEP_DIRTY_THREADS, (batch,), fetch=True)
+    return [r["thread_id"] for r in rows]
+
+
+# --------------------------------------------------------------------------- leases
+
+
+def check_lease_args(thread_id: str, owner: str, ttl: float) -> None:
+    """Validate lease arguments (non-empty ids, positive finite TTL in seconds)."""
+    if not isinstance(thread_id, str) or not thread_id:
+        raise ConfigurationError(f"thread_id must be a non-empty str, got {thread_id!r}")
+    if not isinstance(owner, str) or not owner:
+        raise ConfigurationError(f"lease owner must be a non-empty str, got {owner!r}")
+    if isinstance(ttl, bool) or not isinstance(ttl, (int, float)) or not 0 < ttl < 1e9:
+        raise ConfigurationError(f"lease ttl must be a positive number of seconds, got {ttl!r}")
+
+
+def is_connection_failure(exc: BaseException) -> bool:
+    """Whether a psycopg error means the server/connection is gone (not a query error).
+
+    Example:
+        ```python
+        import psycopg
+
+        assert is_connection_failure(psycopg.OperationalError("the connection is closed"))
+        ```
+    """
+    import psycopg
+
+    if not isinstance(exc, psycopg.OperationalError):
+        return False
+    sqlstate = getattr(exc, "sqlstate", None)
+    return sqlstate is None or sqlstate.startswith("08") or sqlstate in {"57P01", "57P02", "57P03"}
+
+
+def unavailable_message(target: str, exc: BaseException) -> str:
+    """Message of the ``BackendUnavailableError`` raised for a dropped/refused connection."""
+    detail = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    return (
+        f"Postgres at {target} is unavailable ({detail}). Check that the server is running "
+        "and reachable; pooled savers reconnect automatically on the next call."
+    )

@@ -1,0 +1,265 @@
+"""Connections for the Postgres savers and lease backends: pools built with the right
+settings, cursors without an instance-wide lock on pools, and clear errors when the
+server is unreachable or a connection was dropped."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
+from typing import Any
+
+import psycopg
+from psycopg import AsyncConnection, AsyncCursor, Connection, Cursor
+from psycopg.rows import DictRow, dict_row
+from psycopg_pool import AsyncConnectionPool, ConnectionPool, PoolTimeout
+
+from langgraph_memory.checkpoint.postgres import _common
+from langgraph_memory.checkpoint.postgres._common import PoolConfig, Program, run_program
+from langgraph_memory.errors import (
+    BackendUnavailableError,
+    ConfigurationError,
+    InvalidConnectionStringError,
+)
+
+__all__ = [
+    "AsyncConn",
+    "AsyncConnector",
+    "SyncConn",
+    "SyncConnector",
+    "abuild_pool",
+    "aprobe",
+    "arun_program",
+    "build_pool",
+    "probe",
+]
+
+SyncConn = Connection[DictRow] | ConnectionPool[Connection[DictRow]]
+AsyncConn = AsyncConnection[DictRow] | AsyncConnectionPool[AsyncConnection[DictRow]]
+
+
+def _target_of(conn: Any) -> str:
+    if isinstance(conn, (ConnectionPool, AsyncConnectionPool)):
+        conninfo = conn.conninfo
+        try:
+            return _common.describe_target(_common.validate_dsn(str(conninfo)))
+        except InvalidConnectionStringError:
+            return "(pool)"
+    info = conn.info
+    return _common.describe_target({"host": info.host, "port": info.port})
+
+
+class SyncConnector:
+    """Hands out cursors on a pool (concurrently) or one connection (under a lock), and
+    turns dropped connections into :class:`BackendUnavailableError`."""
+
+    def __init__(self, conn: SyncConn, lock: threading.Lock | None = None) -> None:
+        if not isinstance(conn, (Connection, ConnectionPool)):
+            raise ConfigurationError(
+                f"expected a psycopg Connection or ConnectionPool, got {type(conn).__name__}; "
+                "or use from_conn_string(dsn)"
+            )
+        self.conn = conn
+        self.lock = lock or threading.Lock()
+        self.target = _target_of(conn)
+        self.supports_pipeline = psycopg.Capabilities().has_pipeline()
+
+    @contextmanager
+    def connection(self) -> Iterator[Connection[DictRow]]:
+        try:
+            if isinstance(self.conn, ConnectionPool):
+                with self.conn.connection() as conn:
+                    yield conn
+            else:
+                with self.lock:
+                    yield self.conn
+        except PoolTimeout as exc:
+            raise BackendUnavailableError(_common.unavailable_message(self.target, exc)) from exc
+        except psycopg.OperationalError as exc:
+            if _common.is_connection_failure(exc):
+                raise BackendUnavailableError(
+                    _common.unavailable_message(self.target, exc)
+                ) from exc
+            raise
+
+    @contextmanager
+    def cursor(
+        self, *, transaction: bool = False, pipeline: bool = False
+    ) -> Iterator[Cursor[DictRow]]:
+        with self.connection() as conn:
+            if not transaction:
+                with conn.cursor(binary=True, row_factory=dict_row) as cur:
+                    yield cur
+            elif pipeline and self.supports_pipeline:
+                with (
+                    conn.pipeline(),
+                    conn.transaction(),
+                    conn.cursor(binary=True, row_factory=dict_row) as cur,
+                ):
+                    yield cur
+            else:
+                with conn.transaction(), conn.cursor(binary=True, row_factory=dict_row) as cur:
+                    yield cur
+
+    def run(self, program: Program[_common.T], *, pipeline: bool = True) -> _common.T:
+        """Run ``program`` in one transaction."""
+        with self.cursor(transaction=True, pipeline=pipeline) as cur:
+            return run_program(cur, program)
+
+
+def probe(conn_string: str, connect_timeout: int) -> str:
+    """Check the DSN parses and the server answers; return its ``host:port``."""
+    target = _common.describe_target(_common.validate_dsn(conn_string))
+    try:
+        with psycopg.connect(conn_string, connect_timeout=connect_timeout, autocommit=True):
+            pass
+    except psycopg.ProgrammingError as exc:
+        raise InvalidConnectionStringError(
+            f"invalid Postgres connection string for {target}: {exc}"
+        ) from exc
+    except psycopg.OperationalError as exc:
+        raise BackendUnavailableError(_common.unavailable_message(target, exc)) from exc
+    return target
+
+
+def build_pool(
+    conn_string: str,
+    pool_config: PoolConfig | None,
+    prepare_threshold: int | None,
+    connect_timeout: int,
+) -> ConnectionPool[Connection[DictRow]]:
+    """An opened pool with the settings the saver needs (health-checked connections)."""
+    config = pool_config or {}
+    pool: ConnectionPool[Connection[DictRow]] = ConnectionPool(
+        conn_string,
+        open=False,
+        min_size=config.get("min_size", 1),
+        max_size=config.get("max_size", 8),
+        timeout=config.get("timeout", _common.DEFAULT_POOL_TIMEOUT),
+        max_idle=config.get("max_idle", 600.0),
+        max_lifetime=config.get("max_lifetime", 3600.0),
+        kwargs=_common.connection_kwargs(prepare_threshold, connect_timeout, config.get("kwargs")),
+        check=ConnectionPool.check_connection,
+        name="langgraph-memory-checkpoints",
+    )
+    pool.open(wait=True, timeout=float(connect_timeout) + 5.0)
+    return pool
+
+
+async def arun_program(cur: AsyncCursor[DictRow], program: Program[_common.T]) -> _common.T:
+    """Async twin of :func:`~langgraph_memory.checkpoint.postgres._common.run_program`."""
+    try:
+        stmt = next(program)
+        while True:
+            if stmt.many:
+                await cur.executemany(stmt.sql, stmt.params)
+                rows: _common.Rows = []
+            else:
+                await cur.execute(stmt.sql, stmt.params, prepare=stmt.prepare)
+                rows = await cur.fetchall() if stmt.fetch else []
+            stmt = program.send(rows)
+    except StopIteration as stop:
+        result: _common.T = stop.value
+        return result
+
+
+class AsyncConnector:
+    """Async twin of :class:`SyncConnector` (lock only for a single connection)."""
+
+    def __init__(self, conn: AsyncConn, lock: asyncio.Lock | None = None) -> None:
+        if not isinstance(conn, (AsyncConnection, AsyncConnectionPool)):
+            raise ConfigurationError(
+                "expected a psycopg AsyncConnection or AsyncConnectionPool, got "
+                f"{type(conn).__name__}; or use from_conn_string(dsn)"
+            )
+        self.conn = conn
+        self.lock = lock or asyncio.Lock()
+        self.target = _target_of(conn)
+        self.supports_pipeline = psycopg.Capabilities().has_pipeline()
+
+    @asynccontextmanager
+    async def connection(self) -> AsyncIterator[AsyncConnection[DictRow]]:
+        try:
+            if isinstance(self.conn, AsyncConnectionPool):
+                async with self.conn.connection() as conn:
+                    yield conn
+            else:
+                async with self.lock:
+                    yield self.conn
+        except PoolTimeout as exc:
+            raise BackendUnavailableError(_common.unavailable_message(self.target, exc)) from exc
+        except psycopg.OperationalError as exc:
+            if _common.is_connection_failure(exc):
+                raise BackendUnavailableError(
+                    _common.unavailable_message(self.target, exc)
+                ) from exc
+            raise
+
+    @asynccontextmanager
+    async def cursor(
+        self, *, transaction: bool = False, pipeline: bool = False
+    ) -> AsyncIterator[AsyncCursor[DictRow]]:
+        async with self.connection() as conn:
+            if not transaction:
+                async with conn.cursor(binary=True, row_factory=dict_row) as cur:
+                    yield cur
+            elif pipeline and self.supports_pipeline:
+                async with (
+                    conn.pipeline(),
+                    conn.transaction(),
+                    conn.cursor(binary=True, row_factory=dict_row) as cur,
+                ):
+                    yield cur
+            else:
+                async with (
+                    conn.transaction(),
+                    conn.cursor(binary=True, row_factory=dict_row) as cur,
+                ):
+                    yield cur
+
+    async def run(self, program: Program[_common.T], *, pipeline: bool = True) -> _common.T:
+        """Run ``program`` in one transaction."""
+        async with self.cursor(transaction=True, pipeline=pipeline) as cur:
+            return await arun_program(cur, program)
+
+
+async def aprobe(conn_string: str, connect_timeout: int) -> str:
+    """Async :func:`probe`."""
+    target = _common.describe_target(_common.validate_dsn(conn_string))
+    try:
+        conn = await psycopg.AsyncConnection.connect(
+            conn_string, connect_timeout=connect_timeout, autocommit=True
+        )
+        await conn.close()
+    except psycopg.ProgrammingError as exc:
+        raise InvalidConnectionStringError(
+            f"invalid Postgres connection string for {target}: {exc}"
+        ) from exc
+    except psycopg.OperationalError as exc:
+        raise BackendUnavailableError(_common.unavailable_message(target, exc)) from exc
+    return target
+
+
+async def abuild_pool(
+    conn_string: str,
+    pool_config: PoolConfig | None,
+    prepare_threshold: int | None,
+    connect_timeout: int,
+) -> AsyncConnectionPool[AsyncConnection[DictRow]]:
+    """Async :func:`build_pool`."""
+    config = pool_config or {}
+    pool: AsyncConnectionPool[AsyncConnection[DictRow]] = AsyncConnectionPool(
+        conn_string,
+        open=False,
+        min_size=config.get("min_size", 1),
+        max_size=config.get("max_size", 8),
+        timeout=config.get("timeout", _common.DEFAULT_POOL_TIMEOUT),
+        max_idle=config.get("max_idle", 600.0),
+        max_lifetime=config.get("max_lifetime", 3600.0),
+        kwargs=_common.connection_kwargs(prepare_threshold, connect_timeout, config.get("kwargs")),
+        check=AsyncConnectionPool.check_connection,
+        name="langgraph-memory-checkpoints",
+    )
+    await pool.open(wait=True, timeout=float(connect_timeout) + 5.0)
+    return pool

@@ -1,0 +1,334 @@
+"""Asynchronous Postgres checkpointer: :class:`AsyncPostgresSaver`."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import AsyncIterator, Coroutine, Sequence
+from contextlib import asynccontextmanager, suppress
+from datetime import timedelta
+from typing import Any, TypeVar
+
+import psycopg
+from langchain_core.runnables import RunnableConfig
+from langgraph.checkpoint.base import ChannelVersions, Checkpoint, CheckpointMetadata
+from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver as _OfficialAsyncPostgresSaver
+from langgraph.checkpoint.serde.base import SerializerProtocol
+from psycopg import AsyncCursor
+from psycopg.pq import TransactionStatus
+from psycopg.rows import DictRow, dict_row
+
+from langgraph_memory.checkpoint.postgres import _common, _sql
+from langgraph_memory.checkpoint.postgres._common import PoolConfig, SweepResult
+from langgraph_memory.checkpoint.postgres._connect import (
+    AsyncConn,
+    AsyncConnector,
+    abuild_pool,
+    aprobe,
+    arun_program,
+)
+from langgraph_memory.checkpoint.postgres.lease import AsyncPostgresLeaseBackend
+from langgraph_memory.errors import ConfigurationError
+
+__all__ = ["AsyncPostgresSaver"]
+
+logger = logging.getLogger(__name__)
+
+R = TypeVar("R")
+
+
+class AsyncPostgresSaver(_OfficialAsyncPostgresSaver):
+    """Async Postgres checkpointer for production: pooled, lock-free, retention, fencing.
+
+    The async twin of :class:`~langgraph_memory.checkpoint.postgres.PostgresSaver` (same
+    options, same tables). Construct it inside a running event loop; its sync methods
+    may be called from other threads only.
+
+    Args:
+        conn: An ``AsyncConnectionPool`` (recommended) or ``AsyncConnection``
+            (``autocommit=True``, ``row_factory=dict_row``).
+        serde: Serializer for channel values and writes.
+        ttl: Delete threads idle for longer than this (seconds or ``timedelta``) on sweep.
+        keep_last: Keep only the newest N checkpoints per thread and namespace on sweep.
+
+    Example:
+        ```python
+        from langgraph_memory.checkpoint.postgres import AsyncPostgresSaver
+
+        async with AsyncPostgresSaver.from_conn_string(dsn) as saver:
+            await saver.setup()
+            graph = builder.compile(checkpointer=saver)
+            await graph.ainvoke(inputs, {"configurable": {"thread_id": "t1"}})
+        ```
+    """
+
+    def __init__(
+        self,
+        conn: AsyncConn,
+        *,
+        serde: SerializerProtocol | None = None,
+        ttl: float | timedelta | None = None,
+        keep_last: int | None = None,
+    ) -> None:
+        connector = AsyncConnector(conn)
+        super().__init__(conn, None, serde)
+        connector.lock = self.lock
+        self._connector = connector
+        self.ttl = _common.retention_seconds(ttl, "ttl")
+        self.keep_last = _common.check_keep_last(keep_last)
+        self._sweeper: asyncio.Task[None] | None = None
+
+    @classmethod
+    @asynccontextmanager
+    async def from_conn_string(
+        cls,
+        conn_string: str,
+        *,
+        pipeline: bool = False,
+        serde: SerializerProtocol | None = None,
+        pool_config: PoolConfig | None = None,
+        prepare_threshold: int | None = 0,
+        ttl: float | timedelta | None = None,
+        keep_last: int | None = None,
+        sweep_interval: float | timedelta | None = None,
+        connect_timeout: int = _common.DEFAULT_CONNECT_TIMEOUT,
+    ) -> AsyncIterator[AsyncPostgresSaver]:
+        """Build a saver on a correctly configured async pool, closed on exit.
+
+        Same arguments as ``PostgresSaver.from_conn_string``.
+
+        Raises:
+            InvalidConnectionStringError: The DSN is malformed.
+            BackendUnavailableError: The server cannot be reached (message names host:port).
+
+        Example:
+            ```python
+            async with AsyncPostgresSaver.from_conn_string(
+                dsn, pool_config={"max_size": 16}, prepare_threshold=None
+            ) as saver:
+                await saver.setup()
+            ```
+        """
+        if pipeline:
+            raise ConfigurationError(
+                "pipeline=True needs a single connection; from_conn_string builds a pool "
+                "(each write already runs pipelined in one transaction)"
+            )
+        await aprobe(conn_string, connect_timeout)
+        pool = await abuild_pool(conn_string, pool_config, prepare_threshold, connect_timeout)
+        saver = None
+        try:
+            saver = cls(pool, serde=serde, ttl=ttl, keep_last=keep_last)
+            if sweep_interval is not None:
+                saver.start_sweeper(sweep_interval)
+            yield saver
+        finally:
+            if saver is not None:
+                await saver.stop_sweeper()
+            await pool.close()
+
+    @asynccontextmanager
+    async def _cursor(self, *, pipeline: bool = False) -> AsyncIterator[AsyncCursor[DictRow]]:
+        async with self._connector.cursor(transaction=pipeline, pipeline=pipeline) as cur:
+            yield cur
+
+    async def setup(self) -> None:
+        """Create or migrate the tables; works inside or outside a transaction.
+
+        See ``PostgresSaver.setup``.
+
+        Example:
+            ```python
+            await saver.setup()
+            ```
+        """
+        async with self._connector.connection() as conn:
+            status = conn.info.transaction_status
+            in_transaction = not conn.autocommit or status != TransactionStatus.IDLE
+            async with conn.cursor(row_factory=dict_row) as cur:
+                if in_transaction:
+                    async with conn.transaction():
+                        await cur.execute(
+                            "SELECT pg_advisory_xact_lock(%s)", (_sql.MIGRATION_LOCK_KEY,)
+                        )
+                        await arun_program(cur, _common.setup_program(in_transaction=True))
+                    return
+                await cur.execute("SELECT pg_advisory_lock(%s)", (_sql.MIGRATION_LOCK_KEY,))
+                try:
+                    await arun_program(cur, _common.setup_program(in_transaction=False))
+                finally:
+                    await cur.execute("SELECT pg_advisory_unlock(%s)", (_sql.MIGRATION_LOCK_KEY,))
+
+    async def aput(
+        self,
+        config: RunnableConfig,
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
+    ) -> RunnableConfig:
+        """Store a checkpoint atomically (fenced if the config carries a lease token).
+
+        Raises:
+            StaleWriteError: The fencing token is stale; nothing was written.
+        """
+        program, next_config = _common.put_program(self, config, checkpoint, metadata, new_versions)
+        await self._connector.run(program)
+        return next_config
+
+    async def aput_writes(
+        self,
+        config: RunnableConfig,
+        writes: Sequence[tuple[str, Any]],
+        task_id: str,
+        task_path: str = "",
+    ) -> None:
+        """Store a task's pending writes atomically and idempotently (fenced like ``aput``)."""
+        await self._connector.run(
+            _common.put_writes_program(self, config, writes, task_id, task_path)
+        )
+
+    async def adelete_thread(self, thread_id: str) -> None:
+        """Delete a thread (all namespaces) and advance its fencing token, atomically."""
+        await self._connector.run(_common.delete_threads_program([str(thread_id)]))
+
+    async def acopy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
+        """Copy a thread's whole history (checkpoints, blobs, writes; all namespaces)."""
+        await self._connector.run(
+            _common.copy_thread_program(str(source_thread_id), str(target_thread_id))
+        )
+
+    async def adelete_for_runs(self, run_ids: Sequence[str]) -> None:
+        """Delete the checkpoints (and their writes and unreferenced blobs) of runs."""
+        if isinstance(run_ids, str):
+            raise TypeError("run_ids must be a sequence of run IDs, not a str")
+        if run_ids:
+            await self._connector.run(_common.delete_for_runs_program(list(run_ids)))
+
+    async def aprune(
+        self,
+        thread_ids: Sequence[str],
+        *,
+        strategy: str = "keep_latest",
+        keep_last: int = 1,
+    ) -> None:
+        """Prune threads; see ``PostgresSaver.prune`` (DeltaChannel-safe)."""
+        ids = _common.check_prune_args(thread_ids, strategy, keep_last)
+        if not ids:
+            return
+        if strategy == "delete":
+            await self._connector.run(_common.delete_threads_program(ids))
+            return
+        keep = 1 if strategy == "keep_latest" else keep_last
+        for thread_id in ids:
+            await self._connector.run(_common.keep_last_program(thread_id, keep), pipeline=False)
+
+    async def asweep(self) -> SweepResult:
+        """Apply retention once; see ``PostgresSaver.sweep``.
+
+        Example:
+            ```python
+            result = await saver.asweep()
+            ```
+        """
+        result = SweepResult()
+        if self.ttl is not None:
+            while True:
+                expired = await self._connector.run(_common.sweep_ttl_program(self.ttl))
+                result.expired_threads.extend(expired)
+                if len(expired) < _common.SWEEP_BATCH:
+                    break
+        if self.keep_last is not None:
+            while True:
+                dirty = await self._connector.run(_common.dirty_threads_program())
+                for thread_id in dirty:
+                    try:
+                        result.pruned_checkpoints += await self._connector.run(
+                            _common.keep_last_program(thread_id, self.keep_last, mark_swept=True),
+                            pipeline=False,
+                        )
+                    except psycopg.errors.SerializationFailure:
+                        continue  # written meanwhile: stays dirty for the next sweep
+                if len(dirty) < _common.SWEEP_BATCH:
+                    break
+        return result
+
+    def start_sweeper(self, interval: float | timedelta = 300.0) -> None:
+        """Run :meth:`asweep` now and then every ``interval`` as an asyncio task.
+
+        Example:
+            ```python
+            saver.start_sweeper(60)
+            ...
+            await saver.stop_sweeper()
+            ```
+        """
+        if self.ttl is None and self.keep_last is None:
+            raise ConfigurationError("nothing to sweep: create the saver with ttl= or keep_last=")
+        seconds = _common.retention_seconds(interval, "sweep interval")
+        assert seconds is not None
+        if self._sweeper is not None and not self._sweeper.done():
+            return
+
+        async def loop() -> None:
+            while True:
+                try:
+                    await self.asweep()
+                except Exception:
+                    logger.warning("checkpoint retention sweep failed", exc_info=True)
+                await asyncio.sleep(seconds)
+
+        self._sweeper = self.loop.create_task(loop(), name="lgm-postgres-sweeper")
+
+    async def stop_sweeper(self) -> None:
+        """Cancel the background sweeper (no-op if not running)."""
+        task, self._sweeper = self._sweeper, None
+        if task is not None:
+            task.cancel()
+            with suppress(asyncio.CancelledError):
+                await task
+
+    def lease_backend(self) -> AsyncPostgresLeaseBackend:
+        """An :class:`AsyncPostgresLeaseBackend` on this saver's pool/connection.
+
+        Example:
+            ```python
+            lease = await saver.lease_backend().atry_acquire("thread-1", "worker-a", 30)
+            ```
+        """
+        return AsyncPostgresLeaseBackend(self.conn, lock=self.lock)
+
+    # ----------------------------------------------------------------- sync bridges
+
+    def _bridge(self, coro: Coroutine[Any, Any, R]) -> R:
+        try:
+            if asyncio.get_running_loop() is self.loop:
+                coro.close()
+                raise asyncio.InvalidStateError(
+                    "Synchronous calls to AsyncPostgresSaver are only allowed from another "
+                    "thread; on the event loop use the async method (e.g. `await saver.asweep()`)."
+                )
+        except RuntimeError:
+            pass
+        return asyncio.run_coroutine_threadsafe(coro, self.loop).result()
+
+    def copy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
+        """Sync bridge to :meth:`acopy_thread` (call from a non-loop thread)."""
+        self._bridge(self.acopy_thread(source_thread_id, target_thread_id))
+
+    def delete_for_runs(self, run_ids: Sequence[str]) -> None:
+        """Sync bridge to :meth:`adelete_for_runs` (call from a non-loop thread)."""
+        self._bridge(self.adelete_for_runs(run_ids))
+
+    def prune(
+        self,
+        thread_ids: Sequence[str],
+        *,
+        strategy: str = "keep_latest",
+        keep_last: int = 1,
+    ) -> None:
+        """Sync bridge to :meth:`aprune` (call from a non-loop thread)."""
+        self._bridge(self.aprune(thread_ids, strategy=strategy, keep_last=keep_last))
+
+    def sweep(self) -> SweepResult:
+        """Sync bridge to :meth:`asweep` (call from a non-loop thread)."""
+        return self._bridge(self.asweep())

@@ -1,0 +1,110 @@
+"""Per-thread leases with fencing tokens in Postgres (table ``lgm_thread_leases``).
+
+A lease row is taken with one compare-and-set statement
+(``INSERT ... ON CONFLICT DO UPDATE ... WHERE expires_at < now() RETURNING token``), so
+two workers can never both hold a thread; the token grows by one on every acquisition
+and on every ``delete_thread``. The savers check the token a write carries in the same
+transaction as the write (see :mod:`langgraph_memory.lease._protocol`). The table is
+created by ``PostgresSaver.setup()`` / ``AsyncPostgresSaver.setup()``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+
+from langgraph_memory.checkpoint.postgres import _common, _sql
+from langgraph_memory.checkpoint.postgres._connect import (
+    AsyncConn,
+    AsyncConnector,
+    SyncConn,
+    SyncConnector,
+)
+from langgraph_memory.lease._protocol import Lease
+
+__all__ = ["AsyncPostgresLeaseBackend", "PostgresLeaseBackend"]
+
+
+class PostgresLeaseBackend:
+    """Synchronous :class:`~langgraph_memory.lease._protocol.LeaseBackend` on Postgres.
+
+    Args:
+        conn: A ``ConnectionPool`` or ``Connection`` (``autocommit=True``), usually the
+            saver's: use ``saver.lease_backend()``.
+        lock: Lock shared with a saver using the same single connection.
+
+    Example:
+        ```python
+        leases = saver.lease_backend()
+        lease = leases.try_acquire("thread-1", owner="worker-a", ttl=30.0)
+        if lease is not None:
+            try:
+                ...  # run the graph with configurable[FENCE_CONFIG_KEY] = lease.token
+            finally:
+                leases.release(lease)
+        ```
+    """
+
+    def __init__(self, conn: SyncConn, *, lock: threading.Lock | None = None) -> None:
+        self._connector = SyncConnector(conn, lock)
+
+    def try_acquire(self, thread_id: str, owner: str, ttl: float) -> Lease | None:
+        """Take the lease if free or expired; ``None`` if another owner holds it."""
+        _common.check_lease_args(thread_id, owner, ttl)
+        with self._connector.cursor() as cur:
+            cur.execute(_sql.ACQUIRE_LEASE, (thread_id, owner, float(ttl)))
+            row = cur.fetchone()
+        return None if row is None else Lease(thread_id, owner, int(row["token"]))
+
+    def renew(self, lease: Lease, ttl: float) -> bool:
+        """Extend the lease; ``False`` if it was taken over or the thread was deleted."""
+        _common.check_lease_args(lease.thread_id, lease.owner, ttl)
+        with self._connector.cursor() as cur:
+            cur.execute(_sql.RENEW_LEASE, (float(ttl), lease.thread_id, lease.owner, lease.token))
+            return cur.fetchone() is not None
+
+    def release(self, lease: Lease) -> None:
+        """Free the lease if ``lease`` still holds it (no-op otherwise)."""
+        with self._connector.cursor() as cur:
+            cur.execute(_sql.RELEASE_LEASE, (lease.thread_id, lease.owner, lease.token))
+
+
+class AsyncPostgresLeaseBackend:
+    """Asynchronous :class:`~langgraph_memory.lease._protocol.AsyncLeaseBackend` on Postgres.
+
+    Args:
+        conn: An ``AsyncConnectionPool`` or ``AsyncConnection`` (``autocommit=True``),
+            usually the saver's: use ``saver.lease_backend()``.
+        lock: Lock shared with a saver using the same single connection.
+
+    Example:
+        ```python
+        leases = saver.lease_backend()
+        lease = await leases.atry_acquire("thread-1", owner="worker-a", ttl=30.0)
+        ```
+    """
+
+    def __init__(self, conn: AsyncConn, *, lock: asyncio.Lock | None = None) -> None:
+        self._connector = AsyncConnector(conn, lock)
+
+    async def atry_acquire(self, thread_id: str, owner: str, ttl: float) -> Lease | None:
+        """Async :meth:`PostgresLeaseBackend.try_acquire`."""
+        _common.check_lease_args(thread_id, owner, ttl)
+        async with self._connector.cursor() as cur:
+            await cur.execute(_sql.ACQUIRE_LEASE, (thread_id, owner, float(ttl)))
+            row = await cur.fetchone()
+        return None if row is None else Lease(thread_id, owner, int(row["token"]))
+
+    async def arenew(self, lease: Lease, ttl: float) -> bool:
+        """Async :meth:`PostgresLeaseBackend.renew`."""
+        _common.check_lease_args(lease.thread_id, lease.owner, ttl)
+        async with self._connector.cursor() as cur:
+            await cur.execute(
+                _sql.RENEW_LEASE, (float(ttl), lease.thread_id, lease.owner, lease.token)
+            )
+            return await cur.fetchone() is not None
+
+    async def arelease(self, lease: Lease) -> None:
+        """Async :meth:`PostgresLeaseBackend.release`."""
+        async with self._connector.cursor() as cur:
+            await cur.execute(_sql.RELEASE_LEASE, (lease.thread_id, lease.owner, lease.token))

@@ -1,0 +1,331 @@
+"""Synchronous Postgres checkpointer: :class:`PostgresSaver`."""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from datetime import timedelta
+from typing import Any
+
+import psycopg
+from langchain_core.runnables import RunnableConfig
+from langgraph.checkpoint.base import ChannelVersions, Checkpoint, CheckpointMetadata
+from langgraph.checkpoint.postgres import PostgresSaver as _OfficialPostgresSaver
+from langgraph.checkpoint.serde.base import SerializerProtocol
+from psycopg import Cursor
+from psycopg.pq import TransactionStatus
+from psycopg.rows import DictRow, dict_row
+
+from langgraph_memory.checkpoint.postgres import _common, _sql
+from langgraph_memory.checkpoint.postgres._common import PoolConfig, SweepResult, run_program
+from langgraph_memory.checkpoint.postgres._connect import SyncConn, SyncConnector, build_pool, probe
+from langgraph_memory.checkpoint.postgres.lease import PostgresLeaseBackend
+from langgraph_memory.errors import ConfigurationError
+
+__all__ = ["PostgresSaver"]
+
+logger = logging.getLogger(__name__)
+
+
+class PostgresSaver(_OfficialPostgresSaver):
+    """Postgres checkpointer for production: pooled, lock-free, with retention and fencing.
+
+    Same tables and migrations as ``langgraph-checkpoint-postgres`` (data written by either
+    class is readable by the other), plus ``prune`` (DeltaChannel-safe), ``copy_thread``,
+    ``delete_for_runs``, TTL / keep-last-N retention with :meth:`sweep`, per-thread lease
+    fencing, and a :meth:`setup` that also works inside a transaction. With a pool, calls
+    run concurrently (no instance lock) and a dropped connection is replaced on the next
+    call; a single ``Connection`` is shared under a lock and cannot reconnect.
+
+    Args:
+        conn: A ``psycopg_pool.ConnectionPool`` (recommended) or a ``psycopg.Connection``,
+            opened with ``autocommit=True`` and ``row_factory=dict_row``.
+        serde: Serializer for channel values and writes (e.g. an ``EncryptedSerializer``).
+        ttl: Delete threads idle for longer than this (seconds or ``timedelta``) on sweep.
+        keep_last: Keep only the newest N checkpoints per thread and namespace on sweep.
+
+    Example:
+        ```python
+        from langgraph_memory.checkpoint.postgres import PostgresSaver
+
+        with PostgresSaver.from_conn_string("postgresql://postgres@localhost/app") as saver:
+            saver.setup()
+            graph = builder.compile(checkpointer=saver)
+        ```
+    """
+
+    def __init__(
+        self,
+        conn: SyncConn,
+        *,
+        serde: SerializerProtocol | None = None,
+        ttl: float | timedelta | None = None,
+        keep_last: int | None = None,
+    ) -> None:
+        connector = SyncConnector(conn)
+        super().__init__(conn, None, serde)
+        connector.lock = self.lock
+        self._connector = connector
+        self.ttl = _common.retention_seconds(ttl, "ttl")
+        self.keep_last = _common.check_keep_last(keep_last)
+        self._sweeper: threading.Thread | None = None
+        self._sweeper_stop = threading.Event()
+
+    @classmethod
+    @contextmanager
+    def from_conn_string(
+        cls,
+        conn_string: str,
+        *,
+        pipeline: bool = False,
+        pool_config: PoolConfig | None = None,
+        prepare_threshold: int | None = 0,
+        serde: SerializerProtocol | None = None,
+        ttl: float | timedelta | None = None,
+        keep_last: int | None = None,
+        sweep_interval: float | timedelta | None = None,
+        connect_timeout: int = _common.DEFAULT_CONNECT_TIMEOUT,
+    ) -> Iterator[PostgresSaver]:
+        """Build a saver on a correctly configured connection pool, closed on exit.
+
+        Args:
+            conn_string: libpq DSN or ``postgresql://`` URI.
+            pipeline: Unsupported with a pool (kept for signature compatibility).
+            pool_config: Pool sizes and timeouts (:class:`PoolConfig`).
+            prepare_threshold: psycopg ``prepare_threshold``; ``None`` disables server-side
+                prepared statements (required behind PgBouncer in transaction mode).
+            serde: Serializer for values and writes.
+            ttl: Thread TTL for :meth:`sweep` (seconds or ``timedelta``).
+            keep_last: Checkpoints kept per thread/namespace by :meth:`sweep`.
+            sweep_interval: If set, run :meth:`sweep` in a background thread this often.
+            connect_timeout: Seconds to wait for the server when connecting.
+
+        Raises:
+            InvalidConnectionStringError: The DSN is malformed.
+            BackendUnavailableError: The server cannot be reached (message names host:port).
+
+        Example:
+            ```python
+            with PostgresSaver.from_conn_string(dsn, prepare_threshold=None) as saver:
+                saver.setup()
+            ```
+        """
+        if pipeline:
+            raise ConfigurationError(
+                "pipeline=True needs a single connection; from_conn_string builds a pool "
+                "(each write already runs pipelined in one transaction)"
+            )
+        probe(conn_string, connect_timeout)
+        pool = build_pool(conn_string, pool_config, prepare_threshold, connect_timeout)
+        saver = None
+        try:
+            saver = cls(pool, serde=serde, ttl=ttl, keep_last=keep_last)
+            if sweep_interval is not None:
+                saver.start_sweeper(sweep_interval)
+            yield saver
+        finally:
+            if saver is not None:
+                saver.stop_sweeper()
+            pool.close()
+
+    @contextmanager
+    def _cursor(self, *, pipeline: bool = False) -> Iterator[Cursor[DictRow]]:
+        # Pooled: no instance lock. ``pipeline=True`` means "one atomic round of writes".
+        with self._connector.cursor(transaction=pipeline, pipeline=pipeline) as cur:
+            yield cur
+
+    def setup(self) -> None:
+        """Create or migrate the tables (official migrations first, then ours).
+
+        Idempotent and safe to call from several workers at once (advisory lock). Inside
+        an open transaction (a connection with ``autocommit=False`` or an explicit
+        ``conn.transaction()``) the ``CREATE INDEX CONCURRENTLY`` steps run as plain
+        ``CREATE INDEX`` so everything commits or rolls back with that transaction.
+
+        Example:
+            ```python
+            with conn.transaction():
+                PostgresSaver(conn).setup()
+            ```
+        """
+        with self._connector.connection() as conn:
+            status = conn.info.transaction_status
+            in_transaction = not conn.autocommit or status != TransactionStatus.IDLE
+            with conn.cursor(row_factory=dict_row) as cur:
+                if in_transaction:
+                    with conn.transaction():
+                        cur.execute("SELECT pg_advisory_xact_lock(%s)", (_sql.MIGRATION_LOCK_KEY,))
+                        run_program(cur, _common.setup_program(in_transaction=True))
+                    return
+                cur.execute("SELECT pg_advisory_lock(%s)", (_sql.MIGRATION_LOCK_KEY,))
+                try:
+                    run_program(cur, _common.setup_program(in_transaction=False))
+                finally:
+                    cur.execute("SELECT pg_advisory_unlock(%s)", (_sql.MIGRATION_LOCK_KEY,))
+
+    def put(
+        self,
+        config: RunnableConfig,
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
+    ) -> RunnableConfig:
+        """Store a checkpoint atomically (fenced if the config carries a lease token).
+
+        Raises:
+            StaleWriteError: The config's fencing token is no longer the thread's current
+                one; nothing was written.
+        """
+        program, next_config = _common.put_program(self, config, checkpoint, metadata, new_versions)
+        self._connector.run(program)
+        return next_config
+
+    def put_writes(
+        self,
+        config: RunnableConfig,
+        writes: Sequence[tuple[str, Any]],
+        task_id: str,
+        task_path: str = "",
+    ) -> None:
+        """Store a task's pending writes atomically and idempotently (fenced like ``put``)."""
+        self._connector.run(_common.put_writes_program(self, config, writes, task_id, task_path))
+
+    def delete_thread(self, thread_id: str) -> None:
+        """Delete a thread (all namespaces) and advance its fencing token, atomically.
+
+        Example:
+            ```python
+            saver.delete_thread("thread-1")
+            ```
+        """
+        self._connector.run(_common.delete_threads_program([str(thread_id)]))
+
+    def copy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
+        """Copy a thread's whole history (checkpoints, blobs, writes; all namespaces).
+
+        Example:
+            ```python
+            saver.copy_thread("thread-1", "thread-1-fork")
+            ```
+        """
+        self._connector.run(
+            _common.copy_thread_program(str(source_thread_id), str(target_thread_id))
+        )
+
+    def delete_for_runs(self, run_ids: Sequence[str]) -> None:
+        """Delete the checkpoints (and their writes and unreferenced blobs) of runs.
+
+        Example:
+            ```python
+            saver.delete_for_runs([run_id])
+            ```
+        """
+        if isinstance(run_ids, str):
+            raise TypeError("run_ids must be a sequence of run IDs, not a str")
+        if run_ids:
+            self._connector.run(_common.delete_for_runs_program(list(run_ids)))
+
+    def prune(
+        self,
+        thread_ids: Sequence[str],
+        *,
+        strategy: str = "keep_latest",
+        keep_last: int = 1,
+    ) -> None:
+        """Prune threads: ``"keep_latest"``, ``"keep_last"`` (newest ``keep_last``) or ``"delete"``.
+
+        Keeping is per namespace and ``DeltaChannel``-safe: ancestors (with their writes)
+        back to the nearest stored snapshot of each delta channel are kept too, and only
+        blobs no kept checkpoint references are deleted. Each thread is pruned in its own
+        REPEATABLE READ transaction. ``"delete"`` also advances the fencing tokens.
+
+        Example:
+            ```python
+            saver.prune(["thread-1"], strategy="keep_last", keep_last=5)
+            ```
+        """
+        ids = _common.check_prune_args(thread_ids, strategy, keep_last)
+        if not ids:
+            return
+        if strategy == "delete":
+            self._connector.run(_common.delete_threads_program(ids))
+            return
+        keep = 1 if strategy == "keep_latest" else keep_last
+        for thread_id in ids:
+            self._connector.run(_common.keep_last_program(thread_id, keep), pipeline=False)
+
+    def sweep(self) -> SweepResult:
+        """Apply retention once: delete threads idle past ``ttl``, trim to ``keep_last``.
+
+        Example:
+            ```python
+            result = PostgresSaver(pool, ttl=3600, keep_last=20).sweep()
+            print(result.expired_threads, result.pruned_checkpoints)
+            ```
+        """
+        result = SweepResult()
+        if self.ttl is not None:
+            while True:
+                expired = self._connector.run(_common.sweep_ttl_program(self.ttl))
+                result.expired_threads.extend(expired)
+                if len(expired) < _common.SWEEP_BATCH:
+                    break
+        if self.keep_last is not None:
+            while True:
+                dirty = self._connector.run(_common.dirty_threads_program())
+                for thread_id in dirty:
+                    try:
+                        result.pruned_checkpoints += self._connector.run(
+                            _common.keep_last_program(thread_id, self.keep_last, mark_swept=True),
+                            pipeline=False,
+                        )
+                    except psycopg.errors.SerializationFailure:
+                        continue  # written meanwhile: stays dirty for the next sweep
+                if len(dirty) < _common.SWEEP_BATCH:
+                    break
+        return result
+
+    def start_sweeper(self, interval: float | timedelta = 300.0) -> None:
+        """Run :meth:`sweep` now and then every ``interval`` in a daemon thread.
+
+        Example:
+            ```python
+            saver.start_sweeper(timedelta(minutes=5))
+            ```
+        """
+        if self.ttl is None and self.keep_last is None:
+            raise ConfigurationError("nothing to sweep: create the saver with ttl= or keep_last=")
+        seconds = _common.retention_seconds(interval, "sweep interval")
+        if self._sweeper is not None and self._sweeper.is_alive():
+            return
+        self._sweeper_stop = stop = threading.Event()
+
+        def loop() -> None:
+            while not stop.is_set():
+                try:
+                    self.sweep()
+                except Exception:
+                    logger.warning("checkpoint retention sweep failed", exc_info=True)
+                stop.wait(seconds)
+
+        self._sweeper = threading.Thread(target=loop, name="lgm-postgres-sweeper", daemon=True)
+        self._sweeper.start()
+
+    def stop_sweeper(self, timeout: float = 10.0) -> None:
+        """Stop the background sweeper (no-op if not running)."""
+        self._sweeper_stop.set()
+        if self._sweeper is not None:
+            self._sweeper.join(timeout)
+            self._sweeper = None
+
+    def lease_backend(self) -> PostgresLeaseBackend:
+        """A :class:`PostgresLeaseBackend` on this saver's pool/connection.
+
+        Example:
+            ```python
+            lease = saver.lease_backend().try_acquire("thread-1", "worker-a", ttl=30)
+            ```
+        """
+        return PostgresLeaseBackend(self.conn, lock=self.lock)
