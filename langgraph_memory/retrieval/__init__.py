@@ -1,0 +1,36 @@
+"""Ranking of memory search candidates: hybrid fusion plus Generative-Agents factors.
+
+Pure functions and records, no I/O. The Postgres store fetches candidates (BM25 over
+``tsvector`` and vector similarity) and orders them with :func:`rank`.
+
+Example:
+    >>> from datetime import datetime, timezone
+    >>> from langgraph_memory.retrieval import Candidate, RetrievalConfig, rank
+    >>> ranked = rank([Candidate("a", lexical_score=1.0, lexical_rank=1)],
+    ...               config=RetrievalConfig(), now=datetime.now(timezone.utc))
+    >>> ranked[0][0].id
+    'a'
+"""
+
+from __future__ import annotations
+
+from langgraph_memory.retrieval._config import FusionMethod, RetrievalConfig
+from langgraph_memory.retrieval._rank import (
+    Candidate,
+    access_score,
+    fuse_relevance,
+    importance_score,
+    rank,
+    recency_score,
+)
+
+__all__ = [
+    "Candidate",
+    "FusionMethod",
+    "RetrievalConfig",
+    "access_score",
+    "fuse_relevance",
+    "importance_score",
+    "rank",
+    "recency_score",
+]
