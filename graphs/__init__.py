@@ -1,0 +1,1 @@
+"""Example graphs built with langgraph_memory (runnable services and agents)."""
