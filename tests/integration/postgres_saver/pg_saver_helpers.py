@@ -1,0 +1,54 @@
+"""Helpers for the Postgres saver tests: a real 2-node graph, configs, row counts."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import psycopg
+from langchain_core.messages import AIMessage, HumanMessage
+from langgraph.graph import END, START, MessagesState, StateGraph
+from langgraph.graph.state import CompiledStateGraph
+
+
+def build_chat_graph(checkpointer: Any) -> CompiledStateGraph[Any, Any, Any, Any]:
+    """START → a → b → END on ``MessagesState``; each node answers the last human turn."""
+
+    def last_human(state: MessagesState) -> str:
+        return str(next(m.content for m in reversed(state["messages"]) if m.type == "human"))
+
+    def node_a(state: MessagesState) -> dict[str, Any]:
+        return {"messages": [AIMessage(content=f"a:{last_human(state)}")]}
+
+    def node_b(state: MessagesState) -> dict[str, Any]:
+        return {"messages": [AIMessage(content=f"b:{last_human(state)}")]}
+
+    builder = StateGraph(MessagesState)
+    builder.add_node("a", node_a)
+    builder.add_node("b", node_b)
+    builder.add_edge(START, "a")
+    builder.add_edge("a", "b")
+    builder.add_edge("b", END)
+    return builder.compile(checkpointer=checkpointer)
+
+
+def turn(text: str) -> dict[str, Any]:
+    """Graph input for one human turn."""
+    return {"messages": [HumanMessage(content=text)]}
+
+
+def thread(thread_id: str, **extra: Any) -> dict[str, Any]:
+    """Config for ``thread_id``."""
+    return {"configurable": {"thread_id": thread_id, **extra}}
+
+
+def count_rows(dsn: str, table: str, thread_id: str | None = None) -> int:
+    """Rows of one of the checkpoint tables (optionally for one thread)."""
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        if thread_id is None:
+            row = conn.execute(f"SELECT count(*) FROM {table}").fetchone()
+        else:
+            row = conn.execute(
+                f"SELECT count(*) FROM {table} WHERE thread_id = %s", (thread_id,)
+            ).fetchone()
+    assert row is not None
+    return int(row[0])
