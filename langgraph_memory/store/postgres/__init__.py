@@ -1,0 +1,34 @@
+"""Long-term memory store on Postgres (pgvector HNSW when available, exact search otherwise).
+
+Example:
+    ```python
+    from langgraph_memory.store.postgres import PostgresMemoryStore
+
+    with PostgresMemoryStore.from_conn_string(None) as store:
+        print(store.setup().vector_mode)
+    ```
+"""
+
+from __future__ import annotations
+
+from langgraph_memory.store.postgres._core import (
+    DecayConfig,
+    HistoryEntry,
+    MemorySearchOp,
+    PoolConfig,
+    SetupReport,
+    acting_as,
+)
+from langgraph_memory.store.postgres.aio import AsyncPostgresMemoryStore
+from langgraph_memory.store.postgres.sync import PostgresMemoryStore
+
+__all__ = [
+    "AsyncPostgresMemoryStore",
+    "DecayConfig",
+    "HistoryEntry",
+    "MemorySearchOp",
+    "PoolConfig",
+    "PostgresMemoryStore",
+    "SetupReport",
+    "acting_as",
+]

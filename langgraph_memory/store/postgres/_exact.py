@@ -1,0 +1,152 @@
+"""Exact vector search without pgvector: an in-process matrix per namespace scope.
+
+Embeddings are stored as float32 ``bytea``. For each searched namespace prefix the
+store keeps a :class:`VectorCache` (row ids + L2-normalised float32 matrix) and keeps
+it in sync incrementally: rows carry the writing transaction id (``txid``); the cache
+remembers the snapshot ``xmin`` of its last refresh and re-reads only rows written by
+transactions at or after it (every earlier transaction has finished, so nothing is
+missed). Deleted rows stay in the matrix until the next rebuild but can never be
+returned: the candidate query re-checks every id against the table with the same
+predicates as the pgvector path, which is why both paths give the same results.
+
+Example:
+    ```python
+    import numpy as np
+    from langgraph_memory.store.postgres._exact import VectorCache, encode_vector
+
+    cache = VectorCache(dims=2)
+    cache.apply([(1, encode_vector([1.0, 0.0])), (2, encode_vector([0.0, 1.0]))])
+    ids, sims = cache.top(np.array([1.0, 0.1], dtype=np.float32), 1)
+    assert ids.tolist() == [1]
+    ```
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Iterable, Sequence
+
+import numpy as np
+import numpy.typing as npt
+
+__all__ = ["VectorCache", "VectorCacheRegistry", "decode_vector", "encode_vector"]
+
+FloatArray = npt.NDArray[np.float32]
+IntArray = npt.NDArray[np.int64]
+
+
+def encode_vector(vector: Sequence[float]) -> bytes:
+    """Little-endian float32 bytes (the exact path's ``bytea`` format)."""
+    return np.asarray(vector, dtype="<f4").tobytes()
+
+
+def decode_vector(raw: bytes) -> FloatArray:
+    """Inverse of :func:`encode_vector`."""
+    return np.frombuffer(raw, dtype="<f4").astype(np.float32)
+
+
+class VectorCache:
+    """Normalised embeddings of one namespace scope, addressable by row id."""
+
+    def __init__(self, dims: int) -> None:
+        self.dims = dims
+        self.watermark = "0"
+        self._ids: IntArray = np.zeros(0, dtype=np.int64)
+        self._matrix: FloatArray = np.zeros((0, dims), dtype=np.float32)
+        self._size = 0
+        self._row_of: dict[int, int] = {}
+        self._free: list[int] = []
+
+    def __len__(self) -> int:
+        return len(self._row_of)
+
+    def _grow(self, needed: int) -> None:
+        capacity = len(self._ids)
+        if needed <= capacity:
+            return
+        new_capacity = max(needed, capacity * 2, 64)
+        ids = np.full(new_capacity, -1, dtype=np.int64)
+        ids[:capacity] = self._ids
+        matrix = np.zeros((new_capacity, self.dims), dtype=np.float32)
+        matrix[:capacity] = self._matrix
+        self._ids, self._matrix = ids, matrix
+
+    def apply(self, rows: Iterable[tuple[int, bytes | None]]) -> None:
+        """Insert, replace or (with ``None``) remove embeddings by row id."""
+        for row_id, raw in rows:
+            slot = self._row_of.get(row_id)
+            if raw is None:
+                if slot is not None:
+                    del self._row_of[row_id]
+                    self._ids[slot] = -1
+                    self._matrix[slot] = 0.0
+                    self._free.append(slot)
+                continue
+            vector = decode_vector(raw)
+            norm = float(np.linalg.norm(vector))
+            if norm > 0:
+                vector = vector / norm
+            if slot is None:
+                if self._free:
+                    slot = self._free.pop()
+                else:
+                    self._grow(self._size + 1)
+                    slot = self._size
+                    self._size += 1
+                self._row_of[row_id] = slot
+                self._ids[slot] = row_id
+            self._matrix[slot] = vector
+
+    def top(self, query: FloatArray, n: int) -> tuple[IntArray, FloatArray]:
+        """Ids and cosine similarities of the ``n`` nearest rows, best first."""
+        if not self._row_of or n <= 0:
+            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32)
+        sims = self.similarities_all(query)
+        live = self._ids[: self._size] >= 0
+        sims = np.where(live, sims, -np.inf).astype(np.float32)
+        n = min(n, int(live.sum()))
+        part = np.argpartition(-sims, n - 1)[:n] if n < len(sims) else np.arange(len(sims))
+        order = part[np.lexsort((self._ids[part], -sims[part]))]
+        return self._ids[order], sims[order]
+
+    def similarities_all(self, query: FloatArray) -> FloatArray:
+        norm = float(np.linalg.norm(query))
+        unit = query / norm if norm > 0 else query
+        return self._matrix[: self._size] @ unit.astype(np.float32)
+
+    def similarity(self, query: FloatArray, row_ids: Iterable[int]) -> dict[int, float]:
+        """Cosine similarity of ``query`` to each cached row id (missing ids omitted)."""
+        norm = float(np.linalg.norm(query))
+        unit = (query / norm if norm > 0 else query).astype(np.float32)
+        result: dict[int, float] = {}
+        for row_id in row_ids:
+            slot = self._row_of.get(row_id)
+            if slot is not None:
+                result[row_id] = float(self._matrix[slot] @ unit)
+        return result
+
+
+class VectorCacheRegistry:
+    """LRU of :class:`VectorCache` objects keyed by encoded namespace prefix."""
+
+    def __init__(self, dims: int, max_scopes: int = 32) -> None:
+        self.dims = dims
+        self.max_scopes = max_scopes
+        self._caches: OrderedDict[str, VectorCache] = OrderedDict()
+
+    def get(self, scope: str) -> VectorCache:
+        cache = self._caches.get(scope)
+        if cache is None:
+            cache = VectorCache(self.dims)
+            self._caches[scope] = cache
+            while len(self._caches) > self.max_scopes:
+                self._caches.popitem(last=False)
+        else:
+            self._caches.move_to_end(scope)
+        return cache
+
+    def drop(self, scope_prefix: str) -> None:
+        """Forget every cache whose scope overlaps ``scope_prefix`` (after an erasure)."""
+        for scope in list(self._caches):
+            if scope.startswith(scope_prefix) or scope_prefix.startswith(scope):
+                del self._caches[scope]

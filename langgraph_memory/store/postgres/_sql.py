@@ -1,0 +1,368 @@
+"""SQL of the Postgres memory store: named constants and builder functions (pure).
+
+Every statement uses named placeholders (``%(name)s``); builders return
+``psycopg.sql.Composed`` objects and never interpolate values.
+
+Example:
+    ```python
+    from langgraph_memory.store.postgres import _sql
+
+    query = _sql.search_recent_sql(scoped=True, include_invalid=False, filter_clause=None)
+    assert "ORDER BY i.updated_at DESC" in query.as_string(None)
+    ```
+"""
+
+from __future__ import annotations
+
+from psycopg import sql
+
+from langgraph_memory.store.postgres._migrations import VectorMode
+
+ITEMS = sql.Identifier("lgm_memory_items")
+HISTORY = sql.Identifier("lgm_memory_history")
+
+ITEM_COLUMNS = sql.SQL(
+    "i.id, i.ns, i.key, i.value, i.created_at, i.updated_at, i.valid_from, i.importance, "
+    "i.access_count, i.last_accessed_at"
+)
+NOT_EXPIRED = sql.SQL("(i.expires_at IS NULL OR i.expires_at > now())")
+VALID_AT = sql.SQL(
+    "i.valid_from <= coalesce(%(as_of)s::timestamptz, now()) AND "
+    "(i.invalid_at IS NULL OR i.invalid_at > coalesce(%(as_of)s::timestamptz, now()))"
+)
+SCOPE = sql.SQL("i.ns >= %(ns_lo)s AND i.ns < %(ns_hi)s")
+
+ADVISORY_LOCK = "SELECT pg_advisory_xact_lock(hashtext('langgraph_memory.store'))"
+CREATE_VECTOR_EXTENSION = "CREATE EXTENSION IF NOT EXISTS vector"
+VECTOR_VERSION = "SELECT extversion FROM pg_extension WHERE extname = 'vector'"
+APPLIED_MIGRATIONS = "SELECT v FROM lgm_store_migrations ORDER BY v"
+RECORD_MIGRATION = "INSERT INTO lgm_store_migrations (v) VALUES (%(v)s) ON CONFLICT DO NOTHING"
+READ_META = "SELECT name, value FROM lgm_store_meta"
+WRITE_META = """
+INSERT INTO lgm_store_meta (name, value) VALUES (%(name)s, %(value)s)
+ON CONFLICT (name) DO NOTHING"""
+SET_EF_SEARCH = "SELECT set_config('hnsw.ef_search', %(ef)s, true)"
+SET_ITERATIVE_SCAN = "SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true)"
+SNAPSHOT_XMIN = "SELECT pg_snapshot_xmin(pg_current_snapshot())::text AS xmin"
+SCOPE_STATS = """
+SELECT count(*)::float8 AS n, coalesce(avg(i.doc_len), 0)::float8 AS avgdl
+FROM lgm_memory_items i WHERE i.ns >= %(ns_lo)s AND i.ns < %(ns_hi)s AND i.tsv IS NOT NULL"""
+ALL_STATS = """
+SELECT count(*)::float8 AS n, coalesce(avg(i.doc_len), 0)::float8 AS avgdl
+FROM lgm_memory_items i WHERE i.tsv IS NOT NULL"""
+
+GET_ITEMS = sql.SQL(
+    """
+SELECT {cols}, i.ttl_minutes
+FROM unnest(%(ns)s::text[], %(key)s::text[]) AS g(ns, key)
+JOIN lgm_memory_items i ON i.ns = g.ns AND i.key = g.key
+WHERE {not_expired}"""
+).format(cols=ITEM_COLUMNS, not_expired=NOT_EXPIRED)
+
+REFRESH_TTL = """
+UPDATE lgm_memory_items
+SET expires_at = now() + ttl_minutes * interval '1 minute'
+WHERE id = ANY(%(ids)s) AND ttl_minutes IS NOT NULL"""
+
+TOUCH = """
+UPDATE lgm_memory_items
+SET access_count = access_count + 1, last_accessed_at = now(),
+    expires_at = CASE WHEN %(refresh)s AND ttl_minutes IS NOT NULL
+                      THEN now() + ttl_minutes * interval '1 minute' ELSE expires_at END
+WHERE id = ANY(%(ids)s)"""
+
+LIST_NAMESPACES = """
+SELECT DISTINCT i.ns FROM lgm_memory_items i
+WHERE (%(ns_lo)s::text IS NULL OR (i.ns >= %(ns_lo)s AND i.ns < %(ns_hi)s))
+  AND (i.expires_at IS NULL OR i.expires_at > now())"""
+
+DELETE_ITEMS = """
+WITH gone AS (
+    DELETE FROM lgm_memory_items i
+    USING unnest(%(ns)s::text[], %(key)s::text[]) AS d(ns, key)
+    WHERE i.ns = d.ns AND i.key = d.key
+    RETURNING i.ns, i.key, i.text, i.value
+)
+INSERT INTO lgm_memory_history (ns, key, action, old_text, old_value, actor)
+SELECT ns, key, 'delete', text, value, %(actor)s FROM gone"""
+
+INVALIDATE_ITEM = """
+WITH old AS (
+    SELECT id, text, value FROM lgm_memory_items
+    WHERE ns = %(ns)s AND key = %(key)s AND (expires_at IS NULL OR expires_at > now())
+    FOR UPDATE
+), changed AS (
+    UPDATE lgm_memory_items i
+    SET invalid_at = %(at)s, updated_at = now(),
+        value = jsonb_set(i.value, '{invalid_at}', to_jsonb(%(at_text)s::text))
+    FROM old WHERE i.id = old.id
+    RETURNING i.ns, i.key, i.text, i.value
+)
+INSERT INTO lgm_memory_history (ns, key, action, old_text, new_text, old_value, new_value, actor)
+SELECT c.ns, c.key, 'invalidate', o.text, c.text, o.value, c.value, %(actor)s
+FROM changed c, old o
+RETURNING 1"""
+
+HISTORY_OF = """
+SELECT h.ns, h.key, h.action, h.old_text, h.new_text, h.old_value, h.new_value, h.actor, h.at
+FROM lgm_memory_history h WHERE h.ns = %(ns)s AND h.key = %(key)s ORDER BY h.id"""
+
+SWEEP_EXPIRED = """
+WITH gone AS (
+    DELETE FROM lgm_memory_items i WHERE i.expires_at <= now()
+    RETURNING i.ns, i.key, i.text, i.value
+), logged AS (
+    INSERT INTO lgm_memory_history (ns, key, action, old_text, old_value, actor)
+    SELECT ns, key, 'expire', text, value, 'ttl' FROM gone
+)
+SELECT count(*) AS n FROM gone"""
+
+FORGET_SCOPE = """
+DELETE FROM lgm_memory_items i WHERE i.ns >= %(ns_lo)s AND i.ns < %(ns_hi)s
+RETURNING i.ns, i.key"""
+
+FORGET_DERIVED = """
+DELETE FROM lgm_memory_items i
+WHERE i.derived_from IS NOT NULL AND EXISTS (
+    SELECT 1 FROM jsonb_array_elements(i.derived_from) r
+    JOIN unnest(%(ns)s::text[], %(key)s::text[]) AS g(ns, key)
+      ON (r ->> 'ns') = g.ns AND (r ->> 'key') = g.key
+)
+RETURNING i.ns, i.key"""
+
+FORGET_HISTORY_SCOPE = """
+DELETE FROM lgm_memory_history h WHERE h.ns >= %(ns_lo)s AND h.ns < %(ns_hi)s"""
+
+FORGET_HISTORY_ITEMS = """
+DELETE FROM lgm_memory_history h
+USING unnest(%(ns)s::text[], %(key)s::text[]) AS g(ns, key)
+WHERE h.ns = g.ns AND h.key = g.key"""
+
+DECAY_SCORE = sql.SQL(
+    "(coalesce(i.importance, 5) / 10.0) "
+    "* power(0.5, extract(epoch FROM now() - coalesce(i.last_accessed_at, i.updated_at)) "
+    "/ %(half_life)s) * (1 + ln(1 + i.access_count))"
+)
+
+
+def scope_clause(scoped: bool) -> sql.Composable:
+    """``true`` or the C-collation range predicate on ``i.ns``."""
+    return SCOPE if scoped else sql.SQL("true")
+
+
+def visible_clause(include_invalid: bool) -> sql.Composable:
+    """Not expired, and (unless ``include_invalid``) valid at ``%(as_of)s`` (default now)."""
+    if include_invalid:
+        return NOT_EXPIRED
+    return sql.SQL("{} AND {}").format(NOT_EXPIRED, VALID_AT)
+
+
+def upsert_sql(vector_mode: VectorMode) -> sql.Composed:
+    """Multi-row upsert of prepared values, recording add/update/invalidate history.
+
+    Parameters are parallel arrays (one element per item) plus ``cfg`` and ``actor``.
+    """
+    embedding_type = sql.SQL("text[]" if vector_mode == "pgvector" else "bytea[]")
+    embedding_value = sql.SQL("n.embedding::vector" if vector_mode == "pgvector" else "n.embedding")
+    return sql.SQL(
+        """
+WITH incoming AS (
+    SELECT * FROM unnest(
+        %(ns)s::text[], %(key)s::text[], %(value)s::text[]::jsonb[], %(text)s::text[],
+        %(kind)s::text[], %(importance)s::real[], %(valid_from)s::timestamptz[],
+        %(invalid_at)s::timestamptz[], %(expires_at)s::timestamptz[], %(ttl)s::float8[],
+        %(derived)s::text[]::jsonb[], %(embedding)s::{embedding_type}
+    ) AS n(ns, key, value, text, kind, importance, valid_from, invalid_at, expires_at,
+           ttl_minutes, derived_from, embedding)
+), old AS (
+    SELECT i.ns, i.key, i.text, i.value, i.invalid_at
+    FROM lgm_memory_items i JOIN incoming n ON i.ns = n.ns AND i.key = n.key
+), upserted AS (
+    INSERT INTO lgm_memory_items AS i (
+        ns, key, value, text, tsv, doc_len, kind, importance, valid_from, invalid_at,
+        expires_at, ttl_minutes, derived_from, embedding, txid)
+    SELECT n.ns, n.key, n.value, n.text, t.tsv, t.doc_len, n.kind, n.importance,
+           coalesce(n.valid_from, now()), n.invalid_at,
+           coalesce(n.expires_at, now() + n.ttl_minutes * interval '1 minute'),
+           n.ttl_minutes, n.derived_from, {embedding_value}, pg_current_xact_id()
+    FROM incoming n
+    CROSS JOIN LATERAL (
+        SELECT v.tsv, (SELECT coalesce(sum(coalesce(array_length(u.positions, 1), 1)), 0)
+                       FROM unnest(v.tsv) u)::integer AS doc_len
+        FROM (SELECT CASE WHEN n.text IS NULL THEN NULL
+                          ELSE to_tsvector(%(cfg)s::regconfig, n.text) END AS tsv) v
+    ) t
+    ON CONFLICT (ns, key) DO UPDATE SET
+        value = excluded.value, text = excluded.text, tsv = excluded.tsv,
+        doc_len = excluded.doc_len, kind = excluded.kind, importance = excluded.importance,
+        valid_from = coalesce((excluded.value ->> 'valid_from')::timestamptz, i.valid_from),
+        invalid_at = excluded.invalid_at, expires_at = excluded.expires_at,
+        ttl_minutes = excluded.ttl_minutes, derived_from = excluded.derived_from,
+        embedding = excluded.embedding, txid = excluded.txid, updated_at = now()
+    RETURNING i.ns, i.key, i.text, i.value, i.invalid_at
+)
+INSERT INTO lgm_memory_history (ns, key, action, old_text, new_text, old_value, new_value, actor)
+SELECT u.ns, u.key,
+       CASE WHEN o.key IS NULL THEN 'add'
+            WHEN u.invalid_at IS NOT NULL AND o.invalid_at IS NULL THEN 'invalidate'
+            ELSE 'update' END,
+       o.text, u.text, o.value, u.value, %(actor)s
+FROM upserted u LEFT JOIN old o ON o.ns = u.ns AND o.key = u.key"""
+    ).format(embedding_type=embedding_type, embedding_value=embedding_value)
+
+
+def search_recent_sql(
+    *, scoped: bool, include_invalid: bool, filter_clause: sql.Composable | None
+) -> sql.Composed:
+    """Search without a query: matches ordered by recency (``updated_at`` desc)."""
+    return sql.SQL(
+        """
+SELECT {cols} FROM lgm_memory_items i
+WHERE {scope} AND {visible} AND {filter}
+ORDER BY i.updated_at DESC, i.id DESC
+LIMIT %(limit)s OFFSET %(offset)s"""
+    ).format(
+        cols=ITEM_COLUMNS,
+        scope=scope_clause(scoped),
+        visible=visible_clause(include_invalid),
+        filter=filter_clause or sql.SQL("true"),
+    )
+
+
+def search_hybrid_sql(
+    *,
+    vector_mode: VectorMode,
+    scoped: bool,
+    include_invalid: bool,
+    filter_clause: sql.Composable | None,
+) -> sql.Composed:
+    """Hybrid candidate query: top BM25 matches ∪ top vector neighbours, both signals filled.
+
+    BM25 (``k1``, ``b``) runs on the stored ``tsvector``: the query's lexemes OR-ed
+    (GIN), term frequency from lexeme positions, document length ``doc_len``, document
+    frequency counted over the matching visible documents in scope and corpus size /
+    average length passed in (``bm25_n``, ``bm25_avgdl``). On the pgvector path the
+    vector list is ``ORDER BY embedding <=> query LIMIT n_vec`` (HNSW); on the exact
+    path the caller passes candidate ids ordered by exact similarity (``vec_ids``) and
+    the query keeps the first ``n_vec`` that pass the same predicates.
+    """
+    where = sql.SQL("{} AND {} AND {}").format(
+        scope_clause(scoped), visible_clause(include_invalid), filter_clause or sql.SQL("true")
+    )
+    if vector_mode == "pgvector":
+        vector_top = sql.SQL(
+            """
+vec_top AS (
+    SELECT c.id, row_number() OVER (ORDER BY c.dist, c.id) AS rnk
+    FROM (SELECT i.id, i.embedding <=> %(qvec)s::vector AS dist
+          FROM lgm_memory_items i
+          WHERE i.embedding IS NOT NULL AND {where}
+          ORDER BY i.embedding <=> %(qvec)s::vector
+          LIMIT %(n_vec)s) c
+)"""
+        ).format(where=where)
+        similarity = sql.SQL("1 - (i.embedding <=> %(qvec)s::vector)")
+    else:
+        vector_top = sql.SQL(
+            """
+vec_top AS (
+    SELECT c.id, row_number() OVER (ORDER BY c.ord) AS rnk
+    FROM (SELECT i.id, v.ord
+          FROM unnest(%(vec_ids)s::bigint[]) WITH ORDINALITY AS v(id, ord)
+          JOIN lgm_memory_items i ON i.id = v.id
+          WHERE i.embedding IS NOT NULL AND {where}
+          ORDER BY v.ord
+          LIMIT %(n_vec)s) c
+)"""
+        ).format(where=where)
+        similarity = sql.SQL("NULL::float8")
+    return sql.SQL(
+        """
+WITH tq AS (
+    SELECT CASE WHEN q.text = '' THEN NULL ELSE q.text::tsquery END AS query, q.lexemes
+    FROM (SELECT replace(plainto_tsquery(%(cfg)s::regconfig, %(query)s)::text, ' & ', ' | ')
+                     AS text,
+                 tsvector_to_array(to_tsvector(%(cfg)s::regconfig, %(query)s)) AS lexemes) q
+), matched AS (
+    SELECT i.id, i.tsv, i.doc_len FROM lgm_memory_items i
+    WHERE i.tsv @@ (SELECT query FROM tq) AND {where}
+), terms AS (
+    SELECT m.id, m.doc_len, u.lexeme,
+           coalesce(array_length(u.positions, 1), 1)::float8 AS tf
+    FROM matched m CROSS JOIN LATERAL unnest(m.tsv) u
+    WHERE u.lexeme = ANY((SELECT lexemes FROM tq)::text[])
+), df AS (
+    SELECT t.lexeme, count(*)::float8 AS df FROM terms t GROUP BY t.lexeme
+), lex AS (
+    SELECT t.id,
+           sum(ln(1 + (greatest(%(bm25_n)s::float8, d.df) - d.df + 0.5) / (d.df + 0.5))
+               * t.tf * (%(k1)s::float8 + 1)
+               / (t.tf + %(k1)s::float8 * (1 - %(b)s::float8
+                  + %(b)s::float8 * t.doc_len / greatest(%(bm25_avgdl)s::float8, 1))))
+               AS score
+    FROM terms t JOIN df d ON d.lexeme = t.lexeme
+    GROUP BY t.id
+), lex_top AS (
+    SELECT l.id, l.score, row_number() OVER (ORDER BY l.score DESC, l.id) AS rnk
+    FROM lex l ORDER BY l.score DESC, l.id LIMIT %(n_lex)s
+), {vector_top}, cand AS (
+    SELECT id FROM lex_top UNION SELECT id FROM vec_top
+)
+SELECT {cols}, lt.rnk AS lexical_rank, coalesce(la.score, 0)::float8 AS lexical_score,
+       vt.rnk AS vector_rank, {similarity} AS vector_similarity
+FROM cand c
+JOIN lgm_memory_items i ON i.id = c.id
+LEFT JOIN lex_top lt ON lt.id = c.id
+LEFT JOIN lex la ON la.id = c.id
+LEFT JOIN vec_top vt ON vt.id = c.id"""
+    ).format(vector_top=vector_top, where=where, cols=ITEM_COLUMNS, similarity=similarity)
+
+
+def cache_refresh_sql(scoped: bool) -> sql.Composed:
+    """Rows written since the exact-path cache watermark (``txid >= %(since)s``)."""
+    return sql.SQL(
+        """
+SELECT i.id, i.embedding FROM lgm_memory_items i
+WHERE i.txid >= %(since)s::xid8 AND {scope}"""
+    ).format(scope=scope_clause(scoped))
+
+
+def decay_sql(delete: bool, scoped: bool) -> sql.Composed:
+    """Retire memories whose decay score is below ``%(threshold)s`` and older than ``min_age``."""
+    candidates = sql.SQL(
+        """
+SELECT i.id FROM lgm_memory_items i
+WHERE {scope} AND i.invalid_at IS NULL AND {not_expired}
+  AND i.created_at < now() - %(min_age)s::interval
+  AND {score} < %(threshold)s
+  AND (%(kinds)s::text[] IS NULL OR i.kind = ANY(%(kinds)s::text[]))
+FOR UPDATE"""
+    ).format(scope=scope_clause(scoped), not_expired=NOT_EXPIRED, score=DECAY_SCORE)
+    if delete:
+        change = sql.SQL(
+            """
+DELETE FROM lgm_memory_items i USING doomed d WHERE i.id = d.id
+RETURNING i.ns, i.key, i.text AS old_text, NULL::text AS new_text,
+          i.value AS old_value, NULL::jsonb AS new_value"""
+        )
+        action = sql.Literal("delete")
+    else:
+        change = sql.SQL(
+            """
+UPDATE lgm_memory_items i
+SET invalid_at = %(now)s::timestamptz, updated_at = now(),
+    value = jsonb_set(i.value, '{{invalid_at}}', to_jsonb(%(now_text)s::text))
+FROM doomed d WHERE i.id = d.id
+RETURNING i.ns, i.key, i.text AS old_text, i.text AS new_text,
+          i.value - 'invalid_at' AS old_value, i.value AS new_value"""
+        )
+        action = sql.Literal("invalidate")
+    return sql.SQL(
+        """
+WITH doomed AS ({candidates}), changed AS ({change}), logged AS (
+    INSERT INTO lgm_memory_history (ns, key, action, old_text, new_text, old_value, new_value,
+                                    actor)
+    SELECT ns, key, {action}, old_text, new_text, old_value, new_value, 'decay' FROM changed
+)
+SELECT count(*) AS n FROM changed"""
+    ).format(candidates=candidates, change=change, action=action)

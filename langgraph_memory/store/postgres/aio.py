@@ -1,0 +1,222 @@
+"""Asyncio Postgres memory store (``psycopg`` async connection or pool)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import AsyncIterator
+from typing import Any
+
+import psycopg
+from langgraph.store.base import IndexConfig, TTLConfig
+from psycopg_pool import AsyncConnectionPool
+
+from langgraph_memory.errors import BackendUnavailableError, ConfigurationError
+from langgraph_memory.retrieval import RetrievalConfig
+from langgraph_memory.store.postgres._connect import connection_kwargs, resolve_dsn
+from langgraph_memory.store.postgres._core import (
+    EmbedDocuments,
+    EmbedQueries,
+    MemoryStoreCore,
+    PoolConfig,
+    Program,
+    Sql,
+)
+
+__all__ = ["AsyncPostgresMemoryStore"]
+
+logger = logging.getLogger("langgraph_memory.store")
+
+AConn = psycopg.AsyncConnection[dict[str, Any]]
+
+
+class AsyncPostgresMemoryStore(MemoryStoreCore):
+    """Asyncio twin of :class:`~langgraph_memory.store.postgres.PostgresMemoryStore`.
+
+    Use the ``a*`` methods from the event loop. The sync methods work from other
+    threads (they are scheduled on the store's loop); called on the loop itself they
+    raise ``asyncio.InvalidStateError`` instead of deadlocking.
+
+    Example:
+        ```python
+        async with AsyncPostgresMemoryStore.from_conn_string(None) as store:
+            await store.asetup()
+            await store.aput(("memories", "u1"), "k1", {"content": "Lives in Lyon"})
+            hits = await store.asearch(("memories", "u1"), query="home town")
+        ```
+    """
+
+    def __init__(
+        self,
+        conn: AConn | AsyncConnectionPool[AConn],
+        *,
+        index: IndexConfig | None = None,
+        ttl: TTLConfig | None = None,
+        retrieval: RetrievalConfig | None = None,
+        **options: Any,
+    ) -> None:
+        super().__init__(index=index, ttl=ttl, retrieval=retrieval, **options)
+        self.conn = conn
+        self._conn_lock = asyncio.Lock()
+        self._sweeper: asyncio.Task[None] | None = None
+        try:
+            self._loop: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
+        except RuntimeError:
+            self._loop = None
+
+    @classmethod
+    @contextlib.asynccontextmanager
+    async def from_conn_string(
+        cls,
+        conn_string: str | None = None,
+        *,
+        index: IndexConfig | None = None,
+        ttl: TTLConfig | None = None,
+        retrieval: RetrievalConfig | None = None,
+        pool_config: PoolConfig | None = None,
+        **options: Any,
+    ) -> AsyncIterator[AsyncPostgresMemoryStore]:
+        """Open an async pool (autocommit, dict rows, health check) and a store on it.
+
+        Example:
+            ```python
+            async with AsyncPostgresMemoryStore.from_conn_string(dsn) as store:
+                await store.asetup()
+            ```
+        """
+        dsn = await asyncio.to_thread(resolve_dsn, conn_string)
+        config = pool_config or {}
+        pool: AsyncConnectionPool[AConn] = AsyncConnectionPool(
+            dsn,
+            min_size=config.get("min_size", 1),
+            max_size=config.get("max_size", 10),
+            timeout=config.get("timeout", 30.0),
+            kwargs=connection_kwargs(pool_config),
+            check=AsyncConnectionPool.check_connection,
+            open=False,
+        )
+        try:
+            await pool.open(wait=True, timeout=config.get("timeout", 30.0))
+        except Exception as exc:
+            await pool.close()
+            raise BackendUnavailableError(f"cannot connect to Postgres: {exc}") from exc
+        store: AsyncPostgresMemoryStore | None = None
+        try:
+            store = cls(pool, index=index, ttl=ttl, retrieval=retrieval, **options)
+            yield store
+        finally:
+            if store is not None:
+                await store.astop_ttl_sweeper()
+            await pool.close()
+
+    @contextlib.asynccontextmanager
+    async def _connection(self) -> AsyncIterator[AConn]:
+        if isinstance(self.conn, AsyncConnectionPool):
+            async with self.conn.connection() as conn:
+                yield conn
+        else:
+            async with self._conn_lock:
+                yield self.conn
+
+    async def _arun(self, program: Program) -> Any:
+        if self._loop is None:
+            self._loop = asyncio.get_running_loop()
+        try:
+            request = next(program)
+        except StopIteration as stop:
+            return stop.value
+        async with contextlib.AsyncExitStack() as stack:
+            conn: AConn | None = None
+            cursor: psycopg.AsyncCursor[dict[str, Any]] | None = None
+            while True:
+                reply: Any
+                if isinstance(request, EmbedDocuments):
+                    reply = await self.embeddings.aembed_documents(request.texts)
+                elif isinstance(request, EmbedQueries):
+                    reply = await asyncio.gather(
+                        *(self.embeddings.aembed_query(text) for text in request.texts)
+                    )
+                else:
+                    if conn is None or cursor is None:
+                        conn = await stack.enter_async_context(self._connection())
+                        await stack.enter_async_context(conn.transaction())
+                        cursor = await stack.enter_async_context(conn.cursor())
+                    reply = await _execute(conn, cursor, request)
+                try:
+                    request = program.send(reply)
+                except StopIteration as stop:
+                    return stop.value
+
+    def _run(self, program: Program) -> Any:
+        try:
+            running = asyncio.get_running_loop()
+        except RuntimeError:
+            running = None
+        if running is not None:
+            raise asyncio.InvalidStateError(
+                "synchronous calls on AsyncPostgresMemoryStore would block the event loop; "
+                "use the async methods (aget, aput, asearch, ...) or PostgresMemoryStore"
+            )
+        if self._loop is None or not self._loop.is_running():
+            raise asyncio.InvalidStateError(
+                "AsyncPostgresMemoryStore's event loop is not running; call the async "
+                "methods from that loop, or use PostgresMemoryStore in synchronous code"
+            )
+        return asyncio.run_coroutine_threadsafe(self._arun(program), self._loop).result()
+
+    def start_ttl_sweeper(self, interval_minutes: float | None = None) -> asyncio.Task[None]:
+        """Sweep expired memories every ``interval_minutes`` in an asyncio task.
+
+        Must be called from the store's event loop.
+
+        Example:
+            ```python
+            store.start_ttl_sweeper(1)
+            ```
+        """
+        if self._sweeper is not None and not self._sweeper.done():
+            return self._sweeper
+        interval = interval_minutes or (self.ttl_config or {}).get("sweep_interval_minutes") or 5
+        if interval <= 0:
+            raise ConfigurationError("sweep interval must be positive")
+
+        async def loop() -> None:
+            while True:
+                await asyncio.sleep(interval * 60)
+                try:
+                    await self.asweep()
+                except Exception:
+                    logger.exception("TTL sweep failed; retrying at the next interval")
+
+        self._sweeper = asyncio.get_running_loop().create_task(loop())
+        return self._sweeper
+
+    async def astop_ttl_sweeper(self) -> bool:
+        """Cancel the sweeper task and wait for it; ``True`` when stopped."""
+        task, self._sweeper = self._sweeper, None
+        if task is None:
+            return True
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+        return True
+
+    def stop_ttl_sweeper(self) -> bool:
+        """Request cancellation of the sweeper task (non-blocking)."""
+        if self._sweeper is not None:
+            self._sweeper.cancel()
+            self._sweeper = None
+        return True
+
+
+async def _execute(conn: AConn, cursor: psycopg.AsyncCursor[dict[str, Any]], request: Sql) -> Any:
+    if request.tolerate_error:
+        try:
+            async with conn.transaction():
+                await cursor.execute(request.query, request.params)
+        except psycopg.Error as exc:
+            return exc
+        return await cursor.fetchall() if cursor.description else []
+    await cursor.execute(request.query, request.params)
+    return await cursor.fetchall() if cursor.description else []

@@ -1,0 +1,200 @@
+"""Blocking Postgres memory store (``psycopg`` connection or pool)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import threading
+from collections.abc import Iterator
+from typing import Any
+
+import psycopg
+from langgraph.store.base import IndexConfig, TTLConfig
+from psycopg_pool import ConnectionPool
+
+from langgraph_memory.errors import BackendUnavailableError, ConfigurationError
+from langgraph_memory.retrieval import RetrievalConfig
+from langgraph_memory.store.postgres._connect import connection_kwargs, resolve_dsn
+from langgraph_memory.store.postgres._core import (
+    EmbedDocuments,
+    EmbedQueries,
+    MemoryStoreCore,
+    PoolConfig,
+    Program,
+    Sql,
+)
+
+__all__ = ["PostgresMemoryStore"]
+
+logger = logging.getLogger("langgraph_memory.store")
+
+Conn = psycopg.Connection[dict[str, Any]]
+
+
+class PostgresMemoryStore(MemoryStoreCore):
+    """Long-term memory on Postgres: a LangGraph ``BaseStore`` with hybrid search.
+
+    Pass a pool (recommended) or a connection opened with ``autocommit=True`` and
+    ``row_factory=dict_row``; or use :meth:`from_conn_string`. Pooled use takes no
+    instance-wide lock. The async methods (``aget``, ``asearch``, ...) run the blocking
+    code in a worker thread so they never block an event loop.
+
+    Example:
+        ```python
+        with PostgresMemoryStore.from_conn_string(None) as store:  # embedded Postgres
+            store.setup()
+            store.put(("memories", "u1"), "k1", {"content": "Lives in Lyon", "kind": "semantic"})
+            hits = store.search(("memories", "u1"), query="where does the user live?")
+        ```
+    """
+
+    def __init__(
+        self,
+        conn: Conn | ConnectionPool[Conn],
+        *,
+        index: IndexConfig | None = None,
+        ttl: TTLConfig | None = None,
+        retrieval: RetrievalConfig | None = None,
+        **options: Any,
+    ) -> None:
+        super().__init__(index=index, ttl=ttl, retrieval=retrieval, **options)
+        self.conn = conn
+        self._conn_lock = threading.Lock()
+        self._sweeper: threading.Thread | None = None
+        self._sweeper_stop = threading.Event()
+
+    @classmethod
+    @contextlib.contextmanager
+    def from_conn_string(
+        cls,
+        conn_string: str | None = None,
+        *,
+        index: IndexConfig | None = None,
+        ttl: TTLConfig | None = None,
+        retrieval: RetrievalConfig | None = None,
+        pool_config: PoolConfig | None = None,
+        **options: Any,
+    ) -> Iterator[PostgresMemoryStore]:
+        """Open a connection pool (autocommit, dict rows, health check) and a store on it.
+
+        ``conn_string=None`` uses ``$LANGGRAPH_MEMORY_POSTGRES_URI`` or the embedded
+        Postgres. ``pool_config`` sets ``min_size``/``max_size``/``timeout``/``kwargs``.
+
+        Example:
+            ```python
+            with PostgresMemoryStore.from_conn_string("postgresql://localhost/db") as store:
+                store.setup()
+            ```
+        """
+        dsn = resolve_dsn(conn_string)
+        config = pool_config or {}
+        pool: ConnectionPool[Conn] = ConnectionPool(
+            dsn,
+            min_size=config.get("min_size", 1),
+            max_size=config.get("max_size", 10),
+            timeout=config.get("timeout", 30.0),
+            kwargs=connection_kwargs(pool_config),
+            check=ConnectionPool.check_connection,
+            open=False,
+        )
+        try:
+            pool.open(wait=True, timeout=config.get("timeout", 30.0))
+        except Exception as exc:
+            pool.close()
+            raise BackendUnavailableError(f"cannot connect to Postgres: {exc}") from exc
+        try:
+            store = cls(pool, index=index, ttl=ttl, retrieval=retrieval, **options)
+            yield store
+        finally:
+            if "store" in locals():
+                store.stop_ttl_sweeper()
+            pool.close()
+
+    @contextlib.contextmanager
+    def _connection(self) -> Iterator[Conn]:
+        if isinstance(self.conn, ConnectionPool):
+            with self.conn.connection() as conn:
+                yield conn
+        else:
+            with self._conn_lock:
+                yield self.conn
+
+    def _run(self, program: Program) -> Any:
+        try:
+            request = next(program)
+        except StopIteration as stop:
+            return stop.value
+        with contextlib.ExitStack() as stack:
+            conn: Conn | None = None
+            cursor: psycopg.Cursor[dict[str, Any]] | None = None
+            while True:
+                reply: Any
+                if isinstance(request, EmbedDocuments):
+                    reply = self.embeddings.embed_documents(request.texts)
+                elif isinstance(request, EmbedQueries):
+                    reply = [self.embeddings.embed_query(text) for text in request.texts]
+                else:
+                    if conn is None or cursor is None:
+                        conn = stack.enter_context(self._connection())
+                        stack.enter_context(conn.transaction())
+                        cursor = stack.enter_context(conn.cursor())
+                    reply = _execute(conn, cursor, request)
+                try:
+                    request = program.send(reply)
+                except StopIteration as stop:
+                    return stop.value
+
+    async def _arun(self, program: Program) -> Any:
+        return await asyncio.to_thread(self._run, program)
+
+    def start_ttl_sweeper(self, interval_minutes: float | None = None) -> threading.Thread:
+        """Sweep expired memories every ``interval_minutes`` in a daemon thread.
+
+        Defaults to ``ttl["sweep_interval_minutes"]`` or 5 minutes.
+
+        Example:
+            ```python
+            store.start_ttl_sweeper(1)
+            ```
+        """
+        if self._sweeper is not None and self._sweeper.is_alive():
+            return self._sweeper
+        interval = interval_minutes or (self.ttl_config or {}).get("sweep_interval_minutes") or 5
+        if interval <= 0:
+            raise ConfigurationError("sweep interval must be positive")
+        self._sweeper_stop.clear()
+
+        def loop() -> None:
+            while not self._sweeper_stop.wait(interval * 60):
+                try:
+                    self.sweep()
+                except Exception:
+                    logger.exception("TTL sweep failed; retrying at the next interval")
+
+        self._sweeper = threading.Thread(target=loop, name="lgm-ttl-sweeper", daemon=True)
+        self._sweeper.start()
+        return self._sweeper
+
+    def stop_ttl_sweeper(self, timeout: float | None = None) -> bool:
+        """Stop the sweeper thread; ``True`` if it is no longer running."""
+        if self._sweeper is None:
+            return True
+        self._sweeper_stop.set()
+        self._sweeper.join(timeout)
+        stopped = not self._sweeper.is_alive()
+        if stopped:
+            self._sweeper = None
+        return stopped
+
+
+def _execute(conn: Conn, cursor: psycopg.Cursor[dict[str, Any]], request: Sql) -> Any:
+    if request.tolerate_error:
+        try:
+            with conn.transaction():
+                cursor.execute(request.query, request.params)
+        except psycopg.Error as exc:
+            return exc
+        return cursor.fetchall() if cursor.description else []
+    cursor.execute(request.query, request.params)
+    return cursor.fetchall() if cursor.description else []
