@@ -1,0 +1,33 @@
+"""Redis checkpointers for LangGraph on plain Redis >= 6.2 / Valkey (no modules needed).
+
+* :class:`RedisSaver` / :class:`AsyncRedisSaver`: the full ``BaseCheckpointSaver`` surface
+  (plus ``prune``, ``copy_thread``, ``delete_for_runs``), TTL on every key of a thread,
+  keep-last-N retention, any ``serde`` (e.g. encrypted), standalone or cluster clients.
+* :class:`RedisLeaseBackend` / :class:`AsyncRedisLeaseBackend`: per-thread leases with
+  fencing tokens that the savers check atomically with each write.
+
+Example:
+    ```python
+    from langgraph_memory.checkpoint.redis import RedisSaver
+
+    url = "redis://localhost:6379/0"
+    with RedisSaver.from_conn_string(url, ttl={"default_ttl": 1440}) as saver:
+        saver.setup()
+        graph = builder.compile(checkpointer=saver)
+    ```
+"""
+
+from __future__ import annotations
+
+from langgraph_memory.checkpoint.redis._base import RedisTTLConfig
+from langgraph_memory.checkpoint.redis.aio import AsyncRedisSaver
+from langgraph_memory.checkpoint.redis.lease import AsyncRedisLeaseBackend, RedisLeaseBackend
+from langgraph_memory.checkpoint.redis.saver import RedisSaver
+
+__all__ = [
+    "AsyncRedisLeaseBackend",
+    "AsyncRedisSaver",
+    "RedisLeaseBackend",
+    "RedisSaver",
+    "RedisTTLConfig",
+]

@@ -1,0 +1,644 @@
+"""The I/O-free core shared by :class:`RedisSaver` and :class:`AsyncRedisSaver`.
+
+Every operation is expressed as a *plan*: a generator that yields batches of
+:class:`Command` (sent in one round trip — a pipeline on a single Redis, one by one on a
+cluster) and receives their replies, or yields :class:`Emit` with results for the caller.
+The sync and async savers only drive plans (``saver.py`` / ``aio.py``), so both share
+all of the logic here and differ by ``await``.
+
+Example:
+    ```python
+    from langgraph_memory.checkpoint.redis._base import RedisTTL
+
+    ttl = RedisTTL.from_option({"default_ttl": 60, "refresh_on_read": True})
+    assert ttl.ttl_ms == 3_600_000 and ttl.refresh_on_read
+    ```
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Generator, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any, TypeAlias, TypedDict, TypeVar
+from urllib.parse import urlsplit
+
+from langchain_core.runnables import RunnableConfig
+from langgraph.checkpoint.base import (
+    BaseCheckpointSaver,
+    ChannelVersions,
+    Checkpoint,
+    CheckpointMetadata,
+    CheckpointTuple,
+    get_checkpoint_id,
+    get_serializable_checkpoint_metadata,
+)
+from langgraph.checkpoint.serde.base import SerializerProtocol
+from redis import exceptions as redis_errors
+
+from langgraph_memory.checkpoint.redis import _codec, _keys
+from langgraph_memory.checkpoint.redis._scripts import SCRIPT_SHAS, STALE_ERROR_MARK
+from langgraph_memory.errors import (
+    BackendUnavailableError,
+    ConfigurationError,
+    InvalidConnectionStringError,
+    MigrationError,
+    StaleWriteError,
+)
+from langgraph_memory.lease._protocol import FENCE_CONFIG_KEY
+
+__all__ = [
+    "MIN_SERVER_VERSION",
+    "BaseRedisSaver",
+    "Command",
+    "Emit",
+    "Plan",
+    "RedisTTL",
+    "RedisTTLConfig",
+    "check_server_version",
+    "client_url_options",
+    "describe_client",
+    "keep_latest_drops",
+    "translate_errors",
+]
+
+MIN_SERVER_VERSION = (6, 2)
+_PAGE = 64
+_THREAD_BATCH = 100
+T = TypeVar("T")
+
+
+class RedisTTLConfig(TypedDict, total=False):
+    """TTL option of the Redis savers (same shape as ``langgraph-checkpoint-redis``).
+
+    Attributes:
+        default_ttl: Minutes a thread lives after its last write (every key of the thread).
+        refresh_on_read: Also restart the countdown when the thread is read.
+    """
+
+    default_ttl: float
+    refresh_on_read: bool
+
+
+@dataclass(frozen=True)
+class RedisTTL:
+    """Normalised TTL: milliseconds (0 = never expire) and whether reads refresh it."""
+
+    ttl_ms: int = 0
+    refresh_on_read: bool = False
+
+    @classmethod
+    def from_option(cls, option: RedisTTLConfig | Mapping[str, Any] | None) -> RedisTTL:
+        """Validate the user's ``ttl=`` option."""
+        if option is None:
+            return cls()
+        if not isinstance(option, Mapping):
+            raise ConfigurationError(
+                "ttl must be a dict like {'default_ttl': 60, 'refresh_on_read': True} "
+                f"(minutes), got {option!r}"
+            )
+        unknown = set(option) - {"default_ttl", "refresh_on_read"}
+        if unknown:
+            raise ConfigurationError(
+                f"unknown ttl option(s) {sorted(unknown)}; use 'default_ttl' (minutes) and "
+                "'refresh_on_read' (bool)"
+            )
+        minutes = option.get("default_ttl")
+        if minutes is None:
+            return cls(refresh_on_read=bool(option.get("refresh_on_read", False)))
+        if (
+            isinstance(minutes, bool)
+            or not isinstance(minutes, (int, float))
+            or not math.isfinite(minutes)
+            or minutes <= 0
+        ):
+            raise ConfigurationError(
+                f"ttl['default_ttl'] must be a positive number of minutes, got {minutes!r}"
+            )
+        return cls(
+            ttl_ms=max(1, round(minutes * 60_000)),
+            refresh_on_read=bool(option.get("refresh_on_read", False)),
+        )
+
+    @property
+    def arg(self) -> str:
+        """The TTL as a script argument ('0' = none)."""
+        return str(self.ttl_ms)
+
+    @property
+    def read_arg(self) -> str:
+        """The TTL a read applies ('0' unless ``refresh_on_read``)."""
+        return str(self.ttl_ms) if self.refresh_on_read else "0"
+
+
+@dataclass(frozen=True)
+class Command:
+    """One Redis command of a plan: a plain command or a script call (``EVALSHA``)."""
+
+    name: str
+    args: tuple[Any, ...] = ()
+    script: str | None = None
+    keys: tuple[str, ...] = ()
+
+    @classmethod
+    def call(cls, name: str, *args: Any) -> Command:
+        """A plain command, e.g. ``Command.call("ZRANGE", key, 0, -1)``."""
+        return cls(name=name, args=args)
+
+    @classmethod
+    def run(cls, script: str, keys: Sequence[str], args: Sequence[Any] = ()) -> Command:
+        """A call of one of :data:`SCRIPTS` by name."""
+        return cls(name="EVALSHA", args=tuple(args), script=script, keys=tuple(keys))
+
+    def wire(self) -> tuple[Any, ...]:
+        """The arguments of ``execute_command``."""
+        if self.script is None:
+            return (self.name, *self.args)
+        return ("EVALSHA", SCRIPT_SHAS[self.script], len(self.keys), *self.keys, *self.args)
+
+
+@dataclass
+class Emit:
+    """A plan step handing finished results to the caller."""
+
+    items: list[CheckpointTuple] = field(default_factory=list)
+
+
+Step: TypeAlias = "list[Command] | Emit"
+Plan = Generator[Step, Any, T]
+
+
+def check_server_version(info: Mapping[str, Any]) -> str:
+    """The server version from ``INFO server``; raises if it is older than 6.2."""
+    raw = str(info.get("redis_version", "0"))
+    parts = tuple(int(p) if p.isdigit() else 0 for p in raw.split(".")[:2])
+    if parts < MIN_SERVER_VERSION:
+        raise ConfigurationError(
+            f"Redis {raw} is too old: the Redis checkpointer needs Redis >= 6.2 or Valkey "
+            "(it uses ZADD GT); upgrade the server"
+        )
+    return raw
+
+
+def describe_client(client: Any) -> str:
+    """``host:port`` (or socket path / node list) of a redis-py client, for error messages."""
+    nodes = getattr(client, "startup_nodes", None)
+    if nodes:
+        items = nodes.values() if isinstance(nodes, Mapping) else nodes
+        names = [getattr(n, "name", None) or f"{n.host}:{n.port}" for n in items]
+        return "cluster " + ",".join(sorted(names))
+    pool = getattr(client, "connection_pool", None)
+    kwargs = getattr(pool, "connection_kwargs", {}) or {}
+    if kwargs.get("path"):
+        return f"unix:{kwargs['path']}"
+    return f"{kwargs.get('host', 'localhost')}:{kwargs.get('port', 6379)}"
+
+
+def client_url_options(url: str) -> str:
+    """Validate a Redis URL and return ``host:port`` for messages; raise on malformed URLs."""
+    if not isinstance(url, str) or not url:
+        raise InvalidConnectionStringError("Redis URL must be a non-empty string")
+    try:
+        parts = urlsplit(url)
+        port = parts.port
+    except ValueError as exc:
+        raise InvalidConnectionStringError(
+            f"malformed Redis URL ({exc}); expected redis://[user:password@]host[:port][/db]"
+        ) from exc
+    if parts.scheme not in {"redis", "rediss", "unix"}:
+        raise InvalidConnectionStringError(
+            f"unsupported Redis URL scheme {parts.scheme!r}; use redis://, rediss:// or unix://"
+        )
+    if parts.scheme == "unix":
+        return f"unix:{parts.path}"
+    if not parts.hostname:
+        raise InvalidConnectionStringError("Redis URL has no host; use redis://host:port/db")
+    return f"{parts.hostname}:{port or 6379}"
+
+
+@contextmanager
+def translate_errors(where: str) -> Iterator[None]:
+    """Turn unreachable-server errors into :class:`BackendUnavailableError` (naming
+    ``where``) and fencing rejections into :class:`StaleWriteError`; re-raise the rest."""
+    try:
+        yield
+    except redis_errors.ResponseError as exc:
+        if STALE_ERROR_MARK in str(exc):
+            message = str(exc).split(STALE_ERROR_MARK, 1)[1].split(" script:")[0].strip()
+            raise StaleWriteError(
+                f"stale write rejected: {message}; this worker lost its lease on the thread "
+                "(or the thread was deleted) and nothing was written"
+            ) from exc
+        raise
+    except (
+        redis_errors.ConnectionError,
+        redis_errors.TimeoutError,
+        redis_errors.ClusterError,
+        redis_errors.RedisClusterException,
+    ) as exc:
+        raise BackendUnavailableError(
+            f"Redis at {where} is unreachable: {exc}. Check that the server is running and "
+            "that the URL's host and port are right."
+        ) from exc
+
+
+def _decodes_responses(client: Any) -> bool:
+    getter = getattr(client, "get_encoder", None)
+    encoder = getter() if callable(getter) else getattr(client, "encoder", None)
+    return bool(getattr(encoder, "decode_responses", False))
+
+
+def _is_cluster(client: Any) -> bool:
+    return hasattr(client, "get_nodes") and hasattr(client, "keyslot")
+
+
+def _text(value: bytes | str) -> str:
+    return value.decode() if isinstance(value, bytes) else value
+
+
+class BaseRedisSaver(BaseCheckpointSaver[str]):
+    """Options, validation and the plans of every operation (no I/O).
+
+    Args:
+        client: A redis-py client (``redis.Redis``, ``redis.cluster.RedisCluster`` or their
+            ``redis.asyncio`` twins) created with ``decode_responses=False``.
+        prefix: Prefix of every key (default ``"lgm"``); one prefix = one independent store.
+        ttl: ``{"default_ttl": minutes, "refresh_on_read": bool}``; applies to every key of
+            a thread, restarted by each write (and read, if ``refresh_on_read``).
+        keep_last: Keep only the newest N checkpoints per thread and namespace (applied
+            atomically by each ``put``; ``DeltaChannel`` chains are kept long enough).
+        serde: Serializer, e.g. ``EncryptedSerializer.from_pycryptodome_aes()``.
+    """
+
+    def __init__(
+        self,
+        client: Any,
+        *,
+        prefix: str = "lgm",
+        ttl: RedisTTLConfig | Mapping[str, Any] | None = None,
+        keep_last: int | None = None,
+        serde: SerializerProtocol | None = None,
+    ) -> None:
+        super().__init__(serde=serde)
+        if _decodes_responses(client):
+            raise ConfigurationError(
+                "the Redis client must be created with decode_responses=False "
+                "(checkpoints are binary)"
+            )
+        if keep_last is not None and (
+            isinstance(keep_last, bool) or not isinstance(keep_last, int) or keep_last < 1
+        ):
+            raise ConfigurationError(f"keep_last must be a positive int or None, got {keep_last!r}")
+        self._client = client
+        self.prefix = _keys.validate_prefix(prefix)
+        self.ttl = RedisTTL.from_option(ttl)
+        self.keep_last = keep_last
+        self.is_cluster = _is_cluster(client)
+        self.where = describe_client(client)
+        self._registry = _keys.registry_key(self.prefix)
+
+    @property
+    def client(self) -> Any:
+        """The redis-py client this saver uses."""
+        return self._client
+
+    def get_next_version(self, current: str | None, channel: None) -> str:
+        """Next channel version (``f"{n:032}.{random:016}"``, like the Postgres saver)."""
+        return _codec.next_version(current)
+
+    # ----- small helpers -------------------------------------------------------------
+
+    def _thread_keys(self, thread_id: Any) -> _keys.ThreadKeys:
+        return _keys.ThreadKeys.build(self.prefix, str(thread_id))
+
+    def _register(self, thread_id: str) -> list[Command]:
+        """Registry upkeep sent with every write (and refreshing read)."""
+        if not self.ttl.ttl_ms:
+            return [Command.call("ZADD", self._registry, "GT", "+inf", thread_id)]
+        deadline = int(time.time() * 1000) + self.ttl.ttl_ms
+        return [
+            Command.call("ZADD", self._registry, "GT", deadline, thread_id),
+            Command.call("PEXPIRE", self._registry, self.ttl.ttl_ms),
+        ]
+
+    @staticmethod
+    def _fence(config: RunnableConfig) -> str:
+        token = config["configurable"].get(FENCE_CONFIG_KEY)
+        return "" if token is None else str(int(token))
+
+    def _decode(self, thread_id: str, row: Any) -> CheckpointTuple:
+        return _codec.decode_row(self.serde, thread_id, row)
+
+    # ----- single-step operations ----------------------------------------------------
+
+    def _put_commands(
+        self,
+        config: RunnableConfig,
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
+    ) -> tuple[list[Command], RunnableConfig]:
+        conf = config["configurable"]
+        thread_id = str(conf["thread_id"])
+        checkpoint_ns = conf.get("checkpoint_ns", "") or ""
+        args = _codec.encode_put(
+            self.serde,
+            checkpoint,
+            checkpoint_ns,
+            conf.get("checkpoint_id"),
+            get_serializable_checkpoint_metadata(config, metadata),
+            new_versions,
+        )
+        keep = max(self.keep_last, args.depth) if self.keep_last else 0
+        script_args = [
+            self._fence(config),
+            self.ttl.arg,
+            keep,
+            args.member,
+            args.record,
+            args.refs,
+            args.run_member,
+            *args.blobs,
+        ]
+        commands = [
+            Command.run("PUT", self._thread_keys(thread_id).data, script_args),
+            *self._register(thread_id),
+        ]
+        next_config: RunnableConfig = {
+            "configurable": {
+                "thread_id": conf["thread_id"],
+                "checkpoint_ns": checkpoint_ns,
+                "checkpoint_id": checkpoint["id"],
+            }
+        }
+        return commands, next_config
+
+    def _put_writes_commands(
+        self,
+        config: RunnableConfig,
+        writes: Sequence[tuple[str, Any]],
+        task_id: str,
+        task_path: str,
+    ) -> list[Command]:
+        conf = config["configurable"]
+        thread_id = str(conf["thread_id"])
+        triples = _codec.encode_writes(
+            self.serde,
+            conf.get("checkpoint_ns", "") or "",
+            conf["checkpoint_id"],
+            task_id,
+            task_path,
+            writes,
+        )
+        script_args = [self._fence(config), self.ttl.arg, *triples]
+        return [
+            Command.run("PUT_WRITES", self._thread_keys(thread_id).data, script_args),
+            *self._register(thread_id),
+        ]
+
+    def _get_commands(self, config: RunnableConfig) -> tuple[str, list[Command]]:
+        conf = config["configurable"]
+        thread_id = str(conf["thread_id"])
+        checkpoint_ns = conf.get("checkpoint_ns", "") or ""
+        checkpoint_id = get_checkpoint_id(config)
+        if checkpoint_id:
+            args = [
+                self.ttl.read_arg,
+                "exact",
+                _keys.checkpoint_member(checkpoint_ns, checkpoint_id),
+            ]
+        else:
+            args = [self.ttl.read_arg, "latest", _keys.quote(checkpoint_ns)]
+        commands = [Command.run("LOAD", self._thread_keys(thread_id).data, args)]
+        if self.ttl.refresh_on_read and self.ttl.ttl_ms:
+            commands += self._register(thread_id)
+        return thread_id, commands
+
+    def _get_result(self, thread_id: str, replies: list[Any]) -> CheckpointTuple | None:
+        rows = replies[0]
+        if not rows or not rows[0]:
+            return None
+        return self._decode(thread_id, rows[0])
+
+    def _delete_thread_commands(self, thread_id: str) -> list[Command]:
+        # Unregister first: a concurrent put re-registers after its own write, so the
+        # registry may hold an empty thread but never misses a live one.
+        return [
+            Command.call("ZREM", self._registry, str(thread_id)),
+            Command.run("DELETE_THREAD", self._thread_keys(thread_id).data, [self.ttl.arg]),
+        ]
+
+    # ----- multi-step plans ----------------------------------------------------------
+
+    def _threads_plan(self) -> Plan[list[str]]:
+        """Every registered thread id (expired registrations are dropped first)."""
+        commands = []
+        if self.ttl.ttl_ms:
+            # A minute of grace absorbs clock skew between the writers.
+            horizon = int(time.time() * 1000) - 60_000
+            commands.append(Command.call("ZREMRANGEBYSCORE", self._registry, "-inf", horizon))
+        commands.append(Command.call("ZRANGE", self._registry, 0, -1))
+        replies = yield commands
+        return [_text(t) for t in replies[-1]]
+
+    def _candidates_plan(
+        self, config: RunnableConfig | None, before_id: str | None, limit: int | None
+    ) -> Plan[list[tuple[str, str]]]:
+        """``(thread_id, member)`` pairs to list, newest first."""
+        if config is not None:
+            conf = config["configurable"]
+            thread_id = str(conf["thread_id"])
+            keys = self._thread_keys(thread_id)
+            checkpoint_ns = conf.get("checkpoint_ns")
+            checkpoint_id = get_checkpoint_id(config)
+            if checkpoint_ns is not None and not checkpoint_id:
+                low, high = _keys.namespace_range(checkpoint_ns)
+                if before_id:
+                    high = "(" + _keys.checkpoint_member(checkpoint_ns, before_id)
+                extra: tuple[Any, ...] = ("LIMIT", 0, limit) if limit else ()
+                replies = yield [Command.call("ZREVRANGEBYLEX", keys.idx, high, low, *extra)]
+                return [(thread_id, _text(m)) for m in replies[0]]
+            threads = [thread_id]
+        else:
+            threads = yield from self._threads_plan()
+        pairs: list[tuple[str, str, str]] = []
+        for start in range(0, len(threads), _THREAD_BATCH):
+            batch = threads[start : start + _THREAD_BATCH]
+            replies = yield [Command.call("ZRANGE", self._thread_keys(t).idx, 0, -1) for t in batch]
+            for thread, members in zip(batch, replies, strict=True):
+                for raw in members:
+                    member = _text(raw)
+                    cid = _keys.split_member(member)[1]
+                    pairs.append((cid, thread, member))
+        if config is not None:
+            conf = config["configurable"]
+            wanted_ns = conf.get("checkpoint_ns")
+            wanted_id = get_checkpoint_id(config)
+            pairs = [
+                p
+                for p in pairs
+                if (wanted_ns is None or _keys.split_member(p[2])[0] == wanted_ns)
+                and (not wanted_id or p[0] == wanted_id)
+            ]
+        if before_id:
+            pairs = [p for p in pairs if p[0] < before_id]
+        pairs.sort(key=lambda p: p[0], reverse=True)
+        return [(thread, member) for _, thread, member in pairs]
+
+    def _list_plan(
+        self,
+        config: RunnableConfig | None,
+        filter: Mapping[str, Any] | None,
+        before: RunnableConfig | None,
+        limit: int | None,
+    ) -> Plan[None]:
+        before_id = get_checkpoint_id(before) if before else None
+        candidates = yield from self._candidates_plan(config, before_id, None if filter else limit)
+        remaining = limit if limit is not None else len(candidates)
+        for start in range(0, len(candidates), _PAGE):
+            if remaining <= 0:
+                return
+            page = candidates[start : start + _PAGE]
+            if filter:
+                page = yield from self._filter_plan(page, filter)
+            page = page[:remaining]
+            if not page:
+                continue
+            groups = _group(page)
+            replies = yield [
+                Command.run("LOAD", self._thread_keys(t).data, [self.ttl.read_arg, "exact", *ms])
+                for t, ms in groups.items()
+            ]
+            loaded: dict[tuple[str, str], Any] = {}
+            for (thread, members), rows in zip(groups.items(), replies, strict=True):
+                for member, row in zip(members, rows, strict=True):
+                    loaded[(thread, member)] = row
+            items = [self._decode(t, loaded[(t, m)]) for t, m in page if loaded.get((t, m))]
+            remaining -= len(items)
+            yield Emit(items)
+
+    def _filter_plan(
+        self, page: list[tuple[str, str]], wanted: Mapping[str, Any]
+    ) -> Plan[list[tuple[str, str]]]:
+        groups = _group(page)
+        replies = yield [
+            Command.call("HMGET", self._thread_keys(t).cp, *ms) for t, ms in groups.items()
+        ]
+        records: dict[tuple[str, str], bytes] = {}
+        for (thread, members), values in zip(groups.items(), replies, strict=True):
+            for member, record in zip(members, values, strict=True):
+                if record is not None:
+                    records[(thread, member)] = record
+        return [
+            pair
+            for pair in page
+            if pair in records
+            and _codec.matches_filter(_codec.decode_metadata(self.serde, records[pair]), wanted)
+        ]
+
+    def _prune_plan(self, thread_ids: Sequence[str], strategy: str) -> Plan[None]:
+        if isinstance(thread_ids, str):
+            raise TypeError("thread_ids must be a sequence of thread ids, not a str")
+        if strategy not in ("keep_latest", "delete"):
+            raise ValueError(f"unknown prune strategy {strategy!r}; use 'keep_latest' or 'delete'")
+        for thread_id in thread_ids:
+            if strategy == "delete":
+                yield self._delete_thread_commands(str(thread_id))
+                continue
+            keys = self._thread_keys(thread_id)
+            refs, records = yield [
+                Command.call("HGETALL", keys.refs),
+                Command.call("HGETALL", keys.cp),
+            ]
+            drops = keep_latest_drops(
+                {_text(k): _codec.decode_refs(v)[0] for k, v in refs.items()},
+                {_text(k): v for k, v in records.items()},
+                self.serde,
+            )
+            if drops:
+                yield [Command.run("PRUNE", keys.data, drops)]
+
+    def _delete_for_runs_plan(self, run_ids: Sequence[str]) -> Plan[None]:
+        if isinstance(run_ids, str):
+            raise TypeError("run_ids must be a sequence of run ids, not a str")
+        quoted = [_keys.quote(str(r)) for r in run_ids]
+        if not quoted:
+            return
+        threads = yield from self._threads_plan()
+        for start in range(0, len(threads), _THREAD_BATCH):
+            batch = threads[start : start + _THREAD_BATCH]
+            yield [Command.run("DELETE_RUNS", self._thread_keys(t).data, quoted) for t in batch]
+
+    def _copy_thread_plan(self, source_thread_id: str, target_thread_id: str) -> Plan[None]:
+        source = self._thread_keys(source_thread_id)
+        (dump,) = yield [Command.run("DUMP", source.data)]
+        if not dump[0]:
+            return
+        lengths = [len(part) for part in dump]
+        items = [item for part in dump for item in part]
+        target = str(target_thread_id)
+        yield [
+            Command.run(
+                "RESTORE", self._thread_keys(target).data, [self.ttl.arg, *lengths, *items]
+            ),
+            *self._register(target),
+        ]
+
+    def _setup_result(self, info: Mapping[str, Any], schema: Any) -> list[Command]:
+        """Check the server and the stored layout version; commands that finish setup."""
+        if info and all(isinstance(v, Mapping) for v in info.values()):
+            for node_info in info.values():
+                check_server_version(node_info)
+        else:
+            check_server_version(info)
+        if schema is not None and int(schema) > _keys.SCHEMA_VERSION:
+            raise MigrationError(
+                f"the keys under prefix {self.prefix!r} use layout v{int(schema)}, newer than "
+                f"this langgraph-memory (v{_keys.SCHEMA_VERSION}); upgrade the package"
+            )
+        return [Command.call("SET", _keys.schema_key(self.prefix), _keys.SCHEMA_VERSION)]
+
+
+def _group(pairs: Sequence[tuple[str, str]]) -> dict[str, list[str]]:
+    groups: dict[str, list[str]] = {}
+    for thread, member in pairs:
+        groups.setdefault(thread, []).append(member)
+    return groups
+
+
+def keep_latest_drops(
+    parents: Mapping[str, str | None], records: Mapping[str, bytes], serde: SerializerProtocol
+) -> list[str]:
+    """Members ``prune(strategy="keep_latest")`` deletes from one thread.
+
+    Keeps the newest checkpoint of each namespace and, when its metadata says a
+    ``DeltaChannel`` has not snapshotted since (``counters_since_delta_snapshot``), every
+    ancestor on its parent chain up to and including the one where each such channel was
+    last snapshotted (or first written), so the kept head still rebuilds its value.
+    """
+    by_ns: dict[str, list[str]] = {}
+    for member in records:
+        by_ns.setdefault(member.partition(_keys.SEP)[0], []).append(member)
+    keep: set[str] = set()
+    for ns, members in by_ns.items():
+        head = max(members, key=lambda m: _keys.split_member(m)[1])
+        keep.add(head)
+        pending = set(_delta_counters(serde, records[head]))
+        current = head
+        while pending:
+            parent = parents.get(current)
+            parent_member = f"{ns}{_keys.SEP}{_keys.quote(parent)}" if parent else None
+            if parent_member is None or parent_member not in records:
+                break
+            keep.add(parent_member)
+            pending &= set(_delta_counters(serde, records[parent_member]))
+            current = parent_member
+    return sorted(m for m in records if m not in keep)
+
+
+def _delta_counters(serde: SerializerProtocol, record: bytes) -> Mapping[str, Any]:
+    metadata = _codec.decode_metadata(serde, record)
+    counters = metadata.get("counters_since_delta_snapshot") or {}
+    return counters if isinstance(counters, Mapping) else {}

@@ -1,0 +1,261 @@
+"""Pure encoding and decoding of what the Redis checkpointer stores (no I/O).
+
+* a *record* (hash ``cp``): msgpack ``[checkpoint type, checkpoint bytes, metadata type,
+  metadata bytes]`` — the checkpoint without ``channel_values`` and the metadata, both
+  through the saver's ``serde`` (so an ``EncryptedSerializer`` encrypts them);
+* *refs* (hash ``refs``): msgpack ``[parent id, run id, blob field...]`` in plain text,
+  for the Lua scripts (loading blobs, garbage collection, ``delete_for_runs``);
+* a *blob* (hash ``blobs``): ``type + NUL + serde bytes``;
+* a *write* (hash ``w``): msgpack ``[task id, task path, idx, channel, type, bytes]``.
+
+Example:
+    ```python
+    from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
+    from langgraph_memory.checkpoint.redis._codec import decode_blob, encode_blob
+
+    serde = JsonPlusSerializer()
+    assert decode_blob(serde, encode_blob(serde, {"a": 1})) == {"a": 1}
+    ```
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, cast
+
+import ormsgpack
+from langchain_core.runnables import RunnableConfig
+from langgraph.checkpoint.base import (
+    WRITES_IDX_MAP,
+    ChannelVersions,
+    Checkpoint,
+    CheckpointMetadata,
+    CheckpointTuple,
+    PendingWrite,
+    writes_sort_key,
+)
+from langgraph.checkpoint.serde.base import SerializerProtocol
+
+from langgraph_memory.checkpoint.redis import _keys
+
+__all__ = [
+    "LoadedRow",
+    "PutArgs",
+    "decode_blob",
+    "decode_metadata",
+    "decode_refs",
+    "decode_row",
+    "decode_write",
+    "delta_depth",
+    "encode_blob",
+    "encode_put",
+    "encode_refs",
+    "encode_writes",
+    "matches_filter",
+    "next_version",
+]
+
+
+def encode_blob(serde: SerializerProtocol, value: Any) -> bytes:
+    """Serialize one channel value as ``type + NUL + bytes``."""
+    type_, data = serde.dumps_typed(value)
+    return type_.encode() + b"\x00" + data
+
+
+def decode_blob(serde: SerializerProtocol, raw: bytes) -> Any:
+    """Invert :func:`encode_blob`."""
+    type_, _, data = raw.partition(b"\x00")
+    return serde.loads_typed((type_.decode(), data))
+
+
+def encode_refs(parent_id: str | None, run_id: str | None, fields: Sequence[str]) -> bytes:
+    """The plain ``[parent, run, fields...]`` list the Lua scripts read (ids quoted)."""
+    return ormsgpack.packb(
+        [
+            _keys.quote(parent_id) if parent_id else "",
+            _keys.quote(run_id) if run_id else "",
+            *fields,
+        ]
+    )
+
+
+def decode_refs(raw: bytes) -> tuple[str | None, str | None, list[str]]:
+    """``(parent id, run id, blob fields)`` of :func:`encode_refs` output."""
+    parent, run, *fields = ormsgpack.unpackb(raw)
+    return (_keys.unquote(parent) or None, _keys.unquote(run) or None, fields)
+
+
+@dataclass(frozen=True)
+class PutArgs:
+    """What one ``put`` sends to the ``PUT`` script."""
+
+    member: str
+    record: bytes
+    refs: bytes
+    run_member: str
+    blobs: list[bytes | str]
+    depth: int
+
+
+def delta_depth(metadata: Mapping[str, Any]) -> int:
+    """How many newest checkpoints a ``DeltaChannel`` needs kept to rebuild its value.
+
+    ``counters_since_delta_snapshot`` maps a channel to ``(updates, supersteps)`` since its
+    last snapshot; the value is rebuilt from the writes of that many ancestors plus the
+    snapshot checkpoint itself.
+    """
+    counters = metadata.get("counters_since_delta_snapshot") or {}
+    steps = [int(pair[1]) for pair in counters.values() if isinstance(pair, (list, tuple))]
+    return max(steps) + 2 if steps else 0
+
+
+def encode_put(
+    serde: SerializerProtocol,
+    checkpoint: Checkpoint,
+    checkpoint_ns: str,
+    parent_id: str | None,
+    metadata: CheckpointMetadata,
+    new_versions: ChannelVersions,
+) -> PutArgs:
+    """Serialize a checkpoint: record, refs and the blobs of the ``new_versions`` channels."""
+    values = checkpoint["channel_values"]
+    bare = {key: value for key, value in checkpoint.items() if key != "channel_values"}
+    cp_type, cp_bytes = serde.dumps_typed(bare)
+    md_type, md_bytes = serde.dumps_typed(metadata)
+    record = ormsgpack.packb([cp_type, cp_bytes, md_type, md_bytes])
+    fields = [
+        _keys.blob_field(checkpoint_ns, channel, version)
+        for channel, version in checkpoint["channel_versions"].items()
+    ]
+    blobs: list[bytes | str] = []
+    for channel, version in new_versions.items():
+        if channel in values:
+            blobs.append(_keys.blob_field(checkpoint_ns, channel, version))
+            blobs.append(encode_blob(serde, values[channel]))
+    run_id = metadata.get("run_id")
+    run = str(run_id) if run_id is not None else None
+    member = _keys.checkpoint_member(checkpoint_ns, checkpoint["id"])
+    return PutArgs(
+        member=member,
+        record=record,
+        refs=encode_refs(parent_id, run, fields),
+        run_member=_keys.run_member(run, member) if run else "",
+        blobs=blobs,
+        depth=delta_depth(cast(Mapping[str, Any], metadata)),
+    )
+
+
+def encode_writes(
+    serde: SerializerProtocol,
+    checkpoint_ns: str,
+    checkpoint_id: str,
+    task_id: str,
+    task_path: str,
+    writes: Sequence[tuple[str, Any]],
+) -> list[bytes | str]:
+    """Flat ``(field, payload, upsert)`` triples for the ``PUT_WRITES`` script.
+
+    Special channels (``WRITES_IDX_MAP``) replace an existing write; regular ones are
+    inserted only if absent, so replaying a task's writes is idempotent.
+    """
+    member = _keys.checkpoint_member(checkpoint_ns, checkpoint_id)
+    args: list[bytes | str] = []
+    for position, (channel, value) in enumerate(writes):
+        idx = WRITES_IDX_MAP.get(channel, position)
+        type_, data = serde.dumps_typed(value)
+        payload = ormsgpack.packb([task_id, task_path, idx, channel, type_, data])
+        args.append(_keys.write_field(member, task_id, idx))
+        args.append(payload)
+        args.append("1" if channel in WRITES_IDX_MAP else "0")
+    return args
+
+
+def decode_write(
+    serde: SerializerProtocol, raw: bytes
+) -> tuple[tuple[str, str, int], PendingWrite]:
+    """``(sort key, (task_id, channel, value))`` of one stored write."""
+    task_id, task_path, idx, channel, type_, data = ormsgpack.unpackb(raw)
+    value = serde.loads_typed((type_, data))
+    return writes_sort_key(task_path, task_id, idx), (task_id, channel, value)
+
+
+def decode_metadata(serde: SerializerProtocol, record: bytes) -> CheckpointMetadata:
+    """Only the metadata of a record (for filtering without decoding the checkpoint)."""
+    _, _, md_type, md_bytes = ormsgpack.unpackb(record)
+    return cast(CheckpointMetadata, serde.loads_typed((md_type, md_bytes)))
+
+
+def _contains(actual: Any, wanted: Any) -> bool:
+    if isinstance(wanted, Mapping):
+        return isinstance(actual, Mapping) and all(
+            key in actual and _contains(actual[key], value) for key, value in wanted.items()
+        )
+    return bool(actual == wanted)
+
+
+def matches_filter(metadata: Mapping[str, Any], wanted: Mapping[str, Any] | None) -> bool:
+    """Metadata containment like Postgres ``metadata @> filter``: every key must match
+    (nested dicts match when they contain the wanted sub-dict)."""
+    return not wanted or _contains(metadata, wanted)
+
+
+LoadedRow = Sequence[Any]
+"""One ``load`` reply of the ``LOAD`` script: member, record, refs, blob pairs, writes."""
+
+
+def _text(value: bytes | str) -> str:
+    return value.decode() if isinstance(value, bytes) else value
+
+
+def decode_row(serde: SerializerProtocol, thread_id: str, row: LoadedRow) -> CheckpointTuple:
+    """Turn one ``LOAD`` reply into a :class:`CheckpointTuple`."""
+    member, record, refs, blob_pairs, write_rows = row
+    checkpoint_ns, checkpoint_id = _keys.split_member(_text(member))
+    cp_type, cp_bytes, md_type, md_bytes = ormsgpack.unpackb(record)
+    checkpoint = serde.loads_typed((cp_type, cp_bytes))
+    metadata = serde.loads_typed((md_type, md_bytes))
+    parent_id = decode_refs(refs)[0] if refs else None
+    values: dict[str, Any] = {}
+    for i in range(0, len(blob_pairs), 2):
+        raw = blob_pairs[i + 1]
+        if raw.startswith(b"empty\x00"):
+            continue
+        values[_keys.blob_channel(_text(blob_pairs[i]))] = decode_blob(serde, raw)
+    checkpoint["channel_values"] = values
+    decoded = sorted((decode_write(serde, raw) for raw in write_rows), key=lambda w: w[0])
+    config: RunnableConfig = {
+        "configurable": {
+            "thread_id": thread_id,
+            "checkpoint_ns": checkpoint_ns,
+            "checkpoint_id": checkpoint_id,
+        }
+    }
+    parent_config: RunnableConfig | None = None
+    if parent_id:
+        parent_config = {
+            "configurable": {
+                "thread_id": thread_id,
+                "checkpoint_ns": checkpoint_ns,
+                "checkpoint_id": parent_id,
+            }
+        }
+    return CheckpointTuple(
+        config=config,
+        checkpoint=checkpoint,
+        metadata=metadata,
+        parent_config=parent_config,
+        pending_writes=[write for _, write in decoded],
+    )
+
+
+def next_version(current: str | int | float | None) -> str:
+    """Next channel version: zero-padded counter plus a random suffix (fork-safe blob keys)."""
+    if current is None:
+        number = 0
+    elif isinstance(current, (int, float)):
+        number = int(current)
+    else:
+        number = int(current.split(".")[0])
+    return f"{number + 1:032}.{random.random():016}"

@@ -1,0 +1,199 @@
+"""Every Redis key and hash field the Redis checkpointer uses (the only key builder).
+
+Layout (``P`` = prefix, ``T`` = the quoted thread id; ``{T}`` is a cluster hash tag,
+so all keys of one thread live in one slot and a Lua script may touch them together):
+
+==================  ======  ==========================================================
+key                 type    content
+==================  ======  ==========================================================
+``P:{T}:idx``       zset    ``ns\\0cid`` members, score 0 (lexicographic = time order)
+``P:{T}:cp``        hash    ``ns\\0cid`` -> serialized checkpoint + metadata
+``P:{T}:refs``      hash    ``ns\\0cid`` -> msgpack ``[parent, run, blob fields...]``
+``P:{T}:blobs``     hash    ``ns\\0channel\\0version`` -> serialized channel value
+``P:{T}:w``         hash    ``ns\\0cid\\0task\\0idx`` -> serialized pending write
+``P:{T}:wk``        zset    the ``w`` fields, for range lookups per checkpoint
+``P:{T}:runs``      zset    ``run\\0ns\\0cid`` (``delete_for_runs``)
+``P:{T}:fence``     string  fencing token counter (survives ``delete_thread``)
+``P:{T}:lease``     string  lease owner (``SET NX PX``)
+``P:threads``       zset    thread ids (score: expiry deadline in ms, ``+inf`` without TTL)
+``P:schema``        string  layout version written by ``setup()``
+==================  ======  ==========================================================
+
+Every variable part is *quoted*: ``%``, NUL and braces are percent-escaped, so a quoted
+part never contains the ``\\0`` field separator or a brace that would break the hash tag.
+
+Example:
+    ```python
+    from langgraph_memory.checkpoint.redis._keys import ThreadKeys, quote
+
+    keys = ThreadKeys.build("lgm", "user{1}")
+    assert keys.idx == "lgm:{user%7B1%7D}:idx"
+    assert quote("a\\0b") == "a%00b"
+    ```
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from langgraph_memory.errors import ConfigurationError
+
+__all__ = [
+    "SCHEMA_VERSION",
+    "SEP",
+    "ThreadKeys",
+    "blob_channel",
+    "blob_field",
+    "checkpoint_member",
+    "namespace_range",
+    "quote",
+    "registry_key",
+    "run_member",
+    "schema_key",
+    "split_member",
+    "unquote",
+    "validate_prefix",
+    "write_field",
+]
+
+SCHEMA_VERSION = 1
+"""Version of the key layout above; ``setup()`` refuses a newer one."""
+
+SEP = "\x00"
+"""Separator of the parts of a hash field / zset member."""
+
+_ESCAPES = {"%": "%25", "\x00": "%00", "{": "%7B", "}": "%7D"}
+_UNESCAPES = {value: key for key, value in _ESCAPES.items()}
+
+
+def quote(part: str) -> str:
+    """Escape ``%``, NUL, ``{`` and ``}`` so ``part`` is safe in a key, tag or field."""
+    if not any(ch in part for ch in _ESCAPES):
+        return part
+    return "".join(_ESCAPES.get(ch, ch) for ch in part)
+
+
+def unquote(part: str) -> str:
+    """Invert :func:`quote`."""
+    if "%" not in part:
+        return part
+    out: list[str] = []
+    i = 0
+    while i < len(part):
+        chunk = part[i : i + 3]
+        if chunk in _UNESCAPES:
+            out.append(_UNESCAPES[chunk])
+            i += 3
+        else:
+            out.append(part[i])
+            i += 1
+    return "".join(out)
+
+
+def validate_prefix(prefix: str) -> str:
+    """Return ``prefix`` if usable as a key prefix, else raise :class:`ConfigurationError`."""
+    if not isinstance(prefix, str) or not prefix:
+        raise ConfigurationError("prefix must be a non-empty string, e.g. prefix='lgm'")
+    if any(ch in prefix for ch in "{}\x00"):
+        raise ConfigurationError(
+            f"prefix {prefix!r} must not contain braces or NUL (they would break the "
+            "cluster hash tag); use letters, digits, ':' or '_'"
+        )
+    return prefix
+
+
+@dataclass(frozen=True)
+class ThreadKeys:
+    """The keys of one thread, all in the same cluster hash slot."""
+
+    idx: str
+    cp: str
+    refs: str
+    blobs: str
+    writes: str
+    write_index: str
+    runs: str
+    fence: str
+    lease: str
+
+    @classmethod
+    def build(cls, prefix: str, thread_id: str) -> ThreadKeys:
+        """Keys of ``thread_id`` under ``prefix``."""
+        base = f"{prefix}:{{{quote(str(thread_id))}}}:"
+        return cls(
+            idx=base + "idx",
+            cp=base + "cp",
+            refs=base + "refs",
+            blobs=base + "blobs",
+            writes=base + "w",
+            write_index=base + "wk",
+            runs=base + "runs",
+            fence=base + "fence",
+            lease=base + "lease",
+        )
+
+    @property
+    def data(self) -> list[str]:
+        """The keys a checkpoint script receives as ``KEYS[1..8]`` (fixed order)."""
+        return [
+            self.idx,
+            self.cp,
+            self.refs,
+            self.blobs,
+            self.writes,
+            self.write_index,
+            self.runs,
+            self.fence,
+        ]
+
+    @property
+    def fencing(self) -> list[str]:
+        """The keys a lease script receives: ``KEYS[1]`` lease, ``KEYS[2]`` fence."""
+        return [self.lease, self.fence]
+
+
+def registry_key(prefix: str) -> str:
+    """Key of the registry of all thread ids (``list(None)``, ``delete_for_runs``)."""
+    return f"{prefix}:threads"
+
+
+def schema_key(prefix: str) -> str:
+    """Key holding the layout version written by ``setup()``."""
+    return f"{prefix}:schema"
+
+
+def checkpoint_member(checkpoint_ns: str, checkpoint_id: str) -> str:
+    """Index member / hash field of one checkpoint: ``ns\\0cid``."""
+    return f"{quote(checkpoint_ns)}{SEP}{quote(checkpoint_id)}"
+
+
+def split_member(member: str) -> tuple[str, str]:
+    """``(checkpoint_ns, checkpoint_id)`` of a :func:`checkpoint_member`."""
+    ns, _, cid = member.partition(SEP)
+    return unquote(ns), unquote(cid)
+
+
+def namespace_range(checkpoint_ns: str) -> tuple[str, str]:
+    """``(min, max)`` lexicographic bounds (``ZRANGEBYLEX`` syntax) of a namespace's members."""
+    quoted = quote(checkpoint_ns)
+    return f"[{quoted}{SEP}", f"({quoted}\x01"
+
+
+def blob_field(checkpoint_ns: str, channel: str, version: str | int | float) -> str:
+    """Field of one channel value at one version: ``ns\\0channel\\0version``."""
+    return f"{quote(checkpoint_ns)}{SEP}{quote(channel)}{SEP}{quote(str(version))}"
+
+
+def blob_channel(field: str) -> str:
+    """The channel name of a :func:`blob_field`."""
+    return unquote(field.split(SEP)[1])
+
+
+def write_field(member: str, task_id: str, idx: int) -> str:
+    """Field of one pending write of the checkpoint ``member``."""
+    return f"{member}{SEP}{quote(task_id)}{SEP}{idx}"
+
+
+def run_member(run_id: str, member: str) -> str:
+    """Member of the run index linking ``run_id`` to checkpoint ``member``."""
+    return f"{quote(run_id)}{SEP}{member}"

@@ -1,0 +1,310 @@
+"""The Lua scripts of the Redis checkpointer and lease backend, as named constants.
+
+Each checkpoint script receives the eight data keys of ONE thread
+(:attr:`~langgraph_memory.checkpoint.redis._keys.ThreadKeys.data`) as ``KEYS``, so it
+touches a single cluster slot and runs atomically: a reader sees a checkpoint with all
+of its blobs and index entries, or nothing. Only core commands are used (hashes,
+sorted sets, strings, ``cmsgpack``), so any Redis >= 6.2 or Valkey runs them.
+
+Errors a script raises on purpose start with ``LGM_STALE`` (fencing rejection).
+
+Example:
+    ```python
+    from langgraph_memory.checkpoint.redis._scripts import SCRIPTS
+
+    assert "PUT" in SCRIPTS and "redis.call" in SCRIPTS["PUT"]
+    ```
+"""
+
+from __future__ import annotations
+
+import hashlib
+
+__all__ = ["SCRIPTS", "SCRIPT_SHAS", "STALE_ERROR_MARK"]
+
+STALE_ERROR_MARK = "LGM_STALE"
+
+_PRELUDE = r"""
+local IDX, CP, REFS, BLOBS, W, WK, RUNS, FENCE =
+  KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8]
+local SEP = '\0'
+
+local function each_chunk(cmd, key, items)
+  local i, n = 1, #items
+  while i <= n do
+    local j = math.min(i + 499, n)
+    redis.call(cmd, key, unpack(items, i, j))
+    i = j + 1
+  end
+end
+
+local function stale(token)
+  if token == '' then return false end
+  local current = redis.call('GET', FENCE) or '0'
+  if tonumber(current) ~= tonumber(token) then
+    return redis.error_reply('LGM_STALE the thread fencing token is ' .. current ..
+      ' but the write carried ' .. token)
+  end
+  return false
+end
+
+local function touch(ms)
+  if ms ~= '0' then
+    for i = 1, 8 do redis.call('PEXPIRE', KEYS[i], ms) end
+  end
+end
+
+-- Delete checkpoints with their writes and run entries; return the blob fields they used.
+local function drop(members)
+  local freed, gone = {}, {}
+  for _, m in ipairs(members) do
+    gone[m] = true
+    local raw = redis.call('HGET', REFS, m)
+    if raw then
+      local refs = cmsgpack.unpack(raw)
+      if refs[2] ~= '' then redis.call('ZREM', RUNS, refs[2] .. SEP .. m) end
+      for i = 3, #refs do freed[refs[i]] = true end
+    end
+    local ws = redis.call('ZRANGEBYLEX', WK, '[' .. m .. SEP, '(' .. m .. '\1')
+    if #ws > 0 then
+      each_chunk('HDEL', W, ws)
+      each_chunk('ZREM', WK, ws)
+    end
+  end
+  if #members > 0 then
+    each_chunk('ZREM', IDX, members)
+    each_chunk('HDEL', CP, members)
+    each_chunk('HDEL', REFS, members)
+  end
+  return freed, gone
+end
+
+-- Delete the blobs no remaining checkpoint references; unlink children of dropped parents.
+local function collect(freed, gone)
+  local all = redis.call('HGETALL', REFS)
+  for i = 1, #all, 2 do
+    local m = all[i]
+    local refs = cmsgpack.unpack(all[i + 1])
+    for j = 3, #refs do freed[refs[j]] = nil end
+    if refs[1] ~= '' then
+      local ns = string.sub(m, 1, string.find(m, SEP, 1, true))
+      if gone[ns .. refs[1]] then
+        refs[1] = ''
+        redis.call('HSET', REFS, m, cmsgpack.pack(refs))
+      end
+    end
+  end
+  local dead = {}
+  for f in pairs(freed) do dead[#dead + 1] = f end
+  if #dead > 0 then each_chunk('HDEL', BLOBS, dead) end
+end
+
+local function load(m)
+  local rec = redis.call('HGET', CP, m)
+  if not rec then return false end
+  local raw = redis.call('HGET', REFS, m) or ''
+  local blobs = {}
+  if raw ~= '' then
+    local refs = cmsgpack.unpack(raw)
+    if #refs > 2 then
+      local fields = {}
+      for i = 3, #refs do fields[#fields + 1] = refs[i] end
+      local vals = redis.call('HMGET', BLOBS, unpack(fields))
+      for i = 1, #fields do
+        if vals[i] then
+          blobs[#blobs + 1] = fields[i]
+          blobs[#blobs + 1] = vals[i]
+        end
+      end
+    end
+  end
+  local writes = {}
+  local ws = redis.call('ZRANGEBYLEX', WK, '[' .. m .. SEP, '(' .. m .. '\1')
+  if #ws > 0 then
+    local vals = redis.call('HMGET', W, unpack(ws))
+    for i = 1, #ws do
+      if vals[i] then writes[#writes + 1] = vals[i] end
+    end
+  end
+  return {m, rec, raw, blobs, writes}
+end
+"""
+
+# ARGV: fence token ('' = unfenced), ttl ms ('0' = none), keep-last ('0' = all),
+# member, record, refs, run member ('' = none), then blob field/value pairs.
+_PUT = r"""
+local err = stale(ARGV[1])
+if err then return err end
+for i = 8, #ARGV, 2 do redis.call('HSETNX', BLOBS, ARGV[i], ARGV[i + 1]) end
+local m = ARGV[4]
+redis.call('ZADD', IDX, 0, m)
+redis.call('HSET', CP, m, ARGV[5])
+redis.call('HSET', REFS, m, ARGV[6])
+if ARGV[7] ~= '' then redis.call('ZADD', RUNS, 0, ARGV[7]) end
+local keep = tonumber(ARGV[3])
+if keep > 0 then
+  local ns = string.sub(m, 1, string.find(m, SEP, 1, true) - 1)
+  local lo, hi = '[' .. ns .. SEP, '(' .. ns .. '\1'
+  local n = redis.call('ZLEXCOUNT', IDX, lo, hi)
+  if n > keep then
+    local old = redis.call('ZRANGEBYLEX', IDX, lo, hi, 'LIMIT', 0, n - keep)
+    local freed, gone = drop(old)
+    collect(freed, gone)
+  end
+end
+touch(ARGV[2])
+return 1
+"""
+
+# ARGV: fence token, ttl ms, then (field, payload, upsert '1'/'0') triples.
+_PUT_WRITES = r"""
+local err = stale(ARGV[1])
+if err then return err end
+for i = 3, #ARGV, 3 do
+  if ARGV[i + 2] == '1' then
+    redis.call('HSET', W, ARGV[i], ARGV[i + 1])
+    redis.call('ZADD', WK, 0, ARGV[i])
+  elseif redis.call('HSETNX', W, ARGV[i], ARGV[i + 1]) == 1 then
+    redis.call('ZADD', WK, 0, ARGV[i])
+  end
+end
+touch(ARGV[2])
+return 1
+"""
+
+# ARGV: refresh ttl ms ('0' = no refresh), 'latest' + quoted ns | 'exact' + members...
+_LOAD = r"""
+local out = {}
+if ARGV[2] == 'latest' then
+  local ns = ARGV[3]
+  local top = redis.call('ZREVRANGEBYLEX', IDX, '(' .. ns .. '\1', '[' .. ns .. SEP, 'LIMIT', 0, 1)
+  if top[1] then out[1] = load(top[1]) end
+else
+  for i = 3, #ARGV do out[#out + 1] = load(ARGV[i]) end
+end
+touch(ARGV[1])
+return out
+"""
+
+# ARGV: fence ttl ms ('0' = none). Returns the thread's new fencing token.
+_DELETE_THREAD = r"""
+redis.call('DEL', IDX, CP, REFS, BLOBS, W, WK, RUNS)
+local token = redis.call('INCR', FENCE)
+if ARGV[1] ~= '0' then redis.call('PEXPIRE', FENCE, ARGV[1]) end
+return token
+"""
+
+# ARGV: members to delete (the caller read them from a snapshot; newer ones survive).
+_PRUNE = r"""
+local freed, gone = drop(ARGV)
+collect(freed, gone)
+return #ARGV
+"""
+
+# ARGV: quoted run ids.
+_DELETE_RUNS = r"""
+local members = {}
+for i = 1, #ARGV do
+  local lo = ARGV[i] .. SEP
+  local rows = redis.call('ZRANGEBYLEX', RUNS, '[' .. lo, '(' .. ARGV[i] .. '\1')
+  for _, r in ipairs(rows) do members[#members + 1] = string.sub(r, #lo + 1) end
+end
+if #members > 0 then
+  local freed, gone = drop(members)
+  collect(freed, gone)
+end
+return #members
+"""
+
+# Returns the whole thread: idx, cp, refs, blobs, w, wk, runs (flat lists).
+_DUMP = r"""
+return {
+  redis.call('ZRANGE', IDX, 0, -1),
+  redis.call('HGETALL', CP),
+  redis.call('HGETALL', REFS),
+  redis.call('HGETALL', BLOBS),
+  redis.call('HGETALL', W),
+  redis.call('ZRANGE', WK, 0, -1),
+  redis.call('ZRANGE', RUNS, 0, -1),
+}
+"""
+
+# ARGV: ttl ms, then the lengths of the 7 dumped lists, then their items.
+_RESTORE = r"""
+local pos = 9
+local function take(n)
+  local items = {}
+  for i = pos, pos + n - 1 do items[#items + 1] = ARGV[i] end
+  pos = pos + n
+  return items
+end
+local parts = {}
+for k = 1, 7 do parts[k] = take(tonumber(ARGV[k + 1])) end
+local zsets = {[1] = IDX, [6] = WK, [7] = RUNS}
+local hashes = {[2] = CP, [3] = REFS, [4] = BLOBS, [5] = W}
+for k, key in pairs(zsets) do
+  for _, m in ipairs(parts[k]) do redis.call('ZADD', key, 0, m) end
+end
+for k, key in pairs(hashes) do
+  local items = parts[k]
+  for i = 1, #items, 2 do redis.call('HSET', key, items[i], items[i + 1]) end
+end
+touch(ARGV[1])
+return #parts[1]
+"""
+
+# Lease scripts: KEYS[1] lease, KEYS[2] fence.
+# ARGV: owner, lease ms, fence ttl ms ('0' = keep forever). Returns the token or nil.
+_LEASE_ACQUIRE = r"""
+if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
+  local token = redis.call('INCR', KEYS[2])
+  if ARGV[3] ~= '0' then redis.call('PEXPIRE', KEYS[2], ARGV[3]) end
+  return token
+end
+return false
+"""
+
+# ARGV: owner, lease ms, token. 1 = renewed, 0 = lost.
+_LEASE_RENEW = r"""
+local current = redis.call('GET', KEYS[2]) or '0'
+if tonumber(current) ~= tonumber(ARGV[3]) then return 0 end
+local holder = redis.call('GET', KEYS[1])
+if holder == ARGV[1] then
+  redis.call('PEXPIRE', KEYS[1], ARGV[2])
+  return 1
+end
+if not holder then
+  redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+  return 1
+end
+return 0
+"""
+
+# ARGV: owner. 1 = released, 0 = not held by owner.
+_LEASE_RELEASE = r"""
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+  redis.call('DEL', KEYS[1])
+  return 1
+end
+return 0
+"""
+
+SCRIPTS: dict[str, str] = {
+    "PUT": _PRELUDE + _PUT,
+    "PUT_WRITES": _PRELUDE + _PUT_WRITES,
+    "LOAD": _PRELUDE + _LOAD,
+    "DELETE_THREAD": _PRELUDE + _DELETE_THREAD,
+    "PRUNE": _PRELUDE + _PRUNE,
+    "DELETE_RUNS": _PRELUDE + _DELETE_RUNS,
+    "DUMP": _PRELUDE + _DUMP,
+    "RESTORE": _PRELUDE + _RESTORE,
+    "LEASE_ACQUIRE": _LEASE_ACQUIRE,
+    "LEASE_RENEW": _LEASE_RENEW,
+    "LEASE_RELEASE": _LEASE_RELEASE,
+}
+"""Script name -> Lua source."""
+
+SCRIPT_SHAS: dict[str, str] = {
+    name: hashlib.sha1(source.encode()).hexdigest() for name, source in SCRIPTS.items()
+}
+"""Script name -> SHA1 used with ``EVALSHA``."""

@@ -1,0 +1,318 @@
+"""Asynchronous Redis checkpointer: the async twin of :class:`RedisSaver`."""
+
+from __future__ import annotations
+
+import asyncio
+import builtins
+import concurrent.futures
+from collections.abc import AsyncIterator, Coroutine, Iterator, Mapping, Sequence
+from contextlib import asynccontextmanager
+from typing import Any, TypeVar
+
+from langchain_core.runnables import RunnableConfig
+from langgraph.checkpoint.base import (
+    ChannelVersions,
+    Checkpoint,
+    CheckpointMetadata,
+    CheckpointTuple,
+)
+from langgraph.checkpoint.serde.base import SerializerProtocol
+from redis.asyncio import Redis as AsyncRedis
+from redis.asyncio.cluster import RedisCluster as AsyncRedisCluster
+from redis.exceptions import NoScriptError
+
+from langgraph_memory.checkpoint.redis import _keys
+from langgraph_memory.checkpoint.redis._base import (
+    BaseRedisSaver,
+    Command,
+    Emit,
+    Plan,
+    RedisTTLConfig,
+    client_url_options,
+    translate_errors,
+)
+from langgraph_memory.checkpoint.redis._scripts import SCRIPTS
+from langgraph_memory.checkpoint.redis.lease import AsyncRedisLeaseBackend
+from langgraph_memory.checkpoint.redis.saver import DEFAULT_CONNECT_TIMEOUT
+from langgraph_memory.errors import ConfigurationError, InvalidConnectionStringError
+
+__all__ = ["AsyncRedisSaver"]
+
+T = TypeVar("T")
+
+
+class AsyncRedisSaver(BaseRedisSaver):
+    """Async LangGraph checkpointer on plain Redis (same storage as :class:`RedisSaver`).
+
+    The sync methods also work when called from another thread than the event loop
+    the saver runs on (e.g. ``graph.invoke`` in a worker thread), like the official
+    ``AsyncPostgresSaver``.
+
+    Args:
+        client: ``redis.asyncio.Redis`` or ``redis.asyncio.cluster.RedisCluster``.
+        prefix: Key prefix (default ``"lgm"``).
+        ttl: ``{"default_ttl": minutes, "refresh_on_read": bool}`` for every key of a thread.
+        keep_last: Keep only the newest N checkpoints per thread and namespace.
+        serde: Serializer, e.g. an ``EncryptedSerializer``.
+
+    Example:
+        ```python
+        from langgraph_memory.checkpoint.redis import AsyncRedisSaver
+
+        async with AsyncRedisSaver.from_conn_string("redis://localhost:6379/0") as saver:
+            await saver.asetup()
+            graph = builder.compile(checkpointer=saver)
+            config = {"configurable": {"thread_id": "1"}}
+            await graph.ainvoke({"messages": [("user", "hi")]}, config)
+        ```
+    """
+
+    def __init__(
+        self,
+        client: AsyncRedis | AsyncRedisCluster,
+        *,
+        prefix: str = "lgm",
+        ttl: RedisTTLConfig | Mapping[str, Any] | None = None,
+        keep_last: int | None = None,
+        serde: SerializerProtocol | None = None,
+    ) -> None:
+        super().__init__(client, prefix=prefix, ttl=ttl, keep_last=keep_last, serde=serde)
+        try:
+            self.loop: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
+        except RuntimeError:
+            self.loop = None
+
+    @classmethod
+    @asynccontextmanager
+    async def from_conn_string(
+        cls,
+        url: str,
+        *,
+        prefix: str = "lgm",
+        ttl: RedisTTLConfig | Mapping[str, Any] | None = None,
+        keep_last: int | None = None,
+        serde: SerializerProtocol | None = None,
+        cluster: bool = False,
+        **client_options: Any,
+    ) -> AsyncIterator[AsyncRedisSaver]:
+        """Async twin of :meth:`RedisSaver.from_conn_string`.
+
+        Raises:
+            InvalidConnectionStringError: The URL is malformed.
+            BackendUnavailableError: Nothing answers at the URL's host and port.
+
+        Example:
+            ```python
+            async with AsyncRedisSaver.from_conn_string("redis://localhost:6379/0") as saver:
+                await saver.asetup()
+            ```
+        """
+        where = client_url_options(url)
+        options = {"socket_connect_timeout": DEFAULT_CONNECT_TIMEOUT, **client_options}
+        try:
+            client: AsyncRedis | AsyncRedisCluster = (
+                AsyncRedisCluster.from_url(url, **options)
+                if cluster
+                else AsyncRedis.from_url(url, **options)
+            )
+        except ValueError as exc:
+            raise InvalidConnectionStringError(f"invalid Redis URL: {exc}") from exc
+        try:
+            with translate_errors(where):
+                await client.ping()
+            yield cls(client, prefix=prefix, ttl=ttl, keep_last=keep_last, serde=serde)
+        finally:
+            await client.aclose()
+
+    async def asetup(self) -> None:
+        """Async :meth:`RedisSaver.setup`."""
+        with translate_errors(self.where):
+            info = await self._client.info("server")
+            schema = await self._client.get(_keys.schema_key(self.prefix))
+            finish = self._setup_result(info, schema)
+            await self._load_scripts()
+        await self._execute(finish)
+
+    def setup(self) -> None:
+        """Sync bridge of :meth:`asetup` (from a thread other than the saver's loop)."""
+        self._bridge(self.asetup())
+
+    def lease_backend(self) -> AsyncRedisLeaseBackend:
+        """An :class:`AsyncRedisLeaseBackend` on this saver's client and prefix."""
+        return AsyncRedisLeaseBackend(
+            self._client, prefix=self.prefix, fence_ttl_ms=self.ttl.ttl_ms
+        )
+
+    # ----- BaseCheckpointSaver (async) -------------------------------------------------
+
+    async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
+        """The checkpoint ``config`` names (or the thread's latest), with pending writes."""
+        thread_id, commands = self._get_commands(config)
+        return self._get_result(thread_id, await self._execute(commands))
+
+    async def alist(
+        self,
+        config: RunnableConfig | None,
+        *,
+        filter: dict[str, Any] | None = None,
+        before: RunnableConfig | None = None,
+        limit: int | None = None,
+    ) -> AsyncIterator[CheckpointTuple]:
+        """Checkpoints newest first; ``filter`` matches metadata on any key (all must match)."""
+        plan = self._list_plan(config, filter, before, limit)
+        reply: Any = None
+        while True:
+            try:
+                step = plan.send(reply)
+            except StopIteration:
+                return
+            if isinstance(step, Emit):
+                reply = None
+                for item in step.items:
+                    yield item
+            else:
+                reply = await self._execute(step)
+
+    async def aput(
+        self,
+        config: RunnableConfig,
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
+    ) -> RunnableConfig:
+        """Store a checkpoint atomically (blobs only for ``new_versions``)."""
+        commands, next_config = self._put_commands(config, checkpoint, metadata, new_versions)
+        await self._execute(commands)
+        return next_config
+
+    async def aput_writes(
+        self,
+        config: RunnableConfig,
+        writes: Sequence[tuple[str, Any]],
+        task_id: str,
+        task_path: str = "",
+    ) -> None:
+        """Store a task's pending writes (idempotent per task and index)."""
+        await self._execute(self._put_writes_commands(config, writes, task_id, task_path))
+
+    async def adelete_thread(self, thread_id: str) -> None:
+        """Delete the thread (all namespaces) and advance its fencing token."""
+        await self._execute(self._delete_thread_commands(str(thread_id)))
+
+    async def adelete_for_runs(self, run_ids: Sequence[str]) -> None:
+        """Delete the checkpoints (and their writes) whose metadata ``run_id`` is listed."""
+        await self._run(self._delete_for_runs_plan(run_ids))
+
+    async def acopy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
+        """Copy every checkpoint, blob and write of one thread to another."""
+        await self._run(self._copy_thread_plan(str(source_thread_id), str(target_thread_id)))
+
+    async def aprune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
+        """Async :meth:`RedisSaver.prune`."""
+        await self._run(self._prune_plan(thread_ids, strategy))
+
+    # ----- sync bridges (from other threads) --------------------------------------------
+
+    def get_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
+        """Sync bridge of :meth:`aget_tuple`."""
+        return self._bridge(self.aget_tuple(config))
+
+    def list(
+        self,
+        config: RunnableConfig | None,
+        *,
+        filter: dict[str, Any] | None = None,
+        before: RunnableConfig | None = None,
+        limit: int | None = None,
+    ) -> Iterator[CheckpointTuple]:
+        """Sync bridge of :meth:`alist`."""
+
+        async def collect() -> builtins.list[CheckpointTuple]:
+            return [t async for t in self.alist(config, filter=filter, before=before, limit=limit)]
+
+        return iter(self._bridge(collect()))
+
+    def put(
+        self,
+        config: RunnableConfig,
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
+    ) -> RunnableConfig:
+        """Sync bridge of :meth:`aput`."""
+        return self._bridge(self.aput(config, checkpoint, metadata, new_versions))
+
+    def put_writes(
+        self,
+        config: RunnableConfig,
+        writes: Sequence[tuple[str, Any]],
+        task_id: str,
+        task_path: str = "",
+    ) -> None:
+        """Sync bridge of :meth:`aput_writes`."""
+        self._bridge(self.aput_writes(config, writes, task_id, task_path))
+
+    def delete_thread(self, thread_id: str) -> None:
+        """Sync bridge of :meth:`adelete_thread`."""
+        self._bridge(self.adelete_thread(thread_id))
+
+    def delete_for_runs(self, run_ids: Sequence[str]) -> None:
+        """Sync bridge of :meth:`adelete_for_runs`."""
+        self._bridge(self.adelete_for_runs(run_ids))
+
+    def copy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
+        """Sync bridge of :meth:`acopy_thread`."""
+        self._bridge(self.acopy_thread(source_thread_id, target_thread_id))
+
+    def prune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
+        """Sync bridge of :meth:`aprune`."""
+        self._bridge(self.aprune(thread_ids, strategy=strategy))
+
+    def _bridge(self, coro: Coroutine[Any, Any, T]) -> T:
+        loop = self.loop
+        try:
+            running = asyncio.get_running_loop()
+        except RuntimeError:
+            running = None
+        if loop is None or running is loop or not loop.is_running():
+            coro.close()
+            raise ConfigurationError(
+                "AsyncRedisSaver's sync methods only work from a thread other than the event "
+                "loop the saver was created on; use the async methods (ainvoke/astream) or "
+                "RedisSaver"
+            )
+        future: concurrent.futures.Future[T] = asyncio.run_coroutine_threadsafe(coro, loop)
+        return future.result()
+
+    # ----- I/O -------------------------------------------------------------------------
+
+    async def _load_scripts(self) -> None:
+        for source in SCRIPTS.values():
+            await self._client.script_load(source)
+
+    async def _send(self, commands: Sequence[Command]) -> builtins.list[Any]:
+        if len(commands) == 1 or self.is_cluster:
+            return [await self._client.execute_command(*c.wire()) for c in commands]
+        pipe = self._client.pipeline(transaction=False)
+        for command in commands:
+            pipe.execute_command(*command.wire())
+        return await pipe.execute()  # type: ignore[no-any-return]
+
+    async def _execute(self, commands: Sequence[Command]) -> builtins.list[Any]:
+        if self.loop is None:
+            self.loop = asyncio.get_running_loop()
+        with translate_errors(self.where):
+            try:
+                return await self._send(commands)
+            except NoScriptError:
+                await self._load_scripts()
+                return await self._send(commands)
+
+    async def _run(self, plan: Plan[T]) -> T:
+        reply: Any = None
+        while True:
+            try:
+                step = plan.send(reply)
+            except StopIteration as stop:
+                return stop.value  # type: ignore[no-any-return]
+            reply = None if isinstance(step, Emit) else await self._execute(step)

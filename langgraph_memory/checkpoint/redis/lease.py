@@ -1,0 +1,138 @@
+"""Per-thread leases with fencing tokens on Redis (``SET NX PX`` + ``INCR``).
+
+The lease key holds the owner and expires by itself (``PX``); the fencing counter lives
+in the same cluster slot as the thread's checkpoints, so the savers' write scripts can
+compare a writer's token with it atomically. ``delete_thread`` advances the counter too.
+
+Example:
+    ```python
+    import redis
+    from langgraph_memory.checkpoint.redis import RedisLeaseBackend
+
+    leases = RedisLeaseBackend(redis.Redis(), prefix="lgm")
+    lease = leases.try_acquire("thread-1", "worker-a", ttl=30.0)
+    if lease is not None:
+        try:
+            ...  # run the graph with config["configurable"][FENCE_CONFIG_KEY] = lease.token
+        finally:
+            leases.release(lease)
+    ```
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from redis.exceptions import NoScriptError
+
+from langgraph_memory.checkpoint.redis import _keys
+from langgraph_memory.checkpoint.redis._base import describe_client, translate_errors
+from langgraph_memory.checkpoint.redis._scripts import SCRIPT_SHAS, SCRIPTS
+from langgraph_memory.errors import ConfigurationError
+from langgraph_memory.lease._protocol import Lease
+
+__all__ = ["AsyncRedisLeaseBackend", "RedisLeaseBackend"]
+
+
+def _ttl_ms(ttl: float) -> int:
+    if isinstance(ttl, bool) or not isinstance(ttl, (int, float)) or not math.isfinite(ttl):
+        raise ConfigurationError(f"lease ttl must be a positive number of seconds, got {ttl!r}")
+    if ttl <= 0:
+        raise ConfigurationError(f"lease ttl must be a positive number of seconds, got {ttl!r}")
+    return max(1, math.ceil(ttl * 1000))
+
+
+class _LeaseCore:
+    def __init__(self, client: Any, *, prefix: str = "lgm", fence_ttl_ms: int = 0) -> None:
+        self._client = client
+        self.prefix = _keys.validate_prefix(prefix)
+        self.fence_ttl_ms = int(fence_ttl_ms)
+        self.where = describe_client(client)
+
+    def _wire(self, name: str, thread_id: str, *args: Any) -> tuple[Any, ...]:
+        keys = _keys.ThreadKeys.build(self.prefix, str(thread_id)).fencing
+        return ("EVALSHA", SCRIPT_SHAS[name], len(keys), *keys, *args)
+
+
+class RedisLeaseBackend(_LeaseCore):
+    """Synchronous :class:`~langgraph_memory.lease._protocol.LeaseBackend` on Redis.
+
+    Args:
+        client: ``redis.Redis`` or ``redis.cluster.RedisCluster``.
+        prefix: Key prefix; must equal the checkpointer's so fencing tokens match.
+        fence_ttl_ms: TTL for the fencing counter (the saver passes its thread TTL; 0 keeps it).
+
+    Example:
+        ```python
+        leases = RedisLeaseBackend(redis.Redis())
+        lease = leases.try_acquire("t1", "worker-a", 10.0)
+        assert leases.renew(lease, 10.0)
+        leases.release(lease)
+        ```
+    """
+
+    def _call(self, name: str, thread_id: str, *args: Any) -> Any:
+        wire = self._wire(name, thread_id, *args)
+        with translate_errors(self.where):
+            try:
+                return self._client.execute_command(*wire)
+            except NoScriptError:
+                self._client.script_load(SCRIPTS[name])
+                return self._client.execute_command(*wire)
+
+    def try_acquire(self, thread_id: str, owner: str, ttl: float) -> Lease | None:
+        """Take the lease if free or expired; ``None`` if another owner holds it."""
+        token = self._call("LEASE_ACQUIRE", thread_id, owner, _ttl_ms(ttl), self.fence_ttl_ms)
+        return None if token is None else Lease(str(thread_id), owner, int(token))
+
+    def renew(self, lease: Lease, ttl: float) -> bool:
+        """Extend the lease; ``False`` if it was taken by another owner or the thread deleted."""
+        result = self._call("LEASE_RENEW", lease.thread_id, lease.owner, _ttl_ms(ttl), lease.token)
+        return bool(result)
+
+    def release(self, lease: Lease) -> None:
+        """Give the lease up if ``lease.owner`` still holds it (no-op otherwise)."""
+        self._call("LEASE_RELEASE", lease.thread_id, lease.owner)
+
+
+class AsyncRedisLeaseBackend(_LeaseCore):
+    """Asynchronous :class:`~langgraph_memory.lease._protocol.AsyncLeaseBackend` on Redis.
+
+    Args:
+        client: ``redis.asyncio.Redis`` or ``redis.asyncio.cluster.RedisCluster``.
+        prefix: Key prefix; must equal the checkpointer's so fencing tokens match.
+        fence_ttl_ms: TTL for the fencing counter (0 keeps it).
+
+    Example:
+        ```python
+        leases = AsyncRedisLeaseBackend(redis.asyncio.Redis())
+        lease = await leases.atry_acquire("t1", "worker-a", 10.0)
+        await leases.arelease(lease)
+        ```
+    """
+
+    async def _call(self, name: str, thread_id: str, *args: Any) -> Any:
+        wire = self._wire(name, thread_id, *args)
+        with translate_errors(self.where):
+            try:
+                return await self._client.execute_command(*wire)
+            except NoScriptError:
+                await self._client.script_load(SCRIPTS[name])
+                return await self._client.execute_command(*wire)
+
+    async def atry_acquire(self, thread_id: str, owner: str, ttl: float) -> Lease | None:
+        """Async :meth:`RedisLeaseBackend.try_acquire`."""
+        token = await self._call("LEASE_ACQUIRE", thread_id, owner, _ttl_ms(ttl), self.fence_ttl_ms)
+        return None if token is None else Lease(str(thread_id), owner, int(token))
+
+    async def arenew(self, lease: Lease, ttl: float) -> bool:
+        """Async :meth:`RedisLeaseBackend.renew`."""
+        result = await self._call(
+            "LEASE_RENEW", lease.thread_id, lease.owner, _ttl_ms(ttl), lease.token
+        )
+        return bool(result)
+
+    async def arelease(self, lease: Lease) -> None:
+        """Async :meth:`RedisLeaseBackend.release`."""
+        await self._call("LEASE_RELEASE", lease.thread_id, lease.owner)

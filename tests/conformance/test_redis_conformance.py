@@ -1,0 +1,46 @@
+"""``langgraph-checkpoint-conformance`` against :class:`AsyncRedisSaver` on the real Redis.
+
+Every base capability and the optional ``prune``, ``copy_thread`` and ``delete_for_runs``
+capabilities must be detected and pass. Each capability suite gets a fresh saver on a
+fresh key prefix (cleaned up by SCAN afterwards).
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import AsyncIterator
+
+import pytest
+from langgraph.checkpoint.conformance import checkpointer_test, validate
+from langgraph.checkpoint.conformance.report import ProgressCallbacks
+
+from langgraph_memory.checkpoint.redis import AsyncRedisSaver
+
+pytestmark = pytest.mark.redis
+
+EXTENDED = ("prune", "copy_thread", "delete_for_runs")
+
+
+async def test_async_redis_saver_passes_conformance(redis_url: str, redis_prefix: str) -> None:
+    prefixes: list[str] = []
+
+    @checkpointer_test(name="AsyncRedisSaver")
+    async def factory() -> AsyncIterator[AsyncRedisSaver]:
+        prefix = f"{redis_prefix}:{uuid.uuid4().hex[:6]}"
+        prefixes.append(prefix)
+        async with AsyncRedisSaver.from_conn_string(redis_url, prefix=prefix) as saver:
+            await saver.asetup()
+            yield saver
+
+    report = await validate(factory, progress=ProgressCallbacks.verbose())
+    report.print_report()
+
+    assert report.passed_all_base(), report.to_dict()
+    for capability in EXTENDED:
+        result = report.results[capability]
+        assert result.detected, f"{capability} not detected"
+        assert result.passed is True, f"{capability}: {result.failures}"
+        assert result.tests_passed > 0 and result.tests_failed == 0
+    assert report.conformance_level() == "FULL"
+    assert len(prefixes) == len(report.results)
+
