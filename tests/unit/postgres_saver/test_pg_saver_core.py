@@ -1,0 +1,274 @@
+"""Pure helpers of the Postgres saver: prune planning, migrations, DSNs, fencing, programs."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any
+
+import psycopg
+import pytest
+from langgraph.checkpoint.base import empty_checkpoint
+from langgraph.checkpoint.postgres.base import MIGRATIONS as OFFICIAL_MIGRATIONS
+from langgraph.checkpoint.postgres.base import BasePostgresSaver
+
+from langgraph_memory.checkpoint.postgres import _common, _sql
+from langgraph_memory.checkpoint.postgres._common import CheckpointShape, Stmt, plan_keep_last
+from langgraph_memory.errors import (
+    ConfigurationError,
+    InvalidConnectionStringError,
+    StaleWriteError,
+)
+from langgraph_memory.lease._protocol import FENCE_CONFIG_KEY
+
+# ----------------------------------------------------------------------------- prune plans
+
+
+def chain(n: int, ns: str = "", **channels: list[str]) -> list[CheckpointShape]:
+    """n linear checkpoints ``ns/1 .. ns/n``; ``channels[ch][i]`` is ch's version at i."""
+    return [
+        CheckpointShape(
+            ns=ns,
+            id=f"{i:02d}",
+            parent=f"{i - 1:02d}" if i > 1 else None,
+            v=4,
+            versions={ch: vs[i - 1] for ch, vs in channels.items() if vs[i - 1]},
+        )
+        for i in range(1, n + 1)
+    ]
+
+
+def test_keep_latest_on_a_plain_chain_deletes_older_checkpoints_and_blobs() -> None:
+    shapes = chain(3, messages=["v1", "v2", "v3"], static=["s1", "s1", "s1"])
+    blobs = [("", "messages", v) for v in ("v1", "v2", "v3")] + [("", "static", "s1")]
+    plan = plan_keep_last(shapes, blobs, [], keep=1)
+    assert plan.delete == {"": ["01", "02"]}
+    assert plan.garbage_blobs == {("", "messages"): ["v1", "v2"]}  # s1 still referenced
+    assert plan.deleted_count == 2
+
+
+def test_keep_last_n_per_namespace() -> None:
+    shapes = chain(4, x=["1", "2", "3", "4"]) + chain(2, ns="sub:1", x=["1", "2"])
+    blobs = [("", "x", v) for v in "1234"] + [("sub:1", "x", v) for v in "12"]
+    plan = plan_keep_last(shapes, blobs, [], keep=2)
+    assert plan.delete == {"": ["01", "02"]}
+    assert plan.garbage_blobs == {("", "x"): ["1", "2"]}
+
+
+def test_consumed_channels_do_not_keep_ancestors() -> None:
+    # "branch:to:b" has a version but no stored value (consumed trigger): not a delta channel
+    shapes = chain(3, **{"branch:to:b": ["1", "2", "3"]})
+    plan = plan_keep_last(shapes, [], [], keep=1)
+    assert plan.delete == {"": ["01", "02"]}
+
+
+ITEMS = frozenset({"items"})
+
+
+def snapshot(cid: str, parent: str | None, version: str) -> CheckpointShape:
+    """A checkpoint holding a ``_DeltaSnapshot`` of "items" (inline ``true`` + blob)."""
+    return CheckpointShape("", cid, parent, 4, {"items": version}, ITEMS, ITEMS)
+
+
+def delta(cid: str, parent: str, version: str) -> CheckpointShape:
+    """A checkpoint whose "items" DeltaChannel has unsnapshotted updates."""
+    return CheckpointShape("", cid, parent, 4, {"items": version}, delta_counters=ITEMS)
+
+
+def test_delta_channel_keeps_ancestors_back_to_the_snapshot() -> None:
+    shapes = [
+        CheckpointShape("", "00", None, 4, {}),
+        snapshot("01", "00", "i1"),
+        delta("02", "01", "i2"),
+        delta("03", "02", "i3"),
+        delta("04", "03", "i4"),
+    ]
+    plan = plan_keep_last(shapes, [("", "items", "i1")], [], keep=1)
+    assert plan.delete == {"": ["00"]}  # 01 (the snapshot) .. 04 survive with their writes
+    assert plan.garbage_blobs == {}
+
+
+def test_delta_channel_unchanged_since_snapshot_needs_no_ancestors() -> None:
+    shapes = [snapshot("01", None, "i1"), delta("02", "01", "i1")]
+    plan = plan_keep_last(shapes, [("", "items", "i1")], [], keep=1)
+    assert plan.delete == {"": ["01"]}
+    assert plan.garbage_blobs == {}  # blob i1 is still read by 02
+
+
+def test_pre_v4_checkpoint_keeps_its_sends_parent() -> None:
+    shapes = [
+        CheckpointShape("", "01", None, 1, {}),
+        CheckpointShape("", "02", "01", 1, {}),
+        CheckpointShape("", "03", "02", 1, {}),
+    ]
+    assert plan_keep_last(shapes, [], [("", "02")], keep=1).delete == {"": ["01"]}
+    assert plan_keep_last(shapes, [], [], keep=1).delete == {"": ["01", "02"]}
+
+
+def test_orphan_namespace_blobs_are_garbage() -> None:
+    plan = plan_keep_last(chain(1, x=["1"]), [("", "x", "1"), ("gone:1", "y", "7")], [], keep=1)
+    assert plan.delete == {}
+    assert plan.garbage_blobs == {("gone:1", "y"): ["7"]}
+
+
+# ----------------------------------------------------------------------------- migrations
+
+
+def test_pending_migrations_rewrite_concurrent_indexes_inside_transactions() -> None:
+    outside = _common.pending_migrations(OFFICIAL_MIGRATIONS, 5, in_transaction=False)
+    inside = _common.pending_migrations(OFFICIAL_MIGRATIONS, 5, in_transaction=True)
+    assert [v for v, _ in outside] == [6, 7, 8, 9]
+    assert all("CONCURRENTLY" in sql for _, sql in outside[:3])
+    assert not any("CONCURRENTLY" in sql for _, sql in inside)
+    assert "CREATE INDEX IF NOT EXISTS checkpoints_thread_id_idx" in inside[0][1]
+    assert _common.pending_migrations(OFFICIAL_MIGRATIONS, 9, in_transaction=True) == []
+
+
+def drive(program: Any, replies: dict[str, list[dict[str, Any]]]) -> tuple[list[Stmt], Any]:
+    """Run a program against canned rows (keyed by an SQL fragment)."""
+    seen: list[Stmt] = []
+    try:
+        stmt = next(program)
+        while True:
+            seen.append(stmt)
+            rows = next((r for k, r in replies.items() if k in stmt.sql), []) if stmt.fetch else []
+            stmt = program.send(rows)
+    except StopIteration as stop:
+        return seen, stop.value
+
+
+def test_setup_program_applies_official_then_our_migrations() -> None:
+    seen, _ = drive(
+        _common.setup_program(in_transaction=False),
+        {"FROM checkpoint_migrations": [{"v": 9}], "FROM lgm_checkpoint_migrations": []},
+    )
+    inserted = [s.params for s in seen if s.sql == _sql.LGM_INSERT_VERSION]
+    assert inserted == [(v,) for v in range(len(_sql.LGM_MIGRATIONS))]
+    assert not any(s.sql == _sql.OFFICIAL_INSERT_VERSION for s in seen)
+
+
+# ----------------------------------------------------------------------------- puts and fences
+
+
+def test_put_program_touches_activity_then_checks_fence_then_writes() -> None:
+    saver = BasePostgresSaver()
+    checkpoint = empty_checkpoint()
+    checkpoint["channel_values"] = {"messages": ["hi"], "count": 3}
+    checkpoint["channel_versions"] = {"messages": "1", "count": "1"}
+    config = {"configurable": {"thread_id": "t", "checkpoint_ns": "", FENCE_CONFIG_KEY: 5}}
+    program, next_config = _common.put_program(
+        saver, config, checkpoint, {"source": "input", "step": -1}, {"messages": "1", "count": "1"}
+    )
+    assert next_config["configurable"]["checkpoint_id"] == checkpoint["id"]
+    seen, _ = drive(program, {"lgm_thread_leases": [{"token": 5}]})
+    assert [s.sql for s in seen] == [
+        _sql.TOUCH_ACTIVITY,
+        _sql.FENCE_TOKEN,
+        _sql.UPSERT_BLOBS,
+        _sql.UPSERT_CHECKPOINT,
+    ]
+    blob_rows = seen[2].params
+    assert [row[2] for row in blob_rows] == ["messages"]  # the int stays inline
+    assert seen[3].params[4].obj["channel_values"] == {"count": 3}
+
+
+def test_stale_fence_stops_the_program_before_any_write() -> None:
+    saver = BasePostgresSaver()
+    config = {"configurable": {"thread_id": "t", "checkpoint_ns": "", FENCE_CONFIG_KEY: 4}}
+    program, _ = _common.put_program(saver, config, empty_checkpoint(), {}, {})
+    with pytest.raises(StaleWriteError, match=r"token 4.*current token is 5"):
+        drive(program, {"lgm_thread_leases": [{"token": 5}]})
+    writes = _common.put_writes_program(
+        saver,
+        {**config, "configurable": {**config["configurable"], "checkpoint_id": "c"}},
+        [("x", 1)],
+        "task",
+        "",
+    )
+    with pytest.raises(StaleWriteError, match="current token is None"):
+        drive(writes, {})
+
+
+def test_fence_token_validation() -> None:
+    assert _common.fence_token({"configurable": {}}) is None
+    assert _common.fence_token({"configurable": {FENCE_CONFIG_KEY: 7}}) == 7
+    for bad in ("7", 7.0, True):
+        with pytest.raises(ConfigurationError, match="fencing token"):
+            _common.fence_token({"configurable": {FENCE_CONFIG_KEY: bad}})
+
+
+def test_delete_program_bumps_tokens_in_the_same_transaction() -> None:
+    seen, _ = drive(_common.delete_threads_program(["a", "b"]), {})
+    assert seen[0].sql == _sql.ACTIVITY_FORGET and seen[1].sql == _sql.BUMP_TOKENS
+    assert all(s.params == (["a", "b"],) for s in seen)
+    assert len(seen) == 5
+
+
+def test_delete_for_runs_collects_only_unreferenced_blobs() -> None:
+    deleted = [
+        {
+            "thread_id": "t",
+            "checkpoint_ns": "",
+            "checkpoint_id": "2",
+            "versions": {"x": "2", "y": "1"},
+        }
+    ]
+    seen, count = drive(
+        _common.delete_for_runs_program(["run"]),
+        {"RETURNING": deleted, "jsonb_each_text": [{"channel": "y", "version": "1"}]},
+    )
+    assert count == 1
+    gc = [s for s in seen if s.sql == _sql.DELETE_BLOBS_OF_CHANNEL]
+    assert [s.params for s in gc] == [("t", "", "x", ["2"])]
+
+
+# ----------------------------------------------------------------------------- configuration
+
+
+@pytest.mark.parametrize(
+    ("dsn", "target"),
+    [
+        ("postgresql://u@db.example:6543/app", "db.example:6543"),
+        ("host=10.0.0.5 dbname=app", "10.0.0.5:5432"),
+        ("postgres://u@localhost/app", "localhost:5432"),
+    ],
+)
+def test_describe_target(dsn: str, target: str) -> None:
+    assert _common.describe_target(_common.validate_dsn(dsn)) == target
+
+
+@pytest.mark.parametrize(
+    "dsn", ["", "   ", "redis://localhost:6379", "host=x port=abc", "postgresql://u@h:0/d", "x y"]
+)
+def test_validate_dsn_rejects_malformed(dsn: str) -> None:
+    with pytest.raises(InvalidConnectionStringError):
+        _common.validate_dsn(dsn)
+
+
+def test_connection_kwargs_force_required_settings() -> None:
+    kwargs = _common.connection_kwargs(None, 3, {"autocommit": False, "application_name": "x"})
+    assert kwargs["autocommit"] is True and kwargs["prepare_threshold"] is None
+    assert kwargs["connect_timeout"] == 3 and kwargs["application_name"] == "x"
+
+
+def test_retention_and_prune_arguments() -> None:
+    assert _common.retention_seconds(timedelta(minutes=2), "ttl") == 120.0
+    assert _common.retention_seconds(None, "ttl") is None
+    with pytest.raises(ConfigurationError):
+        _common.retention_seconds(0, "ttl")
+    assert _common.check_keep_last(3) == 3
+    for bad in (0, -1, True, 2.5):
+        with pytest.raises(ConfigurationError):
+            _common.check_keep_last(bad)  # type: ignore[arg-type]
+    with pytest.raises(TypeError):
+        _common.check_prune_args("thread", "keep_latest", 1)
+    with pytest.raises(ValueError, match="unknown prune strategy"):
+        _common.check_prune_args(["t"], "keep_first", 1)
+    assert _common.check_prune_args([1, "b"], "delete", 1) == ["1", "b"]  # type: ignore[list-item]
+
+
+def test_connection_failures_are_told_apart_from_query_errors() -> None:
+    assert _common.is_connection_failure(psycopg.OperationalError("server closed"))
+    assert not _common.is_connection_failure(psycopg.errors.SerializationFailure("retry"))
+    assert not _common.is_connection_failure(ValueError("x"))
+    message = _common.unavailable_message("db:5432", psycopg.OperationalError("refused\nmore"))
+    assert "db:5432" in message and "refused" in message and "more" not in message
