@@ -1,0 +1,93 @@
+"""Prebuilt memory nodes for any LangGraph ``StateGraph``.
+
+=====================  ==============================================================
+node                   what it does
+=====================  ==============================================================
+:class:`RetrieveNode`  search the store for the latest user turn, keep the best under a
+                       token budget (state key ``memories``)
+:class:`InjectNode`    one ``<memory>…</memory>`` system block, replaced every turn
+:class:`RespondNode`   call your chat model (system text first)
+:class:`ExtractNode`   candidates → PII filter → ADD/UPDATE/INVALIDATE/NOOP → store
+                       (inline or in the background, ``flush()``)
+:class:`SummarizeNode` sliding summary; tool-call groups never split
+:class:`ReflectNode`   ``reflection`` memories with ``derived_from`` links
+=====================  ==============================================================
+
+All nodes are LangChain Runnables (``invoke`` and ``ainvoke``), take their options as
+keywords, read ``user_id``/``thread_id`` from the runtime context (``context=``) or
+``config["configurable"]``, and use the graph's store unless given ``store=``.
+
+Example:
+    ```python
+    from langgraph.graph import START, StateGraph
+    from langgraph.store.memory import InMemoryStore
+    from langgraph_memory.nodes import (ExtractNode, InjectNode, MemoryState, RespondNode,
+                                        RetrieveNode)
+    from langgraph_memory.offline import TemplatedResponder
+
+    builder = StateGraph(MemoryState)
+    builder.add_sequence([RetrieveNode(), InjectNode(), RespondNode(TemplatedResponder()),
+                          ExtractNode()])
+    builder.add_edge(START, "retrieve_memories")
+    graph = builder.compile(store=InMemoryStore())
+    graph.invoke({"messages": [("user", "My name is Zhang San.")]},
+                 config={"configurable": {"user_id": "u1", "thread_id": "t1"}})
+    ```
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from langchain_core.messages import AnyMessage
+from langgraph.graph.message import add_messages
+from typing_extensions import TypedDict
+
+from langgraph_memory.nodes._base import MemoryNode, MemoryStats, NodeContext
+from langgraph_memory.nodes._messages import (
+    MEMORY_BLOCK_ID,
+    SUMMARY_BLOCK_ID,
+    group_units,
+    model_input,
+    plan_summary,
+)
+from langgraph_memory.nodes.context import DEFAULT_NAMESPACE, InjectNode, RespondNode, RetrieveNode
+from langgraph_memory.nodes.extract import ExtractionJob, ExtractionReport, ExtractNode
+from langgraph_memory.nodes.reflect import ReflectNode
+from langgraph_memory.nodes.summarize import SummarizeNode
+
+__all__ = [
+    "DEFAULT_NAMESPACE",
+    "MEMORY_BLOCK_ID",
+    "SUMMARY_BLOCK_ID",
+    "ExtractNode",
+    "ExtractionJob",
+    "ExtractionReport",
+    "InjectNode",
+    "MemoryNode",
+    "MemoryState",
+    "MemoryStats",
+    "NodeContext",
+    "ReflectNode",
+    "RespondNode",
+    "RetrieveNode",
+    "SummarizeNode",
+    "group_units",
+    "model_input",
+    "plan_summary",
+]
+
+
+class MemoryState(TypedDict, total=False):
+    """Graph state with the keys the memory nodes use (extend it with your own).
+
+    ``messages`` uses the ``add_messages`` reducer (ids, in-place replacement,
+    ``RemoveMessage``); ``memories`` is written by ``retrieve`` and read by ``inject``;
+    ``summary`` by ``summarize``; the reports by ``extract`` and ``reflect``.
+    """
+
+    messages: Annotated[list[AnyMessage], add_messages]
+    memories: list[dict[str, Any]]
+    summary: str
+    memory_report: dict[str, Any]
+    reflection_report: dict[str, Any]

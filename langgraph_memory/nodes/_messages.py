@@ -1,0 +1,343 @@
+"""Pure message logic of the memory nodes: grouping, token counting, summary planning,
+model-input assembly and memory-block rendering. No I/O.
+
+The central invariant: an ``AIMessage`` with ``tool_calls`` and the ``ToolMessage`` s
+answering it form one **unit** (:func:`group_units`); summarisation keeps or folds whole
+units and cuts only at unit boundaries, preferring turn boundaries (a ``HumanMessage``).
+
+Example:
+    ```python
+    from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+    from langgraph_memory.nodes._messages import group_units
+
+    call = AIMessage("", tool_calls=[{"name": "t", "args": {}, "id": "c1"}])
+    units = group_units([HumanMessage("q"), call, ToolMessage("r", tool_call_id="c1")])
+    assert [len(u) for u in units] == [1, 2]
+    ```
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from langchain_core.messages import (
+    AIMessage,
+    BaseMessage,
+    HumanMessage,
+    SystemMessage,
+    ToolMessage,
+)
+from langchain_core.messages.utils import count_tokens_approximately
+
+from langgraph_memory.extraction.dates import parse_iso_datetime
+from langgraph_memory.extraction.rules import message_text
+
+__all__ = [
+    "MEMORY_BLOCK_ID",
+    "SUMMARY_BLOCK_ID",
+    "SummaryPlan",
+    "TokenCounter",
+    "build_query",
+    "conversation_messages",
+    "count_tokens",
+    "group_units",
+    "is_block",
+    "memory_line",
+    "model_input",
+    "offline_summary",
+    "plan_summary",
+    "render_memory_block",
+    "select_within_budget",
+    "turn_messages",
+]
+
+MEMORY_BLOCK_ID = "langgraph-memory:memory-block"
+"""Message id of the ``<memory>`` system block (replaced in place every turn)."""
+SUMMARY_BLOCK_ID = "langgraph-memory:summary-block"
+"""Message id of the running-summary system block."""
+
+TokenCounter = Callable[[Sequence[BaseMessage]], int]
+
+
+def count_tokens(messages: Sequence[BaseMessage]) -> int:
+    """Approximate token count (LangChain's ``count_tokens_approximately``).
+
+    Example:
+        ```python
+        assert count_tokens([HumanMessage("hello world")]) > 0
+        ```
+    """
+    return int(count_tokens_approximately(messages))
+
+
+def is_block(message: BaseMessage) -> bool:
+    """True for the memory and summary blocks the nodes manage.
+
+    Example:
+        ```python
+        assert is_block(SystemMessage("x", id=MEMORY_BLOCK_ID))
+        ```
+    """
+    return message.id in (MEMORY_BLOCK_ID, SUMMARY_BLOCK_ID)
+
+
+def conversation_messages(messages: Sequence[BaseMessage]) -> list[BaseMessage]:
+    """``messages`` without the managed blocks.
+
+    Example:
+        ```python
+        assert conversation_messages([SystemMessage("x", id=MEMORY_BLOCK_ID)]) == []
+        ```
+    """
+    return [m for m in messages if not is_block(m)]
+
+
+def turn_messages(messages: Sequence[BaseMessage]) -> list[BaseMessage]:
+    """The latest turn: from the last ``HumanMessage`` to the end (blocks excluded).
+
+    Example:
+        ```python
+        msgs = [HumanMessage("a"), AIMessage("b"), HumanMessage("c"), AIMessage("d")]
+        assert [m.content for m in turn_messages(msgs)] == ["c", "d"]
+        ```
+    """
+    convo = conversation_messages(messages)
+    for index in range(len(convo) - 1, -1, -1):
+        if isinstance(convo[index], HumanMessage):
+            return convo[index:]
+    return []
+
+
+def build_query(messages: Sequence[BaseMessage], *, context_messages: int = 1) -> str:
+    """Search query: the latest user message, plus up to ``context_messages`` earlier user
+    messages as context (newest first).
+
+    Example:
+        ```python
+        msgs = [HumanMessage("I moved."), AIMessage("ok"), HumanMessage("Which city?")]
+        assert build_query(msgs) == "Which city?\\nI moved."
+        assert build_query(msgs, context_messages=0) == "Which city?"
+        ```
+    """
+    texts = [message_text(m) for m in messages if isinstance(m, HumanMessage)]
+    texts = [t.strip() for t in texts if t.strip()]
+    if not texts:
+        return ""
+    picked = texts[-1 : -(context_messages + 2) : -1]
+    return "\n".join(picked)
+
+
+def model_input(
+    messages: Sequence[BaseMessage], *, system_prompt: str | None = None
+) -> list[BaseMessage]:
+    """Order messages for a model call: system prompt, summary block, memory block, other
+    system messages, then the conversation in order (providers want system text first).
+
+    Example:
+        ```python
+        msgs = [HumanMessage("hi"), SystemMessage("<memory>…</memory>", id=MEMORY_BLOCK_ID)]
+        assert model_input(msgs)[0].id == MEMORY_BLOCK_ID
+        ```
+    """
+    head: list[BaseMessage] = [SystemMessage(system_prompt)] if system_prompt else []
+    head += [m for m in messages if m.id == SUMMARY_BLOCK_ID]
+    head += [m for m in messages if m.id == MEMORY_BLOCK_ID]
+    head += [m for m in messages if isinstance(m, SystemMessage) and not is_block(m)]
+    rest = [m for m in messages if not isinstance(m, SystemMessage)]
+    return head + rest
+
+
+# -- memory block ---------------------------------------------------------------------
+def _day(value: Any) -> str | None:
+    moment = parse_iso_datetime(value)
+    return moment.date().isoformat() if isinstance(moment, datetime) else None
+
+
+def memory_line(memory: Mapping[str, Any]) -> str:
+    """One block line: ``- [kind] content (valid from YYYY-MM-DD[ until YYYY-MM-DD])``.
+
+    Example:
+        ```python
+        line = memory_line({"content": "User likes tea.", "kind": "preference",
+                            "valid_from": "2026-01-02T00:00:00+00:00"})
+        assert line == "- [preference] User likes tea. (valid from 2026-01-02)"
+        ```
+    """
+    content = " ".join(str(memory.get("content", "")).split())
+    kind = memory.get("kind") or "semantic"
+    start, end = _day(memory.get("valid_from")), _day(memory.get("invalid_at"))
+    if start and end:
+        when = f"valid {start} until {end}, no longer true"
+    elif start:
+        when = f"valid from {start}"
+    elif end:
+        when = f"valid until {end}, no longer true"
+    else:
+        when = "validity unknown"
+    return f"- [{kind}] {content} ({when})"
+
+
+def select_within_budget(
+    memories: Sequence[Mapping[str, Any]],
+    *,
+    token_budget: int,
+    token_counter: TokenCounter = count_tokens,
+) -> list[dict[str, Any]]:
+    """Keep memories in the given (best-first) order while their lines fit the budget.
+
+    A memory that does not fit is skipped and smaller later ones may still fit.
+
+    Example:
+        ```python
+        mems = [{"content": "a " * 400}, {"content": "User likes tea."}]
+        assert [m["content"] for m in select_within_budget(mems, token_budget=30)] == [
+            "User likes tea."]
+        ```
+    """
+    kept: list[dict[str, Any]] = []
+    used = 0
+    for memory in memories:
+        cost = token_counter([SystemMessage(memory_line(memory))])
+        if used + cost <= token_budget:
+            kept.append(dict(memory))
+            used += cost
+    return kept
+
+
+def render_memory_block(memories: Sequence[Mapping[str, Any]], prompt: str) -> str:
+    """Fill the block prompt's ``{memories}`` with one line per memory.
+
+    Example:
+        ```python
+        text = render_memory_block([{"content": "x"}], "<memory>\\n{memories}\\n</memory>")
+        assert text.startswith("<memory>\\n- [semantic] x")
+        ```
+    """
+    return prompt.format(memories="\n".join(memory_line(m) for m in memories))
+
+
+# -- summarisation --------------------------------------------------------------------
+def group_units(messages: Sequence[BaseMessage]) -> list[list[BaseMessage]]:
+    """Split messages into atomic units: an ``AIMessage`` with tool calls together with the
+    ``ToolMessage`` s answering it; every other message alone. Orphan ``ToolMessage`` s
+    (their call already gone) join the preceding unit, or form a unit at the start.
+
+    Example:
+        ```python
+        assert group_units([HumanMessage("a"), AIMessage("b")]) == [[HumanMessage("a")],
+                                                                    [AIMessage("b")]]
+        ```
+    """
+    units: list[list[BaseMessage]] = []
+    open_calls: set[str] = set()
+    for message in messages:
+        if isinstance(message, ToolMessage):
+            if units and (message.tool_call_id in open_calls or not open_calls):
+                units[-1].append(message)
+                open_calls.discard(message.tool_call_id)
+                continue
+            units.append([message])
+            continue
+        open_calls = set()
+        units.append([message])
+        if isinstance(message, AIMessage) and message.tool_calls:
+            open_calls = {str(call.get("id")) for call in message.tool_calls}
+    return units
+
+
+@dataclass(frozen=True)
+class SummaryPlan:
+    """What to fold into the summary and what to keep verbatim.
+
+    Example:
+        ```python
+        plan = SummaryPlan(fold=[HumanMessage("old")], keep=[HumanMessage("new")])
+        assert plan.fold[0].content == "old"
+        ```
+    """
+
+    fold: list[BaseMessage]
+    keep: list[BaseMessage]
+
+
+def plan_summary(
+    messages: Sequence[BaseMessage],
+    *,
+    max_tokens: int,
+    trigger_fraction: float = 0.8,
+    keep_turns: int = 2,
+    summary_tokens: int = 0,
+    token_counter: TokenCounter = count_tokens,
+) -> SummaryPlan | None:
+    """Decide whether to summarise and where to cut.
+
+    Triggers when the conversation (blocks excluded, plus ``summary_tokens`` for the
+    current summary) exceeds ``trigger_fraction * max_tokens``. Keeps the last
+    ``keep_turns`` turns verbatim, shrinking (whole units from the front) until they fit
+    in ``trigger_fraction * max_tokens - summary_tokens``; the last unit is always kept.
+
+    Returns:
+        ``None`` when under the trigger or nothing can be folded.
+
+    Example:
+        ```python
+        msgs = [HumanMessage("x " * 200, id=str(i)) for i in range(10)]
+        plan = plan_summary(msgs, max_tokens=500, keep_turns=2)
+        assert plan is not None and len(plan.keep) == 2 and len(plan.fold) == 8
+        ```
+    """
+    convo = conversation_messages(messages)
+    if not convo:
+        return None
+    trigger = trigger_fraction * max_tokens
+    if token_counter(convo) + summary_tokens <= trigger:
+        return None
+    units = group_units(convo)
+    starts = [i for i, unit in enumerate(units) if isinstance(unit[0], HumanMessage)]
+    if keep_turns <= 0:
+        first_kept = len(units) - 1
+    elif len(starts) >= keep_turns:
+        first_kept = starts[-keep_turns]
+    else:
+        first_kept = starts[0] if starts else 0
+    budget = trigger - summary_tokens
+    while first_kept < len(units) - 1:
+        kept = [m for unit in units[first_kept:] for m in unit]
+        if token_counter(kept) <= budget:
+            break
+        first_kept += 1
+    if first_kept == 0:
+        return None
+    fold = [m for unit in units[:first_kept] for m in unit]
+    keep = [m for unit in units[first_kept:] for m in unit]
+    return SummaryPlan(fold=fold, keep=keep)
+
+
+def offline_summary(previous: str, messages: Sequence[BaseMessage], *, max_words: int) -> str:
+    """Deterministic extractive summary (no model): the previous summary plus the first
+    sentence of every folded message, clipped to ``max_words`` keeping the newest text.
+
+    Example:
+        ```python
+        s = offline_summary("", [HumanMessage("I use Postgres. It is fast.")], max_words=50)
+        assert s == "user: I use Postgres."
+        ```
+    """
+    roles = {"human": "user", "ai": "assistant", "tool": "tool"}
+    lines = [previous.strip()] if previous.strip() else []
+    for message in messages:
+        text = " ".join(message_text(message).split())
+        if isinstance(message, AIMessage) and message.tool_calls:
+            text = text + " [called " + ", ".join(c["name"] for c in message.tool_calls) + "]"
+        first = re.split(r"(?<=[.!?。])\s", text.strip(), maxsplit=1)[0] if text else ""
+        if first:
+            lines.append(f"{roles.get(message.type, message.type)}: {first}")
+    summary = "\n".join(lines)
+    words = summary.split()
+    if len(words) > max_words:
+        summary = "… " + " ".join(words[-max_words:])
+    return summary

@@ -1,0 +1,258 @@
+"""The ``retrieve``, ``inject`` and ``respond`` nodes: memories into the model's context.
+
+``retrieve`` searches the store with the latest user turn (+ recent context) and keeps
+the best memories under a token budget (state key ``memories``); ``inject`` renders them
+as one ``<memory>…</memory>`` system message with a stable id, replacing last turn's
+block; ``respond`` calls your chat model with system text first.
+
+Example:
+    ```python
+    from langgraph.graph import START, StateGraph
+    from langgraph.store.memory import InMemoryStore
+    from langgraph_memory.nodes import InjectNode, MemoryState, RespondNode, RetrieveNode
+    from langgraph_memory.offline import TemplatedResponder
+
+    builder = StateGraph(MemoryState)
+    builder.add_node(RetrieveNode())
+    builder.add_node(InjectNode())
+    builder.add_node(RespondNode(TemplatedResponder()))
+    builder.add_edge(START, "retrieve_memories")
+    builder.add_edge("retrieve_memories", "inject_memories")
+    builder.add_edge("inject_memories", "respond")
+    graph = builder.compile(store=InMemoryStore())
+    out = graph.invoke({"messages": [("user", "hi")]},
+                       config={"configurable": {"user_id": "u1"}})
+    ```
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from langchain_core.language_models import LanguageModelInput
+from langchain_core.messages import BaseMessage, RemoveMessage, SystemMessage
+from langchain_core.runnables import Runnable
+from langgraph.store.base import BaseStore, SearchItem
+
+from langgraph_memory.errors import ConfigurationError
+from langgraph_memory.nodes._base import (
+    Clock,
+    MemoryNode,
+    MemoryStats,
+    NodeContext,
+    is_current,
+    items_to_memories,
+    messages_of,
+    state_value,
+    supports_as_of,
+    utc_now,
+)
+from langgraph_memory.nodes._messages import (
+    MEMORY_BLOCK_ID,
+    TokenCounter,
+    build_query,
+    count_tokens,
+    model_input,
+    render_memory_block,
+    select_within_budget,
+)
+from langgraph_memory.prompts import DEFAULT_MEMORY_BLOCK_PROMPT, DEFAULT_SYSTEM_PROMPT
+
+__all__ = ["DEFAULT_NAMESPACE", "InjectNode", "RespondNode", "RetrieveNode"]
+
+DEFAULT_NAMESPACE: tuple[str, ...] = ("memories", "{user_id}")
+"""Where memories live: one namespace per ``user_id``."""
+
+
+class RetrieveNode(MemoryNode):
+    """Search long-term memory for the latest user turn; keep the best under a token budget.
+
+    Args:
+        store: A ``BaseStore``; default: the graph's store (``compile(store=...)``).
+        namespace: Namespace template, filled from the runtime context / configurable.
+        limit: How many search results to consider.
+        token_budget: Max tokens of the memory lines kept (approximate count).
+        context_messages: Earlier user messages added to the query.
+        filter: Extra store filter (e.g. ``{"kind": "preference"}``).
+        messages_key / memories_key: State keys read / written.
+        token_counter: Token counter for the budget.
+        clock: Current time (validity filtering on stores without ``as_of``).
+
+    Example:
+        ```python
+        from langgraph.store.memory import InMemoryStore
+        store = InMemoryStore()
+        store.put(("memories", "u1"), "k", {"content": "User likes tea."})
+        out = RetrieveNode(store=store).invoke(
+            {"messages": [("user", "what do I like?")]},
+            config={"configurable": {"user_id": "u1"}})
+        assert out["memories"][0]["content"] == "User likes tea."
+        ```
+    """
+
+    node_name = "retrieve_memories"
+
+    def __init__(
+        self,
+        *,
+        store: BaseStore | None = None,
+        namespace: tuple[str, ...] = DEFAULT_NAMESPACE,
+        limit: int = 10,
+        token_budget: int = 500,
+        context_messages: int = 1,
+        filter: dict[str, Any] | None = None,
+        messages_key: str = "messages",
+        memories_key: str = "memories",
+        token_counter: TokenCounter = count_tokens,
+        clock: Clock = utc_now,
+        name: str | None = None,
+    ) -> None:
+        super().__init__(store=store, name=name)
+        if limit < 1 or token_budget < 1:
+            raise ConfigurationError("RetrieveNode: limit and token_budget must be >= 1")
+        self.namespace = namespace
+        self.limit = limit
+        self.token_budget = token_budget
+        self.context_messages = context_messages
+        self.filter = filter
+        self.messages_key = messages_key
+        self.memories_key = memories_key
+        self.token_counter = token_counter
+        self.clock = clock
+
+    def _prepare(self, state: Any, ctx: NodeContext) -> tuple[BaseStore, tuple[str, ...], str]:
+        messages = messages_of(state, self.messages_key)
+        query = build_query(messages, context_messages=self.context_messages)
+        return ctx.require_store(self.label), ctx.namespace(self.namespace), query
+
+    def _finish(self, store: BaseStore, items: Sequence[SearchItem]) -> dict[str, Any]:
+        if not supports_as_of(store):
+            now = self.clock()
+            items = [item for item in items if is_current(item.value, now)][: self.limit]
+        memories = select_within_budget(
+            items_to_memories(items),
+            token_budget=self.token_budget,
+            token_counter=self.token_counter,
+        )
+        return {self.memories_key: memories}
+
+    def _fetch_limit(self, store: BaseStore) -> int:
+        return self.limit if supports_as_of(store) else self.limit * 3
+
+    def _run(self, state: Any, ctx: NodeContext) -> dict[str, Any]:
+        store, namespace, query = self._prepare(state, ctx)
+        if not query:
+            return {self.memories_key: []}
+        items = store.search(
+            namespace, query=query, filter=self.filter, limit=self._fetch_limit(store)
+        )
+        return self._finish(store, items)
+
+    async def _arun(self, state: Any, ctx: NodeContext) -> dict[str, Any]:
+        store, namespace, query = self._prepare(state, ctx)
+        if not query:
+            return {self.memories_key: []}
+        items = await store.asearch(
+            namespace, query=query, filter=self.filter, limit=self._fetch_limit(store)
+        )
+        return self._finish(store, items)
+
+
+class InjectNode(MemoryNode):
+    """Put the retrieved memories into the messages as one ``<memory>`` system block.
+
+    The block has a stable message id, so each turn replaces the previous block in place
+    instead of piling up; with no memories the old block is removed.
+
+    Args:
+        prompt: Block template with ``{memories}`` (default
+            :data:`~langgraph_memory.prompts.DEFAULT_MEMORY_BLOCK_PROMPT`).
+        messages_key / memories_key: State keys.
+
+    Example:
+        ```python
+        out = InjectNode().invoke({"messages": [], "memories": [{"content": "User likes tea."}]})
+        assert "<memory>" in out["messages"][0].content
+        ```
+    """
+
+    node_name = "inject_memories"
+
+    def __init__(
+        self,
+        *,
+        prompt: str = DEFAULT_MEMORY_BLOCK_PROMPT,
+        messages_key: str = "messages",
+        memories_key: str = "memories",
+        name: str | None = None,
+    ) -> None:
+        super().__init__(name=name)
+        self.prompt = prompt
+        self.messages_key = messages_key
+        self.memories_key = memories_key
+
+    def _run(self, state: Any, ctx: NodeContext) -> dict[str, Any]:
+        memories = state_value(state, self.memories_key) or []
+        messages = messages_of(state, self.messages_key)
+        if not memories:
+            if any(m.id == MEMORY_BLOCK_ID for m in messages):
+                return {self.messages_key: [RemoveMessage(id=MEMORY_BLOCK_ID)]}
+            return {}
+        block = render_memory_block(memories, self.prompt)
+        return {self.messages_key: [SystemMessage(block, id=MEMORY_BLOCK_ID)]}
+
+    async def _arun(self, state: Any, ctx: NodeContext) -> dict[str, Any]:
+        return self._run(state, ctx)
+
+
+class RespondNode(MemoryNode):
+    """Call a chat model on the conversation with the memory/summary blocks in front.
+
+    Args:
+        model: Any LangChain chat model (or a Runnable such as ``model.bind_tools(...)``).
+        system_prompt: Prepended system text (``None`` for none).
+        stats: Shared :class:`MemoryStats`; each call is counted as ``respond``.
+
+    Example:
+        ```python
+        from langgraph_memory.offline import TemplatedResponder
+        out = RespondNode(TemplatedResponder()).invoke({"messages": [("user", "I like tea.")]})
+        assert "offline" in out["messages"][0].content
+        ```
+    """
+
+    node_name = "respond"
+
+    def __init__(
+        self,
+        model: Runnable[LanguageModelInput, BaseMessage],
+        *,
+        system_prompt: str | None = DEFAULT_SYSTEM_PROMPT,
+        messages_key: str = "messages",
+        stats: MemoryStats | None = None,
+        name: str | None = None,
+    ) -> None:
+        super().__init__(name=name)
+        self.model = model
+        self.system_prompt = system_prompt
+        self.messages_key = messages_key
+        self.stats = stats or MemoryStats()
+
+    def _input(self, state: Any) -> list[BaseMessage]:
+        messages = messages_of(state, self.messages_key)
+        return model_input(messages, system_prompt=self.system_prompt)
+
+    def _run(self, state: Any, ctx: NodeContext) -> dict[str, Any]:
+        reply = self.model.invoke(self._input(state), config=_child(ctx))
+        self.stats.record_llm_call("respond")
+        return {self.messages_key: [reply]}
+
+    async def _arun(self, state: Any, ctx: NodeContext) -> dict[str, Any]:
+        reply = await self.model.ainvoke(self._input(state), config=_child(ctx))
+        self.stats.record_llm_call("respond")
+        return {self.messages_key: [reply]}
+
+
+def _child(ctx: NodeContext) -> Any:
+    return dict(ctx.config)

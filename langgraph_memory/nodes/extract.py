@@ -1,0 +1,475 @@
+"""The ``extract`` node: turn → candidate memories → PII filter → consolidation → store.
+
+Per turn: a cheap pre-filter (no model call for greetings and questions), one extraction
+call, dropping of unworthy candidates, the PII filter (nothing with PII is written or
+sent to consolidation), one store round trip for the candidates' nearest neighbours
+(same-slot memories and text matches), **one** batched consolidation call (skipped when
+no neighbours exist), and one batched write. Every model call is counted per turn
+(:class:`ExtractionReport`) and in the shared :class:`~langgraph_memory.nodes.MemoryStats`.
+
+With ``background=True`` the work runs off the response path (a worker thread for
+``invoke``, an asyncio task for ``ainvoke``, in turn order); call :meth:`ExtractNode.flush`
+/ :meth:`ExtractNode.aflush` to wait for pending work.
+
+Example:
+    ```python
+    from langgraph.store.memory import InMemoryStore
+    from langgraph_memory.nodes import ExtractNode
+
+    store = InMemoryStore()
+    node = ExtractNode(store=store)  # no model: the offline RuleBasedExtractor
+    out = node.invoke({"messages": [("user", "My name is Zhang San.")]},
+                      config={"configurable": {"user_id": "u1", "thread_id": "t1"}})
+    assert out["memory_report"]["counts"]["added"] == 1
+    ```
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import logging
+import threading
+from collections import deque
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Literal
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import BaseMessage, HumanMessage
+from langgraph.store.base import BaseStore, PutOp, SearchItem
+
+from langgraph_memory.errors import ConfigurationError
+from langgraph_memory.extraction.consolidation import WritePlan, plan_writes
+from langgraph_memory.extraction.dates import parse_iso_datetime
+from langgraph_memory.extraction.llm import LLMExtractor
+from langgraph_memory.extraction.pii import PIIFilter
+from langgraph_memory.extraction.prefilter import looks_memorable
+from langgraph_memory.extraction.rules import RuleBasedExtractor, message_text
+from langgraph_memory.extraction.types import (
+    MEMORY_KINDS,
+    ConsolidationDecision,
+    ExistingMemory,
+    MemoryCandidate,
+    MemoryExtractor,
+)
+from langgraph_memory.nodes._base import (
+    Clock,
+    MemoryNode,
+    MemoryStats,
+    NodeContext,
+    is_current,
+    messages_of,
+    search_ops,
+    utc_now,
+)
+from langgraph_memory.nodes._messages import turn_messages
+from langgraph_memory.nodes.context import DEFAULT_NAMESPACE
+
+__all__ = ["ExtractNode", "ExtractionJob", "ExtractionReport"]
+
+logger = logging.getLogger(__name__)
+_DEFAULT_PII = PIIFilter()
+
+
+@dataclass
+class ExtractionReport:
+    """What one turn's extraction did, including its model calls.
+
+    Example:
+        ```python
+        report = ExtractionReport(status="skipped:prefilter")
+        assert report.total_llm_calls == 0
+        ```
+    """
+
+    status: str
+    thread_id: str | None = None
+    namespace: tuple[str, ...] = ()
+    llm_calls: dict[str, int] = field(default_factory=lambda: {"extract": 0, "consolidate": 0})
+    candidates: int = 0
+    unworthy: int = 0
+    pii_dropped: int = 0
+    pii_redacted: int = 0
+    neighbours: int = 0
+    counts: dict[str, int] = field(default_factory=dict)
+    keys: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def total_llm_calls(self) -> int:
+        """Model calls this turn made for memory (extraction + consolidation)."""
+        return sum(self.llm_calls.values())
+
+    def as_dict(self) -> dict[str, Any]:
+        """JSON-friendly form (the ``memory_report`` state value)."""
+        data = dataclasses.asdict(self)
+        data["namespace"] = list(self.namespace)
+        data["total_llm_calls"] = self.total_llm_calls
+        return data
+
+
+@dataclass(frozen=True)
+class ExtractionJob:
+    """Everything a (possibly background) extraction needs, resolved on the graph thread."""
+
+    store: BaseStore
+    namespace: tuple[str, ...]
+    messages: list[BaseMessage]
+    now: datetime
+    thread_id: str | None
+
+
+def _turn_time(messages: Sequence[BaseMessage], clock: Clock) -> datetime:
+    for message in messages:
+        if isinstance(message, HumanMessage):
+            for key in ("timestamp", "created_at", "sent_at"):
+                moment = parse_iso_datetime(message.additional_kwargs.get(key))
+                if moment is not None:
+                    return moment if moment.tzinfo else moment.replace(tzinfo=clock().tzinfo)
+    return clock()
+
+
+@contextlib.contextmanager
+def _actor(name: str) -> Iterator[None]:
+    try:
+        from langgraph_memory.store.postgres import acting_as
+    except ImportError:
+        yield
+        return
+    with acting_as(name):
+        yield
+
+
+class ExtractNode(MemoryNode):
+    """Extract, filter and consolidate memories from the latest turn into the store.
+
+    Args:
+        model: A chat model; when given (and ``extractor`` is not), the extractor is an
+            :class:`~langgraph_memory.extraction.LLMExtractor` on it.
+        extractor: Any :class:`~langgraph_memory.extraction.MemoryExtractor`; default
+            without a model: :class:`~langgraph_memory.extraction.RuleBasedExtractor`.
+        store: A ``BaseStore``; default: the graph's store.
+        namespace: Namespace template (default ``("memories", "{user_id}")``).
+        pii: A :class:`~langgraph_memory.extraction.PIIFilter` (default: drop memories
+            with PII); ``None`` disables filtering.
+        min_importance: Candidates less important than this are not stored.
+        max_content_chars: Longer candidates are not stored.
+        prefilter: ``text -> bool`` run on the user's words before any model call;
+            ``None`` always extracts.
+        neighbours: Nearest memories fetched per candidate for consolidation.
+        background: Run extraction off the response path (see :meth:`flush`).
+        index: ``index`` argument of the store writes (``None``: the store's default).
+        stats: Shared :class:`MemoryStats` (LLM calls counted as ``extract`` and
+            ``consolidate``).
+        messages_key / report_key: State keys read / written.
+        clock: Turn time when the message carries no ``timestamp``.
+
+    Example:
+        ```python
+        node = ExtractNode(min_importance=6)
+        assert isinstance(node.extractor, RuleBasedExtractor)
+        ```
+    """
+
+    node_name = "extract_memories"
+
+    def __init__(
+        self,
+        *,
+        model: BaseChatModel | None = None,
+        extractor: MemoryExtractor | None = None,
+        store: BaseStore | None = None,
+        namespace: tuple[str, ...] = DEFAULT_NAMESPACE,
+        pii: PIIFilter | None = _DEFAULT_PII,
+        min_importance: int = 3,
+        max_content_chars: int = 500,
+        prefilter: Callable[[str], bool] | None = looks_memorable,
+        neighbours: int = 5,
+        background: bool = False,
+        index: Literal[False] | list[str] | None = None,
+        stats: MemoryStats | None = None,
+        messages_key: str = "messages",
+        report_key: str = "memory_report",
+        clock: Clock = utc_now,
+        keep_reports: int = 100,
+        name: str | None = None,
+    ) -> None:
+        super().__init__(store=store, name=name)
+        if extractor is None:
+            extractor = LLMExtractor(model) if model is not None else RuleBasedExtractor()
+        if not isinstance(extractor, MemoryExtractor):
+            raise ConfigurationError(
+                "extractor must provide uses_llm, extract/aextract and consolidate/aconsolidate"
+            )
+        if neighbours < 1:
+            raise ConfigurationError("ExtractNode: neighbours must be >= 1")
+        self.extractor = extractor
+        self.namespace = namespace
+        self.pii = pii
+        self.min_importance = min_importance
+        self.max_content_chars = max_content_chars
+        self.prefilter = prefilter
+        self.neighbours = neighbours
+        self.background = background
+        self.index = index
+        self.stats = stats or MemoryStats()
+        self.messages_key = messages_key
+        self.report_key = report_key
+        self.clock = clock
+        self.reports: deque[ExtractionReport] = deque(maxlen=keep_reports)
+        self._executor: ThreadPoolExecutor | None = None
+        self._futures: list[Future[ExtractionReport]] = []
+        self._tasks: list[asyncio.Task[ExtractionReport]] = []
+        self._lock = threading.Lock()
+
+    # -- pure steps -------------------------------------------------------------------
+    def _job(self, messages: Sequence[BaseMessage], ctx: NodeContext) -> ExtractionJob:
+        return ExtractionJob(
+            store=ctx.require_store(self.label),
+            namespace=ctx.namespace(self.namespace),
+            messages=list(messages),
+            now=_turn_time(messages, self.clock),
+            thread_id=ctx.identity("thread_id"),
+        )
+
+    def _gate(self, job: ExtractionJob) -> ExtractionReport | None:
+        """A finished report if the turn needs no extraction, else ``None``."""
+        report = ExtractionReport("", thread_id=job.thread_id, namespace=job.namespace)
+        humans = [m for m in job.messages if isinstance(m, HumanMessage)]
+        if not humans:
+            report.status = "skipped:no-user-message"
+            return report
+        text = "\n".join(message_text(m) for m in humans)
+        if self.prefilter is not None and not self.prefilter(text):
+            report.status = "skipped:prefilter"
+            return report
+        return None
+
+    def _filter(
+        self, candidates: Sequence[MemoryCandidate], report: ExtractionReport
+    ) -> list[MemoryCandidate]:
+        kept: list[MemoryCandidate] = []
+        report.candidates = len(candidates)
+        for candidate in candidates:
+            content = " ".join(candidate.content.split())
+            if (
+                candidate.importance < self.min_importance
+                or not content
+                or len(content) > self.max_content_chars
+            ):
+                report.unworthy += 1
+                continue
+            if self.pii is not None:
+                cleaned = self.pii.clean(content)
+                slot = self.pii.clean(candidate.slot) if candidate.slot else None
+                if cleaned is None or (candidate.slot and slot is None):
+                    report.pii_dropped += 1
+                    continue
+                if cleaned != content:
+                    report.pii_redacted += 1
+                content = cleaned
+            kind = candidate.kind if candidate.kind in MEMORY_KINDS else "semantic"
+            importance = max(1, min(10, int(candidate.importance)))
+            kept.append(
+                dataclasses.replace(candidate, content=content, kind=kind, importance=importance)
+            )
+        return kept
+
+    def _neighbour_queries(
+        self, candidates: Sequence[MemoryCandidate]
+    ) -> list[tuple[str | None, dict[str, Any] | None, int]]:
+        queries: list[tuple[str | None, dict[str, Any] | None, int]] = []
+        for candidate in candidates:
+            queries.append((candidate.content, None, self.neighbours))
+            if candidate.slot:
+                queries.append((None, {"slot": candidate.slot}, self.neighbours))
+        return queries
+
+    @staticmethod
+    def _existing(
+        results: Sequence[Any], namespace: tuple[str, ...], now: datetime
+    ) -> list[ExistingMemory]:
+        seen: dict[str, ExistingMemory] = {}
+        for batch in results:
+            for item in batch or []:
+                if not isinstance(item, SearchItem) or item.namespace != namespace:
+                    continue
+                if item.key in seen or not is_current(item.value, now):
+                    continue
+                seen[item.key] = ExistingMemory(item.key, dict(item.value), namespace, item.score)
+        return list(seen.values())
+
+    def _plan(
+        self,
+        job: ExtractionJob,
+        candidates: Sequence[MemoryCandidate],
+        existing: Sequence[ExistingMemory],
+        decisions: Sequence[ConsolidationDecision],
+        report: ExtractionReport,
+    ) -> list[PutOp]:
+        source: dict[str, Any] = {"by": self.label}
+        if job.thread_id:
+            source["thread_id"] = job.thread_id
+        plan: WritePlan = plan_writes(candidates, existing, decisions, now=job.now, source=source)
+        report.counts = dict(plan.counts)
+        report.notes = list(plan.notes)
+        report.keys = [write.key for write in plan.writes]
+        report.status = "written" if plan.writes else "nothing-to-write"
+        return [PutOp(job.namespace, w.key, w.value, index=self.index) for w in plan.writes]
+
+    def _count_call(self, report: ExtractionReport, purpose: str) -> None:
+        if self.extractor.uses_llm:
+            report.llm_calls[purpose] += 1
+            self.stats.record_llm_call(purpose)
+
+    def _record(self, report: ExtractionReport) -> ExtractionReport:
+        self.reports.append(report)
+        self.stats.add(
+            turns=1,
+            turns_without_extraction_call=int(report.llm_calls["extract"] == 0),
+            candidates=report.candidates,
+            pii_dropped=report.pii_dropped,
+            pii_redacted=report.pii_redacted,
+            **{name: count for name, count in report.counts.items()},
+        )
+        return report
+
+    @property
+    def last_report(self) -> ExtractionReport | None:
+        """The most recent turn's report (``None`` before the first turn)."""
+        return self.reports[-1] if self.reports else None
+
+    # -- I/O: sync and async differ only by await ------------------------------------
+    def execute(self, job: ExtractionJob) -> ExtractionReport:
+        """Run the whole pipeline for one job (synchronously)."""
+        report = self._gate(job)
+        if report is not None:
+            return self._record(report)
+        report = ExtractionReport("", thread_id=job.thread_id, namespace=job.namespace)
+        raw = self.extractor.extract(job.messages, now=job.now)
+        self._count_call(report, "extract")
+        candidates = self._filter(raw, report)
+        if not candidates:
+            report.status = "no-candidates"
+            return self._record(report)
+        results = job.store.batch(search_ops(job.namespace, self._neighbour_queries(candidates)))
+        existing = self._existing(results, job.namespace, job.now)
+        report.neighbours = len(existing)
+        decisions: list[ConsolidationDecision] = []
+        if existing:
+            decisions = self.extractor.consolidate(candidates, existing)
+            self._count_call(report, "consolidate")
+        ops = self._plan(job, candidates, existing, decisions, report)
+        if ops:
+            with _actor(self.label):
+                job.store.batch(ops)
+        return self._record(report)
+
+    async def aexecute(self, job: ExtractionJob) -> ExtractionReport:
+        """Async :meth:`execute`."""
+        report = self._gate(job)
+        if report is not None:
+            return self._record(report)
+        report = ExtractionReport("", thread_id=job.thread_id, namespace=job.namespace)
+        raw = await self.extractor.aextract(job.messages, now=job.now)
+        self._count_call(report, "extract")
+        candidates = self._filter(raw, report)
+        if not candidates:
+            report.status = "no-candidates"
+            return self._record(report)
+        queries = self._neighbour_queries(candidates)
+        results = await job.store.abatch(search_ops(job.namespace, queries))
+        existing = self._existing(results, job.namespace, job.now)
+        report.neighbours = len(existing)
+        decisions: list[ConsolidationDecision] = []
+        if existing:
+            decisions = await self.extractor.aconsolidate(candidates, existing)
+            self._count_call(report, "consolidate")
+        ops = self._plan(job, candidates, existing, decisions, report)
+        if ops:
+            with _actor(self.label):
+                await job.store.abatch(ops)
+        return self._record(report)
+
+    def process(self, messages: Sequence[BaseMessage], ctx: NodeContext) -> ExtractionReport:
+        """Extract from arbitrary messages now (used by ``summarize`` on its overflow)."""
+        return self.execute(self._job(messages, ctx))
+
+    async def aprocess(self, messages: Sequence[BaseMessage], ctx: NodeContext) -> ExtractionReport:
+        """Async :meth:`process`."""
+        return await self.aexecute(self._job(messages, ctx))
+
+    def _run(self, state: Any, ctx: NodeContext) -> dict[str, Any]:
+        job = self._job(turn_messages(messages_of(state, self.messages_key)), ctx)
+        if self.background:
+            with self._lock:
+                if self._executor is None:
+                    self._executor = ThreadPoolExecutor(1, thread_name_prefix="memory-extract")
+                self._futures.append(self._executor.submit(self.execute, job))
+            return {self.report_key: {"status": "pending", "thread_id": job.thread_id}}
+        return {self.report_key: self.execute(job).as_dict()}
+
+    async def _arun(self, state: Any, ctx: NodeContext) -> dict[str, Any]:
+        job = self._job(turn_messages(messages_of(state, self.messages_key)), ctx)
+        if self.background:
+            previous = self._tasks[-1] if self._tasks else None
+            self._tasks.append(asyncio.create_task(self._after(previous, job)))
+            return {self.report_key: {"status": "pending", "thread_id": job.thread_id}}
+        return {self.report_key: (await self.aexecute(job)).as_dict()}
+
+    async def _after(
+        self, previous: asyncio.Task[ExtractionReport] | None, job: ExtractionJob
+    ) -> ExtractionReport:
+        if previous is not None:
+            with contextlib.suppress(Exception):
+                await asyncio.shield(previous)
+        return await self.aexecute(job)
+
+    # -- background control ------------------------------------------------------------
+    @property
+    def pending(self) -> int:
+        """Background jobs not finished yet."""
+        with self._lock:
+            futures = sum(not f.done() for f in self._futures)
+        return futures + sum(not t.done() for t in self._tasks)
+
+    def flush(self, timeout: float | None = None) -> list[ExtractionReport]:
+        """Wait for background work started by ``invoke``; re-raise the first failure.
+
+        Returns:
+            The reports of the jobs waited for.
+        """
+        with self._lock:
+            futures, self._futures = self._futures, []
+        reports: list[ExtractionReport] = []
+        errors: list[BaseException] = []
+        for future in futures:
+            try:
+                reports.append(future.result(timeout=timeout))
+            except Exception as exc:  # re-raised below after waiting for the rest
+                errors.append(exc)
+        if errors:
+            raise errors[0]
+        return reports
+
+    async def aflush(self) -> list[ExtractionReport]:
+        """Await background work started by ``ainvoke`` (and by ``invoke``)."""
+        tasks, self._tasks = self._tasks, []
+        results = await asyncio.gather(*tasks, return_exceptions=True)
+        reports = await asyncio.get_running_loop().run_in_executor(None, self.flush)
+        for result in results:
+            if isinstance(result, BaseException):
+                raise result
+        return [r for r in results if isinstance(r, ExtractionReport)] + reports
+
+    def close(self) -> None:
+        """Wait for pending work and stop the worker thread."""
+        self.flush()
+        with self._lock:
+            executor, self._executor = self._executor, None
+        if executor is not None:
+            executor.shutdown(wait=True)

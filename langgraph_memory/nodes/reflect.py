@@ -1,0 +1,261 @@
+"""The ``reflect`` node: synthesise higher-level memories once enough importance piled up.
+
+Generative-Agents style: the importance of memories recorded since the last reflection
+is summed; when it reaches ``threshold`` the node writes up to ``max_insights`` memories of
+kind ``reflection`` with ``derived_from`` links to the keys they came from, then moves its
+cursor (a small record in ``cursor_namespace``). With a model, insights come from one
+structured-output call; without one, a deterministic profile is built per memory kind.
+
+Example:
+    ```python
+    from langgraph.store.memory import InMemoryStore
+    from langgraph_memory.nodes import ReflectNode
+
+    store = InMemoryStore()
+    for i, fact in enumerate(["User likes tea.", "User likes green tea.", "User lives in Oslo."]):
+        store.put(("memories", "u1"), f"k{i}", {"content": fact, "importance": 9})
+    out = ReflectNode(store=store, threshold=20).invoke(
+        {"messages": []}, config={"configurable": {"user_id": "u1"}})
+    assert out["reflection_report"]["written"] >= 1
+    ```
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import HumanMessage
+from langgraph.store.base import BaseStore, PutOp, SearchItem
+from pydantic import BaseModel, Field
+
+from langgraph_memory.errors import ConfigurationError
+from langgraph_memory.extraction.dates import parse_iso_datetime
+from langgraph_memory.nodes._base import (
+    Clock,
+    MemoryNode,
+    MemoryStats,
+    NodeContext,
+    is_current,
+    utc_now,
+)
+from langgraph_memory.nodes.context import DEFAULT_NAMESPACE
+from langgraph_memory.prompts import DEFAULT_REFLECTION_PROMPT
+
+__all__ = ["Insight", "ReflectNode", "ReflectionOutput", "offline_insights"]
+
+_CURSOR_KEY = "reflection-cursor"
+
+
+class Insight(BaseModel):
+    """One synthesised insight and the numbers of the memories supporting it."""
+
+    content: str
+    sources: list[int] = Field(default_factory=list)
+
+
+class ReflectionOutput(BaseModel):
+    """Structured output of the reflection call."""
+
+    insights: list[Insight] = Field(default_factory=list)
+
+
+def offline_insights(memories: Sequence[dict[str, Any]], max_insights: int) -> list[Insight]:
+    """Deterministic reflection: one profile line per memory kind (most important first).
+
+    Example:
+        ```python
+        mems = [{"content": "User likes tea.", "kind": "preference", "importance": 5}]
+        assert offline_insights(mems, 3)[0].content == "User's preferences: User likes tea."
+        ```
+    """
+    by_kind: dict[str, list[int]] = {}
+    for index, memory in enumerate(memories):
+        by_kind.setdefault(str(memory.get("kind") or "semantic"), []).append(index)
+    insights: list[Insight] = []
+    labels = {
+        "semantic": "profile",
+        "preference": "preferences",
+        "procedural": "instructions",
+        "episodic": "recent events",
+    }
+    for kind, indexes in sorted(by_kind.items(), key=lambda kv: -len(kv[1])):
+        ordered = sorted(indexes, key=lambda i: -float(memories[i].get("importance") or 5))[:6]
+        facts = " ".join(str(memories[i].get("content", "")).strip() for i in ordered)
+        insights.append(
+            Insight(content=f"User's {labels.get(kind, kind)}: {facts}", sources=ordered)
+        )
+    return insights[:max_insights]
+
+
+class ReflectNode(MemoryNode):
+    """Write ``reflection`` memories when accumulated importance passes ``threshold``.
+
+    Args:
+        model: Chat model with structured output; ``None`` → :func:`offline_insights`.
+        store / namespace: Where the memories are (default ``("memories", "{user_id}")``).
+        cursor_namespace: Where the last-reflection time is kept (outside ``namespace`` so
+            it never shows up in memory search).
+        threshold: Sum of importance of new memories that triggers a reflection.
+        lookback: How many recent memories are read.
+        max_insights: Insights written per reflection.
+        prompt: Overrides :data:`~langgraph_memory.prompts.DEFAULT_REFLECTION_PROMPT`.
+        stats: Shared stats; model calls count as ``reflect``.
+        report_key: State key of the per-call report.
+
+    Example:
+        ```python
+        node = ReflectNode(threshold=50)
+        assert node.threshold == 50
+        ```
+    """
+
+    node_name = "reflect_memories"
+
+    def __init__(
+        self,
+        *,
+        model: BaseChatModel | None = None,
+        store: BaseStore | None = None,
+        namespace: tuple[str, ...] = DEFAULT_NAMESPACE,
+        cursor_namespace: tuple[str, ...] = ("memory_meta", "{user_id}"),
+        threshold: float = 30.0,
+        lookback: int = 50,
+        max_insights: int = 3,
+        prompt: str = DEFAULT_REFLECTION_PROMPT,
+        stats: MemoryStats | None = None,
+        report_key: str = "reflection_report",
+        clock: Clock = utc_now,
+        name: str | None = None,
+    ) -> None:
+        super().__init__(store=store, name=name)
+        if threshold <= 0 or lookback < 1 or max_insights < 1:
+            raise ConfigurationError(
+                "ReflectNode: threshold must be > 0, lookback and max_insights >= 1"
+            )
+        self.model = model
+        self.namespace = namespace
+        self.cursor_namespace = cursor_namespace
+        self.threshold = threshold
+        self.lookback = lookback
+        self.max_insights = max_insights
+        self.prompt = prompt
+        self.stats = stats or MemoryStats()
+        self.report_key = report_key
+        self.clock = clock
+
+    # -- pure -------------------------------------------------------------------------
+    def _fresh(
+        self, items: Sequence[SearchItem], cursor: datetime | None, now: datetime
+    ) -> list[tuple[str, dict[str, Any]]]:
+        fresh: list[tuple[str, dict[str, Any]]] = []
+        for item in items:
+            value = dict(item.value)
+            if value.get("kind") == "reflection" or not is_current(value, now):
+                continue
+            recorded = parse_iso_datetime(value.get("recorded_at")) or item.created_at
+            if cursor is not None and recorded is not None and recorded <= cursor:
+                continue
+            fresh.append((item.key, value))
+        return fresh
+
+    def _request(self, memories: Sequence[dict[str, Any]]) -> list[HumanMessage]:
+        lines = "\n".join(f"{i}: {m.get('content', '')}" for i, m in enumerate(memories))
+        return [HumanMessage(self.prompt.format(memories=lines, max_insights=self.max_insights))]
+
+    def _writes(
+        self,
+        namespace: tuple[str, ...],
+        cursor_ns: tuple[str, ...],
+        fresh: Sequence[tuple[str, dict[str, Any]]],
+        insights: Sequence[Insight],
+        now: datetime,
+    ) -> list[PutOp]:
+        ops: list[PutOp] = []
+        for insight in insights[: self.max_insights]:
+            sources = [fresh[i] for i in insight.sources if 0 <= i < len(fresh)]
+            if not insight.content.strip() or not sources:
+                continue
+            importance = max(int(v.get("importance") or 5) for _, v in sources)
+            value = {
+                "content": insight.content.strip(),
+                "kind": "reflection",
+                "importance": min(10, importance),
+                "valid_from": now.isoformat(),
+                "recorded_at": now.isoformat(),
+                "derived_from": [key for key, _ in sources],
+            }
+            ops.append(PutOp(namespace, uuid.uuid4().hex, value))
+        cursor_value = {"content": "reflection cursor", "last_reflection_at": now.isoformat()}
+        ops.append(PutOp(cursor_ns, _CURSOR_KEY, cursor_value, index=False))
+        return ops
+
+    def _report(self, fresh: Sequence[Any], total: float, ops: Sequence[PutOp]) -> dict[str, Any]:
+        written = max(0, len(ops) - 1) if ops else 0
+        return {
+            self.report_key: {
+                "new_memories": len(fresh),
+                "accumulated_importance": total,
+                "threshold": self.threshold,
+                "written": written,
+                "keys": [op.key for op in ops[:-1]] if ops else [],
+            }
+        }
+
+    @staticmethod
+    def _total(fresh: Sequence[tuple[str, dict[str, Any]]]) -> float:
+        return float(sum(float(v.get("importance") or 5) for _, v in fresh))
+
+    # -- I/O --------------------------------------------------------------------------
+    def _run(self, state: Any, ctx: NodeContext) -> dict[str, Any]:
+        store = ctx.require_store(self.label)
+        namespace, cursor_ns = ctx.namespace(self.namespace), ctx.namespace(self.cursor_namespace)
+        now = self.clock()
+        cursor_item = store.get(cursor_ns, _CURSOR_KEY)
+        cursor = parse_iso_datetime(
+            (cursor_item.value if cursor_item else {}).get("last_reflection_at")
+        )
+        fresh = self._fresh(store.search(namespace, limit=self.lookback), cursor, now)
+        total = self._total(fresh)
+        if total < self.threshold:
+            return self._report(fresh, total, [])
+        memories = [value for _, value in fresh]
+        if self.model is None:
+            insights = offline_insights(memories, self.max_insights)
+        else:
+            result = self.model.with_structured_output(ReflectionOutput).invoke(
+                self._request(memories)
+            )
+            self.stats.record_llm_call("reflect")
+            insights = ReflectionOutput.model_validate(result).insights
+        ops = self._writes(namespace, cursor_ns, fresh, insights, now)
+        store.batch(ops)
+        return self._report(fresh, total, ops)
+
+    async def _arun(self, state: Any, ctx: NodeContext) -> dict[str, Any]:
+        store = ctx.require_store(self.label)
+        namespace, cursor_ns = ctx.namespace(self.namespace), ctx.namespace(self.cursor_namespace)
+        now = self.clock()
+        cursor_item = await store.aget(cursor_ns, _CURSOR_KEY)
+        cursor = parse_iso_datetime(
+            (cursor_item.value if cursor_item else {}).get("last_reflection_at")
+        )
+        fresh = self._fresh(await store.asearch(namespace, limit=self.lookback), cursor, now)
+        total = self._total(fresh)
+        if total < self.threshold:
+            return self._report(fresh, total, [])
+        memories = [value for _, value in fresh]
+        if self.model is None:
+            insights = offline_insights(memories, self.max_insights)
+        else:
+            result = await self.model.with_structured_output(ReflectionOutput).ainvoke(
+                self._request(memories)
+            )
+            self.stats.record_llm_call("reflect")
+            insights = ReflectionOutput.model_validate(result).insights
+        ops = self._writes(namespace, cursor_ns, fresh, insights, now)
+        await store.abatch(ops)
+        return self._report(fresh, total, ops)

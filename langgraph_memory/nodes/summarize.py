@@ -1,0 +1,198 @@
+"""The ``summarize`` node: sliding-summary compression of the message list.
+
+When the conversation passes ``trigger_fraction`` of ``max_tokens``, the last
+``keep_turns`` turns stay verbatim and everything older is folded into a running summary
+(incremental: old summary + overflow → new summary). Folded messages are removed from
+state with ``RemoveMessage`` so checkpoints stop growing; the summary lives in one system
+message with a stable id (and in ``summary_key``). An ``AIMessage`` with tool calls and
+its ``ToolMessage`` s are never separated. Optionally an ``ExtractNode`` mines the
+overflow for long-term memories before it is folded.
+
+Example:
+    ```python
+    from langchain_core.messages import AIMessage, HumanMessage
+    from langgraph_memory.nodes import SummarizeNode
+
+    msgs = []
+    for i in range(20):
+        msgs += [HumanMessage(f"question {i} " * 20, id=f"h{i}"),
+                 AIMessage(f"answer {i} " * 20, id=f"a{i}")]
+    out = SummarizeNode(max_tokens=600, keep_turns=2).invoke({"messages": msgs})
+    assert out["summary"] and len(out["messages"]) > 1
+    ```
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langchain_core.language_models import LanguageModelInput
+from langchain_core.messages import BaseMessage, HumanMessage, RemoveMessage, SystemMessage
+from langchain_core.runnables import Runnable
+
+from langgraph_memory.errors import ConfigurationError
+from langgraph_memory.extraction.llm import format_transcript
+from langgraph_memory.extraction.rules import message_text
+from langgraph_memory.nodes._base import MemoryNode, MemoryStats, NodeContext, messages_of
+from langgraph_memory.nodes._messages import (
+    SUMMARY_BLOCK_ID,
+    SummaryPlan,
+    TokenCounter,
+    count_tokens,
+    offline_summary,
+    plan_summary,
+)
+from langgraph_memory.nodes.extract import ExtractNode
+from langgraph_memory.prompts import DEFAULT_SUMMARY_BLOCK_PROMPT, DEFAULT_SUMMARY_PROMPT
+
+__all__ = ["SummarizeNode"]
+
+
+class SummarizeNode(MemoryNode):
+    """Fold old messages into a running summary when the conversation grows too long.
+
+    Args:
+        model: Chat model writing the summary; ``None`` uses a deterministic extractive
+            summary (offline mode, no model call).
+        max_tokens: Token budget of the conversation (blocks excluded, summary included).
+        trigger_fraction: Summarise when over this fraction of ``max_tokens`` (0 < f ≤ 1).
+        keep_turns: Turns (from a user message on) kept verbatim; fewer if they do not fit.
+        max_summary_tokens: Upper bound of the summary (it is clipped to this).
+        prompt / block_prompt: Override the summary prompt and the summary block template.
+        extract: An :class:`ExtractNode` run on the overflow before folding (so facts
+            said long ago still reach long-term memory).
+        stats: Shared stats; summary model calls count as ``summarize``.
+        token_counter: Token counter (default: LangChain's approximate counter).
+        messages_key / summary_key: State keys.
+
+    Example:
+        ```python
+        node = SummarizeNode(max_tokens=2000)
+        assert node.invoke({"messages": [("user", "hi")]}) == {}
+        ```
+    """
+
+    node_name = "summarize_conversation"
+
+    def __init__(
+        self,
+        *,
+        model: Runnable[LanguageModelInput, BaseMessage] | None = None,
+        max_tokens: int = 4000,
+        trigger_fraction: float = 0.8,
+        keep_turns: int = 2,
+        max_summary_tokens: int | None = None,
+        prompt: str = DEFAULT_SUMMARY_PROMPT,
+        block_prompt: str = DEFAULT_SUMMARY_BLOCK_PROMPT,
+        extract: ExtractNode | None = None,
+        stats: MemoryStats | None = None,
+        token_counter: TokenCounter = count_tokens,
+        messages_key: str = "messages",
+        summary_key: str = "summary",
+        name: str | None = None,
+    ) -> None:
+        super().__init__(name=name)
+        if max_tokens < 50:
+            raise ConfigurationError("SummarizeNode: max_tokens must be at least 50")
+        if not 0 < trigger_fraction <= 1:
+            raise ConfigurationError("SummarizeNode: trigger_fraction must be in (0, 1]")
+        self.model = model
+        self.max_tokens = max_tokens
+        self.trigger_fraction = trigger_fraction
+        self.keep_turns = keep_turns
+        self.max_summary_tokens = max_summary_tokens or max(20, max_tokens // 5)
+        self.prompt = prompt
+        self.block_prompt = block_prompt
+        self.extract = extract
+        self.stats = stats or MemoryStats()
+        self.token_counter = token_counter
+        self.messages_key = messages_key
+        self.summary_key = summary_key
+
+    # -- pure -------------------------------------------------------------------------
+    @staticmethod
+    def previous_summary(messages: list[BaseMessage]) -> str:
+        """The running summary stored on the summary block (empty if none)."""
+        for message in messages:
+            if message.id == SUMMARY_BLOCK_ID:
+                return str(message.additional_kwargs.get("summary", ""))
+        return ""
+
+    def _block(self, summary: str) -> SystemMessage:
+        return SystemMessage(
+            self.block_prompt.format(summary=summary),
+            id=SUMMARY_BLOCK_ID,
+            additional_kwargs={"summary": summary},
+        )
+
+    def _plan(self, messages: list[BaseMessage]) -> SummaryPlan | None:
+        return plan_summary(
+            messages,
+            max_tokens=self.max_tokens,
+            trigger_fraction=self.trigger_fraction,
+            keep_turns=self.keep_turns,
+            summary_tokens=self.max_summary_tokens,
+            token_counter=self.token_counter,
+        )
+
+    def _clip(self, summary: str) -> str:
+        """Clip the summary so its block fits ``max_summary_tokens``."""
+        summary = summary.strip()
+        while summary and self.token_counter([self._block(summary)]) > self.max_summary_tokens:
+            words = summary.split()
+            summary = "… " + " ".join(words[max(1, len(words) // 8) :])
+        return summary
+
+    def _summary_request(self, previous: str, plan: SummaryPlan) -> list[BaseMessage]:
+        words = max(10, int(self.max_summary_tokens * 0.6))
+        text = self.prompt.format(
+            summary=previous or "(none yet)",
+            messages=format_transcript(plan.fold),
+            max_words=words,
+        )
+        return [HumanMessage(text)]
+
+    def _update(self, plan: SummaryPlan, summary: str) -> dict[str, Any]:
+        summary = self._clip(summary)
+        removals: list[BaseMessage] = [RemoveMessage(id=str(m.id)) for m in plan.fold if m.id]
+        return {self.messages_key: [*removals, self._block(summary)], self.summary_key: summary}
+
+    def _check_ids(self, plan: SummaryPlan) -> None:
+        if any(not m.id for m in plan.fold):
+            raise ConfigurationError(
+                "SummarizeNode: messages need ids to be removed; use the add_messages reducer "
+                "(MessagesState / MemoryState assign ids)"
+            )
+
+    # -- I/O --------------------------------------------------------------------------
+    def _run(self, state: Any, ctx: NodeContext) -> dict[str, Any]:
+        messages = messages_of(state, self.messages_key)
+        plan = self._plan(messages)
+        if plan is None:
+            return {}
+        self._check_ids(plan)
+        if self.extract is not None:
+            self.extract.process(plan.fold, ctx)
+        previous = self.previous_summary(messages)
+        if self.model is None:
+            words = max(10, int(self.max_summary_tokens * 0.6))
+            return self._update(plan, offline_summary(previous, plan.fold, max_words=words))
+        reply = self.model.invoke(self._summary_request(previous, plan))
+        self.stats.record_llm_call("summarize")
+        return self._update(plan, message_text(reply))
+
+    async def _arun(self, state: Any, ctx: NodeContext) -> dict[str, Any]:
+        messages = messages_of(state, self.messages_key)
+        plan = self._plan(messages)
+        if plan is None:
+            return {}
+        self._check_ids(plan)
+        if self.extract is not None:
+            await self.extract.aprocess(plan.fold, ctx)
+        previous = self.previous_summary(messages)
+        if self.model is None:
+            words = max(10, int(self.max_summary_tokens * 0.6))
+            return self._update(plan, offline_summary(previous, plan.fold, max_words=words))
+        reply = await self.model.ainvoke(self._summary_request(previous, plan))
+        self.stats.record_llm_call("summarize")
+        return self._update(plan, message_text(reply))
