@@ -1,0 +1,100 @@
+"""AsyncPostgresSaver under real graphs: delta-channel history, prune, sync bridges, no lock."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+from langgraph.checkpoint.base import BaseCheckpointSaver
+from pg_saver_helpers import build_chat_graph, count_rows, thread, turn
+from test_pg_saver_graph import build_delta_graph
+
+from langgraph_memory.checkpoint.postgres import AsyncPostgresSaver
+
+pytestmark = pytest.mark.postgres
+
+
+async def test_delta_channel_history_matches_the_reference_walk(
+    async_saver: AsyncPostgresSaver,
+) -> None:
+    graph = build_delta_graph(async_saver)
+    for i in range(5):
+        await graph.ainvoke({"items": [f"in{i}"]}, thread("adelta"))
+    state = await graph.aget_state(thread("adelta"))
+    assert state.values["items"] == [x for i in range(5) for x in (f"in{i}", f"n{2 * i + 1}")]
+
+    async for snapshot in async_saver.alist(thread("adelta"), limit=6):
+        config = snapshot.config
+        fast = await async_saver.aget_delta_channel_history(config=config, channels=["items"])
+        # the base class walks get_tuple + parent_config: the reference semantics
+        slow = await BaseCheckpointSaver.aget_delta_channel_history(
+            async_saver, config=config, channels=["items"]
+        )
+        assert fast == slow
+
+    await async_saver.aprune(["adelta"], strategy="keep_latest")
+    assert (await graph.aget_state(thread("adelta"))).values["items"] == state.values["items"]
+    await graph.ainvoke({"items": ["z"]}, thread("adelta"))
+    assert (await graph.aget_state(thread("adelta"))).values["items"][-2:] == ["z", "n11"]
+
+
+async def test_async_graph_history_copy_and_runs(async_saver: AsyncPostgresSaver) -> None:
+    graph = build_chat_graph(async_saver)
+    await graph.ainvoke(turn("one"), thread("ah", run_id="r1"))
+    await graph.ainvoke(turn("two"), thread("ah", run_id="r2"))
+    history = [h async for h in graph.aget_state_history(thread("ah"))]
+    assert len(history) == 8
+
+    await async_saver.acopy_thread("ah", "ah-copy")
+    copied = [h.values for h in [h async for h in graph.aget_state_history(thread("ah-copy"))]]
+    assert copied == [h.values for h in history]
+
+    await async_saver.adelete_for_runs(["r2"])
+    state = await graph.aget_state(thread("ah"))
+    assert [m.content for m in state.values["messages"]] == ["one", "a:one", "b:one"]
+    # run ids are global: the copy's checkpoints of run r2 (same metadata) go too
+    copy_state = await graph.aget_state(thread("ah-copy"))
+    assert [m.content for m in copy_state.values["messages"]] == ["one", "a:one", "b:one"]
+    assert len([h async for h in graph.aget_state_history(thread("ah-copy"))]) == 4
+
+
+async def test_sync_bridges_run_from_worker_threads(async_saver: AsyncPostgresSaver) -> None:
+    graph = build_chat_graph(async_saver)
+    await graph.ainvoke(turn("x"), thread("bridge"))
+    dsn = async_saver.conn.conninfo  # type: ignore[union-attr]
+
+    def from_a_thread() -> Any:
+        async_saver.copy_thread("bridge", "bridge-2")
+        async_saver.prune(["bridge"], strategy="keep_latest")
+        async_saver.delete_for_runs(["nope"])
+        return async_saver.get_tuple(thread("bridge-2"))
+
+    copied = await asyncio.to_thread(from_a_thread)
+    assert copied is not None
+    assert count_rows(dsn, "checkpoints", "bridge") == 1
+    with pytest.raises(asyncio.InvalidStateError):
+        async_saver.copy_thread("bridge", "bridge-3")  # on the loop thread: refused
+
+
+async def test_pooled_async_calls_are_not_serialised(async_saver: AsyncPostgresSaver) -> None:
+    graph = build_chat_graph(async_saver)
+    await graph.ainvoke(turn("x"), thread("abusy"))
+    held = asyncio.Event()
+    release = asyncio.Event()
+
+    async def hold_a_cursor() -> None:
+        async with async_saver._cursor() as cur:
+            await cur.execute("SELECT 1")
+            held.set()
+            await release.wait()
+
+    holder = asyncio.create_task(hold_a_cursor())
+    await held.wait()
+    try:
+        # would wait forever behind the official saver's instance lock
+        found = await asyncio.wait_for(async_saver.aget_tuple(thread("abusy")), timeout=10)
+        assert found is not None
+    finally:
+        release.set()
+        await holder
