@@ -162,7 +162,7 @@ async def _open_checkpointer(settings: ServerSettings) -> AsyncIterator[Any]:
             settings.redis_url, prefix=settings.redis_prefix
         ) as saver:
             if settings.run_setup:
-                await saver.setup()
+                await saver.asetup()
             yield saver
     else:
         from langgraph.checkpoint.memory import InMemorySaver

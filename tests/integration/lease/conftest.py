@@ -45,13 +45,14 @@ class SaverFactory:
             from langgraph_memory.checkpoint.redis import AsyncRedisSaver
 
             async with AsyncRedisSaver.from_conn_string(self.url, prefix=self.prefix) as saver:
-                await saver.setup()
+                await saver.asetup()
                 yield saver
 
 
 @pytest.fixture(
     params=[
         pytest.param("postgres", marks=pytest.mark.postgres),
+        pytest.param("redis", marks=pytest.mark.redis),
     ]
 )
 def savers(request: pytest.FixtureRequest) -> SaverFactory:

@@ -20,14 +20,14 @@ import pytest
 from langgraph_memory.errors import LeaseLostError, StaleWriteError, ThreadBusyError
 from langgraph_memory.lease import FENCE_CONFIG_KEY, Lease, with_thread_lease
 from tests.integration.lease.conftest import SaverFactory
-from tests.integration.lease.graphs import (
+from tests.integration.lease.lease_graphs import (
     Recorder,
     async_sleeping_node,
     build_log_graph,
     cfg,
     sleeping_node,
 )
-from tests.integration.lease.workers import REPO_ROOT
+from tests.integration.lease.lease_workers import REPO_ROOT
 
 CONCURRENT = 4
 
@@ -128,7 +128,7 @@ async def test_async_reject_and_wait(savers: SaverFactory) -> None:
 
 def test_killed_lease_holder_frees_the_thread_after_ttl(savers: SaverFactory) -> None:
     ttl = 1.5
-    command = [sys.executable, "-m", "tests.integration.lease.holder", savers.kind]
+    command = [sys.executable, "-m", "tests.integration.lease.lease_holder", savers.kind]
     command += [savers.url, savers.prefix, "t-killed", str(ttl)]
     holder = subprocess.Popen(
         command,

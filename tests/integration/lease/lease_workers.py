@@ -56,6 +56,7 @@ def start_workers(
     startup_timeout: float = 60.0,
 ) -> Iterator[Workers]:
     """Start ``count`` uvicorn processes serving ``graphs.server:app`` with ``env``."""
+    log_dir.mkdir(parents=True, exist_ok=True)
     full_env = {**os.environ, **env, "PYTHONPATH": str(REPO_ROOT)}
     processes: list[subprocess.Popen[bytes]] = []
     urls: list[str] = []

@@ -1,6 +1,6 @@
 """A worker that takes a thread's lease, starts a long run, and waits to be SIGKILLed.
 
-Usage: ``python -m tests.integration.lease.holder KIND URL PREFIX THREAD_ID TTL``. Prints
+Usage: ``python -m tests.integration.lease.lease_holder KIND URL PREFIX THREAD_ID TTL``. Prints
 ``RUNNING <token>`` once the graph is inside its node (the lease is held).
 """
 
@@ -14,7 +14,7 @@ from langchain_core.runnables import RunnableConfig
 
 from langgraph_memory.lease import FENCE_CONFIG_KEY, with_thread_lease
 from tests.integration.lease.conftest import SaverFactory
-from tests.integration.lease.graphs import LogState, build_log_graph
+from tests.integration.lease.lease_graphs import LogState, build_log_graph
 
 
 def main(kind: str, url: str, prefix: str, thread_id: str, ttl: float) -> None:

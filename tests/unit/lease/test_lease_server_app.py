@@ -1,0 +1,66 @@
+"""graphs/server.py without services: settings parsing, the responder, and the app in-process."""
+
+from __future__ import annotations
+
+import pytest
+from fastapi.testclient import TestClient
+from langchain_core.messages import AIMessage, HumanMessage
+
+from graphs.server import ServerSettings, app, reply_to
+from langgraph_memory.errors import ConfigurationError
+
+
+def test_settings_from_env() -> None:
+    settings = ServerSettings.from_env(
+        {
+            "LANGGRAPH_MEMORY_CHECKPOINTER": " Redis ",
+            "LANGGRAPH_MEMORY_REDIS_PREFIX": "svc",
+            "LANGGRAPH_MEMORY_LEASE": "wait",
+            "LANGGRAPH_MEMORY_LEASE_TTL": "5",
+            "LANGGRAPH_MEMORY_SKIP_SETUP": "1",
+        }
+    )
+    assert settings == ServerSettings(
+        checkpointer="redis", redis_prefix="svc", lease="wait", lease_ttl=5.0, run_setup=False
+    )
+    assert ServerSettings.from_env({}) == ServerSettings()
+
+
+@pytest.mark.parametrize(
+    ("environ", "fragment"),
+    [
+        ({"LANGGRAPH_MEMORY_CHECKPOINTER": "sqlite"}, "use one of ('memory', 'postgres', 'redis')"),
+        ({"LANGGRAPH_MEMORY_LEASE": "queue"}, "use one of ('reject', 'wait', 'off')"),
+        ({"LANGGRAPH_MEMORY_LEASE_TTL": "soon"}, "LEASE_TTL='soon' is not a number"),
+    ],
+)
+def test_bad_settings_name_the_variable(environ: dict[str, str], fragment: str) -> None:
+    with pytest.raises(ConfigurationError) as caught:
+        ServerSettings.from_env(environ)
+    assert fragment in str(caught.value)
+
+
+def test_reply_numbers_the_turn() -> None:
+    assert reply_to([HumanMessage("hi")]).content == "[turn 1] you said: hi"
+    history = [HumanMessage("a"), AIMessage("[turn 1] you said: a"), HumanMessage("b")]
+    assert reply_to(history).content == "[turn 2] you said: b"
+
+
+def test_memory_mode_app_serves_turns(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("LANGGRAPH_MEMORY_CHECKPOINTER", "memory")
+    with TestClient(app) as client:
+        assert client.get("/healthz").json()["checkpointer"] == "memory"
+        assert client.get("/threads/x").status_code == 404
+        for turn in (1, 2):
+            body = client.post("/threads/x/turns", json={"message": f"m{turn}"}).json()
+            assert body["reply"] == f"[turn {turn}] you said: m{turn}"
+        stored = client.get("/threads/x").json()["messages"]
+        assert [m["content"] for m in stored] == [
+            "m1",
+            "[turn 1] you said: m1",
+            "m2",
+            "[turn 2] you said: m2",
+        ]
+        assert client.delete("/threads/x").status_code == 204
+        assert client.get("/threads/x").status_code == 404
+        assert client.post("/threads/x/turns", json={}).status_code == 422
