@@ -1,0 +1,251 @@
+"""Memory semantics of our store (not part of BaseStore): validity, typed filters, TTL,
+history, erasure, decay, hybrid search, and all-or-nothing validation.
+
+Each test runs on PG 15 (exact vector path) and embedded PG 18 (pgvector), sync and async.
+"""
+
+from __future__ import annotations
+
+import itertools
+from datetime import datetime, timedelta, timezone
+
+import psycopg
+import pytest
+
+from langgraph_memory.errors import (
+    EmbeddingError,
+    InvalidFilterError,
+    InvalidNamespaceError,
+    InvalidValueError,
+)
+from langgraph_memory.store.postgres import DecayConfig, acting_as
+from tests.integration.store.conftest import Driver, rows_mentioning
+
+pytestmark = pytest.mark.postgres
+
+UTC = timezone.utc
+
+
+async def keys(store: Driver, prefix: tuple[str, ...], **kwargs: object) -> set[str]:
+    return {item.key for item in await store("search", prefix, **kwargs)}
+
+
+async def test_validity_interval_and_as_of(ours: Driver) -> None:
+    ns = ("memories", "u1")
+    t0 = datetime(2024, 1, 1, tzinfo=UTC)
+    await ours("put", ns, "google", {"content": "I work at Google", "valid_from": t0.isoformat()})
+    await ours("put", ns, "tea", {"content": "I like tea"})
+    switch = datetime(2025, 6, 1, tzinfo=UTC)
+    assert await ours("invalidate", ns, "google", at=switch) is True
+    assert await ours("invalidate", ns, "nobody", at=switch) is False
+    await ours(
+        "put", ns, "microsoft", {"content": "I work at Microsoft", "valid_from": switch.isoformat()}
+    )
+    assert await keys(ours, ns) == {"tea", "microsoft"}
+    assert await keys(ours, ns, as_of=datetime(2024, 6, 1, tzinfo=UTC)) == {"google"}
+    assert await keys(ours, ns, as_of=datetime(2023, 1, 1, tzinfo=UTC)) == set()
+    assert await keys(ours, ns, include_invalid=True) == {"tea", "microsoft", "google"}
+    hits = await ours("search", ns, query="where do I work", as_of=datetime(2024, 6, 1, tzinfo=UTC))
+    assert [hit.key for hit in hits] == ["google"]
+    item = await ours("get", ns, "google")  # get still returns it, marked invalid
+    assert item.value["invalid_at"] == switch.isoformat()
+
+
+async def test_created_at_survives_updates(ours: Driver) -> None:
+    ns = ("memories", "u1")
+    await ours("put", ns, "k", {"content": "v1"})
+    first = await ours("get", ns, "k")
+    await ours("put", ns, "k", {"content": "v2"})
+    second = await ours("get", ns, "k")
+    assert second.created_at == first.created_at
+    assert second.updated_at > first.updated_at
+
+
+async def test_typed_and_logical_filters(ours: Driver) -> None:
+    ns = ("f",)
+    await ours("put", ns, "a", {"n": 9, "day": "2024-03-01", "name": "alpha", "tags": "x"})
+    await ours("put", ns, "b", {"n": 10, "day": "2024-12-25T10:00:00+00:00", "name": "beta"})
+    await ours("put", ns, "c", {"n": "11", "day": "soon", "name": "gamma", "opt": None})
+    cases = [
+        ({"n": {"$gte": 10}}, {"b"}),  # numeric, not text: 9 < 10; "11" is a string
+        ({"n": {"$lt": 10}}, {"a"}),
+        ({"day": {"$gt": "2024-06-01"}}, {"b"}),  # ISO dates compare as timestamps
+        ({"day": {"$lte": datetime(2024, 3, 1, tzinfo=UTC)}}, {"a"}),
+        ({"name": {"$gt": "b"}}, {"b", "c"}),  # strings as text
+        ({"n": {"$in": [9, 11, "11"]}}, {"a", "c"}),
+        ({"name": {"$nin": ["alpha", "beta"]}}, {"c"}),
+        ({"tags": {"$exists": True}}, {"a"}),
+        ({"tags": {"$exists": False}}, {"b", "c"}),
+        ({"opt": {"$exists": True}}, {"c"}),
+        ({"$or": [{"name": "alpha"}, {"n": {"$gt": 9.5}}]}, {"a", "b"}),
+        ({"$and": [{"n": {"$gt": 1}}, {"name": {"$ne": "beta"}}]}, {"a"}),
+        ({"$or": [{"$and": [{"name": "gamma"}, {"opt": None}]}, {"n": 9}]}, {"a", "c"}),
+    ]
+    for filter_, expected in cases:
+        assert await keys(ours, ns, filter=filter_) == expected, filter_
+    for bad in (
+        {"n": {"$regex": "x"}},
+        {"$not": {"n": 1}},
+        {"n": {"$in": 3}},
+        {"n": {"$gt": True}},
+    ):
+        with pytest.raises(InvalidFilterError):
+            await ours("search", ns, filter=bad)
+
+
+async def test_ttl_refresh_and_sweep(ours: Driver) -> None:
+    ns = ("ttl",)
+    await ours("put", ns, "fresh", {"content": "stays"}, ttl=60)
+    past = (datetime.now(UTC) - timedelta(minutes=1)).isoformat()
+    await ours("put", ns, "stale", {"content": "expired already", "expires_at": past})
+    assert await ours("get", ns, "stale") is None
+    assert await keys(ours, ns) == {"fresh"}
+    assert "stale" not in await keys(ours, ns, query="expired already")
+    with psycopg.connect(ours.dsn) as conn:
+        before = conn.execute(
+            "SELECT expires_at FROM lgm_memory_items WHERE key='fresh'"
+        ).fetchone()
+    await ours("get", ns, "fresh", refresh_ttl=True)
+    with psycopg.connect(ours.dsn) as conn:
+        after = conn.execute("SELECT expires_at FROM lgm_memory_items WHERE key='fresh'").fetchone()
+    assert before is not None and after is not None and after[0] > before[0]
+    assert await ours("sweep") == 1
+    history = await ours("history", ns, "stale")
+    assert [entry.action for entry in history] == ["add", "expire"]
+    assert await keys(ours, ns, include_invalid=True) == {"fresh"}
+
+
+async def test_history_records_every_change_with_actor(ours: Driver) -> None:
+    ns = ("memories", "u1")
+    with acting_as("extractor"):
+        await ours("put", ns, "job", {"content": "works at Google"})
+        await ours("put", ns, "job", {"content": "works at Microsoft"})
+    await ours("invalidate", ns, "job")
+    await ours("delete", ns, "job")
+    history = await ours("history", ns, "job")
+    assert [entry.action for entry in history] == ["add", "update", "invalidate", "delete"]
+    assert history[1].old_text == "works at Google" and history[1].new_text == "works at Microsoft"
+    assert [entry.actor for entry in history] == ["extractor", "extractor", None, None]
+    assert history[3].old_text == "works at Microsoft"
+    assert all(a.at <= b.at for a, b in itertools.pairwise(history))
+
+
+async def test_forget_erases_items_history_and_derived(ours: Driver) -> None:
+    victim, other = ("memories", "zorblax"), ("memories", "zorbla")
+    await ours("put", victim, "a", {"content": "zorblax secret plan alpha"})
+    await ours("put", victim, "b", {"content": "zorblax hobby quux"})
+    await ours("put", victim, "b", {"content": "zorblax hobby quuxes"})
+    await ours(
+        "put",
+        ("reflections", "global"),
+        "r",
+        {
+            "content": "summary of zorblax habits",
+            "kind": "reflection",
+            "derived_from": [{"namespace": list(victim), "key": "a"}],
+        },
+    )
+    await ours(
+        "put",
+        ("reflections", "global"),
+        "r2",
+        {"content": "meta zorblax insight", "derived_from": ["r"]},
+    )
+    await ours("put", other, "c", {"content": "neighbour keeps this"})
+    assert sum(rows_mentioning(ours.dsn, "zorblax").values()) > 0
+    erased = await ours("forget", victim)
+    assert erased == 4
+    assert rows_mentioning(ours.dsn, "zorblax") == dict.fromkeys(
+        rows_mentioning(ours.dsn, "zorblax"), 0
+    )
+    assert await keys(ours, ("memories",)) == {"c"}
+    assert await ours("search", ("memories",), query="zorblax secret plan") != []  # neighbour only
+    assert {hit.key for hit in await ours("search", ("memories",), query="zorblax")} <= {"c"}
+    with pytest.raises(InvalidNamespaceError):
+        await ours("forget", ())
+
+
+async def test_decay_retires_low_value_memories(ours: Driver) -> None:
+    ns = ("memories", "u1")
+    await ours("put", ns, "trivial", {"content": "ate a sandwich", "importance": 1})
+    await ours("put", ns, "vital", {"content": "allergic to peanuts", "importance": 10})
+    with psycopg.connect(ours.dsn, autocommit=True) as conn:  # age both by a year
+        conn.execute(
+            "UPDATE lgm_memory_items SET created_at = created_at - interval '365 days', "
+            "updated_at = updated_at - interval '365 days'"
+        )
+    config = DecayConfig(threshold=0.01, half_life=timedelta(days=90), min_age=timedelta(days=30))
+    assert await ours("forget_decayed", ns, config=config) == 1
+    assert await keys(ours, ns) == {"vital"}
+    assert [e.action for e in await ours("history", ns, "trivial")] == ["add", "invalidate"]
+    assert (await ours("get", ns, "trivial")).value["invalid_at"]
+    # "vital" was just returned by search (access reinforcement): only a high bar retires it
+    strict = DecayConfig(threshold=5.0, half_life=timedelta(days=90), mode="delete")
+    assert await ours("forget_decayed", ns, config=strict) == 1
+    assert await ours("get", ns, "vital") is None
+
+
+async def test_hybrid_search_finds_exact_tokens_and_meaning(ours: Driver) -> None:
+    ns = ("memories", "u1")
+    facts = {
+        "code": "The project code name is XJ-4471",
+        "city": "Alice moved to Lyon in 2021",
+        "pet": "Alice has a cat named Miso",
+        "food": "Alice dislikes mushrooms",
+    }
+    for key, text in facts.items():
+        await ours("put", ns, key, {"content": text})
+    hits = await ours("search", ns, query="what is XJ-4471?", limit=2)
+    assert hits[0].key == "code" and hits[0].score is not None
+    hits = await ours("search", ns, query="cat named Miso", limit=4)
+    assert hits[0].key == "pet"
+    assert all(hits[i].score >= hits[i + 1].score for i in range(len(hits) - 1))
+    page = await ours("search", ns, query="Alice", limit=2, offset=1)
+    full = await ours("search", ns, query="Alice", limit=3)
+    assert [hit.key for hit in page] == [hit.key for hit in full[1:3]]
+
+
+async def test_bad_input_raises_and_writes_nothing(ours: Driver) -> None:
+    ns = ("memories", "u1")
+    await ours("put", ns, "keep", {"content": "original"})
+    bad_values = [
+        {"content": float("nan")},
+        {"content": 42},
+        {"importance": 11},
+        {"kind": "gossip"},
+        {"valid_from": "yesterday-ish"},
+        {"valid_from": "2024-02-01", "invalid_at": "2024-01-01"},
+        {"content": "x" * 70_000},
+        {"blob": object()},
+    ]
+    for value in bad_values:
+        with pytest.raises(InvalidValueError):
+            await ours("put", ns, "keep", value)
+    with pytest.raises(InvalidValueError):
+        await ours("put", ns, "keep", "not a dict")
+    with pytest.raises(InvalidValueError):
+        await ours("put", ns, "", {"content": "empty key"})
+    from langgraph.store.base import PutOp
+
+    with pytest.raises(InvalidValueError):  # one bad op: the good one is not written either
+        await ours(
+            "batch",
+            [PutOp(ns, "new", {"content": "good"}), PutOp(ns, "keep", {"importance": 0})],
+        )
+    assert await ours("get", ns, "new") is None
+    assert (await ours("get", ns, "keep")).value == {"content": "original"}
+    assert [e.action for e in await ours("history", ns, "keep")] == ["add"]
+
+
+async def test_wrong_embedding_dimensions_write_nothing(dsn: str, flavour: str) -> None:
+    from tests.fakes import HashingEmbeddings
+    from tests.integration.store.conftest import open_store
+
+    async with open_store(dsn, flavour) as good:
+        driver = Driver(good, flavour, "", dsn)
+        await driver("put", ("m",), "k", {"content": "fine"})
+    async with open_store(dsn, flavour, index={"dims": 64, "embed": HashingEmbeddings(32)}) as bad:
+        driver = Driver(bad, flavour, "", dsn)
+        with pytest.raises(EmbeddingError):
+            await driver("put", ("m",), "k", {"content": "replaced"})
+        assert (await driver("get", ("m",), "k")).value == {"content": "fine"}
