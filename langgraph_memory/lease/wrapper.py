@@ -25,6 +25,10 @@ from langgraph_memory.lease._session import ThreadedAsyncLeaseBackend, aheld_lea
 
 __all__ = ["ThreadLeasedGraph", "with_thread_lease"]
 
+_UNLEASED_RUN_METHODS = frozenset(
+    {"stream_events", "transform", "atransform", "batch_as_completed", "abatch_as_completed"}
+)
+
 
 def _lease_backend_of(graph: Any) -> object:
     checkpointer = getattr(graph, "checkpointer", None)
@@ -72,6 +76,7 @@ class ThreadLeasedGraph:
     ) -> None:
         self.graph = graph
         self.options = options
+        self._backend = backend
         self._sync_backend = backend if isinstance(backend, LeaseBackend) else None
         if isinstance(backend, AsyncLeaseBackend):
             self._async_backend: AsyncLeaseBackend | None = backend
@@ -84,7 +89,18 @@ class ThreadLeasedGraph:
             )
 
     def __getattr__(self, name: str) -> Any:
+        if name in _UNLEASED_RUN_METHODS:
+            raise ConfigurationError(
+                f"{name}() would run the graph without the thread lease; use invoke/ainvoke, "
+                "stream/astream, astream_events (v1/v2) or batch/abatch on the leased graph"
+            )
         return getattr(self.graph, name)
+
+    def with_config(self, config: RunnableConfig | None = None, **kwargs: Any) -> ThreadLeasedGraph:
+        """The wrapped graph's ``with_config``, still under the lease."""
+        return ThreadLeasedGraph(
+            self.graph.with_config(config, **kwargs), self._backend, self.options
+        )
 
     def __repr__(self) -> str:
         return f"ThreadLeasedGraph({self.graph!r}, strategy={self.options.strategy!r})"
@@ -191,7 +207,12 @@ class ThreadLeasedGraph:
     async def astream_events(
         self, input: Any, config: RunnableConfig | None = None, **kwargs: Any
     ) -> AsyncIterator[Any]:
-        """``astream_events`` under the thread's lease."""
+        """``astream_events`` (versions ``v1``/``v2``) under the thread's lease."""
+        if kwargs.get("version") == "v3":
+            raise ConfigurationError(
+                "astream_events(version='v3') is not supported under the thread lease; "
+                "use version='v2' or astream(stream_mode=[...])"
+            )
         backend = self._require_async()
         thread_id = thread_id_of(config)
         async with aheld_lease(backend, thread_id, self.options, kwargs.get("control")) as run:

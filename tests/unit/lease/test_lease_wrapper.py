@@ -309,3 +309,102 @@ async def test_async_lease_lost_mid_run(backend: InMemoryLeaseBackend) -> None:
     with pytest.raises(LeaseLostError, match="'al'"):
         await task
     assert "after" not in recorder.events
+
+
+class SyncOnlyBackend:
+    """Exposes only the synchronous protocol of an in-memory backend."""
+
+    def __init__(self, inner: InMemoryLeaseBackend) -> None:
+        self.inner = inner
+        self.calls: list[str] = []
+
+    def try_acquire(self, thread_id: str, owner: str, ttl: float) -> Any:
+        self.calls.append(f"acquire {threading.current_thread() is threading.main_thread()}")
+        return self.inner.try_acquire(thread_id, owner, ttl)
+
+    def renew(self, lease: Any, ttl: float) -> bool:
+        return self.inner.renew(lease, ttl)
+
+    def release(self, lease: Any) -> None:
+        self.calls.append("release")
+        self.inner.release(lease)
+
+
+class AsyncOnlyBackend:
+    def __init__(self, inner: InMemoryLeaseBackend) -> None:
+        self.inner = inner
+
+    async def atry_acquire(self, thread_id: str, owner: str, ttl: float) -> Any:
+        return self.inner.try_acquire(thread_id, owner, ttl)
+
+    async def arenew(self, lease: Any, ttl: float) -> bool:
+        return self.inner.renew(lease, ttl)
+
+    async def arelease(self, lease: Any) -> None:
+        self.inner.release(lease)
+
+
+async def test_sync_only_backend_serves_async_runs_in_threads(
+    backend: InMemoryLeaseBackend,
+) -> None:
+    sync_only = SyncOnlyBackend(backend)
+    graph = with_thread_lease(build_graph(InMemorySaver(), Recorder()), sync_only)
+    result = await graph.ainvoke({"log": []}, cfg("so"))
+    assert result["log"] == ["run token=1", "after"]
+    assert sync_only.calls == ["acquire False", "release"]  # off the event loop's thread
+
+
+def test_async_only_backend_refuses_sync_runs(backend: InMemoryLeaseBackend) -> None:
+    graph = with_thread_lease(build_graph(InMemorySaver(), Recorder()), AsyncOnlyBackend(backend))
+    with pytest.raises(ConfigurationError, match="async-only; call ainvoke"):
+        graph.invoke({"log": []}, cfg("ao"))
+
+
+def test_with_config_stays_leased_and_unleased_run_methods_refuse(
+    backend: InMemoryLeaseBackend,
+) -> None:
+    graph = with_thread_lease(build_graph(InMemorySaver(), Recorder()), backend)
+    configured = graph.with_config(recursion_limit=10)
+    assert isinstance(configured, ThreadLeasedGraph)
+    holder = backend.try_acquire("wc", "other", 30)
+    assert holder is not None
+    with pytest.raises(ThreadBusyError):
+        configured.invoke({"log": []}, cfg("wc"))
+    with pytest.raises(ConfigurationError, match=r"stream_events\(\) would run the graph without"):
+        graph.stream_events({"log": []}, cfg("wc"))
+    assert graph.get_graph().nodes.keys() >= {"work", "after"}  # other attributes pass through
+
+
+async def test_astream_events_runs_under_the_lease(backend: InMemoryLeaseBackend) -> None:
+    graph = with_thread_lease(build_graph(InMemorySaver(), Recorder()), backend)
+    names = [
+        event["name"]
+        async for event in graph.astream_events({"log": []}, cfg("ev"), version="v2")
+        if event["event"] == "on_chain_end"
+    ]
+    assert {"work", "after"} <= set(names)
+    assert backend.current_token("ev") == 1
+    with pytest.raises(ConfigurationError, match="version='v3'"):
+        async for _ in graph.astream_events({"log": []}, cfg("ev"), version="v3"):
+            pass
+
+
+class FlakyRenewals(SyncOnlyBackend):
+    """Renewals fail with a connection error (the backend became unreachable)."""
+
+    def renew(self, lease: Any, ttl: float) -> bool:
+        self.calls.append("renew")
+        raise ConnectionError("backend unreachable")
+
+
+def test_renewals_failing_for_ttl_lose_the_lease(backend: InMemoryLeaseBackend) -> None:
+    recorder = Recorder()
+    flaky = FlakyRenewals(backend)
+    graph = with_thread_lease(
+        build_graph(InMemorySaver(), recorder, pause=0.8), flaky, ttl=0.4, renew_every=0.1
+    )
+    with pytest.raises(LeaseLostError, match=r"could not renew for 0\.4s"):
+        graph.invoke({"log": []}, cfg("flaky"))
+    assert flaky.calls.count("renew") >= 3  # retried before giving up
+    assert flaky.calls[-1] == "release"
+    assert "after" not in recorder.events
