@@ -314,14 +314,8 @@ class BaseRedisSaver(BaseCheckpointSaver[str]):
         return _keys.ThreadKeys.build(self.prefix, str(thread_id))
 
     def _register(self, thread_id: str) -> list[Command]:
-        """Registry upkeep sent with every write (and refreshing read)."""
-        if not self.ttl.ttl_ms:
-            return [Command.call("ZADD", self._registry, "GT", "+inf", thread_id)]
-        deadline = int(time.time() * 1000) + self.ttl.ttl_ms
-        return [
-            Command.call("ZADD", self._registry, "GT", deadline, thread_id),
-            Command.call("PEXPIRE", self._registry, self.ttl.ttl_ms),
-        ]
+        """Add a thread to the registry (score: registration time, see ``REGISTRY_FORGET``)."""
+        return [Command.call("ZADD", self._registry, int(time.time() * 1000), thread_id)]
 
     @staticmethod
     def _fence(config: RunnableConfig) -> str:
@@ -362,10 +356,7 @@ class BaseRedisSaver(BaseCheckpointSaver[str]):
             args.run_member,
             *args.blobs,
         ]
-        commands = [
-            Command.run("PUT", self._thread_keys(thread_id).data, script_args),
-            *self._register(thread_id),
-        ]
+        commands = [Command.run("PUT", self._thread_keys(thread_id).data, script_args)]
         next_config: RunnableConfig = {
             "configurable": {
                 "thread_id": conf["thread_id"],
@@ -374,6 +365,13 @@ class BaseRedisSaver(BaseCheckpointSaver[str]):
             }
         }
         return commands, next_config
+
+    def _after_put(self, config: RunnableConfig, replies: list[Any]) -> list[Command]:
+        """Registers the thread when the put created it (the script returns 1).
+
+        The registry is a separate key (another cluster slot), written after the
+        checkpoint: a thread is listed once its data exists, never before."""
+        return self._register(str(config["configurable"]["thread_id"])) if replies[0] else []
 
     def _put_writes_commands(
         self,
@@ -393,10 +391,7 @@ class BaseRedisSaver(BaseCheckpointSaver[str]):
             writes,
         )
         script_args = [self._fence(config), self.ttl.arg, *triples]
-        return [
-            Command.run("PUT_WRITES", self._thread_keys(thread_id).data, script_args),
-            *self._register(thread_id),
-        ]
+        return [Command.run("PUT_WRITES", self._thread_keys(thread_id).data, script_args)]
 
     def _get_commands(self, config: RunnableConfig) -> tuple[str, list[Command]]:
         conf = config["configurable"]
@@ -411,10 +406,7 @@ class BaseRedisSaver(BaseCheckpointSaver[str]):
             ]
         else:
             args = [self.ttl.read_arg, "latest", _keys.quote(checkpoint_ns)]
-        commands = [Command.run("LOAD", self._thread_keys(thread_id).data, args)]
-        if self.ttl.refresh_on_read and self.ttl.ttl_ms:
-            commands += self._register(thread_id)
-        return thread_id, commands
+        return thread_id, [Command.run("LOAD", self._thread_keys(thread_id).data, args)]
 
     def _get_result(self, thread_id: str, replies: list[Any]) -> CheckpointTuple | None:
         rows = replies[0]
@@ -432,16 +424,12 @@ class BaseRedisSaver(BaseCheckpointSaver[str]):
 
     # ----- multi-step plans ----------------------------------------------------------
 
-    def _threads_plan(self) -> Plan[list[str]]:
-        """Every registered thread id (expired registrations are dropped first)."""
-        commands = []
-        if self.ttl.ttl_ms:
-            # A minute of grace absorbs clock skew between the writers.
-            horizon = int(time.time() * 1000) - 60_000
-            commands.append(Command.call("ZREMRANGEBYSCORE", self._registry, "-inf", horizon))
-        commands.append(Command.call("ZRANGE", self._registry, 0, -1))
-        replies = yield commands
-        return [_text(t) for t in replies[-1]]
+    def _threads_plan(self) -> Plan[list[tuple[str, str]]]:
+        """Every registered ``(thread id, registration score)``."""
+        (reply,) = yield [Command.call("ZRANGE", self._registry, 0, -1, "WITHSCORES")]
+        if reply and not isinstance(reply[0], (list, tuple)):  # flat RESP2 reply
+            reply = [(reply[i], reply[i + 1]) for i in range(0, len(reply), 2)]
+        return [(_text(thread), str(int(float(score)))) for thread, score in reply]
 
     def _candidates_plan(
         self, config: RunnableConfig | None, before_id: str | None, limit: int | None
@@ -460,14 +448,25 @@ class BaseRedisSaver(BaseCheckpointSaver[str]):
                 extra: tuple[Any, ...] = ("LIMIT", 0, limit) if limit else ()
                 replies = yield [Command.call("ZREVRANGEBYLEX", keys.idx, high, low, *extra)]
                 return [(thread_id, _text(m)) for m in replies[0]]
-            threads = [thread_id]
+            registered = [(thread_id, "")]
         else:
-            threads = yield from self._threads_plan()
+            registered = yield from self._threads_plan()
         pairs: list[tuple[str, str, str]] = []
-        for start in range(0, len(threads), _THREAD_BATCH):
-            batch = threads[start : start + _THREAD_BATCH]
-            replies = yield [Command.call("ZRANGE", self._thread_keys(t).idx, 0, -1) for t in batch]
-            for thread, members in zip(batch, replies, strict=True):
+        for start in range(0, len(registered), _THREAD_BATCH):
+            batch = registered[start : start + _THREAD_BATCH]
+            replies = yield [
+                Command.call("ZRANGE", self._thread_keys(t).idx, 0, -1) for t, _ in batch
+            ]
+            # Threads emptied by delete_for_runs or expired by TTL leave the registry here.
+            gone = [
+                item
+                for (thread, score), members in zip(batch, replies, strict=True)
+                if score and not members
+                for item in (thread, score)
+            ]
+            if gone:
+                yield [Command.run("REGISTRY_FORGET", [self._registry], gone)]
+            for (thread, _), members in zip(batch, replies, strict=True):
                 for raw in members:
                     member = _text(raw)
                     cid = _keys.split_member(member)[1]
@@ -566,10 +565,10 @@ class BaseRedisSaver(BaseCheckpointSaver[str]):
         quoted = [_keys.quote(str(r)) for r in run_ids]
         if not quoted:
             return
-        threads = yield from self._threads_plan()
-        for start in range(0, len(threads), _THREAD_BATCH):
-            batch = threads[start : start + _THREAD_BATCH]
-            yield [Command.run("DELETE_RUNS", self._thread_keys(t).data, quoted) for t in batch]
+        registered = yield from self._threads_plan()
+        for start in range(0, len(registered), _THREAD_BATCH):
+            batch = registered[start : start + _THREAD_BATCH]
+            yield [Command.run("DELETE_RUNS", self._thread_keys(t).data, quoted) for t, _ in batch]
 
     def _copy_thread_plan(self, source_thread_id: str, target_thread_id: str) -> Plan[None]:
         source = self._thread_keys(source_thread_id)

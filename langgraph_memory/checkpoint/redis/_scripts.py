@@ -132,11 +132,13 @@ end
 
 # ARGV: fence token ('' = unfenced), ttl ms ('0' = none), keep-last ('0' = all),
 # member, record, refs, run member ('' = none), then blob field/value pairs.
+# Returns 1 when the thread had no checkpoint before (the caller then registers it).
 _PUT = r"""
 local err = stale(ARGV[1])
 if err then return err end
 for i = 8, #ARGV, 2 do redis.call('HSETNX', BLOBS, ARGV[i], ARGV[i + 1]) end
 local m = ARGV[4]
+local fresh = 1 - redis.call('EXISTS', IDX)
 redis.call('ZADD', IDX, 0, m)
 redis.call('HSET', CP, m, ARGV[5])
 redis.call('HSET', REFS, m, ARGV[6])
@@ -153,7 +155,7 @@ if keep > 0 then
   end
 end
 touch(ARGV[2])
-return 1
+return fresh
 """
 
 # ARGV: fence token, ttl ms, then (field, payload, upsert '1'/'0') triples.
@@ -253,6 +255,19 @@ touch(ARGV[1])
 return #parts[1]
 """
 
+# KEYS[1] registry; ARGV: (thread id, registration score) pairs seen without data.
+# Forgets a thread only if nobody re-registered it since (the score would differ).
+_REGISTRY_FORGET = r"""
+local n = 0
+for i = 1, #ARGV, 2 do
+  local score = redis.call('ZSCORE', KEYS[1], ARGV[i])
+  if score and tonumber(score) == tonumber(ARGV[i + 1]) then
+    n = n + redis.call('ZREM', KEYS[1], ARGV[i])
+  end
+end
+return n
+"""
+
 # Lease scripts: KEYS[1] lease, KEYS[2] fence.
 # ARGV: owner, lease ms, fence ttl ms ('0' = keep forever). Returns the token or nil.
 _LEASE_ACQUIRE = r"""
@@ -298,6 +313,7 @@ SCRIPTS: dict[str, str] = {
     "DELETE_RUNS": _PRELUDE + _DELETE_RUNS,
     "DUMP": _PRELUDE + _DUMP,
     "RESTORE": _PRELUDE + _RESTORE,
+    "REGISTRY_FORGET": _REGISTRY_FORGET,
     "LEASE_ACQUIRE": _LEASE_ACQUIRE,
     "LEASE_RENEW": _LEASE_RENEW,
     "LEASE_RELEASE": _LEASE_RELEASE,

@@ -182,7 +182,9 @@ class AsyncRedisSaver(BaseRedisSaver):
     ) -> RunnableConfig:
         """Store a checkpoint atomically (blobs only for ``new_versions``)."""
         commands, next_config = self._put_commands(config, checkpoint, metadata, new_versions)
-        await self._execute(commands)
+        follow_up = self._after_put(config, await self._execute(commands))
+        if follow_up:
+            await self._execute(follow_up)
         return next_config
 
     async def aput_writes(

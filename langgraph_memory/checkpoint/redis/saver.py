@@ -182,7 +182,9 @@ class RedisSaver(BaseRedisSaver):
     ) -> RunnableConfig:
         """Store a checkpoint atomically (blobs only for ``new_versions``)."""
         commands, next_config = self._put_commands(config, checkpoint, metadata, new_versions)
-        self._execute(commands)
+        follow_up = self._after_put(config, self._execute(commands))
+        if follow_up:
+            self._execute(follow_up)
         return next_config
 
     def put_writes(

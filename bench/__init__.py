@@ -1,0 +1,1 @@
+"""Benchmarks (``python -m bench.<name>``): side-by-side comparisons in one process."""
