@@ -148,10 +148,12 @@ def _our_postgres() -> Iterator[BaseCheckpointSaver[Any]]:
 def _sqlite() -> Iterator[BaseCheckpointSaver[Any]]:
     from langgraph.checkpoint.sqlite import SqliteSaver
 
-    with tempfile.TemporaryDirectory() as tmp:
-        with SqliteSaver.from_conn_string(os.path.join(tmp, "bench.sqlite")) as saver:
-            saver.setup()
-            yield saver
+    with (
+        tempfile.TemporaryDirectory() as tmp,
+        SqliteSaver.from_conn_string(os.path.join(tmp, "bench.sqlite")) as saver,
+    ):
+        saver.setup()
+        yield saver
 
 
 def _our_postgres_available() -> bool:
