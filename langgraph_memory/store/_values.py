@@ -175,7 +175,8 @@ def extract_text(value: Mapping[str, Any], fields: Sequence[str] | None) -> str 
         fields = ["content"] if "content" in value else ["$"]
     texts: list[str] = []
     for field in fields:
-        texts.extend(get_text_at_path(dict(value), tokenize_path(field)))
+        path: str | list[str] = field if field == "$" else tokenize_path(field)
+        texts.extend(get_text_at_path(dict(value), path))
     joined = "\n".join(text for text in texts if text)
     return joined or None
 

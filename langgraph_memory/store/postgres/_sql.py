@@ -351,7 +351,7 @@ RETURNING i.ns, i.key, i.text AS old_text, NULL::text AS new_text,
             """
 UPDATE lgm_memory_items i
 SET invalid_at = %(now)s::timestamptz, updated_at = now(),
-    value = jsonb_set(i.value, '{{invalid_at}}', to_jsonb(%(now_text)s::text))
+    value = jsonb_set(i.value, '{invalid_at}', to_jsonb(%(now_text)s::text))
 FROM doomed d WHERE i.id = d.id
 RETURNING i.ns, i.key, i.text AS old_text, i.text AS new_text,
           i.value - 'invalid_at' AS old_value, i.value AS new_value"""

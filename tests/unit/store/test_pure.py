@@ -1,0 +1,224 @@
+"""Unit tests of the store's pure modules: namespaces, values, filters, exact vector cache."""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+
+import numpy as np
+import pytest
+from langgraph.store.base import MatchCondition
+from psycopg import sql
+
+from langgraph_memory.errors import InvalidFilterError, InvalidNamespaceError, InvalidValueError
+from langgraph_memory.store._filters import compile_filter, is_iso_datetime
+from langgraph_memory.store._namespace import (
+    decode_namespace,
+    encode_namespace,
+    matches_conditions,
+    prefix_range,
+    validate_namespace,
+    validate_prefix,
+)
+from langgraph_memory.store._values import extract_text, prepare_value
+from langgraph_memory.store.postgres import _sql
+from langgraph_memory.store.postgres._exact import VectorCache, VectorCacheRegistry, encode_vector
+from langgraph_memory.store.postgres._migrations import MIGRATIONS, MigrationContext
+
+COLUMN = sql.SQL("i.value")
+
+
+def render(filter_: dict) -> tuple[str, dict]:
+    clause, params = compile_filter(filter_, COLUMN)
+    return clause.as_string(None), params
+
+
+# ----------------------------------------------------------------- namespaces
+def test_namespace_encoding_round_trips_and_ranges_are_segment_exact() -> None:
+    for ns in [("a",), ("memories", "u_1"), ("x", "y%", "z'")]:
+        assert decode_namespace(encode_namespace(ns)) == ns
+    low, high = prefix_range(("memories", "u_1")) or ("", "")
+    inside = [encode_namespace(("memories", "u_1")), encode_namespace(("memories", "u_1", "d"))]
+    outside = [encode_namespace(("memories", n)) for n in ["u_10", "u_1x", "U_1", "u%1", "u_"]]
+    assert all(low <= e < high for e in inside)
+    assert not any(low <= e < high for e in outside)
+    assert prefix_range(()) is None
+
+
+@pytest.mark.parametrize(
+    "bad", [(), ("a", ""), ("a.b",), ("langgraph",), ("a", 1), "ab", ("\x00",)]
+)
+def test_bad_namespaces_raise(bad: object) -> None:
+    with pytest.raises(InvalidNamespaceError):
+        validate_namespace(bad)
+
+
+def test_prefix_may_be_empty_and_conditions_support_wildcards() -> None:
+    assert validate_prefix(()) == ()
+    ns = ("a", "b", "c")
+    assert matches_conditions(ns, [MatchCondition("prefix", ("a", "*"))])
+    assert matches_conditions(ns, [MatchCondition("suffix", ("b", "c"))])
+    assert not matches_conditions(ns, [MatchCondition("suffix", ("a", "c"))])
+    assert not matches_conditions(("a",), [MatchCondition("prefix", ("a", "b"))])
+
+
+# ----------------------------------------------------------------- values
+def test_prepare_value_derives_memory_columns_and_normalises_times() -> None:
+    naive = datetime(2024, 5, 1, 9, 30)
+    record = prepare_value(
+        ("m", "u"),
+        "k",
+        {
+            "content": "Lives in Lyon",
+            "kind": "semantic",
+            "importance": 8,
+            "valid_from": naive,
+            "derived_from": ["k0", {"namespace": ["m", "v"], "key": "k1"}],
+        },
+    )
+    assert record.text == "Lives in Lyon" and record.kind == "semantic"
+    assert record.importance == 8.0
+    assert record.valid_from == naive.replace(tzinfo=timezone.utc)
+    assert record.value["valid_from"] == "2024-05-01T09:30:00+00:00"
+    assert record.derived_from == [{"ns": "m.u.", "key": "k0"}, {"ns": "m.v.", "key": "k1"}]
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        {"content": float("inf")},
+        {"nested": {"x": float("nan")}},
+        {"content": ["a"]},
+        {"importance": "high"},
+        {"importance": True},
+        {"importance": 0},
+        {"kind": "rumour"},
+        {"expires_at": 12},
+        {"valid_from": "2024-13-45"},
+        {1: "int key"},
+        {"x": {2: "nested int key"}},
+        {"x": b"bytes"},
+        {"derived_from": "k1"},
+        {"derived_from": [{"nokey": 1}]},
+        {"content": "nul\x00byte"},
+    ],
+)
+def test_invalid_values_raise(value: dict) -> None:
+    with pytest.raises(InvalidValueError):
+        prepare_value(("m",), "k", value)
+
+
+def test_size_cap_is_configurable() -> None:
+    value = {"content": "x" * 1000}
+    prepare_value(("m",), "k", value, max_value_bytes=2000)
+    with pytest.raises(InvalidValueError, match="limit is 500"):
+        prepare_value(("m",), "k", value, max_value_bytes=500)
+
+
+def test_text_extraction_follows_index_fields() -> None:
+    assert extract_text({"content": "c", "other": "o"}, None) == "c"
+    assert extract_text({"other": "o"}, None) == '{"other": "o"}'
+    assert extract_text({"a": {"b": "x"}, "l": ["p", "q"]}, ["a.b", "l[*]"]) == "x\np\nq"
+    assert prepare_value(("m",), "k", {"content": "c"}, index=False).text is None
+
+
+# ----------------------------------------------------------------- filters
+def test_filter_compilation_is_parameterised() -> None:
+    text, params = render({"name": "x'; DROP TABLE t; --"})
+    assert "DROP" not in text
+    assert '"x\'; DROP TABLE t; --"' in params.values()
+
+
+def test_typed_comparisons_pick_sql_by_operand_type() -> None:
+    number, params = render({"n": {"$gte": 10}})
+    assert "::numeric" in number and "jsonb_typeof" in number and 10 in params.values()
+    date, params = render({"d": {"$lt": "2024-05-01"}})
+    assert "lgm_try_timestamptz" in date
+    assert datetime(2024, 5, 1, tzinfo=timezone.utc) in params.values()
+    text, _ = render({"s": {"$gt": "abc"}})
+    assert 'COLLATE "C"' in text and "lgm_try_timestamptz" not in text
+
+
+def test_logical_operators_nest() -> None:
+    text, params = render(
+        {"$or": [{"a": 1}, {"$and": [{"b": {"$in": [1, 2]}}, {"c": {"$exists": False}}]}]}
+    )
+    assert " OR " in text and " AND " in text and "IS NULL" in text
+    assert ["1", "2"] in params.values()
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        {"a": {"$regex": "x"}},
+        {"$nor": [{"a": 1}]},
+        {"$or": []},
+        {"$and": {"a": 1}},
+        {"a": {"$in": "x"}},
+        {"a": {"$exists": 1}},
+        {"a": {"$gt": None}},
+        {"a": {"$gt": [1]}},
+        {"a": {"$gt": float("nan")}},
+        {"a": {"$eq": 1, "b": 2}},
+        {"": 1},
+        ["a"],
+    ],
+)
+def test_bad_filters_raise(bad: object) -> None:
+    with pytest.raises(InvalidFilterError):
+        compile_filter(bad, COLUMN)  # type: ignore[arg-type]
+
+
+def test_iso_detection() -> None:
+    assert is_iso_datetime("2024-05-01") and is_iso_datetime("2024-05-01T10:00:00Z")
+    assert not is_iso_datetime("2024-13-01") and not is_iso_datetime("yesterday")
+
+
+# ----------------------------------------------------------------- exact cache
+def test_vector_cache_top_update_and_remove() -> None:
+    cache = VectorCache(dims=3)
+    cache.apply(
+        [
+            (1, encode_vector([1, 0, 0])),
+            (2, encode_vector([0, 1, 0])),
+            (3, encode_vector([1, 1, 0])),
+        ]
+    )
+    query = np.array([1, 0.1, 0], dtype=np.float32)
+    ids, sims = cache.top(query, 2)
+    assert ids.tolist() == [1, 3] and sims[0] > sims[1]
+    cache.apply([(1, None), (2, encode_vector([1, 0, 0]))])
+    ids, _ = cache.top(query, 3)
+    assert ids.tolist() == [2, 3]
+    assert len(cache) == 2
+    assert cache.similarity(query, [2, 99]).keys() == {2}
+
+
+def test_cache_registry_is_lru_and_drops_overlapping_scopes() -> None:
+    registry = VectorCacheRegistry(dims=2, max_scopes=2)
+    first = registry.get("m.u1.")
+    registry.get("m.u2.")
+    registry.get("m.u3.")
+    assert registry.get("m.u1.") is not first
+    registry.drop("m.")
+    assert registry.get("m.u3.") is not None
+
+
+# ----------------------------------------------------------------- SQL
+def test_migrations_render_for_both_vector_modes() -> None:
+    for mode in ("pgvector", "exact"):
+        steps = [step(MigrationContext(vector_mode=mode, dims=8)) for step in MIGRATIONS]  # type: ignore[arg-type]
+        joined = "\n".join(steps)
+        assert ("vector(8)" in joined) == (mode == "pgvector")
+        assert ("hnsw" in joined) == (mode == "pgvector")
+
+
+def test_search_sql_uses_range_not_like() -> None:
+    for mode in ("pgvector", "exact"):
+        text = _sql.search_hybrid_sql(
+            vector_mode=mode,
+            scoped=True,
+            include_invalid=False,
+            filter_clause=None,  # type: ignore[arg-type]
+        ).as_string(None)
+        assert "LIKE" not in text and "i.ns >= %(ns_lo)s" in text
+        assert ("<=>" in text) == (mode == "pgvector")
