@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Sequence
+from typing import Annotated, Any, TypedDict
 
 import psycopg
 from langchain_core.messages import AIMessage, HumanMessage
+from langgraph.channels import DeltaChannel
 from langgraph.graph import END, START, MessagesState, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 
@@ -52,3 +54,22 @@ def count_rows(dsn: str, table: str, thread_id: str | None = None) -> int:
             ).fetchone()
     assert row is not None
     return int(row[0])
+
+
+def _append(state: Sequence[str], writes: Sequence[Sequence[str]]) -> list[str]:
+    return [*state, *(item for write in writes for item in write)]
+
+
+class DeltaState(TypedDict):
+    items: Annotated[list[str], DeltaChannel(_append, snapshot_frequency=3)]
+
+
+def build_delta_graph(checkpointer: Any) -> Any:
+    def add(state: DeltaState) -> dict[str, Any]:
+        return {"items": [f"n{len(state['items'])}"]}
+
+    builder = StateGraph(DeltaState)
+    builder.add_node("add", add)
+    builder.add_edge(START, "add")
+    builder.add_edge("add", END)
+    return builder.compile(checkpointer=checkpointer)

@@ -7,8 +7,7 @@ from typing import Any
 
 import pytest
 from langgraph.checkpoint.base import BaseCheckpointSaver
-from pg_saver_helpers import build_chat_graph, count_rows, thread, turn
-from test_pg_saver_graph import build_delta_graph
+from pg_saver_helpers import build_chat_graph, build_delta_graph, count_rows, thread, turn
 
 from langgraph_memory.checkpoint.postgres import AsyncPostgresSaver
 

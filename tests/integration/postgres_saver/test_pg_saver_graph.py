@@ -6,15 +6,13 @@ from __future__ import annotations
 import operator
 import threading
 import uuid
-from collections.abc import Sequence
 from typing import Annotated, Any, TypedDict
 
 import pytest
-from langgraph.channels import DeltaChannel
 from langgraph.checkpoint.postgres import PostgresSaver as OfficialPostgresSaver
 from langgraph.graph import END, START, StateGraph
 from langgraph.types import Command, interrupt
-from pg_saver_helpers import build_chat_graph, count_rows, thread, turn
+from pg_saver_helpers import build_chat_graph, build_delta_graph, count_rows, thread, turn
 
 from langgraph_memory.checkpoint.postgres import PostgresSaver
 
@@ -154,25 +152,6 @@ def test_prune_keep_latest_collects_unreferenced_blobs(saver: PostgresSaver) -> 
     saver.prune(["prune"], strategy="delete")
     assert count_rows(dsn, "checkpoints", "prune") == 0
     assert count_rows(dsn, "checkpoint_blobs", "prune") == 0
-
-
-def _append(state: Sequence[str], writes: Sequence[Sequence[str]]) -> list[str]:
-    return [*state, *(item for write in writes for item in write)]
-
-
-class DeltaState(TypedDict):
-    items: Annotated[list[str], DeltaChannel(_append, snapshot_frequency=3)]
-
-
-def build_delta_graph(checkpointer: Any) -> Any:
-    def add(state: DeltaState) -> dict[str, Any]:
-        return {"items": [f"n{len(state['items'])}"]}
-
-    builder = StateGraph(DeltaState)
-    builder.add_node("add", add)
-    builder.add_edge(START, "add")
-    builder.add_edge("add", END)
-    return builder.compile(checkpointer=checkpointer)
 
 
 def test_prune_is_delta_channel_safe(saver: PostgresSaver) -> None:
