@@ -43,4 +43,3 @@ async def test_async_redis_saver_passes_conformance(redis_url: str, redis_prefix
         assert result.tests_passed > 0 and result.tests_failed == 0
     assert report.conformance_level() == "FULL"
     assert len(prefixes) == len(report.results)
-
