@@ -31,8 +31,10 @@ from psycopg.types.json import Jsonb
 
 from langgraph_memory.checkpoint.postgres import _sql
 from langgraph_memory.errors import (
+    BackendUnavailableError,
     ConfigurationError,
     InvalidConnectionStringError,
+    MigrationError,
     StaleWriteError,
 )
 from langgraph_memory.lease._protocol import FENCE_CONFIG_KEY
@@ -685,6 +687,40 @@ def is_connection_failure(exc: BaseException) -> bool:
         return False
     sqlstate = getattr(exc, "sqlstate", None)
     return sqlstate is None or sqlstate.startswith("08") or sqlstate in {"57P01", "57P02", "57P03"}
+
+
+def translate_error(target: str, exc: BaseException) -> BaseException:
+    """The exception to raise for a database error: a clear one of ours, or ``exc`` itself.
+
+    * no pooled connection in time → :class:`BackendUnavailableError` (down or pool too small),
+    * a dropped/refused connection → :class:`BackendUnavailableError` naming ``target``,
+    * a missing table → :class:`MigrationError` telling to run ``setup()``.
+
+    Example:
+        ```python
+        import psycopg
+
+        err = translate_error("db:5432", psycopg.OperationalError("server closed"))
+        assert isinstance(err, BackendUnavailableError) and "db:5432" in str(err)
+        ```
+    """
+    import psycopg
+    from psycopg_pool import PoolTimeout
+
+    if isinstance(exc, PoolTimeout):
+        return BackendUnavailableError(
+            f"Postgres at {target}: no pooled connection became available in time ({exc}). "
+            "The server may be unreachable, or the pool's max_size is too small for the load "
+            "(raise pool_config['max_size'] or pool_config['timeout'])."
+        )
+    if isinstance(exc, psycopg.errors.UndefinedTable):
+        return MigrationError(
+            f"{str(exc).strip().splitlines()[0]} in the database at {target}: run "
+            "saver.setup() once (also after upgrading from the official PostgresSaver)."
+        )
+    if is_connection_failure(exc):
+        return BackendUnavailableError(unavailable_message(target, exc))
+    return exc
 
 
 def unavailable_message(target: str, exc: BaseException) -> str:

@@ -74,14 +74,11 @@ class SyncConnector:
             else:
                 with self.lock:
                     yield self.conn
-        except PoolTimeout as exc:
-            raise BackendUnavailableError(_common.unavailable_message(self.target, exc)) from exc
-        except psycopg.OperationalError as exc:
-            if _common.is_connection_failure(exc):
-                raise BackendUnavailableError(
-                    _common.unavailable_message(self.target, exc)
-                ) from exc
-            raise
+        except (PoolTimeout, psycopg.OperationalError, psycopg.errors.UndefinedTable) as exc:
+            translated = _common.translate_error(self.target, exc)
+            if translated is exc:
+                raise
+            raise translated from exc
 
     @contextmanager
     def cursor(
@@ -187,14 +184,11 @@ class AsyncConnector:
             else:
                 async with self.lock:
                     yield self.conn
-        except PoolTimeout as exc:
-            raise BackendUnavailableError(_common.unavailable_message(self.target, exc)) from exc
-        except psycopg.OperationalError as exc:
-            if _common.is_connection_failure(exc):
-                raise BackendUnavailableError(
-                    _common.unavailable_message(self.target, exc)
-                ) from exc
-            raise
+        except (PoolTimeout, psycopg.OperationalError, psycopg.errors.UndefinedTable) as exc:
+            translated = _common.translate_error(self.target, exc)
+            if translated is exc:
+                raise
+            raise translated from exc
 
     @asynccontextmanager
     async def cursor(

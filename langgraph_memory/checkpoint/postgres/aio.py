@@ -11,7 +11,12 @@ from typing import Any, TypeVar
 
 import psycopg
 from langchain_core.runnables import RunnableConfig
-from langgraph.checkpoint.base import ChannelVersions, Checkpoint, CheckpointMetadata
+from langgraph.checkpoint.base import (
+    ChannelVersions,
+    Checkpoint,
+    CheckpointMetadata,
+    CheckpointTuple,
+)
 from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver as _OfficialAsyncPostgresSaver
 from langgraph.checkpoint.serde.base import SerializerProtocol
 from psycopg import AsyncCursor
@@ -296,6 +301,26 @@ class AsyncPostgresSaver(_OfficialAsyncPostgresSaver):
             ```
         """
         return AsyncPostgresLeaseBackend(self.conn, lock=self.lock)
+
+    async def alist(
+        self,
+        config: RunnableConfig | None,
+        *,
+        filter: dict[str, Any] | None = None,
+        before: RunnableConfig | None = None,
+        limit: int | None = None,
+    ) -> AsyncIterator[CheckpointTuple]:
+        """List checkpoints, newest first; the connection is returned before yielding.
+
+        Example:
+            ```python
+            async for tup in saver.alist({"configurable": {"thread_id": "t1"}}, limit=5):
+                print(tup.checkpoint["id"])
+            ```
+        """
+        rows = [t async for t in super().alist(config, filter=filter, before=before, limit=limit)]
+        for row in rows:
+            yield row
 
     # ----------------------------------------------------------------- sync bridges
 

@@ -11,7 +11,12 @@ from typing import Any
 
 import psycopg
 from langchain_core.runnables import RunnableConfig
-from langgraph.checkpoint.base import ChannelVersions, Checkpoint, CheckpointMetadata
+from langgraph.checkpoint.base import (
+    ChannelVersions,
+    Checkpoint,
+    CheckpointMetadata,
+    CheckpointTuple,
+)
 from langgraph.checkpoint.postgres import PostgresSaver as _OfficialPostgresSaver
 from langgraph.checkpoint.serde.base import SerializerProtocol
 from psycopg import Cursor
@@ -329,3 +334,25 @@ class PostgresSaver(_OfficialPostgresSaver):
             ```
         """
         return PostgresLeaseBackend(self.conn, lock=self.lock)
+
+    def list(
+        self,
+        config: RunnableConfig | None,
+        *,
+        filter: dict[str, Any] | None = None,
+        before: RunnableConfig | None = None,
+        limit: int | None = None,
+    ) -> Iterator[CheckpointTuple]:
+        """List checkpoints, newest first (metadata ``filter``, ``before``, ``limit``).
+
+        Rows are fetched and the connection returned before the first tuple is yielded, so a
+        slow consumer never holds a pooled connection (or the single-connection lock).
+
+        Example:
+            ```python
+            for tup in saver.list({"configurable": {"thread_id": "t1"}}, limit=5):
+                print(tup.checkpoint["id"])
+            ```
+        """
+        rows = [*super().list(config, filter=filter, before=before, limit=limit)]
+        yield from rows

@@ -12,12 +12,13 @@ from pg_saver_helpers import build_chat_graph, thread, turn
 from psycopg.rows import dict_row
 from psycopg_pool import ConnectionPool
 
-from langgraph_memory.checkpoint.postgres import AsyncPostgresSaver, PostgresSaver
+from langgraph_memory.checkpoint.postgres import AsyncPostgresSaver, PoolConfig, PostgresSaver
 from langgraph_memory.checkpoint.postgres._sql import LGM_MIGRATIONS
 from langgraph_memory.errors import (
     BackendUnavailableError,
     ConfigurationError,
     InvalidConnectionStringError,
+    MigrationError,
 )
 
 pytestmark = pytest.mark.postgres
@@ -163,3 +164,28 @@ def test_bad_options_are_rejected(postgres_dsn: str) -> None:
         PostgresSaver.from_conn_string(postgres_dsn, pipeline=True).__enter__()
     with pytest.raises(ConfigurationError, match="Connection"):
         PostgresSaver("postgresql://not-a-connection")  # type: ignore[arg-type]
+
+
+def test_missing_setup_is_a_clear_migration_error(postgres_dsn: str) -> None:
+    with PostgresSaver.from_conn_string(postgres_dsn) as saver:
+        graph = build_chat_graph(saver)
+        with pytest.raises(MigrationError, match=r"saver\.setup\(\)"):
+            graph.invoke(turn("too early"), thread("t"))
+        saver.setup()
+        graph.invoke(turn("now"), thread("t"))
+        assert graph.get_state(thread("t")).values["messages"][-1].content == "b:now"
+
+
+def test_list_returns_its_connection_before_yielding(postgres_dsn: str) -> None:
+    pool_config: PoolConfig = {"min_size": 1, "max_size": 1, "timeout": 3}
+    with PostgresSaver.from_conn_string(postgres_dsn, pool_config=pool_config) as saver:
+        saver.setup()
+        graph = build_chat_graph(saver)
+        graph.invoke(turn("x"), thread("one-conn"))
+        # a consumer that queries while iterating needs the (only) connection back
+        parents = [
+            saver.get_tuple(t.parent_config) if t.parent_config else None
+            for t in saver.list(thread("one-conn"))
+        ]
+        assert len(parents) == 4 and parents[-1] is None
+        assert all(p is not None for p in parents[:-1])
