@@ -1,0 +1,180 @@
+"""The ``langgraph-memory`` command line.
+
+=========  ===================================================================
+command    what it does
+=========  ===================================================================
+demo       a multi-session conversation: cross-thread recall, a superseded fact,
+           an ``as_of`` query and the summariser (offline by default)
+bench      checkpointer, store and LoCoMo retrieval benchmarks (source checkout)
+inspect    one user's memories with kind, importance, validity and history
+forget     erase one user's memories, embeddings and history
+=========  ===================================================================
+
+Every command runs on the embedded Postgres in ``$LANGGRAPH_MEMORY_HOME`` unless
+``--postgres DSN`` (or ``$LANGGRAPH_MEMORY_POSTGRES_URI``) is given.
+
+Example:
+    ```python
+    from langgraph_memory.cli import main
+
+    exit_code = main(["demo", "--offline"])
+    ```
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Sequence
+
+from langgraph_memory.cli._console import CliError, Console
+
+__all__ = ["CliError", "build_parser", "main"]
+
+
+def _add_postgres(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--postgres",
+        metavar="DSN",
+        default=None,
+        help="Postgres for the store (default: $LANGGRAPH_MEMORY_POSTGRES_URI, else the "
+        "embedded server in $LANGGRAPH_MEMORY_HOME)",
+    )
+
+
+def _demo(args: argparse.Namespace) -> int:
+    from langgraph_memory.cli.demo import cmd_demo
+
+    return cmd_demo(args)
+
+
+def _bench(args: argparse.Namespace) -> int:
+    from langgraph_memory.cli.bench import cmd_bench
+
+    return cmd_bench(args)
+
+
+def _inspect(args: argparse.Namespace) -> int:
+    from langgraph_memory.cli.admin import cmd_inspect
+
+    return cmd_inspect(args)
+
+
+def _forget(args: argparse.Namespace) -> int:
+    from langgraph_memory.cli.admin import cmd_forget
+
+    return cmd_forget(args)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """Build the argument parser with every subcommand.
+
+    Example:
+        ```python
+        args = build_parser().parse_args(["inspect", "--user", "u1"])
+        assert args.user == "u1"
+        ```
+    """
+    from langgraph_memory import __version__
+
+    parser = argparse.ArgumentParser(
+        prog="langgraph-memory",
+        description="Memory for LangGraph agents: checkpointers, a memory store, memory nodes.",
+    )
+    parser.add_argument("--version", action="version", version=f"langgraph-memory {__version__}")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    demo = commands.add_parser(
+        "demo",
+        help="multi-session memory demo (offline unless OPENAI_API_KEY or --model)",
+        description="A multi-session conversation showing cross-thread recall, a superseded "
+        "fact, an as_of query and the summariser. Offline (rule-based extractor, templated "
+        "responder) unless OPENAI_API_KEY is set or --model is given.",
+    )
+    _add_postgres(demo)
+    demo.add_argument(
+        "--redis",
+        metavar="URL",
+        nargs="?",
+        const=os.environ.get("LANGGRAPH_MEMORY_REDIS_URL", "redis://127.0.0.1:6379/0"),
+        default=None,
+        help="use the Redis checkpointer (default URL: $LANGGRAPH_MEMORY_REDIS_URL or "
+        "redis://127.0.0.1:6379/0); without it the checkpointer is Postgres",
+    )
+    demo.add_argument("--model", default=None, help="OpenAI model name (needs langchain-openai)")
+    demo.add_argument(
+        "--offline", action="store_true", help="force offline mode even if OPENAI_API_KEY is set"
+    )
+    demo.add_argument("--user", default=None, help="user id (default: a fresh demo-XXXXXXXX)")
+    demo.set_defaults(handler=_demo)
+
+    bench = commands.add_parser(
+        "bench",
+        help="run benchmarks (checkpointers, store, locomo) side by side",
+        description="Run the benchmarks in the repository's bench/ package (source checkout "
+        "only) and print one results table.",
+    )
+    bench.add_argument(
+        "which",
+        nargs="*",
+        default=["all"],
+        metavar="BENCH",
+        help="checkpointers | postgres_saver | store | locomo | all (default: all)",
+    )
+    bench.add_argument("--quick", action="store_true", help="small sizes (about a minute each)")
+    bench.add_argument("--json", metavar="FILE", default=None, help="write all results as JSON")
+    bench.add_argument("--plot", metavar="FILE.png", default=None, help="save a bar chart")
+    bench.add_argument(
+        "--verbose", action="store_true", help="show the benchmarks' own output as well"
+    )
+    bench.set_defaults(handler=_bench)
+
+    inspect = commands.add_parser(
+        "inspect", help="show a user's memories with validity and history"
+    )
+    inspect.add_argument("--user", required=True, help="the user id")
+    _add_postgres(inspect)
+    inspect.add_argument(
+        "--no-history", dest="history", action="store_false", help="hide the audit history"
+    )
+    inspect.set_defaults(handler=_inspect)
+
+    forget = commands.add_parser("forget", help="erase a user's memories, embeddings, history")
+    forget.add_argument("--user", required=True, help="the user id")
+    _add_postgres(forget)
+    forget.add_argument("--yes", action="store_true", help="do not ask for confirmation")
+    forget.set_defaults(handler=_forget)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the CLI; returns the process exit code (2 for a problem the user can fix).
+
+    Example:
+        ```python
+        assert main(["--help"]) == 0
+        ```
+    """
+    from langgraph_memory.errors import LangGraphMemoryError
+
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # --help / --version / usage errors
+        return int(exc.code or 0)
+    if args.command is None:
+        parser.print_help()
+        return 0
+    try:
+        return int(args.handler(args))
+    except (CliError, LangGraphMemoryError) as exc:
+        Console(sys.stderr).line(f"error: {exc}")
+        return 2
+    except KeyboardInterrupt:
+        Console(sys.stderr).line("interrupted")
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())
