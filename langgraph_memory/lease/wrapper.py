@@ -17,6 +17,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any, cast
 
 from langchain_core.runnables import RunnableConfig
+from langchain_core.runnables.config import merge_configs
 
 from langgraph_memory.errors import ConfigurationError
 from langgraph_memory.lease._policy import LeaseOptions, Strategy, fenced_config, thread_id_of
@@ -78,8 +79,9 @@ class ThreadLeasedGraph:
         self.options = options
         self._backend = backend
         self._sync_backend = backend if isinstance(backend, LeaseBackend) else None
+        self._async_backend: AsyncLeaseBackend
         if isinstance(backend, AsyncLeaseBackend):
-            self._async_backend: AsyncLeaseBackend | None = backend
+            self._async_backend = backend
         elif self._sync_backend is not None:
             self._async_backend = ThreadedAsyncLeaseBackend(self._sync_backend)
         else:
@@ -113,9 +115,9 @@ class ThreadLeasedGraph:
             )
         return self._sync_backend
 
-    def _require_async(self) -> AsyncLeaseBackend:
-        assert self._async_backend is not None  # set in __init__ whenever a backend is usable
-        return self._async_backend
+    def _thread_id(self, config: RunnableConfig | None) -> str:
+        # a thread_id bound earlier with graph.with_config(...) counts too
+        return thread_id_of(merge_configs(getattr(self.graph, "config", None), config))
 
     # ------------------------------------------------------------------ sync runs
 
@@ -128,7 +130,8 @@ class ThreadLeasedGraph:
             LeaseLostError: The lease was lost mid-run; the run stopped at the next step.
         """
         backend = self._require_sync()
-        with held_lease(backend, thread_id_of(config), self.options, kwargs.get("control")) as run:
+        thread_id = self._thread_id(config)
+        with held_lease(backend, thread_id, self.options, kwargs.get("control")) as run:
             return self.graph.invoke(
                 input, fenced_config(config, run.lease.token), **_with_control(kwargs, run.control)
             )
@@ -138,7 +141,7 @@ class ThreadLeasedGraph:
     ) -> Iterator[Any]:
         """Stream the graph under the thread's lease, held until the stream ends or closes."""
         backend = self._require_sync()
-        thread_id = thread_id_of(config)
+        thread_id = self._thread_id(config)
         with held_lease(backend, thread_id, self.options, kwargs.get("control")) as run:
             yield from self.graph.stream(
                 input, fenced_config(config, run.lease.token), **_with_control(kwargs, run.control)
@@ -149,7 +152,7 @@ class ThreadLeasedGraph:
     ) -> RunnableConfig:
         """``Pregel.update_state`` under the thread's lease (the write is fenced too)."""
         backend = self._require_sync()
-        with held_lease(backend, thread_id_of(config), self.options) as run:
+        with held_lease(backend, self._thread_id(config), self.options) as run:
             return cast(
                 "RunnableConfig",
                 self.graph.update_state(
@@ -185,8 +188,8 @@ class ThreadLeasedGraph:
 
     async def ainvoke(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> Any:
         """Async :meth:`invoke`."""
-        backend = self._require_async()
-        thread_id = thread_id_of(config)
+        backend = self._async_backend
+        thread_id = self._thread_id(config)
         async with aheld_lease(backend, thread_id, self.options, kwargs.get("control")) as run:
             return await self.graph.ainvoke(
                 input, fenced_config(config, run.lease.token), **_with_control(kwargs, run.control)
@@ -196,8 +199,8 @@ class ThreadLeasedGraph:
         self, input: Any, config: RunnableConfig | None = None, **kwargs: Any
     ) -> AsyncIterator[Any]:
         """Async :meth:`stream`."""
-        backend = self._require_async()
-        thread_id = thread_id_of(config)
+        backend = self._async_backend
+        thread_id = self._thread_id(config)
         async with aheld_lease(backend, thread_id, self.options, kwargs.get("control")) as run:
             async for chunk in self.graph.astream(
                 input, fenced_config(config, run.lease.token), **_with_control(kwargs, run.control)
@@ -213,8 +216,8 @@ class ThreadLeasedGraph:
                 "astream_events(version='v3') is not supported under the thread lease; "
                 "use version='v2' or astream(stream_mode=[...])"
             )
-        backend = self._require_async()
-        thread_id = thread_id_of(config)
+        backend = self._async_backend
+        thread_id = self._thread_id(config)
         async with aheld_lease(backend, thread_id, self.options, kwargs.get("control")) as run:
             async for event in self.graph.astream_events(
                 input, fenced_config(config, run.lease.token), **_with_control(kwargs, run.control)
@@ -225,8 +228,8 @@ class ThreadLeasedGraph:
         self, config: RunnableConfig, values: Any, as_node: str | None = None, **kwargs: Any
     ) -> RunnableConfig:
         """Async :meth:`update_state`."""
-        backend = self._require_async()
-        async with aheld_lease(backend, thread_id_of(config), self.options) as run:
+        backend = self._async_backend
+        async with aheld_lease(backend, self._thread_id(config), self.options) as run:
             return cast(
                 "RunnableConfig",
                 await self.graph.aupdate_state(

@@ -408,3 +408,11 @@ def test_renewals_failing_for_ttl_lose_the_lease(backend: InMemoryLeaseBackend) 
     assert flaky.calls.count("renew") >= 3  # retried before giving up
     assert flaky.calls[-1] == "release"
     assert "after" not in recorder.events
+
+
+def test_thread_id_bound_with_with_config_is_used(backend: InMemoryLeaseBackend) -> None:
+    graph = with_thread_lease(build_graph(InMemorySaver(), Recorder()), backend)
+    bound = graph.with_config(configurable={"thread_id": "bound"})
+    bound.invoke({"log": []})
+    assert backend.current_token("bound") == 1
+    assert graph.get_state(cfg("bound")).values["log"] == ["run token=1", "after"]
