@@ -26,6 +26,8 @@ Example:
 
 from __future__ import annotations
 
+import importlib
+import os
 import re
 import threading
 import uuid
@@ -45,6 +47,7 @@ __all__ = [
     "OFFLINE_LABEL",
     "ScriptedChatModel",
     "TemplatedResponder",
+    "default_chat_model",
     "memory_lines",
     "tool_call_message",
 ]
@@ -181,6 +184,30 @@ class TemplatedResponder(BaseChatModel):
     ) -> ChatResult:
         message = AIMessage(self.answer(messages))
         return ChatResult(generations=[ChatGeneration(message=message)])
+
+
+def default_chat_model() -> BaseChatModel | None:
+    """A real chat model if one is configured, else ``None`` (then use offline mode).
+
+    Returns ``langchain_openai.ChatOpenAI`` when ``OPENAI_API_KEY`` is set and
+    ``langchain-openai`` is installed (model from ``LANGGRAPH_MEMORY_MODEL``, default
+    ``gpt-4o-mini``; ``OPENAI_BASE_URL`` selects an OpenAI-compatible server).
+
+    Example:
+        ```python
+        model = default_chat_model() or TemplatedResponder()
+        ```
+    """
+    if not os.environ.get("OPENAI_API_KEY"):
+        return None
+    try:
+        module = importlib.import_module("langchain_openai")
+    except ImportError:
+        return None
+    model: BaseChatModel = module.ChatOpenAI(
+        model=os.environ.get("LANGGRAPH_MEMORY_MODEL", "gpt-4o-mini")
+    )
+    return model
 
 
 def tool_call_message(name: str, args: dict[str, Any], content: str = "") -> AIMessage:

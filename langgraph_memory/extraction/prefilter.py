@@ -25,6 +25,7 @@ _FIRST_PERSON = re.compile(
     r"(?i)\b(?:i|i'm|im|i've|i'd|i'll|my|mine|me|we|we're|our|ours|myself)\b"
     r"|我|remember|from now on"
 )
+_CJK = re.compile(r"[\u4e00-\u9fff]")
 _QUESTION_START = re.compile(
     r"(?i)^(?:what|which|who|whom|whose|where|when|why|how|do|does|did|is|are|am|can|could"
     r"|would|will|should|shall)\b"
@@ -51,7 +52,7 @@ def looks_memorable(text: str, *, min_chars: int = 8) -> bool:
 
     Args:
         text: The user's message.
-        min_chars: Sentences shorter than this are ignored ("I see.").
+        min_chars: Sentences shorter than this are ignored ("I see."), except CJK text.
 
     Example:
         ```python
@@ -59,7 +60,8 @@ def looks_memorable(text: str, *, min_chars: int = 8) -> bool:
         ```
     """
     for sentence in split_sentences(text):
-        if len(sentence) < min_chars or _is_question(sentence):
+        too_short = len(sentence) < min_chars and not _CJK.search(sentence)
+        if too_short or _is_question(sentence):
             continue
         if _FIRST_PERSON.search(sentence):
             return True

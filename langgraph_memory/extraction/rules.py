@@ -252,6 +252,7 @@ _RULES: list[Rule] = [
             r"\b"
             + _i(
                 r"i (?:now |currently |still )?work (?:at|for)|i'm (?:now )?working (?:at|for)|"
+                r"i(?:'ve| have) (?:been )?work(?:ed|ing) (?:at|for)|"
                 r"i am (?:now )?working (?:at|for)|i (?:just |recently |have |'ve )?joined|"
                 r"i(?:'ve| have)? (?:just |recently )?joined|i'm employed (?:at|by)|"
                 r"i am employed (?:at|by)|i started (?:a new job )?at"

@@ -64,6 +64,7 @@ __all__ = [
     "ExtractionJob",
     "ExtractionReport",
     "InjectNode",
+    "MemoryContext",
     "MemoryNode",
     "MemoryState",
     "MemoryStats",
@@ -76,6 +77,16 @@ __all__ = [
     "model_input",
     "plan_summary",
 ]
+
+
+class MemoryContext(TypedDict, total=False):
+    """Runtime context schema for memory graphs: ``graph.invoke(..., context={"user_id": "u1"})``.
+
+    Pass it as ``StateGraph(..., context_schema=MemoryContext)``; add your own keys by
+    subclassing. Identity falls back to ``config["configurable"]`` when absent.
+    """
+
+    user_id: str
 
 
 class MemoryState(TypedDict, total=False):

@@ -319,7 +319,8 @@ def plan_summary(
 
 def offline_summary(previous: str, messages: Sequence[BaseMessage], *, max_words: int) -> str:
     """Deterministic extractive summary (no model): the previous summary plus the first
-    sentence of every folded message, clipped to ``max_words`` keeping the newest text.
+    sentence (at most 25 words) of every folded message, clipped to ``max_words`` keeping
+    the newest text.
 
     Example:
         ```python
@@ -334,6 +335,9 @@ def offline_summary(previous: str, messages: Sequence[BaseMessage], *, max_words
         if isinstance(message, AIMessage) and message.tool_calls:
             text = text + " [called " + ", ".join(c["name"] for c in message.tool_calls) + "]"
         first = re.split(r"(?<=[.!?。])\s", text.strip(), maxsplit=1)[0] if text else ""
+        clipped = first.split()
+        if len(clipped) > 25:
+            first = " ".join(clipped[:25]) + " …"
         if first:
             lines.append(f"{roles.get(message.type, message.type)}: {first}")
     summary = "\n".join(lines)
