@@ -1,0 +1,134 @@
+"""Helpers shared by the retrieval and store benchmarks: databases, embedders, tables.
+
+Example:
+    ```python
+    from bench._common import format_table
+
+    print(format_table(["name", "ms"], [["a", "1.0"]]))
+    ```
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import statistics
+import sys
+import tempfile
+import threading
+import uuid
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+
+from langchain_core.embeddings import Embeddings
+
+__all__ = [
+    "POSTGRES_URI",
+    "CachingEmbeddings",
+    "embedded_database",
+    "format_table",
+    "percentile",
+    "progress",
+    "temp_database",
+]
+
+POSTGRES_URI = os.environ.get(
+    "LANGGRAPH_MEMORY_BENCH_POSTGRES_URI", "postgresql://postgres@127.0.0.1:5432/postgres"
+)
+
+
+def progress(message: str) -> None:
+    """One progress line on stderr (the results table goes to stdout)."""
+    print(message, file=sys.stderr, flush=True)
+
+
+def percentile(samples: Sequence[float], fraction: float) -> float:
+    """Nearest-rank percentile of ``samples`` (``fraction`` in [0, 1])."""
+    if not samples:
+        return float("nan")
+    ordered = sorted(samples)
+    index = min(len(ordered) - 1, max(0, round(fraction * (len(ordered) - 1))))
+    return ordered[index]
+
+
+def median(samples: Sequence[float]) -> float:
+    """Median, NaN for no samples."""
+    return statistics.median(samples) if samples else float("nan")
+
+
+def format_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
+    """A Markdown table with columns padded to equal width."""
+    widths = [len(h) for h in header]
+    for row in rows:
+        for column, cell in enumerate(row):
+            widths[column] = max(widths[column], len(cell))
+
+    def line(cells: Sequence[str]) -> str:
+        return "| " + " | ".join(c.ljust(w) for c, w in zip(cells, widths, strict=True)) + " |"
+
+    rule = "|" + "|".join("-" * (w + 2) for w in widths) + "|"
+    return "\n".join([line(header), rule, *(line(r) for r in rows)])
+
+
+@contextlib.contextmanager
+def temp_database(admin_dsn: str = POSTGRES_URI) -> Iterator[str]:
+    """A fresh database on the server of ``admin_dsn``, dropped afterwards."""
+    import psycopg
+    from psycopg.conninfo import conninfo_to_dict, make_conninfo
+
+    name = f"lgm_bench_{uuid.uuid4().hex[:10]}"
+    with psycopg.connect(admin_dsn, autocommit=True, connect_timeout=5) as admin:
+        admin.execute(f'CREATE DATABASE "{name}"')
+    params = conninfo_to_dict(admin_dsn)
+    params["dbname"] = name
+    try:
+        yield make_conninfo(**params)  # type: ignore[arg-type]
+    finally:
+        with psycopg.connect(admin_dsn, autocommit=True) as admin:
+            admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+@contextlib.contextmanager
+def embedded_database() -> Iterator[str]:
+    """A fresh database on a private embedded Postgres 18 + pgvector (temporary home)."""
+    from langgraph_memory.embedded import EmbeddedPostgres
+
+    with (
+        tempfile.TemporaryDirectory(prefix="lgm-bench-") as home,
+        EmbeddedPostgres(Path(home), cleanup="stop") as server,
+        temp_database(server.dsn()) as dsn,
+    ):
+        yield dsn
+
+
+class CachingEmbeddings(Embeddings):
+    """Wraps an embedder and remembers every vector (documents and queries apart).
+
+    Lets several retrievers in one benchmark run share the embedding work, so their
+    comparison measures retrieval, not the embedder twice.
+    """
+
+    def __init__(self, inner: Embeddings) -> None:
+        self.inner = inner
+        self._documents: dict[str, list[float]] = {}
+        self._queries: dict[str, list[float]] = {}
+        self._lock = threading.Lock()
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        with self._lock:
+            missing = list(dict.fromkeys(t for t in texts if t not in self._documents))
+        if missing:
+            vectors = self.inner.embed_documents(missing)
+            with self._lock:
+                self._documents.update(zip(missing, vectors, strict=True))
+        with self._lock:
+            return [self._documents[t] for t in texts]
+
+    def embed_query(self, text: str) -> list[float]:
+        with self._lock:
+            cached = self._queries.get(text)
+        if cached is None:
+            cached = self.inner.embed_query(text)
+            with self._lock:
+                self._queries[text] = cached
+        return cached

@@ -1,0 +1,715 @@
+"""LoCoMo turn-retrieval benchmark: our store's hybrid search against vector-only and BM25.
+
+Every dialog turn of a LoCoMo conversation becomes one memory in the conversation's own
+namespace (key = its ``dia_id``, ``content`` = ``"Speaker: utterance"``, ``valid_from`` =
+its session's date and time, ``kind`` = ``episodic``). Every question of categories 1–4
+searches that namespace (``limit=10``) and is scored on the turns its ``evidence`` names:
+Recall@5, Recall@10 (fraction of evidence turns in the top k) and MRR (reciprocal rank of
+the first evidence turn in the top 10), overall, per category and per conversation.
+
+Retrievers, all in the same run on the same embedder (default: the package's offline
+``default_embeddings()``; one shared embedding cache so every retriever sees identical
+vectors):
+
+* ``ours-pgvector`` / ``ours-exact``: ``PostgresMemoryStore.search`` on embedded Postgres 18
+  + pgvector (HNSW) and on the PostgreSQL 15 server without pgvector (exact search).
+  With ``contextual`` indexing (default) each memory also carries ``context`` — the
+  previous turn of the same session — and is indexed with ``index=["context", "content"]``,
+  the plain LangGraph per-item index fields: the memory stays the turn, but its
+  embedding and full-text entry know what it answered. Any conversational ingestion can
+  do the same; nothing here is specific to LoCoMo.
+* ``ours-pgvector-plain``: the same store without contextual indexing (the ablation).
+* ``ours-pgvector-rrf``: contextual, reciprocal rank fusion instead of the weighted sum.
+* ``inmemory-vector``: LangGraph's ``InMemoryStore`` (vector-only) on ``content``.
+* ``bm25-plain`` / ``bm25-stemmed``: ``rank-bm25`` on lower-cased tokens, and with the
+  Snowball English stemmer and stop words.
+
+Image turns carry a BLIP caption of the shared photo; it is NOT indexed (it is not what
+the speaker said; a memory layer would see it only if an image model described the
+photo). Only this loader knows LoCoMo's format; retrieval has no rules written for it.
+
+Run::
+
+    python -m bench.locomo                         # all 5 dev conversations
+    python -m bench.locomo --limit-conversations 1 --limit-questions 40 --json out.json
+    python -m bench.locomo --retrievers ours-exact,bm25-stemmed
+
+Data: ``$LANGGRAPH_MEMORY_LOCOMO_DIR``, else ``../shared/data/locomo-dev`` beside the repo.
+The PG 15 server for ``ours-exact``: ``$LANGGRAPH_MEMORY_BENCH_POSTGRES_URI``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import re
+import sys
+import time
+import uuid
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import asdict, dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Protocol
+
+from langchain_core.embeddings import Embeddings
+
+from bench._common import (
+    POSTGRES_URI,
+    CachingEmbeddings,
+    embedded_database,
+    format_table,
+    progress,
+    temp_database,
+)
+
+__all__ = [
+    "Conversation",
+    "LocomoReport",
+    "Question",
+    "Turn",
+    "load_conversation",
+    "load_conversations",
+    "main",
+    "run",
+]
+
+DEFAULT_DATA_DIR = Path(
+    os.environ.get(
+        "LANGGRAPH_MEMORY_LOCOMO_DIR",
+        Path(__file__).resolve().parents[2] / "shared" / "data" / "locomo-dev",
+    )
+)
+CATEGORIES = (1, 2, 3, 4)
+CATEGORY_NAMES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
+DEFAULT_RETRIEVERS = (
+    "ours-pgvector",
+    "ours-exact",
+    "ours-pgvector-plain",
+    "ours-pgvector-rrf",
+    "inmemory-vector",
+    "bm25-plain",
+    "bm25-stemmed",
+)
+TOP_K = 10
+
+
+# ---------------------------------------------------------------------------- data
+
+
+@dataclass(frozen=True)
+class Turn:
+    """One dialog turn."""
+
+    dia_id: str
+    speaker: str
+    text: str
+    session: int
+    when: datetime | None
+    previous: str | None  # the previous turn of the same session, as "Speaker: text"
+
+    @property
+    def content(self) -> str:
+        return f"{self.speaker}: {self.text}"
+
+
+@dataclass(frozen=True)
+class Question:
+    """One question with the dialog ids of its evidence."""
+
+    text: str
+    category: int
+    evidence: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Conversation:
+    """A LoCoMo conversation: its turns in order and its questions of categories 1–4."""
+
+    sample_id: str
+    turns: tuple[Turn, ...]
+    questions: tuple[Question, ...]
+
+
+def _parse_session_time(raw: object) -> datetime | None:
+    if not isinstance(raw, str):
+        return None
+    for pattern in ("%I:%M %p on %d %B, %Y", "%I:%M %p on %d %b, %Y"):
+        try:
+            return datetime.strptime(raw.strip(), pattern).replace(tzinfo=timezone.utc)
+        except ValueError:
+            continue
+    return None
+
+
+def _evidence_ids(raw: object) -> tuple[str, ...]:
+    ids: list[str] = []
+    for entry in raw if isinstance(raw, list) else []:
+        ids.extend(part for part in re.split(r"[;,\s]+", str(entry)) if part)
+    return tuple(dict.fromkeys(ids))
+
+
+def load_conversation(path: Path) -> Conversation:
+    """Read one LoCoMo conversation file (``{speaker_a, session_N, qa, ...}`` layout)."""
+    data = json.loads(path.read_text())
+    if "conversation" in data:  # the locomo10.json sample layout
+        data = {**data["conversation"], "qa": data.get("qa", [])}
+    turns: list[Turn] = []
+    session = 1
+    while f"session_{session}" in data:
+        when = _parse_session_time(data.get(f"session_{session}_date_time"))
+        previous: str | None = None
+        for raw in data[f"session_{session}"]:
+            turn = Turn(
+                dia_id=str(raw["dia_id"]),
+                speaker=str(raw["speaker"]),
+                text=str(raw["text"]),
+                session=session,
+                when=when,
+                previous=previous,
+            )
+            turns.append(turn)
+            previous = turn.content
+        session += 1
+    questions = tuple(
+        Question(str(q["question"]), int(q["category"]), _evidence_ids(q.get("evidence")))
+        for q in data.get("qa", [])
+        if q.get("category") in CATEGORIES and _evidence_ids(q.get("evidence"))
+    )
+    return Conversation(f"conv-{path.stem}", tuple(turns), questions)
+
+
+def load_conversations(data_dir: Path = DEFAULT_DATA_DIR) -> list[Conversation]:
+    """All ``*.json`` conversations of ``data_dir``, sorted by file name."""
+    files = sorted(Path(data_dir).glob("*.json"))
+    if not files:
+        raise FileNotFoundError(
+            f"no LoCoMo conversations (*.json) in {data_dir}; set LANGGRAPH_MEMORY_LOCOMO_DIR"
+        )
+    return [load_conversation(f) for f in files]
+
+
+# ---------------------------------------------------------------------------- retrievers
+
+
+class Retriever(Protocol):
+    """Indexes one conversation at a time and answers questions with dia ids."""
+
+    def index(self, conversation: Conversation) -> None: ...
+
+    def search(self, question: str, k: int) -> list[str]: ...
+
+
+_TOKEN = re.compile(r"\w+")
+ENGLISH_STOP_WORDS = frozenset(
+    [
+        "a",
+        "about",
+        "above",
+        "after",
+        "again",
+        "against",
+        "all",
+        "am",
+        "an",
+        "and",
+        "any",
+        "are",
+        "as",
+        "at",
+        "be",
+        "because",
+        "been",
+        "before",
+        "being",
+        "below",
+        "between",
+        "both",
+        "but",
+        "by",
+        "can",
+        "could",
+        "did",
+        "do",
+        "does",
+        "doing",
+        "down",
+        "during",
+        "each",
+        "few",
+        "for",
+        "from",
+        "further",
+        "had",
+        "has",
+        "have",
+        "having",
+        "he",
+        "her",
+        "here",
+        "hers",
+        "herself",
+        "him",
+        "himself",
+        "his",
+        "how",
+        "i",
+        "if",
+        "in",
+        "into",
+        "is",
+        "it",
+        "its",
+        "itself",
+        "just",
+        "me",
+        "more",
+        "most",
+        "my",
+        "myself",
+        "no",
+        "nor",
+        "not",
+        "now",
+        "of",
+        "off",
+        "on",
+        "once",
+        "only",
+        "or",
+        "other",
+        "our",
+        "ours",
+        "ourselves",
+        "out",
+        "over",
+        "own",
+        "same",
+        "she",
+        "should",
+        "so",
+        "some",
+        "such",
+        "than",
+        "that",
+        "the",
+        "their",
+        "theirs",
+        "them",
+        "themselves",
+        "then",
+        "there",
+        "these",
+        "they",
+        "this",
+        "those",
+        "through",
+        "to",
+        "too",
+        "under",
+        "until",
+        "up",
+        "very",
+        "was",
+        "we",
+        "were",
+        "what",
+        "when",
+        "where",
+        "which",
+        "while",
+        "who",
+        "whom",
+        "why",
+        "will",
+        "with",
+        "would",
+        "you",
+        "your",
+        "yours",
+        "yourself",
+        "yourselves",
+        "s",
+        "t",
+        "d",
+        "ll",
+        "m",
+        "re",
+        "ve",
+    ]
+)
+
+
+def plain_tokens(text: str) -> list[str]:
+    """Lower-cased word tokens."""
+    return _TOKEN.findall(text.lower())
+
+
+def stemmed_tokens(text: str) -> list[str]:
+    """Lower-cased, English stop words removed, Snowball-stemmed tokens."""
+    import snowballstemmer
+
+    stemmer = snowballstemmer.stemmer("english")
+    return stemmer.stemWords([t for t in plain_tokens(text) if t not in ENGLISH_STOP_WORDS])
+
+
+class BM25Retriever:
+    """``rank_bm25.BM25Okapi`` over the turns' content."""
+
+    def __init__(self, tokenize: Callable[[str], list[str]]) -> None:
+        self.tokenize = tokenize
+        self._ids: list[str] = []
+        self._bm25: Any = None
+
+    def index(self, conversation: Conversation) -> None:
+        from rank_bm25 import BM25Okapi
+
+        self._ids = [t.dia_id for t in conversation.turns]
+        self._bm25 = BM25Okapi([self.tokenize(t.content) for t in conversation.turns])
+
+    def search(self, question: str, k: int) -> list[str]:
+        scores = self._bm25.get_scores(self.tokenize(question))
+        order = sorted(range(len(scores)), key=lambda i: (-scores[i], i))
+        return [self._ids[i] for i in order[:k]]
+
+
+class InMemoryVectorRetriever:
+    """LangGraph's ``InMemoryStore`` with a vector index on ``content``."""
+
+    def __init__(self, embeddings: Embeddings, dims: int) -> None:
+        self.embeddings = embeddings
+        self.dims = dims
+        self._store: Any = None
+        self._namespace: tuple[str, ...] = ()
+
+    def index(self, conversation: Conversation) -> None:
+        from langgraph.store.base import PutOp
+        from langgraph.store.memory import InMemoryStore
+
+        self._store = InMemoryStore(
+            index={"dims": self.dims, "embed": self.embeddings, "fields": ["content"]}
+        )
+        self._namespace = ("locomo", conversation.sample_id)
+        self._store.batch(
+            [PutOp(self._namespace, t.dia_id, {"content": t.content}) for t in conversation.turns]
+        )
+
+    def search(self, question: str, k: int) -> list[str]:
+        return [item.key for item in self._store.search(self._namespace, query=question, limit=k)]
+
+
+class StoreRetriever:
+    """Our ``PostgresMemoryStore``: one namespace per conversation, hybrid search."""
+
+    def __init__(self, store: Any, *, contextual: bool, run_tag: str) -> None:
+        self.store = store
+        self.contextual = contextual
+        self.run_tag = run_tag
+        self._namespace: tuple[str, ...] = ()
+
+    def index(self, conversation: Conversation) -> None:
+        from langgraph.store.base import PutOp
+
+        self._namespace = ("locomo", self.run_tag, conversation.sample_id)
+        ops: list[PutOp] = []
+        for turn in conversation.turns:
+            value: dict[str, Any] = {"content": turn.content, "kind": "episodic"}
+            if turn.when is not None:
+                value["valid_from"] = turn.when.isoformat()
+            fields: list[str] | None = None
+            if self.contextual:
+                fields = ["context", "content"]
+                if turn.previous is not None:
+                    value["context"] = turn.previous
+            ops.append(PutOp(self._namespace, turn.dia_id, value, index=fields))
+        for start in range(0, len(ops), 256):
+            self.store.batch(ops[start : start + 256])
+
+    def search(self, question: str, k: int) -> list[str]:
+        return [item.key for item in self.store.search(self._namespace, query=question, limit=k)]
+
+
+@contextlib.contextmanager
+def _store_retriever(
+    database: Callable[[], contextlib.AbstractContextManager[str]],
+    embeddings: Embeddings,
+    dims: int,
+    *,
+    contextual: bool,
+    retrieval: Any = None,
+) -> Iterator[StoreRetriever]:
+    from langgraph_memory.store.postgres import PostgresMemoryStore
+
+    index = {"dims": dims, "embed": embeddings, "fields": ["content"]}
+    with (
+        database() as dsn,
+        PostgresMemoryStore.from_conn_string(
+            dsn,
+            index=index,  # type: ignore[arg-type]
+            retrieval=retrieval,
+        ) as store,
+    ):
+        store.setup()
+        yield StoreRetriever(store, contextual=contextual, run_tag=uuid.uuid4().hex[:8])
+
+
+def _make_retriever(
+    name: str, stack: contextlib.ExitStack, embeddings: Embeddings, dims: int, exact_dsn: str
+) -> Retriever:
+    from langgraph_memory.retrieval import RetrievalConfig
+
+    if name == "bm25-plain":
+        return BM25Retriever(plain_tokens)
+    if name == "bm25-stemmed":
+        return BM25Retriever(stemmed_tokens)
+    if name == "inmemory-vector":
+        return InMemoryVectorRetriever(embeddings, dims)
+    if name == "ours-exact":
+        return stack.enter_context(
+            _store_retriever(lambda: temp_database(exact_dsn), embeddings, dims, contextual=True)
+        )
+    variants: dict[str, tuple[bool, Any]] = {
+        "ours-pgvector": (True, None),
+        "ours-pgvector-plain": (False, None),
+        "ours-pgvector-rrf": (True, RetrievalConfig(fusion="rrf")),
+    }
+    if name in variants:
+        contextual, retrieval = variants[name]
+        return stack.enter_context(
+            _store_retriever(
+                embedded_database, embeddings, dims, contextual=contextual, retrieval=retrieval
+            )
+        )
+    raise ValueError(f"unknown retriever {name!r}; choose from {', '.join(DEFAULT_RETRIEVERS)}")
+
+
+# ---------------------------------------------------------------------------- metrics
+
+
+@dataclass
+class Scores:
+    """Mean Recall@5, Recall@10 and MRR (percent) over ``n`` questions."""
+
+    n: int = 0
+    recall_at_5: float = 0.0
+    recall_at_10: float = 0.0
+    mrr: float = 0.0
+
+
+@dataclass
+class RetrieverResult:
+    """Scores of one retriever: overall, per category, per conversation; timings."""
+
+    name: str
+    overall: Scores = field(default_factory=Scores)
+    by_category: dict[int, Scores] = field(default_factory=dict)
+    by_conversation: dict[str, Scores] = field(default_factory=dict)
+    index_seconds: float = 0.0
+    search_ms_median: float = 0.0
+    error: str | None = None
+
+
+@dataclass
+class LocomoReport:
+    """Everything one run measured."""
+
+    conversations: list[str]
+    questions: int
+    embedder: str
+    contextual: bool
+    results: list[RetrieverResult]
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def question_scores(ranked: Sequence[str], evidence: Sequence[str]) -> tuple[float, float, float]:
+    """(Recall@5, Recall@10, reciprocal rank within the top 10) for one question."""
+    wanted = set(evidence)
+    recall5 = len(wanted & set(ranked[:5])) / len(wanted)
+    recall10 = len(wanted & set(ranked[:10])) / len(wanted)
+    reciprocal = next((1.0 / (i + 1) for i, key in enumerate(ranked[:10]) if key in wanted), 0.0)
+    return recall5, recall10, reciprocal
+
+
+def _aggregate(rows: Sequence[tuple[float, float, float]]) -> Scores:
+    if not rows:
+        return Scores()
+    n = len(rows)
+    return Scores(
+        n=n,
+        recall_at_5=100 * sum(r[0] for r in rows) / n,
+        recall_at_10=100 * sum(r[1] for r in rows) / n,
+        mrr=100 * sum(r[2] for r in rows) / n,
+    )
+
+
+# ---------------------------------------------------------------------------- run
+
+
+def run(
+    data_dir: Path | str = DEFAULT_DATA_DIR,
+    *,
+    retrievers: Sequence[str] = DEFAULT_RETRIEVERS,
+    limit_conversations: int | None = None,
+    limit_questions: int | None = None,
+    embeddings: Embeddings | None = None,
+    dims: int | None = None,
+    exact_dsn: str = POSTGRES_URI,
+    report: Callable[[str], None] = progress,
+) -> LocomoReport:
+    """Run the benchmark and return its report (the CLI prints it; tests assert on it).
+
+    Args:
+        data_dir: Directory of LoCoMo conversation ``*.json`` files.
+        retrievers: Names from ``DEFAULT_RETRIEVERS``.
+        limit_conversations: Use only the first N conversations.
+        limit_questions: Use only the first N questions of each conversation.
+        embeddings: Embedder for every vector retriever (default ``default_embeddings()``).
+        dims: Its dimensions (default ``embeddings.dims`` or 384).
+        exact_dsn: Admin DSN of a Postgres without pgvector for ``ours-exact``.
+        report: Progress callback.
+    """
+    conversations = load_conversations(Path(data_dir))[:limit_conversations]
+    if limit_questions is not None:
+        conversations = [
+            Conversation(c.sample_id, c.turns, c.questions[:limit_questions]) for c in conversations
+        ]
+    if embeddings is None:
+        from langgraph_memory.embeddings import default_embeddings
+
+        embeddings = default_embeddings()
+    dims = dims or int(getattr(embeddings, "dims", 384))
+    embedder_name = str(getattr(embeddings, "model_name", type(embeddings).__name__))
+    shared = CachingEmbeddings(embeddings)
+    n_questions = sum(len(c.questions) for c in conversations)
+    report(
+        f"LoCoMo: {len(conversations)} conversations, "
+        f"{sum(len(c.turns) for c in conversations)} turns, {n_questions} questions; "
+        f"embedder {embedder_name}"
+    )
+    results: list[RetrieverResult] = []
+    for name in retrievers:
+        result = RetrieverResult(name)
+        results.append(result)
+        per_question: list[tuple[int, str, tuple[float, float, float]]] = []
+        search_times: list[float] = []
+        try:
+            with contextlib.ExitStack() as stack:
+                retriever = _make_retriever(name, stack, shared, dims, exact_dsn)
+                for conversation in conversations:
+                    started = time.perf_counter()
+                    retriever.index(conversation)
+                    result.index_seconds += time.perf_counter() - started
+                    for question in conversation.questions:
+                        started = time.perf_counter()
+                        ranked = retriever.search(question.text, TOP_K)
+                        search_times.append((time.perf_counter() - started) * 1000)
+                        per_question.append(
+                            (
+                                question.category,
+                                conversation.sample_id,
+                                question_scores(ranked, question.evidence),
+                            )
+                        )
+                    done = _aggregate(
+                        [s for _, c, s in per_question if c == conversation.sample_id]
+                    )
+                    report(
+                        f"  {name:20s} {conversation.sample_id}: {len(conversation.turns)} turns, "
+                        f"{done.n} questions, R@5 {done.recall_at_5:.1f} "
+                        f"R@10 {done.recall_at_10:.1f}"
+                    )
+        except Exception as exc:  # a missing service skips one retriever, not the run
+            result.error = f"{type(exc).__name__}: {exc}"
+            report(f"  {name:20s} skipped: {result.error}")
+            continue
+        result.overall = _aggregate([s for _, _, s in per_question])
+        result.by_category = {
+            category: _aggregate([s for c, _, s in per_question if c == category])
+            for category in CATEGORIES
+        }
+        result.by_conversation = {
+            c.sample_id: _aggregate([s for _, cid, s in per_question if cid == c.sample_id])
+            for c in conversations
+        }
+        search_times.sort()
+        result.search_ms_median = search_times[len(search_times) // 2] if search_times else 0.0
+    return LocomoReport(
+        conversations=[c.sample_id for c in conversations],
+        questions=n_questions,
+        embedder=embedder_name,
+        contextual=True,
+        results=results,
+    )
+
+
+def format_report(report: LocomoReport) -> str:
+    """The overall/per-category table and the per-conversation Recall@10 table."""
+    header = ["retriever", "R@5", "R@10", "MRR"]
+    header += [f"c{c} {CATEGORY_NAMES[c]} R@5/R@10" for c in CATEGORIES]
+    header += ["index s", "search ms"]
+    rows: list[list[str]] = []
+    for r in report.results:
+        if r.error:
+            rows.append([r.name, "skipped", "", "", "", "", "", "", "", ""])
+            continue
+        row = [
+            r.name,
+            f"{r.overall.recall_at_5:.1f}",
+            f"{r.overall.recall_at_10:.1f}",
+            f"{r.overall.mrr:.1f}",
+        ]
+        for c in CATEGORIES:
+            s = r.by_category.get(c, Scores())
+            row.append(f"{s.recall_at_5:.1f} / {s.recall_at_10:.1f} (n={s.n})")
+        row += [f"{r.index_seconds:.1f}", f"{r.search_ms_median:.1f}"]
+        rows.append(row)
+    per_conversation_header = ["retriever", *(f"{c} R@5/R@10" for c in report.conversations)]
+    per_conversation = [
+        [
+            r.name,
+            *(
+                f"{r.by_conversation[c].recall_at_5:.1f} / {r.by_conversation[c].recall_at_10:.1f}"
+                for c in report.conversations
+            ),
+        ]
+        for r in report.results
+        if not r.error
+    ]
+    return (
+        f"LoCoMo turn retrieval ({len(report.conversations)} conversations, "
+        f"{report.questions} questions of categories 1-4, embedder {report.embedder})\n\n"
+        + format_table(header, rows)
+        + "\n\nPer conversation:\n\n"
+        + format_table(per_conversation_header, per_conversation)
+    )
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """CLI entry point (``python -m bench.locomo``)."""
+    parser = argparse.ArgumentParser(prog="python -m bench.locomo", description=__doc__)
+    parser.add_argument("--data", type=Path, default=DEFAULT_DATA_DIR)
+    parser.add_argument("--retrievers", default=",".join(DEFAULT_RETRIEVERS))
+    parser.add_argument("--limit-conversations", type=int, default=None)
+    parser.add_argument("--limit-questions", type=int, default=None)
+    parser.add_argument("--exact-dsn", default=POSTGRES_URI)
+    parser.add_argument("--json", type=Path, default=None, help="write the results here")
+    args = parser.parse_args(argv)
+    result = run(
+        args.data,
+        retrievers=[r.strip() for r in args.retrievers.split(",") if r.strip()],
+        limit_conversations=args.limit_conversations,
+        limit_questions=args.limit_questions,
+        exact_dsn=args.exact_dsn,
+    )
+    print(format_report(result))
+    if args.json:
+        args.json.write_text(json.dumps(result.to_json(), indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
