@@ -4,24 +4,17 @@
 from __future__ import annotations
 
 import os
-import random
 import shutil
-import socket
 import subprocess
 import tempfile
 import time
 from collections.abc import AsyncIterator, Iterator
-from dataclasses import dataclass
 
 import pytest
 import redis
+from redis_saver_helpers import LocalServer, free_ports, start_server, wait_ping
 
 from langgraph_memory.checkpoint.redis import AsyncRedisSaver, RedisSaver
-
-
-def scan_keys(client: redis.Redis, prefix: str) -> list[bytes]:
-    """Every key under ``prefix`` (SCAN, as the tests never use KEYS either)."""
-    return sorted(client.scan_iter(match=f"{prefix}*", count=1000))
 
 
 @pytest.fixture
@@ -48,82 +41,6 @@ async def async_saver(redis_url: str, redis_prefix: str) -> AsyncIterator[AsyncR
         yield instance
 
 
-def _port_free(port: int) -> bool:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
-        try:
-            probe.bind(("127.0.0.1", port))
-        except OSError:
-            return False
-    return True
-
-
-def free_ports(count: int, *, with_bus: bool = False) -> list[int]:
-    """``count`` free loopback ports (and free ``port + 10000`` cluster-bus ports)."""
-    ports: list[int] = []
-    while len(ports) < count:
-        port = random.randint(20000, 29999)
-        if port in ports or not _port_free(port):
-            continue
-        if with_bus and not _port_free(port + 10000):
-            continue
-        ports.append(port)
-    return ports
-
-
-def _start_server(port: int, workdir: str, *extra: str) -> subprocess.Popen[bytes]:
-    return subprocess.Popen(
-        [
-            shutil.which("redis-server") or "redis-server",
-            "--port",
-            str(port),
-            "--bind",
-            "127.0.0.1",
-            "--save",
-            "",
-            "--appendonly",
-            "no",
-            "--dir",
-            workdir,
-            *extra,
-        ],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-
-
-def _wait_ping(port: int, timeout: float = 10.0) -> None:
-    deadline = time.monotonic() + timeout
-    while True:
-        try:
-            redis.Redis(port=port, socket_connect_timeout=0.5).ping()
-            return
-        except redis.RedisError:
-            if time.monotonic() > deadline:
-                raise
-            time.sleep(0.05)
-
-
-@dataclass
-class LocalServer:
-    """A redis-server process this test suite owns."""
-
-    port: int
-    process: subprocess.Popen[bytes]
-
-    @property
-    def url(self) -> str:
-        return f"redis://127.0.0.1:{self.port}/0"
-
-    def stop(self) -> None:
-        if self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
-
-
 @pytest.fixture
 def own_redis_server() -> Iterator[LocalServer]:
     """A private standalone redis-server (tests may stop it)."""
@@ -131,9 +48,9 @@ def own_redis_server() -> Iterator[LocalServer]:
         pytest.fail("redis-server is not installed (needed for the Redis tests)")
     (port,) = free_ports(1)
     with tempfile.TemporaryDirectory(prefix="lgm-redis-") as workdir:
-        server = LocalServer(port, _start_server(port, workdir))
+        server = LocalServer(port, start_server(port, workdir))
         try:
-            _wait_ping(port)
+            wait_ping(port)
             yield server
         finally:
             server.stop()
@@ -151,7 +68,7 @@ def redis_cluster_nodes() -> Iterator[list[tuple[str, int]]]:
             for port in ports:
                 workdir = os.path.join(root, str(port))
                 os.makedirs(workdir)
-                process = _start_server(
+                process = start_server(
                     port,
                     workdir,
                     "--cluster-enabled",
@@ -163,7 +80,7 @@ def redis_cluster_nodes() -> Iterator[list[tuple[str, int]]]:
                 )
                 servers.append(LocalServer(port, process))
             for port in ports:
-                _wait_ping(port)
+                wait_ping(port)
             subprocess.run(
                 [
                     shutil.which("redis-cli") or "redis-cli",

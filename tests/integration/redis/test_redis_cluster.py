@@ -7,10 +7,10 @@ with the sync and the async saver, including leases and fencing."""
 from __future__ import annotations
 
 import pytest
-from langchain_core.messages import AIMessage, HumanMessage
-from langgraph.graph import END, START, MessagesState, StateGraph
+from langchain_core.messages import HumanMessage
 from redis.asyncio.cluster import RedisCluster as AsyncRedisCluster
 from redis.cluster import ClusterNode, RedisCluster
+from redis_saver_helpers import chat_graph, contents
 
 from langgraph_memory.checkpoint.redis import AsyncRedisSaver, RedisSaver
 from langgraph_memory.checkpoint.redis._keys import ThreadKeys
@@ -22,22 +22,6 @@ pytestmark = [pytest.mark.redis, pytest.mark.slow]
 THREADS = ["alpha", "beta", "gamma{1}", "delta}x{", "epsilon:ns", "zeta%7B"]
 
 
-def chat_graph(checkpointer: object) -> object:
-    def node_a(state: MessagesState) -> dict[str, object]:
-        return {"messages": [AIMessage(content=f"a{len(state['messages'])}")]}
-
-    def node_b(state: MessagesState) -> dict[str, object]:
-        return {"messages": [AIMessage(content=f"b{len(state['messages'])}")]}
-
-    builder = StateGraph(MessagesState)
-    builder.add_node("a", node_a)
-    builder.add_node("b", node_b)
-    builder.add_edge(START, "a")
-    builder.add_edge("a", "b")
-    builder.add_edge("b", END)
-    return builder.compile(checkpointer=checkpointer)  # type: ignore[arg-type]
-
-
 def test_sync_saver_on_cluster(redis_cluster_nodes: list[tuple[str, int]]) -> None:
     nodes = [ClusterNode(host, port) for host, port in redis_cluster_nodes]
     client = RedisCluster(startup_nodes=nodes)
@@ -47,10 +31,10 @@ def test_sync_saver_on_cluster(redis_cluster_nodes: list[tuple[str, int]]) -> No
         graph = chat_graph(saver)
         for thread in THREADS:
             config = {"configurable": {"thread_id": thread}}
-            graph.invoke({"messages": [HumanMessage(content="hi")]}, config)  # type: ignore[attr-defined]
-            state = graph.invoke({"messages": [HumanMessage(content="again")]}, config)  # type: ignore[attr-defined]
-            assert [m.content for m in state["messages"]] == ["hi", "a1", "b2", "again", "a4", "b5"]
-            history = list(graph.get_state_history(config))  # type: ignore[attr-defined]
+            graph.invoke({"messages": [HumanMessage(content="hi")]}, config)
+            state = graph.invoke({"messages": [HumanMessage(content="again")]}, config)
+            assert contents(state) == ["hi", "a saw 1", "b saw 2", "again", "a saw 4", "b saw 5"]
+            history = list(graph.get_state_history(config))
             assert len(history) == 3  # keep_last=3 on the root namespace
 
         # every key of a thread sits in one slot; the threads use several nodes
@@ -73,10 +57,10 @@ def test_sync_saver_on_cluster(redis_cluster_nodes: list[tuple[str, int]]) -> No
         assert lease is not None
         assert leases.try_acquire("alpha", "worker-2", ttl=5.0) is None
         fenced = {"configurable": {"thread_id": "alpha", FENCE_CONFIG_KEY: lease.token}}
-        graph.invoke({"messages": [HumanMessage(content="fenced")]}, fenced)  # type: ignore[attr-defined]
+        graph.invoke({"messages": [HumanMessage(content="fenced")]}, fenced)
         saver.delete_thread("alpha")
         with pytest.raises(StaleWriteError):
-            graph.invoke({"messages": [HumanMessage(content="late")]}, fenced)  # type: ignore[attr-defined]
+            graph.invoke({"messages": [HumanMessage(content="late")]}, fenced)
         assert saver.get_tuple({"configurable": {"thread_id": "alpha"}}) is None
         assert leases.renew(lease, 5.0) is False
 
@@ -100,10 +84,10 @@ async def test_async_saver_on_cluster(redis_cluster_nodes: list[tuple[str, int]]
             config = {"configurable": {"thread_id": thread}}
             first = {**config, "metadata": {"run_id": f"{thread}-1"}}
             second = {**config, "metadata": {"run_id": f"{thread}-2"}}
-            await graph.ainvoke({"messages": [HumanMessage(content="hi")]}, first)  # type: ignore[attr-defined]
-            state = await graph.ainvoke({"messages": [HumanMessage(content="more")]}, second)  # type: ignore[attr-defined]
-            assert [m.content for m in state["messages"]][-3:] == ["more", "a4", "b5"]
-            history = [s async for s in graph.aget_state_history(config)]  # type: ignore[attr-defined]
+            await graph.ainvoke({"messages": [HumanMessage(content="hi")]}, first)
+            state = await graph.ainvoke({"messages": [HumanMessage(content="more")]}, second)
+            assert contents(state)[-3:] == ["more", "a saw 4", "b saw 5"]
+            history = [s async for s in graph.aget_state_history(config)]
             assert len(history) == 8  # 4 checkpoints per invoke
 
         run_ids = set()

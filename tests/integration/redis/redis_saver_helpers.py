@@ -1,0 +1,119 @@
+"""Helpers shared by the Redis checkpointer tests (graphs, key scans, private servers)."""
+
+from __future__ import annotations
+
+import random
+import shutil
+import socket
+import subprocess
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import redis
+from langchain_core.messages import AIMessage
+from langgraph.graph import END, START, MessagesState, StateGraph
+
+
+def chat_graph(checkpointer: Any) -> Any:
+    """START -> a -> b -> END, each node appending one message."""
+
+    def node_a(state: MessagesState) -> dict[str, Any]:
+        return {"messages": [AIMessage(content=f"a saw {len(state['messages'])}")]}
+
+    def node_b(state: MessagesState) -> dict[str, Any]:
+        return {"messages": [AIMessage(content=f"b saw {len(state['messages'])}")]}
+
+    builder = StateGraph(MessagesState)
+    builder.add_node("a", node_a)
+    builder.add_node("b", node_b)
+    builder.add_edge(START, "a")
+    builder.add_edge("a", "b")
+    builder.add_edge("b", END)
+    return builder.compile(checkpointer=checkpointer)
+
+
+def contents(state: dict[str, Any]) -> list[str]:
+    """The message texts of a ``MessagesState`` value."""
+    return [m.content for m in state["messages"]]
+
+
+def scan_keys(client: redis.Redis, prefix: str) -> list[bytes]:
+    """Every key under ``prefix`` (SCAN, as the tests never use KEYS either)."""
+    return sorted(client.scan_iter(match=f"{prefix}*", count=1000))
+
+
+def _port_free(port: int) -> bool:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        try:
+            probe.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+    return True
+
+
+def free_ports(count: int, *, with_bus: bool = False) -> list[int]:
+    """``count`` free loopback ports (and free ``port + 10000`` cluster-bus ports)."""
+    ports: list[int] = []
+    while len(ports) < count:
+        port = random.randint(20000, 29999)
+        if port in ports or not _port_free(port):
+            continue
+        if with_bus and not _port_free(port + 10000):
+            continue
+        ports.append(port)
+    return ports
+
+
+def start_server(port: int, workdir: str, *extra: str) -> subprocess.Popen[bytes]:
+    return subprocess.Popen(
+        [
+            shutil.which("redis-server") or "redis-server",
+            "--port",
+            str(port),
+            "--bind",
+            "127.0.0.1",
+            "--save",
+            "",
+            "--appendonly",
+            "no",
+            "--dir",
+            workdir,
+            *extra,
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+
+
+def wait_ping(port: int, timeout: float = 10.0) -> None:
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            redis.Redis(port=port, socket_connect_timeout=0.5).ping()
+            return
+        except redis.RedisError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.05)
+
+
+@dataclass
+class LocalServer:
+    """A redis-server process this test suite owns."""
+
+    port: int
+    process: subprocess.Popen[bytes]
+
+    @property
+    def url(self) -> str:
+        return f"redis://127.0.0.1:{self.port}/0"
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
