@@ -59,7 +59,7 @@ def test_reject_runs_exactly_one_concurrent_turn(savers: SaverFactory) -> None:
     with ExitStack() as stack:
         workers = [stack.enter_context(savers.sync()) for _ in range(CONCURRENT)]
         graphs = [
-            with_thread_lease(build_log_graph(s, sleeping_node(recorder, 0.4)), ttl=5)
+            with_thread_lease(build_log_graph(s, sleeping_node(recorder, 1.0)), ttl=5)
             for s in workers
         ]
         outcomes = _run_concurrently(graphs, "t-reject")
@@ -96,7 +96,7 @@ async def test_async_reject_and_wait(savers: SaverFactory) -> None:
     async with savers.async_() as first, savers.async_() as second, savers.async_() as third:
         workers = [first, second, third]
         rejecting = [
-            with_thread_lease(build_log_graph(s, async_sleeping_node(recorder, 0.4)), ttl=5)
+            with_thread_lease(build_log_graph(s, async_sleeping_node(recorder, 1.0)), ttl=5)
             for s in workers
         ]
         outcomes = await asyncio.gather(

@@ -114,9 +114,23 @@ def assert_not_interleaved(events: list[str]) -> None:
         assert start.startswith("start ") and end == "end " + start.removeprefix("start ")
 
 
+class SignallingBackend(InMemoryLeaseBackend):
+    """In-memory backend that signals when it refuses a renewal."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.refused = threading.Event()
+
+    def renew(self, lease: Any, ttl: float) -> bool:
+        renewed = super().renew(lease, ttl)
+        if not renewed:
+            self.refused.set()
+        return renewed
+
+
 @pytest.fixture
-def backend() -> InMemoryLeaseBackend:
-    return InMemoryLeaseBackend()
+def backend() -> SignallingBackend:
+    return SignallingBackend()
 
 
 def test_top_level_export_is_the_lease_wrapper() -> None:
@@ -156,7 +170,7 @@ def test_invoke_injects_increasing_tokens_and_releases(backend: InMemoryLeaseBac
 
 def test_reject_runs_exactly_one_of_concurrent_turns(backend: InMemoryLeaseBackend) -> None:
     recorder = Recorder()
-    graph = with_thread_lease(build_graph(InMemorySaver(), recorder, pause=0.3), backend)
+    graph = with_thread_lease(build_graph(InMemorySaver(), recorder, pause=0.8), backend)
     outcomes: list[str] = []
     barrier = threading.Barrier(4)
 
@@ -202,7 +216,7 @@ def test_wait_gives_up_after_wait_timeout(backend: InMemoryLeaseBackend) -> None
     assert 0.3 <= time.monotonic() - started < 2.0
 
 
-def test_lease_lost_mid_run_stops_before_next_step(backend: InMemoryLeaseBackend) -> None:
+def test_lease_lost_mid_run_stops_before_next_step(backend: SignallingBackend) -> None:
     recorder = Recorder()
     gate = threading.Event()
     graph = with_thread_lease(
@@ -221,7 +235,7 @@ def test_lease_lost_mid_run_stops_before_next_step(backend: InMemoryLeaseBackend
     while "start run" not in recorder.events:
         time.sleep(0.01)
     backend.advance("lost")  # e.g. the thread was deleted by another worker
-    time.sleep(0.3)  # the renewer notices within renew_every
+    assert backend.refused.wait(10)  # the renewer notices within renew_every
     gate.set()
     worker.join()
     assert len(runner_error) == 1 and isinstance(runner_error[0], LeaseLostError)
@@ -298,14 +312,18 @@ async def test_async_reject_and_wait(backend: InMemoryLeaseBackend) -> None:
     assert [next(iter(c)) for c in chunks] == ["work", "after"]
 
 
-async def test_async_lease_lost_mid_run(backend: InMemoryLeaseBackend) -> None:
+async def test_async_lease_lost_mid_run(backend: SignallingBackend) -> None:
     recorder = Recorder()
+    gate = threading.Event()
     graph = with_thread_lease(
-        build_graph(InMemorySaver(), recorder, pause=0.5), backend, ttl=0.3, renew_every=0.05
+        build_graph(InMemorySaver(), recorder, gate=gate), backend, ttl=0.3, renew_every=0.05
     )
     task = asyncio.create_task(graph.ainvoke({"log": []}, cfg("al")))
-    await asyncio.sleep(0.15)
+    while "start run" not in recorder.events:
+        await asyncio.sleep(0.01)
     backend.advance("al")
+    assert await asyncio.to_thread(backend.refused.wait, 10)
+    gate.set()
     with pytest.raises(LeaseLostError, match="'al'"):
         await task
     assert "after" not in recorder.events
