@@ -1,0 +1,185 @@
+"""Per-thread leases and fencing on Redis: exclusivity, expiry, renewal, stale writes
+rejected atomically, and deletes that late writers cannot undo."""
+
+from __future__ import annotations
+
+import time
+import uuid
+from typing import Any
+
+import pytest
+import redis
+from langchain_core.messages import HumanMessage
+from langgraph.checkpoint.base import empty_checkpoint
+from redis_saver_helpers import chat_graph, contents, scan_keys
+
+from langgraph_memory.checkpoint.redis import AsyncRedisSaver, RedisLeaseBackend, RedisSaver
+from langgraph_memory.errors import LeaseLostError, StaleWriteError, ThreadBusyError
+from langgraph_memory.lease import with_thread_lease
+from langgraph_memory.lease._protocol import (
+    FENCE_CONFIG_KEY,
+    AsyncLeaseBackend,
+    LeaseBackend,
+)
+
+pytestmark = pytest.mark.redis
+
+
+def data_keys(raw: redis.Redis, saver: RedisSaver, thread_id: str) -> dict[bytes, Any]:
+    """Dump of the thread's checkpoint data keys (not its lease/fence bookkeeping)."""
+    keys = saver._thread_keys(thread_id)
+    wanted = {k.encode() for k in keys.data if k != keys.fence}
+    return {k: raw.dump(k) for k in scan_keys(raw, saver.prefix) if k in wanted}
+
+
+def fenced(thread_id: str, token: int) -> dict[str, Any]:
+    return {"configurable": {"thread_id": thread_id, FENCE_CONFIG_KEY: token}}
+
+
+def test_lease_exclusivity_expiry_and_renewal(saver: RedisSaver) -> None:
+    leases = saver.lease_backend()
+    assert isinstance(leases, LeaseBackend)
+    first = leases.try_acquire("t", "worker-a", ttl=5.0)
+    assert first is not None and first.token == 1
+    assert leases.try_acquire("t", "worker-b", ttl=5.0) is None
+    assert leases.renew(first, 5.0) is True
+
+    # only the owner releases
+    leases.release(type(first)("t", "worker-b", first.token))
+    assert leases.try_acquire("t", "worker-b", ttl=5.0) is None
+    leases.release(first)
+    second = leases.try_acquire("t", "worker-b", ttl=0.1)
+    assert second is not None and second.token == 2
+    assert leases.renew(first, 5.0) is False  # superseded
+
+    # an expired lease nobody took can be renewed by its owner
+    time.sleep(0.2)
+    assert leases.renew(second, 0.1) is True
+    assert leases.try_acquire("t", "worker-c", ttl=5.0) is None
+
+    # once it expires and someone else takes it, the old owner has lost it
+    time.sleep(0.2)
+    third = leases.try_acquire("t", "worker-c", ttl=5.0)
+    assert third is not None and third.token == 3
+    assert leases.renew(second, 5.0) is False
+
+    with pytest.raises(ValueError, match="seconds"):
+        leases.try_acquire("t", "worker-d", ttl=0)
+
+
+def test_stale_token_is_rejected_and_writes_nothing(
+    saver: RedisSaver, raw_redis: redis.Redis
+) -> None:
+    graph = chat_graph(saver)
+    leases = saver.lease_backend()
+    old = leases.try_acquire("fenced", "worker-a", ttl=0.1)
+    assert old is not None
+    state = graph.invoke({"messages": [HumanMessage(content="mine")]}, fenced("fenced", old.token))
+    assert contents(state) == ["mine", "a saw 1", "b saw 2"]
+
+    time.sleep(0.2)  # worker-a stalls; its lease expires and worker-b takes over
+    new = leases.try_acquire("fenced", "worker-b", ttl=5.0)
+    assert new is not None and new.token == old.token + 1
+    graph.invoke({"messages": [HumanMessage(content="b's turn")]}, fenced("fenced", new.token))
+
+    before = data_keys(raw_redis, saver, "fenced")
+    with pytest.raises(StaleWriteError, match="fencing token"):
+        graph.invoke({"messages": [HumanMessage(content="late")]}, fenced("fenced", old.token))
+    head = saver.get_tuple({"configurable": {"thread_id": "fenced"}})
+    assert head is not None
+    with pytest.raises(StaleWriteError):
+        stale_config = {
+            "configurable": {**head.config["configurable"], FENCE_CONFIG_KEY: old.token}
+        }
+        saver.put_writes(stale_config, [("x", 1)], "task")
+    with pytest.raises(StaleWriteError):
+        saver.put(
+            {"configurable": {**head.config["configurable"], FENCE_CONFIG_KEY: old.token}},
+            empty_checkpoint(),
+            {"source": "loop", "step": 99},
+            {},
+        )
+    assert data_keys(raw_redis, saver, "fenced") == before
+    assert contents(graph.get_state({"configurable": {"thread_id": "fenced"}}).values)[-1] == (
+        "b saw 5"
+    )
+
+
+def test_delete_cannot_be_undone_by_a_late_writer(
+    saver: RedisSaver, raw_redis: redis.Redis
+) -> None:
+    graph = chat_graph(saver)
+    leases = saver.lease_backend()
+    lease = leases.try_acquire("doomed", "worker-a", ttl=30.0)
+    assert lease is not None
+    graph.invoke({"messages": [HumanMessage(content="hello")]}, fenced("doomed", lease.token))
+
+    saver.delete_thread("doomed")
+    assert saver.get_tuple({"configurable": {"thread_id": "doomed"}}) is None
+    assert leases.renew(lease, 30.0) is False  # the holder learns it lost the thread
+
+    with pytest.raises(StaleWriteError):
+        graph.invoke({"messages": [HumanMessage(content="zombie")]}, fenced("doomed", lease.token))
+    assert saver.get_tuple({"configurable": {"thread_id": "doomed"}}) is None
+    assert data_keys(raw_redis, saver, "doomed") == {}
+    assert list(saver.list(None)) == []
+
+    # a fresh lease after the delete gets a newer token and may write again
+    leases.release(lease)
+    fresh = leases.try_acquire("doomed", "worker-b", ttl=30.0)
+    assert fresh is not None and fresh.token > lease.token
+    graph.invoke({"messages": [HumanMessage(content="reborn")]}, fenced("doomed", fresh.token))
+    assert contents(graph.get_state({"configurable": {"thread_id": "doomed"}}).values)[0] == (
+        "reborn"
+    )
+
+
+def test_with_thread_lease_uses_the_redis_backend(saver: RedisSaver) -> None:
+    graph = with_thread_lease(chat_graph(saver), strategy="reject", ttl=10.0)
+    config = {"configurable": {"thread_id": "guarded"}}
+    state = graph.invoke({"messages": [HumanMessage(content="one")]}, config)
+    assert contents(state) == ["one", "a saw 1", "b saw 2"]
+
+    # another worker holding the thread makes this one refuse
+    other = RedisLeaseBackend(saver.client, prefix=saver.prefix)
+    held = other.try_acquire("guarded", f"other-{uuid.uuid4().hex}", ttl=10.0)
+    assert held is not None
+    with pytest.raises(ThreadBusyError):
+        graph.invoke({"messages": [HumanMessage(content="two")]}, config)
+    other.release(held)
+    state = graph.invoke({"messages": [HumanMessage(content="two")]}, config)
+    assert contents(state)[-3:] == ["two", "a saw 4", "b saw 5"]
+
+    # a run whose thread is deleted mid-way is fenced out
+    def delete_during(state: dict[str, Any]) -> dict[str, Any]:
+        saver.delete_thread("guarded")
+        return {"messages": []}
+
+    from langgraph.graph import END, START, MessagesState, StateGraph
+
+    builder = StateGraph(MessagesState)
+    builder.add_node("delete", delete_during)
+    builder.add_edge(START, "delete")
+    builder.add_edge("delete", END)
+    deleting = with_thread_lease(builder.compile(checkpointer=saver), ttl=10.0)
+    with pytest.raises(LeaseLostError):
+        deleting.invoke({"messages": [HumanMessage(content="x")]}, config)
+    assert saver.get_tuple(config) is None
+
+
+async def test_async_lease_backend(async_saver: AsyncRedisSaver) -> None:
+    leases = async_saver.lease_backend()
+    assert isinstance(leases, AsyncLeaseBackend)
+    lease = await leases.atry_acquire("a", "w1", 5.0)
+    assert lease is not None
+    assert await leases.atry_acquire("a", "w2", 5.0) is None
+    graph = chat_graph(async_saver)
+    await graph.ainvoke({"messages": [HumanMessage(content="hi")]}, fenced("a", lease.token))
+    await async_saver.adelete_thread("a")
+    assert await leases.arenew(lease, 5.0) is False
+    with pytest.raises(StaleWriteError):
+        await graph.ainvoke({"messages": [HumanMessage(content="late")]}, fenced("a", lease.token))
+    assert await async_saver.aget_tuple({"configurable": {"thread_id": "a"}}) is None
+    await leases.arelease(lease)
+    again = await leases.atry_acquire("a", "w2", 5.0)
+    assert again is not None and again.token == lease.token + 2  # acquire + delete
