@@ -161,6 +161,9 @@ def test_double_texting_across_workers(
         assert stored[1]["content"].endswith(stored[0]["content"])  # no interleaving
         assert stored[3]["content"].endswith(stored[2]["content"])
 
+        assert httpx.delete(f"{waiting.urls[0]}/threads/dt-wait").status_code == 204
+        assert httpx.get(f"{waiting.urls[1]}/threads/dt-wait").status_code == 404
+
 
 @pytest.mark.postgres
 def test_uvicorn_multiprocess_workers_keep_every_turn(postgres_dsn: str, tmp_path: Path) -> None:

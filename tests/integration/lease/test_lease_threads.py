@@ -288,3 +288,52 @@ async def test_async_delete_is_not_undone_by_a_late_write(savers: SaverFactory) 
         with pytest.raises(LeaseLostError, match="'a-del'"):
             await task
         assert await saver_b.aget_tuple(cfg("a-del")) is None
+
+
+class AsyncStalledRenewals:
+    """Async twin of :class:`StalledRenewals`."""
+
+    def __init__(self, backend: Any) -> None:
+        self.backend = backend
+        self.resume = asyncio.Event()
+
+    async def atry_acquire(self, thread_id: str, owner: str, ttl: float) -> Lease | None:
+        return await self.backend.atry_acquire(thread_id, owner, ttl)
+
+    async def arenew(self, lease: Lease, ttl: float) -> bool:
+        await self.resume.wait()
+        return bool(await self.backend.arenew(lease, ttl))
+
+    async def arelease(self, lease: Lease) -> None:
+        await self.backend.arelease(lease)
+
+
+async def test_async_stale_worker_cannot_overwrite_the_newer_state(savers: SaverFactory) -> None:
+    async with savers.async_() as saver_a, savers.async_() as saver_b:
+        started = asyncio.Event()
+        proceed = asyncio.Event()
+
+        async def paused(state: Any) -> dict[str, list[str]]:
+            started.set()
+            await proceed.wait()
+            return {"log": ["A"]}
+
+        stalled = AsyncStalledRenewals(saver_a.lease_backend())
+        worker_a = with_thread_lease(
+            build_log_graph(saver_a, paused), stalled, ttl=0.6, renew_every=0.2
+        )
+        task = asyncio.create_task(worker_a.ainvoke({"log": []}, cfg("a-stale")))
+        await asyncio.wait_for(started.wait(), 10)
+        await asyncio.sleep(0.8)  # A's lease expires while A is paused
+        worker_b = with_thread_lease(
+            build_log_graph(saver_b, async_sleeping_node(Recorder(), 0)),
+            strategy="wait",
+            wait_timeout=5,
+        )
+        await worker_b.ainvoke({"log": []}, cfg("a-stale", "B"))
+        proceed.set()
+        stalled.resume.set()
+        with pytest.raises(LeaseLostError, match="'a-stale'"):
+            await task
+        state = await worker_b.aget_state(cfg("a-stale"))
+        assert state.values["log"] == ["B", "done"]
