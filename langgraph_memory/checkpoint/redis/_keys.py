@@ -51,6 +51,7 @@ __all__ = [
     "run_member",
     "schema_key",
     "split_member",
+    "thread_tag",
     "unquote",
     "validate_prefix",
     "write_field",
@@ -102,6 +103,12 @@ def validate_prefix(prefix: str) -> str:
     return prefix
 
 
+def thread_tag(thread_id: str) -> str:
+    """The cluster hash tag of a thread: its quoted id, or ``%`` for the empty id (an
+    empty ``{}`` tag would make Redis hash the whole key; quoting never yields a lone ``%``)."""
+    return quote(str(thread_id)) or "%"
+
+
 @dataclass(frozen=True)
 class ThreadKeys:
     """The keys of one thread, all in the same cluster hash slot."""
@@ -119,7 +126,7 @@ class ThreadKeys:
     @classmethod
     def build(cls, prefix: str, thread_id: str) -> ThreadKeys:
         """Keys of ``thread_id`` under ``prefix``."""
-        base = f"{prefix}:{{{quote(str(thread_id))}}}:"
+        base = f"{prefix}:{{{thread_tag(thread_id)}}}:"
         return cls(
             idx=base + "idx",
             cp=base + "cp",
