@@ -1,0 +1,276 @@
+"""Test-owned servers and database probes for the reliability suite.
+
+* :class:`OwnedRedis` — a private ``redis-server`` on a free port with its own data
+  directory, ``--appendonly yes --appendfsync always`` (every acknowledged write is on
+  disk before the reply), that a test may SIGKILL and restart on the same port. The
+  shared server on 6379 is never touched.
+* :func:`terminate_backends` — ``pg_terminate_backend`` for every backend of ONE
+  database (the test's own), from an admin session on another database.
+* :func:`table_snapshot` / :func:`rows_containing` — a full text dump of every user
+  table (to prove a failed call changed nothing) and a scan of every table and column for
+  a marker string (to prove erasure left no residue).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import socket
+import subprocess
+import tempfile
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import psycopg
+from psycopg import sql
+from psycopg.conninfo import conninfo_to_dict, make_conninfo
+
+__all__ = [
+    "BackendKiller",
+    "OwnedRedis",
+    "admin_dsn_for",
+    "free_port",
+    "rows_containing",
+    "table_snapshot",
+    "terminate_backends",
+]
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that nothing listens on right now."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+class OwnedRedis:
+    """A private, durable ``redis-server`` that tests may kill with SIGKILL and restart.
+
+    Example:
+        ```python
+        with OwnedRedis.running() as server:
+            server.kill()       # SIGKILL: no shutdown, no final fsync
+            server.start()      # same port, same AOF: acknowledged writes are back
+        ```
+    """
+
+    def __init__(self, workdir: Path, port: int | None = None) -> None:
+        self.workdir = workdir
+        self.port = port or free_port()
+        self.process: subprocess.Popen[bytes] | None = None
+        self.kills = 0
+        self.restarts = 0
+
+    @property
+    def url(self) -> str:
+        return f"redis://127.0.0.1:{self.port}/0"
+
+    @classmethod
+    @contextlib.contextmanager
+    def running(cls) -> Iterator[OwnedRedis]:
+        """Start a server in a temporary directory; stop it and delete the directory after."""
+        with tempfile.TemporaryDirectory(prefix="lgm-redis-") as workdir:
+            server = cls(Path(workdir))
+            server.start()
+            try:
+                yield server
+            finally:
+                server.stop()
+
+    def start(self, timeout: float = 10.0) -> None:
+        """Start (or restart after :meth:`kill`) on the same port and data directory."""
+        if self.process is not None and self.process.poll() is None:
+            raise RuntimeError("the owned redis-server is already running")
+        if self.process is not None:
+            self.restarts += 1
+        log = open(self.workdir / "redis.log", "ab")  # noqa: SIM115 - owned by the process
+        self.process = subprocess.Popen(
+            [
+                "redis-server",
+                "--port",
+                str(self.port),
+                "--bind",
+                "127.0.0.1",
+                "--dir",
+                str(self.workdir),
+                "--appendonly",
+                "yes",
+                "--appendfsync",
+                "always",
+                "--save",
+                "",
+                "--daemonize",
+                "no",
+                "--protected-mode",
+                "no",
+            ],
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
+        log.close()
+        self._wait_ready(timeout)
+
+    def _wait_ready(self, timeout: float) -> None:
+        import redis
+
+        deadline = time.monotonic() + timeout
+        client = redis.Redis(port=self.port, socket_connect_timeout=0.5, socket_timeout=1.0)
+        try:
+            while True:
+                assert self.process is not None
+                if self.process.poll() is not None:
+                    raise RuntimeError(
+                        f"redis-server exited with {self.process.returncode}; see "
+                        f"{self.workdir / 'redis.log'}"
+                    )
+                try:
+                    # while the AOF loads the server answers LOADING errors; wait until done
+                    if client.ping() and int(client.info("persistence").get("loading", 0)) == 0:
+                        return
+                except redis.RedisError:
+                    pass
+                if time.monotonic() > deadline:
+                    raise RuntimeError(f"redis-server on port {self.port} did not come up")
+                time.sleep(0.02)
+        finally:
+            client.close()
+
+    def kill(self) -> None:
+        """SIGKILL the server (no shutdown handler runs) and reap it."""
+        assert self.process is not None and self.process.poll() is None
+        self.process.send_signal(signal.SIGKILL)
+        self.process.wait(10)
+        self.kills += 1
+
+    def stop(self) -> None:
+        """Terminate the server if it runs (end of test)."""
+        if self.process is not None and self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(10)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait(10)
+
+
+def admin_dsn_for(dsn: str) -> tuple[str, str]:
+    """``(admin_dsn, dbname)``: a DSN on the ``postgres`` database of the same server."""
+    params = conninfo_to_dict(dsn)
+    dbname = str(params["dbname"])
+    return make_conninfo(**{**params, "dbname": "postgres"}), dbname  # type: ignore[arg-type]
+
+
+def terminate_backends(dsn: str) -> int:
+    """``pg_terminate_backend`` every backend of ``dsn``'s database; returns how many."""
+    admin_dsn, dbname = admin_dsn_for(dsn)
+    assert dbname.startswith("lgm_test_"), "only ever terminate backends of a test database"
+    with psycopg.connect(admin_dsn, autocommit=True) as admin:
+        rows = admin.execute(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+            "WHERE datname = %s AND pid <> pg_backend_pid()",
+            (dbname,),
+        ).fetchall()
+    return sum(1 for (done,) in rows if done)
+
+
+class BackendKiller:
+    """Background thread: terminate every backend of one database every ``every`` seconds.
+
+    Example:
+        ```python
+        with BackendKiller(dsn, rounds=10, every=0.2) as killer:
+            ...  # run the workload
+        assert killer.terminated > 0
+        ```
+    """
+
+    def __init__(self, dsn: str, *, rounds: int, every: float) -> None:
+        self.dsn = dsn
+        self.rounds = rounds
+        self.every = every
+        self.terminated = 0
+        self.rounds_done = 0
+        self.round_times: list[float] = []
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self) -> None:
+        for _ in range(self.rounds):
+            time.sleep(self.every)
+            self.terminated += terminate_backends(self.dsn)
+            self.round_times.append(time.monotonic())
+            self.rounds_done += 1
+
+    def __enter__(self) -> BackendKiller:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._thread.join(60)
+
+    @property
+    def done(self) -> bool:
+        return not self._thread.is_alive()
+
+
+def user_tables(conn: psycopg.Connection[Any]) -> list[tuple[str, str]]:
+    """Every ordinary table outside the system schemas as ``(schema, name)``."""
+    rows = conn.execute(
+        "SELECT n.nspname, c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
+        "WHERE c.relkind IN ('r', 'p', 'm') "
+        "AND n.nspname NOT IN ('pg_catalog', 'information_schema', 'pg_toast') "
+        "ORDER BY 1, 2"
+    ).fetchall()
+    return [(str(schema), str(name)) for schema, name in rows]
+
+
+def table_snapshot(dsn: str, *, ignore_columns: frozenset[str] = frozenset()) -> dict[str, Any]:
+    """Every row of every user table as sorted JSON text (``ignore_columns`` dropped).
+
+    Two equal snapshots mean nothing was written in between (counters like access
+    counts can be ignored by name).
+    """
+    snapshot: dict[str, Any] = {}
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        for schema, name in user_tables(conn):
+            table = sql.Identifier(schema, name)
+            rows = conn.execute(
+                sql.SQL("SELECT to_jsonb(t) AS r FROM {} t").format(table)
+            ).fetchall()
+            cleaned = []
+            for (row,) in rows:
+                for column in ignore_columns:
+                    row.pop(column, None)
+                cleaned.append(repr(sorted(row.items())))
+            snapshot[f"{schema}.{name}"] = sorted(cleaned)
+    return snapshot
+
+
+def rows_containing(dsn: str, marker: str) -> dict[str, int]:
+    """Rows of every user table whose text form contains ``marker`` (case-insensitive).
+
+    The whole row is cast to text, so every column — JSONB values, history, ``tsvector``
+    lexemes, derived tables — is scanned. Returns ``{table: count}`` for tables with hits.
+    """
+    hits: dict[str, int] = {}
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        for schema, name in user_tables(conn):
+            table = sql.Identifier(schema, name)
+            count = conn.execute(
+                sql.SQL(
+                    "SELECT count(*) FROM {} t WHERE strpos(lower(t::text), lower(%s)) > 0"
+                ).format(table),
+                (marker,),
+            ).fetchone()
+            if count and count[0]:
+                hits[f"{schema}.{name}"] = int(count[0])
+    return hits
+
+
+def environment_flag(name: str) -> bool:
+    """True when the environment variable ``name`` is set to a truthy value."""
+    value = os.environ.get(name, "")
+    return bool(value) and value.lower() not in {"0", "false", "no"}
