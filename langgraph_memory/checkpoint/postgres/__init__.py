@@ -19,7 +19,8 @@ Example:
 
 from __future__ import annotations
 
-from langgraph_memory.checkpoint.postgres._common import PoolConfig, SweepResult
+from langgraph_memory.checkpoint.postgres._common import PoolConfig
+from langgraph_memory.checkpoint.postgres._retention import SweepResult
 from langgraph_memory.checkpoint.postgres.aio import AsyncPostgresSaver
 from langgraph_memory.checkpoint.postgres.lease import (
     AsyncPostgresLeaseBackend,

@@ -30,6 +30,7 @@ __all__ = [
     "LGM_MIGRATIONS_TABLE",
     "LGM_SELECT_VERSION",
     "MIGRATION_LOCK_KEY",
+    "MIGRATION_UNLOCK",
     "OFFICIAL_INSERT_VERSION",
     "OFFICIAL_MIGRATIONS",
     "OFFICIAL_SELECT_VERSION",
@@ -47,6 +48,8 @@ __all__ = [
     "SWEEP_MARK_CLEAN",
     "THREAD_EXISTS",
     "TOUCH_ACTIVITY",
+    "TRY_MIGRATION_LOCK",
+    "TRY_MIGRATION_XACT_LOCK",
     "UPSERT_BLOBS",
     "UPSERT_CHECKPOINT",
     "UPSERT_WRITES",
@@ -55,7 +58,13 @@ __all__ = [
 # --------------------------------------------------------------------------- migrations
 
 MIGRATION_LOCK_KEY = 7_310_482_991_113
-"""``pg_advisory_lock`` key that serialises concurrent ``setup()`` calls."""
+"""Advisory lock key that serialises concurrent ``setup()`` calls."""
+
+TRY_MIGRATION_LOCK = "SELECT pg_try_advisory_lock(%s) AS locked"
+"""Polled (never a blocking wait: a session blocked in a statement would deadlock with
+another worker's ``CREATE INDEX CONCURRENTLY``, which waits for every open snapshot)."""
+TRY_MIGRATION_XACT_LOCK = "SELECT pg_try_advisory_xact_lock(%s) AS locked"
+MIGRATION_UNLOCK = "SELECT pg_advisory_unlock(%s)"
 
 OFFICIAL_SELECT_VERSION = "SELECT v FROM checkpoint_migrations ORDER BY v DESC LIMIT 1"
 OFFICIAL_INSERT_VERSION = (

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections.abc import AsyncIterator, Coroutine, Sequence
 from contextlib import asynccontextmanager, suppress
 from datetime import timedelta
@@ -23,8 +24,8 @@ from psycopg import AsyncCursor
 from psycopg.pq import TransactionStatus
 from psycopg.rows import DictRow, dict_row
 
-from langgraph_memory.checkpoint.postgres import _common, _sql
-from langgraph_memory.checkpoint.postgres._common import PoolConfig, SweepResult
+from langgraph_memory.checkpoint.postgres import _common, _retention, _sql
+from langgraph_memory.checkpoint.postgres._common import PoolConfig
 from langgraph_memory.checkpoint.postgres._connect import (
     AsyncConn,
     AsyncConnector,
@@ -32,6 +33,7 @@ from langgraph_memory.checkpoint.postgres._connect import (
     aprobe,
     arun_program,
 )
+from langgraph_memory.checkpoint.postgres._retention import SweepResult
 from langgraph_memory.checkpoint.postgres.lease import AsyncPostgresLeaseBackend
 from langgraph_memory.errors import ConfigurationError
 
@@ -153,16 +155,25 @@ class AsyncPostgresSaver(_OfficialAsyncPostgresSaver):
             async with conn.cursor(row_factory=dict_row) as cur:
                 if in_transaction:
                     async with conn.transaction():
-                        await cur.execute(
-                            "SELECT pg_advisory_xact_lock(%s)", (_sql.MIGRATION_LOCK_KEY,)
-                        )
+                        await self._take_migration_lock(cur, _sql.TRY_MIGRATION_XACT_LOCK)
                         await arun_program(cur, _common.setup_program(in_transaction=True))
                     return
-                await cur.execute("SELECT pg_advisory_lock(%s)", (_sql.MIGRATION_LOCK_KEY,))
+                await self._take_migration_lock(cur, _sql.TRY_MIGRATION_LOCK)
                 try:
                     await arun_program(cur, _common.setup_program(in_transaction=False))
                 finally:
-                    await cur.execute("SELECT pg_advisory_unlock(%s)", (_sql.MIGRATION_LOCK_KEY,))
+                    await cur.execute(_sql.MIGRATION_UNLOCK, (_sql.MIGRATION_LOCK_KEY,))
+
+    async def _take_migration_lock(self, cur: AsyncCursor[DictRow], sql: str) -> None:
+        deadline = time.monotonic() + _common.MIGRATION_LOCK_TIMEOUT
+        while True:
+            await cur.execute(sql, (_sql.MIGRATION_LOCK_KEY,))
+            row = await cur.fetchone()
+            if row is not None and row["locked"]:
+                return
+            if time.monotonic() > deadline:
+                raise _common.migration_lock_timed_out(self._connector.target)
+            await asyncio.sleep(_common.MIGRATION_LOCK_POLL)
 
     async def aput(
         self,
@@ -217,7 +228,7 @@ class AsyncPostgresSaver(_OfficialAsyncPostgresSaver):
         keep_last: int = 1,
     ) -> None:
         """Prune threads; see ``PostgresSaver.prune`` (DeltaChannel-safe)."""
-        ids = _common.check_prune_args(thread_ids, strategy, keep_last)
+        ids = _retention.check_prune_args(thread_ids, strategy, keep_last)
         if not ids:
             return
         if strategy == "delete":
@@ -225,7 +236,7 @@ class AsyncPostgresSaver(_OfficialAsyncPostgresSaver):
             return
         keep = 1 if strategy == "keep_latest" else keep_last
         for thread_id in ids:
-            await self._connector.run(_common.keep_last_program(thread_id, keep), pipeline=False)
+            await self._connector.run(_retention.keep_last_program(thread_id, keep), pipeline=False)
 
     async def asweep(self) -> SweepResult:
         """Apply retention once; see ``PostgresSaver.sweep``.
@@ -236,20 +247,21 @@ class AsyncPostgresSaver(_OfficialAsyncPostgresSaver):
             ```
         """
         result = SweepResult()
-        if self.ttl is not None:
-            while True:
-                expired = await self._connector.run(_common.sweep_ttl_program(self.ttl))
+        ttl, keep_last = self.ttl, self.keep_last
+        if ttl is not None:
+            for _ in range(_retention.MAX_SWEEP_BATCHES):
+                expired = await self._connector.run(_retention.sweep_ttl_program(ttl))
                 result.expired_threads.extend(expired)
                 if len(expired) < _common.SWEEP_BATCH:
                     break
-        if self.keep_last is not None:
-            while True:
-                dirty = await self._connector.run(_common.dirty_threads_program())
+        if keep_last is not None:
+            for _ in range(_retention.MAX_SWEEP_BATCHES):
+                dirty = await self._connector.run(_retention.dirty_threads_program())
                 for thread_id in dirty:
+                    program = _retention.keep_last_program(thread_id, keep_last, mark_swept=True)
                     try:
                         result.pruned_checkpoints += await self._connector.run(
-                            _common.keep_last_program(thread_id, self.keep_last, mark_swept=True),
-                            pipeline=False,
+                            program, pipeline=False
                         )
                     except psycopg.errors.SerializationFailure:
                         continue  # written meanwhile: stays dirty for the next sweep

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from datetime import timedelta
@@ -23,9 +24,10 @@ from psycopg import Cursor
 from psycopg.pq import TransactionStatus
 from psycopg.rows import DictRow, dict_row
 
-from langgraph_memory.checkpoint.postgres import _common, _sql
-from langgraph_memory.checkpoint.postgres._common import PoolConfig, SweepResult, run_program
+from langgraph_memory.checkpoint.postgres import _common, _retention, _sql
+from langgraph_memory.checkpoint.postgres._common import PoolConfig, run_program
 from langgraph_memory.checkpoint.postgres._connect import SyncConn, SyncConnector, build_pool, probe
+from langgraph_memory.checkpoint.postgres._retention import SweepResult
 from langgraph_memory.checkpoint.postgres.lease import PostgresLeaseBackend
 from langgraph_memory.errors import ConfigurationError
 
@@ -161,14 +163,25 @@ class PostgresSaver(_OfficialPostgresSaver):
             with conn.cursor(row_factory=dict_row) as cur:
                 if in_transaction:
                     with conn.transaction():
-                        cur.execute("SELECT pg_advisory_xact_lock(%s)", (_sql.MIGRATION_LOCK_KEY,))
+                        self._take_migration_lock(cur, _sql.TRY_MIGRATION_XACT_LOCK)
                         run_program(cur, _common.setup_program(in_transaction=True))
                     return
-                cur.execute("SELECT pg_advisory_lock(%s)", (_sql.MIGRATION_LOCK_KEY,))
+                self._take_migration_lock(cur, _sql.TRY_MIGRATION_LOCK)
                 try:
                     run_program(cur, _common.setup_program(in_transaction=False))
                 finally:
-                    cur.execute("SELECT pg_advisory_unlock(%s)", (_sql.MIGRATION_LOCK_KEY,))
+                    cur.execute(_sql.MIGRATION_UNLOCK, (_sql.MIGRATION_LOCK_KEY,))
+
+    def _take_migration_lock(self, cur: Cursor[DictRow], sql: str) -> None:
+        deadline = time.monotonic() + _common.MIGRATION_LOCK_TIMEOUT
+        while True:
+            cur.execute(sql, (_sql.MIGRATION_LOCK_KEY,))
+            row = cur.fetchone()
+            if row is not None and row["locked"]:
+                return
+            if time.monotonic() > deadline:
+                raise _common.migration_lock_timed_out(self._connector.target)
+            time.sleep(_common.MIGRATION_LOCK_POLL)
 
     def put(
         self,
@@ -251,7 +264,7 @@ class PostgresSaver(_OfficialPostgresSaver):
             saver.prune(["thread-1"], strategy="keep_last", keep_last=5)
             ```
         """
-        ids = _common.check_prune_args(thread_ids, strategy, keep_last)
+        ids = _retention.check_prune_args(thread_ids, strategy, keep_last)
         if not ids:
             return
         if strategy == "delete":
@@ -259,7 +272,7 @@ class PostgresSaver(_OfficialPostgresSaver):
             return
         keep = 1 if strategy == "keep_latest" else keep_last
         for thread_id in ids:
-            self._connector.run(_common.keep_last_program(thread_id, keep), pipeline=False)
+            self._connector.run(_retention.keep_last_program(thread_id, keep), pipeline=False)
 
     def sweep(self) -> SweepResult:
         """Apply retention once: delete threads idle past ``ttl``, trim to ``keep_last``.
@@ -271,21 +284,20 @@ class PostgresSaver(_OfficialPostgresSaver):
             ```
         """
         result = SweepResult()
-        if self.ttl is not None:
-            while True:
-                expired = self._connector.run(_common.sweep_ttl_program(self.ttl))
+        ttl, keep_last = self.ttl, self.keep_last
+        if ttl is not None:
+            for _ in range(_retention.MAX_SWEEP_BATCHES):
+                expired = self._connector.run(_retention.sweep_ttl_program(ttl))
                 result.expired_threads.extend(expired)
                 if len(expired) < _common.SWEEP_BATCH:
                     break
-        if self.keep_last is not None:
-            while True:
-                dirty = self._connector.run(_common.dirty_threads_program())
+        if keep_last is not None:
+            for _ in range(_retention.MAX_SWEEP_BATCHES):
+                dirty = self._connector.run(_retention.dirty_threads_program())
                 for thread_id in dirty:
+                    program = _retention.keep_last_program(thread_id, keep_last, mark_swept=True)
                     try:
-                        result.pruned_checkpoints += self._connector.run(
-                            _common.keep_last_program(thread_id, self.keep_last, mark_swept=True),
-                            pipeline=False,
-                        )
+                        result.pruned_checkpoints += self._connector.run(program, pipeline=False)
                     except psycopg.errors.SerializationFailure:
                         continue  # written meanwhile: stays dirty for the next sweep
                 if len(dirty) < _common.SWEEP_BATCH:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import socket
+import threading
 import time
 
 import psycopg
@@ -189,3 +190,23 @@ def test_list_returns_its_connection_before_yielding(postgres_dsn: str) -> None:
         ]
         assert len(parents) == 4 and parents[-1] is None
         assert all(p is not None for p in parents[:-1])
+
+
+def test_concurrent_setup_from_several_workers(postgres_dsn: str) -> None:
+    errors: list[BaseException] = []
+
+    def worker() -> None:
+        try:
+            with PostgresSaver.from_conn_string(postgres_dsn) as saver:
+                saver.setup()
+        except BaseException as exc:  # collected and asserted below
+            errors.append(exc)
+
+    workers = [threading.Thread(target=worker) for _ in range(4)]
+    for w in workers:
+        w.start()
+    for w in workers:
+        w.join(60)
+    assert errors == []
+    assert versions(postgres_dsn, "checkpoint_migrations") == list(range(len(OFFICIAL_MIGRATIONS)))
+    assert versions(postgres_dsn, "lgm_checkpoint_migrations") == list(range(len(LGM_MIGRATIONS)))

@@ -11,8 +11,9 @@ from langgraph.checkpoint.base import empty_checkpoint
 from langgraph.checkpoint.postgres.base import MIGRATIONS as OFFICIAL_MIGRATIONS
 from langgraph.checkpoint.postgres.base import BasePostgresSaver
 
-from langgraph_memory.checkpoint.postgres import _common, _sql
-from langgraph_memory.checkpoint.postgres._common import CheckpointShape, Stmt, plan_keep_last
+from langgraph_memory.checkpoint.postgres import _common, _retention, _sql
+from langgraph_memory.checkpoint.postgres._common import Stmt
+from langgraph_memory.checkpoint.postgres._retention import CheckpointShape, plan_keep_last
 from langgraph_memory.errors import (
     ConfigurationError,
     InvalidConnectionStringError,
@@ -260,10 +261,10 @@ def test_retention_and_prune_arguments() -> None:
         with pytest.raises(ConfigurationError):
             _common.check_keep_last(bad)  # type: ignore[arg-type]
     with pytest.raises(TypeError):
-        _common.check_prune_args("thread", "keep_latest", 1)
+        _retention.check_prune_args("thread", "keep_latest", 1)
     with pytest.raises(ValueError, match="unknown prune strategy"):
-        _common.check_prune_args(["t"], "keep_first", 1)
-    assert _common.check_prune_args([1, "b"], "delete", 1) == ["1", "b"]  # type: ignore[list-item]
+        _retention.check_prune_args(["t"], "keep_first", 1)
+    assert _retention.check_prune_args([1, "b"], "delete", 1) == ["1", "b"]  # type: ignore[list-item]
 
 
 def test_connection_failures_are_told_apart_from_query_errors() -> None:
@@ -272,3 +273,18 @@ def test_connection_failures_are_told_apart_from_query_errors() -> None:
     assert not _common.is_connection_failure(ValueError("x"))
     message = _common.unavailable_message("db:5432", psycopg.OperationalError("refused\nmore"))
     assert "db:5432" in message and "refused" in message and "more" not in message
+
+
+def test_translate_error_maps_backend_failures() -> None:
+    from psycopg_pool import PoolTimeout
+
+    from langgraph_memory.errors import BackendUnavailableError, MigrationError
+
+    pool = _common.translate_error("db:1", PoolTimeout("couldn't get a connection"))
+    assert isinstance(pool, BackendUnavailableError) and "max_size" in str(pool)
+    missing = _common.translate_error(
+        "db:1", psycopg.errors.UndefinedTable('relation "lgm_thread_activity" does not exist')
+    )
+    assert isinstance(missing, MigrationError) and "setup()" in str(missing)
+    query_error = psycopg.errors.SerializationFailure("could not serialize")
+    assert _common.translate_error("db:1", query_error) is query_error

@@ -1,0 +1,218 @@
+"""Prune planning and retention programs (pure; see ``_common`` for how programs run).
+
+:func:`plan_keep_last` decides, from the shape of a thread's checkpoint graph, which
+checkpoints and blobs ``prune`` / the keep-last-N sweep may delete without breaking
+``DeltaChannel`` reconstruction; the ``*_program`` functions are the statements that apply
+it, and the TTL sweep.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from langgraph_memory.checkpoint.postgres import _sql
+from langgraph_memory.checkpoint.postgres._common import (
+    SWEEP_BATCH,
+    Program,
+    Stmt,
+    check_keep_last,
+)
+
+__all__ = [
+    "MAX_SWEEP_BATCHES",
+    "CheckpointShape",
+    "PrunePlan",
+    "SweepResult",
+    "check_prune_args",
+    "dirty_threads_program",
+    "keep_last_program",
+    "plan_keep_last",
+    "sweep_ttl_program",
+]
+
+MAX_SWEEP_BATCHES = 20
+"""Upper bound of batches one sweep handles per policy (the rest waits for the next sweep)."""
+
+# --------------------------------------------------------------------------- prune
+
+
+@dataclass(frozen=True)
+class CheckpointShape:
+    """What prune needs to know about one stored checkpoint."""
+
+    ns: str
+    id: str
+    parent: str | None
+    v: int
+    versions: Mapping[str, str]
+    inline: frozenset[str] = frozenset()
+    true_channels: frozenset[str] = frozenset()
+    delta_counters: frozenset[str] = frozenset()
+
+    @classmethod
+    def from_row(cls, row: Mapping[str, Any]) -> CheckpointShape:
+        """Build from a ``PRUNE_CHECKPOINT_ROWS`` row."""
+        return cls(
+            ns=row["checkpoint_ns"],
+            id=row["checkpoint_id"],
+            parent=row["parent_checkpoint_id"],
+            v=int(row["v"]),
+            versions={k: str(v) for k, v in (row["versions"] or {}).items()},
+            inline=frozenset(row["inline_channels"] or ()),
+            true_channels=frozenset(row["true_channels"] or ()),
+            delta_counters=frozenset(row["delta_counters"] or ()),
+        )
+
+
+@dataclass
+class PrunePlan:
+    """What a prune of one thread deletes."""
+
+    delete: dict[str, list[str]] = field(default_factory=dict)
+    """Checkpoint ids to delete, per namespace."""
+    garbage_blobs: dict[tuple[str, str], list[str]] = field(default_factory=dict)
+    """Blob versions no kept checkpoint references, per (namespace, channel)."""
+
+    @property
+    def deleted_count(self) -> int:
+        """Number of checkpoints the plan deletes."""
+        return sum(len(ids) for ids in self.delete.values())
+
+
+def plan_keep_last(
+    shapes: Iterable[CheckpointShape],
+    blob_keys: Iterable[tuple[str, str, str]],
+    sends_holders: Iterable[tuple[str, str]],
+    keep: int,
+) -> PrunePlan:
+    """Decide what to delete so each namespace keeps its newest ``keep`` checkpoints.
+
+    ``DeltaChannel``-safe: a kept checkpoint whose delta channel has no stored value
+    (no blob at its version, nothing inline) is rebuilt from ancestor writes, so the
+    ancestors up to the nearest one holding a value (a ``_DeltaSnapshot``) are kept
+    with their writes. A pre-v4 checkpoint keeps the parent it reads pending sends
+    from. Blobs that no kept checkpoint references are garbage.
+
+    Example:
+        ```python
+        a = CheckpointShape("", "1", None, 4, {"x": "v1"})
+        b = CheckpointShape("", "2", "1", 4, {"x": "v2"})
+        plan = plan_keep_last([a, b], [("", "x", "v1"), ("", "x", "v2")], [], keep=1)
+        assert plan.delete == {"": ["1"]} and plan.garbage_blobs == {("", "x"): ["v1"]}
+        ```
+    """
+    by_ns: dict[str, dict[str, CheckpointShape]] = {}
+    for shape in shapes:
+        by_ns.setdefault(shape.ns, {})[shape.id] = shape
+    blobs = set(blob_keys)
+    holders = set(sends_holders)
+    plan = PrunePlan()
+    referenced: set[tuple[str, str, str]] = set()
+    for ns, checkpoints in by_ns.items():
+        delta = set().union(*(c.delta_counters for c in checkpoints.values()))
+        delta |= {
+            ch
+            for c in checkpoints.values()
+            for ch in c.true_channels
+            if (ns, ch, c.versions.get(ch)) in blobs
+        }
+
+        def seeded(c: CheckpointShape, ch: str, ns: str = ns) -> bool:
+            return ch in c.inline or (ns, ch, c.versions.get(ch)) in blobs
+
+        newest = sorted(checkpoints, reverse=True)[:keep]
+        kept = set(newest)
+        for cid in newest:
+            c = checkpoints[cid]
+            if c.v < 4 and c.parent in checkpoints and (ns, c.parent) in holders:
+                kept.add(c.parent)
+            need = {ch for ch in delta if ch in c.versions and not seeded(c, ch)}
+            parent = c.parent
+            while need and parent is not None and parent in checkpoints:
+                kept.add(parent)
+                ancestor = checkpoints[parent]
+                need = {ch for ch in need if not seeded(ancestor, ch)}
+                parent = ancestor.parent
+        doomed = sorted(set(checkpoints) - kept)
+        if doomed:
+            plan.delete[ns] = doomed
+        for cid in kept:
+            referenced.update((ns, ch, ver) for ch, ver in checkpoints[cid].versions.items())
+    for ns, channel, version in sorted(blobs - referenced):
+        if ns in plan.delete or ns not in by_ns:
+            plan.garbage_blobs.setdefault((ns, channel), []).append(version)
+    return plan
+
+
+def keep_last_program(thread_id: str, keep: int, *, mark_swept: bool = False) -> Program[int]:
+    """Prune one thread to its newest ``keep`` checkpoints per namespace, on one snapshot.
+
+    Must run in its own transaction (it sets REPEATABLE READ first). Returns the number of
+    checkpoints deleted.
+    """
+    yield Stmt(_sql.SNAPSHOT_ISOLATION)
+    rows = yield Stmt(_sql.PRUNE_CHECKPOINT_ROWS, (thread_id,), fetch=True)
+    blob_rows = yield Stmt(_sql.PRUNE_BLOB_KEYS, (thread_id,), fetch=True)
+    holder_rows = yield Stmt(_sql.PRUNE_SENDS_PARENTS, (thread_id,), fetch=True)
+    plan = plan_keep_last(
+        [CheckpointShape.from_row(r) for r in rows],
+        [(r["checkpoint_ns"], r["channel"], r["version"]) for r in blob_rows],
+        [(r["checkpoint_ns"], r["checkpoint_id"]) for r in holder_rows],
+        keep,
+    )
+    for ns, ids in plan.delete.items():
+        yield Stmt(_sql.DELETE_WRITES_BY_IDS, (thread_id, ns, ids))
+        yield Stmt(_sql.DELETE_CHECKPOINTS_BY_IDS, (thread_id, ns, ids))
+        yield Stmt(_sql.SET_PARENT_NULL, (thread_id, ns, ids))
+    for (ns, channel), versions in plan.garbage_blobs.items():
+        yield Stmt(_sql.DELETE_BLOBS_OF_CHANNEL, (thread_id, ns, channel, versions))
+    if mark_swept:
+        yield Stmt(_sql.SWEEP_MARK_CLEAN, (thread_id,))
+    return plan.deleted_count
+
+
+def check_prune_args(thread_ids: Sequence[str], strategy: str, keep_last: int) -> list[str]:
+    """Validate ``prune`` arguments and return the thread ids as strings."""
+    if isinstance(thread_ids, str):
+        raise TypeError("thread_ids must be a sequence of thread IDs, not a str")
+    if strategy not in ("keep_latest", "keep_last", "delete"):
+        raise ValueError(
+            f"unknown prune strategy {strategy!r}; use 'keep_latest', 'keep_last' or 'delete'"
+        )
+    check_keep_last(keep_last)
+    return [str(t) for t in thread_ids]
+
+
+# --------------------------------------------------------------------------- retention
+
+
+def sweep_ttl_program(ttl_seconds: float, batch: int = SWEEP_BATCH) -> Program[list[str]]:
+    """Delete one batch of threads idle longer than the TTL; returns their ids."""
+    rows = yield Stmt(_sql.SWEEP_EXPIRED_THREADS, (ttl_seconds, batch), fetch=True)
+    expired = [r["thread_id"] for r in rows]
+    if expired:
+        yield Stmt(_sql.BUMP_TOKENS, (expired,))
+        for sql in _sql.DELETE_THREADS[1:]:
+            yield Stmt(sql, (expired,))
+    return expired
+
+
+@dataclass
+class SweepResult:
+    """What one ``sweep()`` did.
+
+    Attributes:
+        expired_threads: Threads deleted because they were idle longer than ``ttl``.
+        pruned_checkpoints: Checkpoints deleted to honour ``keep_last``.
+    """
+
+    expired_threads: list[str] = field(default_factory=list)
+    pruned_checkpoints: int = 0
+
+
+def dirty_threads_program(batch: int = SWEEP_BATCH) -> Program[list[str]]:
+    """Threads written since their last keep-last-N sweep (one batch)."""
+    rows = yield Stmt(_sql.SWEEP_DIRTY_THREADS, (batch,), fetch=True)
+    return [r["thread_id"] for r in rows]
