@@ -7,12 +7,15 @@ import shutil
 import socket
 import subprocess
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Annotated, Any
 
 import redis
 from langchain_core.messages import AIMessage
+from langgraph.channels import DeltaChannel
 from langgraph.graph import END, START, MessagesState, StateGraph
+from typing_extensions import TypedDict
 
 
 def chat_graph(checkpointer: Any) -> Any:
@@ -117,3 +120,24 @@ class LocalServer:
             except subprocess.TimeoutExpired:
                 self.process.kill()
                 self.process.wait()
+
+
+def _append(state: list[str], writes: Sequence[list[str]]) -> list[str]:
+    return [*state, *(item for batch in writes for item in batch)]
+
+
+class DeltaState(TypedDict):
+    items: Annotated[list[str], DeltaChannel(_append, snapshot_frequency=3)]
+
+
+def delta_graph(checkpointer: Any) -> Any:
+    """START -> add -> END on a ``DeltaChannel`` list (snapshot every 3 updates)."""
+
+    def add(state: DeltaState) -> dict[str, Any]:
+        return {"items": [f"n{len(state['items'])}"]}
+
+    builder = StateGraph(DeltaState)
+    builder.add_node("add", add)
+    builder.add_edge(START, "add")
+    builder.add_edge("add", END)
+    return builder.compile(checkpointer=checkpointer)
