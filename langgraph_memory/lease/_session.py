@@ -169,6 +169,8 @@ def _renew_loop(
         except Exception as exc:  # the verdict decides whether a failure is fatal
             logger.warning("renewing the lease on %r failed: %r", run.lease.thread_id, exc)
             renewed = None
+        if stop.is_set():
+            return  # the run ended while this renewal was in flight
         held_at = _judge_renewal(run, renewed, last_renewed_at, options)
         if held_at is None:
             return
@@ -211,7 +213,7 @@ def held_lease(
         raise
     finally:
         stop.set()
-        renewer.join()
+        renewer.join(timeout=options.ttl)  # a renewal hung on the network must not hang the run
         try:
             backend.release(run.lease)
         except Exception as exc:
@@ -281,6 +283,8 @@ async def _arenew_loop(
         except Exception as exc:  # the verdict decides whether a failure is fatal
             logger.warning("renewing the lease on %r failed: %r", run.lease.thread_id, exc)
             renewed = None
+        if stop.is_set():
+            return  # the run ended while this renewal was in flight
         held_at = _judge_renewal(run, renewed, last_renewed_at, options)
         if held_at is None:
             return
@@ -307,7 +311,10 @@ async def aheld_lease(
     finally:
         stop.set()
         try:
-            await renewer
+            # a renewal hung on the network must not hang the run: cancel it after ttl
+            await asyncio.wait_for(renewer, timeout=options.ttl)
+        except asyncio.TimeoutError:
+            logger.warning("lease renewal on %r did not stop within ttl", thread_id)
         finally:
             try:
                 await backend.arelease(run.lease)

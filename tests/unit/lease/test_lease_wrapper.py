@@ -434,3 +434,30 @@ def test_thread_id_bound_with_with_config_is_used(backend: InMemoryLeaseBackend)
     bound.invoke({"log": []})
     assert backend.current_token("bound") == 1
     assert graph.get_state(cfg("bound")).values["log"] == ["run token=1", "after"]
+
+
+class HangingRenewals(SyncOnlyBackend):
+    """The first renewal never returns (a half-open connection without socket timeout)."""
+
+    def __init__(self, inner: InMemoryLeaseBackend) -> None:
+        super().__init__(inner)
+        self.unblock = threading.Event()
+
+    def renew(self, lease: Any, ttl: float) -> bool:
+        self.unblock.wait(30)
+        return False
+
+
+def test_a_hung_renewal_does_not_hang_the_run(backend: InMemoryLeaseBackend) -> None:
+    hanging = HangingRenewals(backend)
+    graph = with_thread_lease(
+        build_graph(InMemorySaver(), Recorder(), pause=0.3), hanging, ttl=0.5, renew_every=0.1
+    )
+    results: list[Any] = []
+    runner = threading.Thread(target=lambda: results.append(graph.invoke({"log": []}, cfg("h"))))
+    runner.start()
+    runner.join(timeout=10)
+    hanging.unblock.set()
+    assert not runner.is_alive()
+    assert results[0]["log"] == ["run token=1", "after"]
+    assert hanging.calls[-1] == "release"
