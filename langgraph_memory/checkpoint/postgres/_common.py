@@ -133,6 +133,12 @@ class PoolConfig(TypedDict, total=False):
         max_idle: Seconds an unused connection stays open (default 600).
         max_lifetime: Seconds before a connection is recycled (default 3600).
         kwargs: Extra ``psycopg.connect`` keyword arguments.
+
+    Example:
+        ```python
+        config: PoolConfig = {"max_size": 16, "timeout": 5, "kwargs": {"application_name": "api"}}
+        with PostgresSaver.from_conn_string(dsn, pool_config=config) as saver: ...
+        ```
     """
 
     min_size: int

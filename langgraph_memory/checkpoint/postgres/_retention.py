@@ -206,6 +206,12 @@ class SweepResult:
     Attributes:
         expired_threads: Threads deleted because they were idle longer than ``ttl``.
         pruned_checkpoints: Checkpoints deleted to honour ``keep_last``.
+
+    Example:
+        ```python
+        result = saver.sweep()
+        print(f"{len(result.expired_threads)} threads expired, {result.pruned_checkpoints} pruned")
+        ```
     """
 
     expired_threads: list[str] = field(default_factory=list)

@@ -297,7 +297,13 @@ class AsyncPostgresSaver(_OfficialAsyncPostgresSaver):
         self._sweeper = self.loop.create_task(loop(), name="lgm-postgres-sweeper")
 
     async def stop_sweeper(self) -> None:
-        """Cancel the background sweeper (no-op if not running)."""
+        """Cancel the background sweeper (no-op if not running).
+
+        Example:
+            ```python
+            await saver.stop_sweeper()
+            ```
+        """
         task, self._sweeper = self._sweeper, None
         if task is not None:
             task.cancel()

@@ -331,7 +331,13 @@ class PostgresSaver(_OfficialPostgresSaver):
         self._sweeper.start()
 
     def stop_sweeper(self, timeout: float = 10.0) -> None:
-        """Stop the background sweeper (no-op if not running)."""
+        """Stop the background sweeper (no-op if not running).
+
+        Example:
+            ```python
+            saver.stop_sweeper()
+            ```
+        """
         self._sweeper_stop.set()
         if self._sweeper is not None:
             self._sweeper.join(timeout)
