@@ -7,7 +7,7 @@ import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 
 from langgraph_memory.offline import ScriptedChatModel, tool_call_message
 
@@ -155,3 +155,17 @@ class Scenario:
 
     def last_block(self) -> str:
         return memory_block(self.respond_inputs()[-1])
+
+
+def tool_round(n: int, words: int) -> list[Any]:
+    """One user turn with two parallel tool calls (5 messages, fixed ids)."""
+    ids = [f"call-{n}-a", f"call-{n}-b"]
+    return [
+        HumanMessage(f"turn {n} question " + "lorem " * words, id=f"h{n}"),
+        AIMessage(
+            "", tool_calls=[{"name": "search", "args": {"q": n}, "id": i} for i in ids], id=f"ai{n}"
+        ),
+        ToolMessage("result " * words, tool_call_id=ids[0], id=f"ta{n}"),
+        ToolMessage("result " * words, tool_call_id=ids[1], id=f"tb{n}"),
+        AIMessage(f"answer {n} " + "ipsum " * words, id=f"a{n}"),
+    ]

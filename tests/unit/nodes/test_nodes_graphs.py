@@ -37,6 +37,7 @@ from tests.unit.nodes.nodes_support import (
     TableModel,
     fact,
     memory_block,
+    tool_round,
 )
 
 
@@ -223,19 +224,6 @@ async def test_background_extraction_async_flush_and_async_nodes() -> None:
     assert out["messages"][-1].content == "You live in Bergen (from memory)."
 
 
-def _tool_round(n: int, words: int) -> list[Any]:
-    ids = [f"call-{n}-a", f"call-{n}-b"]
-    return [
-        HumanMessage(f"turn {n} question " + "lorem " * words, id=f"h{n}"),
-        AIMessage(
-            "", tool_calls=[{"name": "search", "args": {"q": n}, "id": i} for i in ids], id=f"ai{n}"
-        ),
-        ToolMessage("result " * words, tool_call_id=ids[0], id=f"ta{n}"),
-        ToolMessage("result " * words, tool_call_id=ids[1], id=f"tb{n}"),
-        AIMessage(f"answer {n} " + "ipsum " * words, id=f"a{n}"),
-    ]
-
-
 def test_summarization_keeps_budget_tool_pairs_and_shrinks_checkpoints() -> None:
     max_tokens = 1500
     summarize = SummarizeNode(max_tokens=max_tokens, keep_turns=2)
@@ -247,7 +235,7 @@ def test_summarization_keeps_budget_tool_pairs_and_shrinks_checkpoints() -> None
     config = {"configurable": {"thread_id": "long"}}
     sent = 0
     for n in range(24):  # 24 rounds x 5 messages = 120 messages
-        out = graph.invoke({"messages": _tool_round(n, words=40)}, config)
+        out = graph.invoke({"messages": tool_round(n, words=40)}, config)
         sent += 5
         msgs = out["messages"]
         assert count_tokens(msgs) <= max_tokens
