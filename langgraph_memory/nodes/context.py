@@ -27,7 +27,7 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from langchain_core.language_models import LanguageModelInput
@@ -59,7 +59,7 @@ from langgraph_memory.nodes._messages import (
 )
 from langgraph_memory.prompts import DEFAULT_MEMORY_BLOCK_PROMPT, DEFAULT_SYSTEM_PROMPT
 
-__all__ = ["DEFAULT_NAMESPACE", "InjectNode", "RespondNode", "RetrieveNode"]
+__all__ = ["DEFAULT_NAMESPACE", "InjectNode", "RespondNode", "RetrieveNode", "block_update"]
 
 DEFAULT_NAMESPACE: tuple[str, ...] = ("memories", "{user_id}")
 """Where memories live: one namespace per ``user_id``."""
@@ -78,6 +78,9 @@ class RetrieveNode(MemoryNode):
         messages_key / memories_key: State keys read / written.
         token_counter: Token counter for the budget.
         clock: Current time (validity filtering on stores without ``as_of``).
+        inject: Also write the ``<memory>`` block into the messages (retrieve + inject in
+            one node, for graphs whose state has only ``messages``, e.g. ``MessagesState``).
+        prompt: Block template when ``inject=True``.
 
     Example:
         ```python
@@ -106,6 +109,8 @@ class RetrieveNode(MemoryNode):
         memories_key: str = "memories",
         token_counter: TokenCounter = count_tokens,
         clock: Clock = utc_now,
+        inject: bool = False,
+        prompt: str = DEFAULT_MEMORY_BLOCK_PROMPT,
         name: str | None = None,
     ) -> None:
         super().__init__(store=store, name=name)
@@ -120,13 +125,15 @@ class RetrieveNode(MemoryNode):
         self.memories_key = memories_key
         self.token_counter = token_counter
         self.clock = clock
+        self.inject = inject
+        self.prompt = prompt
 
     def _prepare(self, state: Any, ctx: NodeContext) -> tuple[BaseStore, tuple[str, ...], str]:
         messages = messages_of(state, self.messages_key)
         query = build_query(messages, context_messages=self.context_messages)
         return ctx.require_store(self.label), ctx.namespace(self.namespace), query
 
-    def _finish(self, store: BaseStore, items: Sequence[SearchItem]) -> dict[str, Any]:
+    def _finish(self, state: Any, store: BaseStore, items: Sequence[SearchItem]) -> dict[str, Any]:
         if not supports_as_of(store):
             now = self.clock()
             items = [item for item in items if is_current(item.value, now)][: self.limit]
@@ -135,7 +142,11 @@ class RetrieveNode(MemoryNode):
             token_budget=self.token_budget,
             token_counter=self.token_counter,
         )
-        return {self.memories_key: memories}
+        update: dict[str, Any] = {self.memories_key: memories}
+        if self.inject:
+            messages = messages_of(state, self.messages_key)
+            update.update(block_update(memories, messages, self.prompt, self.messages_key))
+        return update
 
     def _fetch_limit(self, store: BaseStore) -> int:
         return self.limit if supports_as_of(store) else self.limit * 3
@@ -143,20 +154,42 @@ class RetrieveNode(MemoryNode):
     def _run(self, state: Any, ctx: NodeContext) -> dict[str, Any]:
         store, namespace, query = self._prepare(state, ctx)
         if not query:
-            return {self.memories_key: []}
+            return self._finish(state, store, [])
         items = store.search(
             namespace, query=query, filter=self.filter, limit=self._fetch_limit(store)
         )
-        return self._finish(store, items)
+        return self._finish(state, store, items)
 
     async def _arun(self, state: Any, ctx: NodeContext) -> dict[str, Any]:
         store, namespace, query = self._prepare(state, ctx)
         if not query:
-            return {self.memories_key: []}
+            return self._finish(state, store, [])
         items = await store.asearch(
             namespace, query=query, filter=self.filter, limit=self._fetch_limit(store)
         )
-        return self._finish(store, items)
+        return self._finish(state, store, items)
+
+
+def block_update(
+    memories: Sequence[Mapping[str, Any]],
+    messages: Sequence[BaseMessage],
+    prompt: str,
+    messages_key: str = "messages",
+) -> dict[str, Any]:
+    """State update that sets (or removes) the ``<memory>`` block (pure).
+
+    Example:
+        ```python
+        update = block_update([{"content": "User likes tea."}], [], "<memory>{memories}</memory>")
+        assert update["messages"][0].id == MEMORY_BLOCK_ID
+        ```
+    """
+    if not memories:
+        if any(m.id == MEMORY_BLOCK_ID for m in messages):
+            return {messages_key: [RemoveMessage(id=MEMORY_BLOCK_ID)]}
+        return {}
+    block = render_memory_block(memories, prompt)
+    return {messages_key: [SystemMessage(block, id=MEMORY_BLOCK_ID)]}
 
 
 class InjectNode(MemoryNode):
@@ -195,12 +228,7 @@ class InjectNode(MemoryNode):
     def _run(self, state: Any, ctx: NodeContext) -> dict[str, Any]:
         memories = state_value(state, self.memories_key) or []
         messages = messages_of(state, self.messages_key)
-        if not memories:
-            if any(m.id == MEMORY_BLOCK_ID for m in messages):
-                return {self.messages_key: [RemoveMessage(id=MEMORY_BLOCK_ID)]}
-            return {}
-        block = render_memory_block(memories, self.prompt)
-        return {self.messages_key: [SystemMessage(block, id=MEMORY_BLOCK_ID)]}
+        return block_update(memories, messages, self.prompt, self.messages_key)
 
     async def _arun(self, state: Any, ctx: NodeContext) -> dict[str, Any]:
         return self._run(state, ctx)

@@ -325,3 +325,54 @@ def test_memory_tools_agent_remember_recall_forget() -> None:
     out = graph2.invoke({"messages": [("user", "forget where I live")]}, config)
     assert out["messages"][-2].content == f"Forgot {key}."
     assert current(store, "u") == {}
+
+
+def test_existing_messages_state_graph_gets_memory_with_two_nodes() -> None:
+    """A user's MessagesState graph: add RetrieveNode(inject=True) before and ExtractNode
+    after their own model node; nothing else changes."""
+    from langgraph.graph import MessagesState
+
+    from langgraph_memory.nodes import model_input
+
+    seen: list[list[Any]] = []
+
+    def my_model_node(state: MessagesState) -> dict[str, Any]:
+        messages = model_input(state["messages"])
+        seen.append(messages)
+        return {"messages": [AIMessage("ok")]}
+
+    store = new_store()
+    builder = StateGraph(MessagesState)
+    builder.add_sequence([RetrieveNode(inject=True), my_model_node, ExtractNode()])
+    builder.add_edge(START, "retrieve_memories")
+    graph = builder.compile(store=store, checkpointer=InMemorySaver())
+    graph.invoke(
+        {"messages": [("user", "I live in Lima.")]},
+        {"configurable": {"thread_id": "a", "user_id": "u"}},
+    )
+    out = graph.invoke(
+        {"messages": [("user", "Where do I live?")]},
+        {"configurable": {"thread_id": "b", "user_id": "u"}},
+    )
+    assert memory_block(seen[-1]).count("User lives in Lima.") == 1
+    assert seen[-1][0].id == MEMORY_BLOCK_ID
+    assert sum(m.id == MEMORY_BLOCK_ID for m in out["messages"]) == 1
+
+
+def test_langgraph_json_lists_importable_graphs() -> None:
+    import importlib.util
+    import json
+    from pathlib import Path
+
+    from langgraph.graph.state import CompiledStateGraph
+
+    root = Path(__file__).resolve().parents[3] / "graphs"
+    spec = json.loads((root / "langgraph.json").read_text())
+    assert set(spec["graphs"]) >= {"memory_agent", "memory_tools_agent"}
+    for target in spec["graphs"].values():
+        path, attr = target.split(":")
+        module_spec = importlib.util.spec_from_file_location("graph_under_test", root / path)
+        assert module_spec is not None and module_spec.loader is not None
+        module = importlib.util.module_from_spec(module_spec)
+        module_spec.loader.exec_module(module)
+        assert isinstance(getattr(module, attr), CompiledStateGraph)
