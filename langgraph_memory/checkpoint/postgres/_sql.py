@@ -96,6 +96,11 @@ LGM_MIGRATIONS: list[str] = [
     "ON lgm_thread_activity (updated_at)",
     "CREATE INDEX CONCURRENTLY IF NOT EXISTS lgm_checkpoints_run_id_idx "
     "ON checkpoints ((metadata ->> 'run_id'))",
+    # threads written before this package managed the database (e.g. by the official saver)
+    # become subject to TTL / keep-last retention, counted from the upgrade
+    """INSERT INTO lgm_thread_activity (thread_id, updated_at)
+SELECT DISTINCT thread_id, now() FROM checkpoints
+ON CONFLICT (thread_id) DO NOTHING""",
 ]
 """Our own migrations; the list position is the version. Append only."""
 

@@ -128,3 +128,18 @@ async def test_async_retention(postgres_dsn: str) -> None:
         assert await saver.aget_tuple(thread("a-bg")) is None
         await saver.stop_sweeper()
         assert saver._sweeper is None
+
+
+def test_threads_of_the_official_saver_are_adopted_on_upgrade(postgres_dsn: str) -> None:
+    from langgraph.checkpoint.postgres import PostgresSaver as OfficialPostgresSaver
+
+    with OfficialPostgresSaver.from_conn_string(postgres_dsn) as official:
+        official.setup()
+        build_chat_graph(official).invoke(turn("legacy"), thread("legacy"))
+    with PostgresSaver.from_conn_string(postgres_dsn, ttl=60, keep_last=1) as saver:
+        saver.setup()  # adds our tables and registers the existing thread
+        assert count_rows(postgres_dsn, "lgm_thread_activity", "legacy") == 1
+        assert saver.sweep().pruned_checkpoints == 3
+        age_thread(postgres_dsn, "legacy", 120)
+        assert saver.sweep().expired_threads == ["legacy"]
+        assert saver.get_tuple(thread("legacy")) is None
