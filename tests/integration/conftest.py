@@ -8,6 +8,8 @@ like the other services.
 
 from __future__ import annotations
 
+import shutil
+import tempfile
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -18,19 +20,25 @@ from tests.conftest import service_missing
 
 
 @pytest.fixture(scope="session")
-def embedded_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[object]:
-    """The session's embedded Postgres (``langgraph_memory.embedded.EmbeddedPostgres``)."""
+def embedded_server() -> Iterator[object]:
+    """The session's embedded Postgres (``langgraph_memory.embedded.EmbeddedPostgres``).
+
+    Its home is a private ``mkdtemp`` directory, not pytest's ``tmp_path`` (pytest prunes
+    old base temp directories, which concurrent sessions would delete under a live server).
+    """
     from langgraph_memory.embedded import EmbeddedPostgres
 
-    home: Path = tmp_path_factory.mktemp("lgm-home")
+    home = Path(tempfile.mkdtemp(prefix="lgm-embedded-"))
     server = EmbeddedPostgres(home, cleanup="stop")
     try:
         server.start()
     except Exception as exc:
+        shutil.rmtree(home, ignore_errors=True)
         service_missing("embedded Postgres", exc)
         raise
     yield server
     server.stop()
+    shutil.rmtree(home, ignore_errors=True)
 
 
 @pytest.fixture

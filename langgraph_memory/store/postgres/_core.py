@@ -15,7 +15,6 @@ import contextlib
 import logging
 import math
 import threading
-import time
 from collections.abc import Generator, Iterable, Iterator, Mapping, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass, field
@@ -270,6 +269,9 @@ class MemoryStoreCore(BaseStore):
         max_value_bytes: int = DEFAULT_MAX_VALUE_BYTES,
         track_access: bool = True,
         ef_search: int = 200,
+        lexical_budget: int = 2000,
+        hnsw_m: int = 16,
+        hnsw_ef_construction: int = 64,
         exact_cache_scopes: int = 32,
     ) -> None:
         if index is None:
@@ -292,12 +294,15 @@ class MemoryStoreCore(BaseStore):
         self.max_value_bytes = max_value_bytes
         self.track_access = track_access
         self.ef_search = ef_search
+        if lexical_budget <= 0 or hnsw_m <= 1 or hnsw_ef_construction <= 0:
+            raise ConfigurationError("lexical_budget, hnsw_m and hnsw_ef_construction must be > 0")
+        self.lexical_budget = lexical_budget
+        self.hnsw_m = hnsw_m
+        self.hnsw_ef_construction = hnsw_ef_construction
         self.vector_mode: VectorMode | None = None
         self.setup_report: SetupReport | None = None
         self._caches = VectorCacheRegistry(self.dims, exact_cache_scopes)
         self._cache_lock = threading.Lock()
-        self._stats: dict[str, tuple[float, float, float]] = {}
-        self._stats_max_age = 30.0
 
     # ------------------------------------------------------------------ runners
     def _run(self, program: Program) -> Any:  # pragma: no cover - overridden
@@ -491,9 +496,6 @@ class MemoryStoreCore(BaseStore):
             include_invalid,
         )
 
-    def _invalidate_caches(self) -> None:
-        self._stats.clear()
-
     def _ensure_mode(self) -> Program:
         if self.vector_mode is not None:
             return self.vector_mode
@@ -549,7 +551,12 @@ class MemoryStoreCore(BaseStore):
             mode = "exact" if isinstance(outcome, Exception) else "pgvector"
             if isinstance(outcome, Exception):
                 logger.info("pgvector unavailable (%s); using exact vector search", outcome)
-        ctx = MigrationContext(vector_mode=mode, dims=self.dims)
+        ctx = MigrationContext(
+            vector_mode=mode,
+            dims=self.dims,
+            hnsw_m=self.hnsw_m,
+            hnsw_ef_construction=self.hnsw_ef_construction,
+        )
         new: list[int] = []
         for version, step in enumerate(MIGRATIONS):
             if version in applied:
@@ -663,8 +670,6 @@ class MemoryStoreCore(BaseStore):
                     "actor": _ACTOR.get(),
                 },
             )
-        if plan.upserts or plan.deletes:
-            self._invalidate_caches()
         return plan.results
 
     def _get_all(self, plan: _Plan) -> Program:
@@ -738,19 +743,6 @@ class MemoryStoreCore(BaseStore):
             for row, score in scored
         ]
 
-    def _bm25_stats(self, prefix: tuple[str, ...]) -> Program:
-        scope = encode_namespace(prefix)
-        cached = self._stats.get(scope)
-        if cached is not None and time.monotonic() - cached[2] < self._stats_max_age:
-            return cached[0], cached[1]
-        if prefix:
-            rows = yield Sql(_sql.SCOPE_STATS, self._scope_params(prefix))
-        else:
-            rows = yield Sql(_sql.ALL_STATS)
-        n, avgdl = float(rows[0]["n"]), float(rows[0]["avgdl"])
-        self._stats[scope] = (n, avgdl, time.monotonic())
-        return n, avgdl
-
     def _hybrid(
         self,
         op: MemorySearchOp,
@@ -762,14 +754,12 @@ class MemoryStoreCore(BaseStore):
         wanted = op.offset + op.limit
         n_lex = max(config.lexical_candidates, wanted)
         n_vec = max(config.vector_candidates, wanted)
-        n_docs, avgdl = yield from self._bm25_stats(op.namespace_prefix)
         params.update(
             query=op.query,
             cfg=config.text_search_config,
             k1=config.bm25_k1,
             b=config.bm25_b,
-            bm25_n=n_docs,
-            bm25_avgdl=avgdl,
+            lex_budget=self.lexical_budget,
             n_lex=n_lex,
             n_vec=n_vec,
         )
@@ -947,13 +937,11 @@ class MemoryStoreCore(BaseStore):
                 )
         with self._cache_lock:
             self._caches.drop(encode_namespace(prefix))
-        self._invalidate_caches()
         return total
 
     def _sweep_program(self) -> Program:
         yield from self._ensure_mode()
         rows = yield Sql(_sql.SWEEP_EXPIRED)
-        self._invalidate_caches()
         return int(rows[0]["n"]) if rows else 0
 
     def _decay_program(self, namespace_prefix: tuple[str, ...], config: DecayConfig) -> Program:
@@ -970,7 +958,6 @@ class MemoryStoreCore(BaseStore):
             "now_text": now.isoformat(),
         }
         rows = yield Sql(_sql.decay_sql(config.mode == "delete", bool(prefix)), params)
-        self._invalidate_caches()
         return int(rows[0]["n"]) if rows else 0
 
 

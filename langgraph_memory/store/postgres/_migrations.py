@@ -135,6 +135,119 @@ EXCEPTION WHEN others THEN
 END $$"""
 
 
+def _lexicon(_: MigrationContext) -> str:
+    """BM25 corpus statistics per namespace, kept exact by statement-level triggers.
+
+    ``lgm_memory_lexicon`` holds the document frequency of every lexeme per namespace
+    and ``lgm_memory_ns_stats`` the document count and total length; rows reaching zero
+    are deleted, so erasing a namespace leaves none of its words behind.
+    """
+    return r"""
+CREATE TABLE IF NOT EXISTS lgm_memory_lexicon (
+    lexeme text NOT NULL,
+    ns text COLLATE "C" NOT NULL,
+    df integer NOT NULL,
+    PRIMARY KEY (lexeme, ns)
+);
+CREATE TABLE IF NOT EXISTS lgm_memory_ns_stats (
+    ns text COLLATE "C" PRIMARY KEY,
+    n_docs bigint NOT NULL,
+    total_len bigint NOT NULL
+);
+CREATE OR REPLACE FUNCTION lgm_memory_stats_apply(delta_lexemes jsonb, delta_docs jsonb)
+RETURNS void LANGUAGE plpgsql AS $$
+BEGIN
+    INSERT INTO lgm_memory_lexicon AS l (lexeme, ns, df)
+    SELECT d.lexeme, d.ns, d.df
+    FROM jsonb_to_recordset(delta_lexemes) AS d(lexeme text, ns text, df integer)
+    ORDER BY d.lexeme, d.ns
+    ON CONFLICT (lexeme, ns) DO UPDATE SET df = l.df + excluded.df;
+    DELETE FROM lgm_memory_lexicon l
+    USING jsonb_to_recordset(delta_lexemes) AS d(lexeme text, ns text, df integer)
+    WHERE d.df < 0 AND l.lexeme = d.lexeme AND l.ns = d.ns AND l.df <= 0;
+    INSERT INTO lgm_memory_ns_stats AS s (ns, n_docs, total_len)
+    SELECT d.ns, d.n_docs, d.total_len
+    FROM jsonb_to_recordset(delta_docs) AS d(ns text, n_docs bigint, total_len bigint)
+    ORDER BY d.ns
+    ON CONFLICT (ns) DO UPDATE SET n_docs = s.n_docs + excluded.n_docs,
+                                   total_len = s.total_len + excluded.total_len;
+    DELETE FROM lgm_memory_ns_stats s
+    USING jsonb_to_recordset(delta_docs) AS d(ns text, n_docs bigint, total_len bigint)
+    WHERE s.ns = d.ns AND s.n_docs <= 0;
+END $$;
+CREATE OR REPLACE FUNCTION lgm_memory_stats_insert() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    PERFORM lgm_memory_stats_apply(
+        (SELECT coalesce(jsonb_agg(x), '[]') FROM (
+            SELECT u.lexeme, n.ns, count(*) AS df
+            FROM new_rows n CROSS JOIN LATERAL unnest(n.tsv) u GROUP BY 1, 2) x),
+        (SELECT coalesce(jsonb_agg(x), '[]') FROM (
+            SELECT n.ns, count(*) AS n_docs, sum(n.doc_len) AS total_len
+            FROM new_rows n WHERE n.tsv IS NOT NULL GROUP BY 1) x));
+    RETURN NULL;
+END $$;
+CREATE OR REPLACE FUNCTION lgm_memory_stats_delete() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    PERFORM lgm_memory_stats_apply(
+        (SELECT coalesce(jsonb_agg(x), '[]') FROM (
+            SELECT u.lexeme, o.ns, -count(*) AS df
+            FROM old_rows o CROSS JOIN LATERAL unnest(o.tsv) u GROUP BY 1, 2) x),
+        (SELECT coalesce(jsonb_agg(x), '[]') FROM (
+            SELECT o.ns, -count(*) AS n_docs, -sum(o.doc_len) AS total_len
+            FROM old_rows o WHERE o.tsv IS NOT NULL GROUP BY 1) x));
+    RETURN NULL;
+END $$;
+CREATE OR REPLACE FUNCTION lgm_memory_stats_update() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    IF NOT EXISTS (SELECT 1 FROM old_rows o JOIN new_rows n ON n.id = o.id
+                   WHERE o.tsv IS DISTINCT FROM n.tsv OR o.ns <> n.ns) THEN
+        RETURN NULL;
+    END IF;
+    PERFORM lgm_memory_stats_apply(
+        (SELECT coalesce(jsonb_agg(x), '[]') FROM (
+            SELECT c.lexeme, c.ns, sum(c.df) AS df FROM (
+                SELECT u.lexeme, n.ns, 1 AS df
+                FROM old_rows o JOIN new_rows n ON n.id = o.id
+                CROSS JOIN LATERAL unnest(n.tsv) u WHERE o.tsv IS DISTINCT FROM n.tsv
+                UNION ALL
+                SELECT u.lexeme, o.ns, -1
+                FROM old_rows o JOIN new_rows n ON n.id = o.id
+                CROSS JOIN LATERAL unnest(o.tsv) u WHERE o.tsv IS DISTINCT FROM n.tsv
+            ) c GROUP BY 1, 2 HAVING sum(c.df) <> 0) x),
+        (SELECT coalesce(jsonb_agg(x), '[]') FROM (
+            SELECT c.ns, sum(c.n_docs) AS n_docs, sum(c.total_len) AS total_len FROM (
+                SELECT n.ns, (n.tsv IS NOT NULL)::int AS n_docs,
+                       CASE WHEN n.tsv IS NULL THEN 0 ELSE n.doc_len END AS total_len
+                FROM old_rows o JOIN new_rows n ON n.id = o.id
+                WHERE o.tsv IS DISTINCT FROM n.tsv
+                UNION ALL
+                SELECT o.ns, -(o.tsv IS NOT NULL)::int,
+                       CASE WHEN o.tsv IS NULL THEN 0 ELSE -o.doc_len END
+                FROM old_rows o JOIN new_rows n ON n.id = o.id
+                WHERE o.tsv IS DISTINCT FROM n.tsv
+            ) c GROUP BY 1) x));
+    RETURN NULL;
+END $$;
+DROP TRIGGER IF EXISTS lgm_memory_stats_ins ON lgm_memory_items;
+CREATE TRIGGER lgm_memory_stats_ins AFTER INSERT ON lgm_memory_items
+    REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT
+    EXECUTE FUNCTION lgm_memory_stats_insert();
+DROP TRIGGER IF EXISTS lgm_memory_stats_del ON lgm_memory_items;
+CREATE TRIGGER lgm_memory_stats_del AFTER DELETE ON lgm_memory_items
+    REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT
+    EXECUTE FUNCTION lgm_memory_stats_delete();
+DROP TRIGGER IF EXISTS lgm_memory_stats_upd ON lgm_memory_items;
+CREATE TRIGGER lgm_memory_stats_upd AFTER UPDATE ON lgm_memory_items
+    REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT
+    EXECUTE FUNCTION lgm_memory_stats_update();
+INSERT INTO lgm_memory_lexicon (lexeme, ns, df)
+SELECT u.lexeme, i.ns, count(*) FROM lgm_memory_items i CROSS JOIN LATERAL unnest(i.tsv) u
+GROUP BY 1, 2 ON CONFLICT DO NOTHING;
+INSERT INTO lgm_memory_ns_stats (ns, n_docs, total_len)
+SELECT i.ns, count(*), sum(i.doc_len) FROM lgm_memory_items i WHERE i.tsv IS NOT NULL
+GROUP BY 1 ON CONFLICT DO NOTHING"""
+
+
 MIGRATIONS: list[Callable[[MigrationContext], str]] = [
     _meta,
     _items,
@@ -143,4 +256,5 @@ MIGRATIONS: list[Callable[[MigrationContext], str]] = [
     _vector_index,
     _history,
     _try_timestamptz,
+    _lexicon,
 ]

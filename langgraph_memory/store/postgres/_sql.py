@@ -278,11 +278,29 @@ vec_top AS (
         similarity = sql.SQL("NULL::float8")
     return sql.SQL(
         """
-WITH tq AS (
-    SELECT CASE WHEN q.text = '' THEN NULL ELSE q.text::tsquery END AS query, q.lexemes
-    FROM (SELECT replace(plainto_tsquery(%(cfg)s::regconfig, %(query)s)::text, ' & ', ' | ')
-                     AS text,
-                 tsvector_to_array(to_tsvector(%(cfg)s::regconfig, %(query)s)) AS lexemes) q
+WITH q AS (
+    SELECT tsvector_to_array(to_tsvector(%(cfg)s::regconfig, %(query)s)) AS lexemes
+), corpus AS (
+    SELECT coalesce(sum(s.n_docs), 0)::float8 AS n,
+           coalesce(sum(s.total_len), 0)::float8 / greatest(coalesce(sum(s.n_docs), 0), 1)
+               AS avgdl
+    FROM lgm_memory_ns_stats s WHERE {stats_scope}
+), stats AS (
+    SELECT l.lexeme, sum(l.df)::float8 AS df
+    FROM lgm_memory_lexicon l
+    WHERE l.lexeme = ANY((SELECT lexemes FROM q)::text[]) AND {lexicon_scope}
+    GROUP BY l.lexeme HAVING sum(l.df) > 0
+), chosen AS (
+    SELECT c.lexeme FROM (
+        SELECT s.lexeme, s.df, sum(s.df) OVER (ORDER BY s.df, s.lexeme) AS cumulative,
+               row_number() OVER (ORDER BY s.df, s.lexeme) AS position
+        FROM stats s) c
+    WHERE c.cumulative <= %(lex_budget)s OR c.position = 1
+), tq AS (
+    SELECT string_agg(
+        '''' || replace(replace(c.lexeme, '\\', '\\\\'), '''', '''''') || '''', ' | '
+    )::tsquery AS query
+    FROM chosen c
 ), matched AS (
     SELECT i.id, i.tsv, i.doc_len FROM lgm_memory_items i
     WHERE i.tsv @@ (SELECT query FROM tq) AND {where}
@@ -290,17 +308,15 @@ WITH tq AS (
     SELECT m.id, m.doc_len, u.lexeme,
            coalesce(array_length(u.positions, 1), 1)::float8 AS tf
     FROM matched m CROSS JOIN LATERAL unnest(m.tsv) u
-    WHERE u.lexeme = ANY((SELECT lexemes FROM tq)::text[])
-), df AS (
-    SELECT t.lexeme, count(*)::float8 AS df FROM terms t GROUP BY t.lexeme
+    WHERE u.lexeme = ANY((SELECT lexemes FROM q)::text[])
 ), lex AS (
     SELECT t.id,
-           sum(ln(1 + (greatest(%(bm25_n)s::float8, d.df) - d.df + 0.5) / (d.df + 0.5))
+           sum(ln(1 + (greatest(c.n, s.df) - s.df + 0.5) / (s.df + 0.5))
                * t.tf * (%(k1)s::float8 + 1)
                / (t.tf + %(k1)s::float8 * (1 - %(b)s::float8
-                  + %(b)s::float8 * t.doc_len / greatest(%(bm25_avgdl)s::float8, 1))))
+                  + %(b)s::float8 * t.doc_len / greatest(c.avgdl, 1))))
                AS score
-    FROM terms t JOIN df d ON d.lexeme = t.lexeme
+    FROM terms t JOIN stats s ON s.lexeme = t.lexeme CROSS JOIN corpus c
     GROUP BY t.id
 ), lex_top AS (
     SELECT l.id, l.score, row_number() OVER (ORDER BY l.score DESC, l.id) AS rnk
@@ -315,7 +331,14 @@ JOIN lgm_memory_items i ON i.id = c.id
 LEFT JOIN lex_top lt ON lt.id = c.id
 LEFT JOIN lex la ON la.id = c.id
 LEFT JOIN vec_top vt ON vt.id = c.id"""
-    ).format(vector_top=vector_top, where=where, cols=ITEM_COLUMNS, similarity=similarity)
+    ).format(
+        vector_top=vector_top,
+        where=where,
+        cols=ITEM_COLUMNS,
+        similarity=similarity,
+        stats_scope=sql.SQL("s.ns >= %(ns_lo)s AND s.ns < %(ns_hi)s" if scoped else "true"),
+        lexicon_scope=sql.SQL("l.ns >= %(ns_lo)s AND l.ns < %(ns_hi)s" if scoped else "true"),
+    )
 
 
 def cache_refresh_sql(scoped: bool) -> sql.Composed:
