@@ -414,6 +414,17 @@ class BaseRedisSaver(BaseCheckpointSaver[str]):
             return None
         return self._decode(thread_id, rows[0])
 
+    def _delta_commands(self, config: RunnableConfig, channels: Sequence[str]) -> list[Command]:
+        conf = config["configurable"]
+        args = [
+            self.ttl.read_arg,
+            _keys.quote(conf.get("checkpoint_ns", "") or ""),
+            _keys.quote(get_checkpoint_id(config) or ""),
+            *(_keys.quote(ch) for ch in channels),
+        ]
+        keys = self._thread_keys(conf["thread_id"])
+        return [Command.run("DELTA_HISTORY", keys.data, args)]
+
     def _delete_thread_commands(self, thread_id: str) -> list[Command]:
         # Unregister first: a concurrent put re-registers after its own write, so the
         # registry may hold an empty thread but never misses a live one.

@@ -33,6 +33,7 @@ from langgraph.checkpoint.base import (
     Checkpoint,
     CheckpointMetadata,
     CheckpointTuple,
+    DeltaChannelHistory,
     PendingWrite,
     writes_sort_key,
 )
@@ -44,6 +45,7 @@ __all__ = [
     "LoadedRow",
     "PutArgs",
     "decode_blob",
+    "decode_delta_history",
     "decode_metadata",
     "decode_refs",
     "decode_row",
@@ -179,6 +181,41 @@ def decode_write(
     task_id, task_path, idx, channel, type_, data = ormsgpack.unpackb(raw)
     value = serde.loads_typed((type_, data))
     return writes_sort_key(task_path, task_id, idx), (task_id, channel, value)
+
+
+def decode_delta_history(
+    serde: SerializerProtocol, channels: Sequence[str], rows: Sequence[Any]
+) -> dict[str, DeltaChannelHistory]:
+    """Build ``get_delta_channel_history``'s result from the ``DELTA_HISTORY`` reply.
+
+    ``rows`` are the target's ancestors newest first: ``(member, writes, seed pairs)``.
+    Like the base implementation, an ancestor's writes count for a channel until (and
+    including) the ancestor whose stored value seeds it; writes replay in
+    ``writes_sort_key`` order, oldest ancestor first.
+    """
+    remaining = set(channels)
+    collected: dict[str, list[PendingWrite]] = {ch: [] for ch in channels}
+    seeds: dict[str, Any] = {}
+    for _member, writes, seed_pairs in rows:
+        unpacked = sorted(
+            (ormsgpack.unpackb(raw) for raw in writes),
+            key=lambda w: writes_sort_key(w[1], w[0], w[2]),
+        )
+        for task_id, _path, _idx, channel, type_, data in reversed(unpacked):
+            if channel in remaining:
+                collected[channel].append((task_id, channel, serde.loads_typed((type_, data))))
+        for i in range(0, len(seed_pairs), 2):
+            channel = _keys.blob_channel(_text(seed_pairs[i]))
+            if channel in remaining:
+                seeds[channel] = decode_blob(serde, seed_pairs[i + 1])
+                remaining.discard(channel)
+    result: dict[str, DeltaChannelHistory] = {}
+    for channel in channels:
+        entry: DeltaChannelHistory = {"writes": list(reversed(collected[channel]))}
+        if channel in seeds:
+            entry["seed"] = seeds[channel]
+        result[channel] = entry
+    return result
 
 
 def decode_metadata(serde: SerializerProtocol, record: bytes) -> CheckpointMetadata:

@@ -188,6 +188,63 @@ touch(ARGV[1])
 return out
 """
 
+# ARGV: refresh ttl ms, quoted ns, quoted target checkpoint id ('' = latest), quoted channels...
+# Walks the parent chain from the target's parent; per ancestor returns its member, its
+# writes and the (channel, blob) seeds found there; a channel stops at its first seed.
+_DELTA_HISTORY = r"""
+local ns = ARGV[2]
+local remaining, left = {}, 0
+for i = 4, #ARGV do
+  if not remaining[ARGV[i]] then
+    remaining[ARGV[i]] = true
+    left = left + 1
+  end
+end
+local out = {}
+local raw
+if ARGV[3] == '' then
+  local top = redis.call('ZREVRANGEBYLEX', IDX, '(' .. ns .. '\1', '[' .. ns .. SEP, 'LIMIT', 0, 1)
+  if top[1] then raw = redis.call('HGET', REFS, top[1]) end
+else
+  raw = redis.call('HGET', REFS, ns .. SEP .. ARGV[3])
+end
+local cursor = raw and cmsgpack.unpack(raw)[1] or ''
+while cursor ~= '' and left > 0 do
+  local m = ns .. SEP .. cursor
+  local r = redis.call('HGET', REFS, m)
+  if not r then break end
+  local refs = cmsgpack.unpack(r)
+  local writes = {}
+  local ws = redis.call('ZRANGEBYLEX', WK, '[' .. m .. SEP, '(' .. m .. '\1')
+  if #ws > 0 then
+    local vals = redis.call('HMGET', W, unpack(ws))
+    for i = 1, #ws do
+      if vals[i] then writes[#writes + 1] = vals[i] end
+    end
+  end
+  local seeds = {}
+  for i = 3, #refs do
+    local f = refs[i]
+    local a = string.find(f, SEP, 1, true)
+    local b = string.find(f, SEP, a + 1, true)
+    local ch = string.sub(f, a + 1, b - 1)
+    if remaining[ch] then
+      local v = redis.call('HGET', BLOBS, f)
+      if v then
+        seeds[#seeds + 1] = f
+        seeds[#seeds + 1] = v
+        remaining[ch] = nil
+        left = left - 1
+      end
+    end
+  end
+  out[#out + 1] = {m, writes, seeds}
+  cursor = refs[1]
+end
+touch(ARGV[1])
+return out
+"""
+
 # ARGV: fence ttl ms ('0' = none). Returns the thread's new fencing token.
 _DELETE_THREAD = r"""
 redis.call('DEL', IDX, CP, REFS, BLOBS, W, WK, RUNS)
@@ -308,6 +365,7 @@ SCRIPTS: dict[str, str] = {
     "PUT": _PRELUDE + _PUT,
     "PUT_WRITES": _PRELUDE + _PUT_WRITES,
     "LOAD": _PRELUDE + _LOAD,
+    "DELTA_HISTORY": _PRELUDE + _DELTA_HISTORY,
     "DELETE_THREAD": _PRELUDE + _DELETE_THREAD,
     "PRUNE": _PRELUDE + _PRUNE,
     "DELETE_RUNS": _PRELUDE + _DELETE_RUNS,

@@ -15,13 +15,14 @@ from langgraph.checkpoint.base import (
     Checkpoint,
     CheckpointMetadata,
     CheckpointTuple,
+    DeltaChannelHistory,
 )
 from langgraph.checkpoint.serde.base import SerializerProtocol
 from redis.asyncio import Redis as AsyncRedis
 from redis.asyncio.cluster import RedisCluster as AsyncRedisCluster
 from redis.exceptions import NoScriptError
 
-from langgraph_memory.checkpoint.redis import _keys
+from langgraph_memory.checkpoint.redis import _codec, _keys
 from langgraph_memory.checkpoint.redis._base import (
     BaseRedisSaver,
     Command,
@@ -197,6 +198,15 @@ class AsyncRedisSaver(BaseRedisSaver):
         """Store a task's pending writes (idempotent per task and index)."""
         await self._execute(self._put_writes_commands(config, writes, task_id, task_path))
 
+    async def aget_delta_channel_history(
+        self, *, config: RunnableConfig, channels: Sequence[str]
+    ) -> Mapping[str, DeltaChannelHistory]:
+        """Async :meth:`RedisSaver.get_delta_channel_history` (one script call)."""
+        if not channels:
+            return {}
+        (rows,) = await self._execute(self._delta_commands(config, channels))
+        return _codec.decode_delta_history(self.serde, channels, rows)
+
     async def adelete_thread(self, thread_id: str) -> None:
         """Delete the thread (all namespaces) and advance its fencing token."""
         await self._execute(self._delete_thread_commands(str(thread_id)))
@@ -253,6 +263,12 @@ class AsyncRedisSaver(BaseRedisSaver):
     ) -> None:
         """Sync bridge of :meth:`aput_writes`."""
         self._bridge(self.aput_writes(config, writes, task_id, task_path))
+
+    def get_delta_channel_history(
+        self, *, config: RunnableConfig, channels: Sequence[str]
+    ) -> Mapping[str, DeltaChannelHistory]:
+        """Sync bridge of :meth:`aget_delta_channel_history`."""
+        return self._bridge(self.aget_delta_channel_history(config=config, channels=channels))
 
     def delete_thread(self, thread_id: str) -> None:
         """Sync bridge of :meth:`adelete_thread`."""

@@ -13,13 +13,14 @@ from langgraph.checkpoint.base import (
     Checkpoint,
     CheckpointMetadata,
     CheckpointTuple,
+    DeltaChannelHistory,
 )
 from langgraph.checkpoint.serde.base import SerializerProtocol
 from redis import Redis
 from redis.cluster import RedisCluster
 from redis.exceptions import NoScriptError
 
-from langgraph_memory.checkpoint.redis import _keys
+from langgraph_memory.checkpoint.redis import _codec, _keys
 from langgraph_memory.checkpoint.redis._base import (
     BaseRedisSaver,
     Command,
@@ -196,6 +197,16 @@ class RedisSaver(BaseRedisSaver):
     ) -> None:
         """Store a task's pending writes (idempotent per task and index)."""
         self._execute(self._put_writes_commands(config, writes, task_id, task_path))
+
+    def get_delta_channel_history(
+        self, *, config: RunnableConfig, channels: Sequence[str]
+    ) -> Mapping[str, DeltaChannelHistory]:
+        """Writes and seed of ``DeltaChannel`` channels along the parent chain, in ONE
+        script call (the base class walks it with one ``get_tuple`` per ancestor)."""
+        if not channels:
+            return {}
+        (rows,) = self._execute(self._delta_commands(config, channels))
+        return _codec.decode_delta_history(self.serde, channels, rows)
 
     def delete_thread(self, thread_id: str) -> None:
         """Delete every checkpoint, blob and write of the thread (all namespaces) and

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import pytest
 import redis
+from langgraph.checkpoint.base import BaseCheckpointSaver
 from redis_saver_helpers import delta_graph
 
-from langgraph_memory.checkpoint.redis import RedisSaver
+from langgraph_memory.checkpoint.redis import AsyncRedisSaver, RedisSaver
 
 pytestmark = pytest.mark.redis
 
@@ -51,3 +52,36 @@ def test_copy_thread_copies_the_whole_chain(saver: RedisSaver, raw_redis: redis.
     assert graph.get_state({"configurable": {"thread_id": "dst"}}).values["items"] == EXPECTED
     src_keys, dst_keys = saver._thread_keys("src"), saver._thread_keys("dst")
     assert raw_redis.hlen(dst_keys.writes) == raw_redis.hlen(src_keys.writes) > 0
+
+
+def test_delta_history_matches_the_base_class_walk(saver: RedisSaver) -> None:
+    graph = delta_graph(saver)
+    config = {"configurable": {"thread_id": "h"}}
+    run_turns(graph, "h")
+    # a fork: replay from an early checkpoint so the thread has two branches
+    early = list(saver.list(config))[-4]
+    graph.invoke({"items": []}, early.config)
+    targets = [config, *(t.config for t in saver.list(config))]
+    for target in targets:
+        for channels in (["items"], ["items", "absent"], []):
+            fast = saver.get_delta_channel_history(config=target, channels=channels)
+            slow = BaseCheckpointSaver.get_delta_channel_history(
+                saver, config=target, channels=channels
+            )
+            assert fast == slow, target
+    latest = saver.get_delta_channel_history(config=config, channels=["items"])
+    assert latest["items"]["writes"] or "seed" in latest["items"]
+
+
+async def test_async_delta_history_matches(async_saver: AsyncRedisSaver) -> None:
+    graph = delta_graph(async_saver)
+    config = {"configurable": {"thread_id": "ah"}}
+    for _ in range(5):
+        state = await graph.ainvoke({"items": []}, config)
+    assert state["items"] == [f"n{i}" for i in range(5)]
+    async for tup in async_saver.alist(config):
+        fast = await async_saver.aget_delta_channel_history(config=tup.config, channels=["items"])
+        slow = await BaseCheckpointSaver.aget_delta_channel_history(
+            async_saver, config=tup.config, channels=["items"]
+        )
+        assert fast == slow
