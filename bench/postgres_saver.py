@@ -107,7 +107,27 @@ def build_graph(checkpointer: BaseCheckpointSaver[Any]) -> Any:
     return builder.compile(checkpointer=checkpointer)
 
 
-def _progress(label: str, done: int, total: int) -> None:
+Emit = Callable[[str], None]
+
+
+class _Reporter:
+    """Progress and table output: a terminal bar, or lines to a callback (e.g. the CLI)."""
+
+    def __init__(self, emit: Emit | None) -> None:
+        self.emit = emit
+
+    def line(self, text: str = "") -> None:
+        (self.emit or print)(text)
+
+    def progress(self, label: str, done: int, total: int) -> None:
+        if self.emit is not None:
+            if done == total or done % max(1, total // 10) == 0:
+                self.emit(f"  {label}: {done}/{total}")
+            return
+        _progress_bar(label, done, total)
+
+
+def _progress_bar(label: str, done: int, total: int) -> None:
     if done < total and done % max(1, total // 30):
         return
     width = 30
@@ -138,7 +158,7 @@ def _percentile(samples: list[float], q: float) -> float:
 # --------------------------------------------------------------------------- (a) latency
 
 
-def _latency(uri: str, threads: int, invokes: int) -> list[LatencyResult]:
+def _latency(uri: str, threads: int, invokes: int, out: _Reporter) -> list[LatencyResult]:
     rounds = max(1, invokes // threads)
     with contextlib.ExitStack() as stack:
         ours = stack.enter_context(
@@ -168,7 +188,7 @@ def _latency(uri: str, threads: int, invokes: int) -> list[LatencyResult]:
                     start = time.perf_counter()
                     graph.invoke({"messages": [HumanMessage(f"turn {r}")]}, config)
                     samples[name].append((time.perf_counter() - start) * 1000)
-            _progress("(a) sync invokes, 3 savers", (r + 1) * threads, rounds * threads)
+            out.progress("(a) sync invokes, 3 savers", (r + 1) * threads, rounds * threads)
     medians = {name: statistics.median(s) for name, s in samples.items()}
     return [
         LatencyResult(
@@ -241,7 +261,7 @@ async def _throughput_one(
 
 
 async def _throughput(
-    uri: str, clients: int, per_client: int, repeats: int
+    uri: str, clients: int, per_client: int, repeats: int, out: _Reporter
 ) -> list[ThroughputResult]:
     best: dict[str, ThroughputResult] = {}
     openers: dict[str, Callable[[str, int], contextlib.AbstractAsyncContextManager[Any]]] = {
@@ -258,7 +278,7 @@ async def _throughput(
                 offset = finished
 
                 def progress(done: int, offset: int = offset) -> None:
-                    _progress(f"(b) {clients} async clients", offset + done, total)
+                    out.progress(f"(b) {clients} async clients", offset + done, total)
 
                 result = await _throughput_one(
                     name, openers[name], dsns[name], clients, per_client, progress
@@ -283,6 +303,7 @@ def run(
     client_invokes: int = 40,
     repeats: int = 2,
     json_path: str | None = None,
+    progress: Emit | None = None,
 ) -> dict[str, Any]:
     """Run both benchmarks, print the tables and return the results (also as JSON).
 
@@ -291,28 +312,34 @@ def run(
         results = run(invokes=60, client_invokes=10)
         print(results["latency"][0]["ratio_to_official"])
         ```
+
+    Args:
+        progress: Receives progress and table lines instead of stdout (e.g. a CLI sink).
     """
-    print(f"Postgres checkpointer benchmark on {uri.split('@')[-1]}")
-    latency = _latency(uri, threads, invokes)
-    throughput = asyncio.run(_throughput(uri, clients, client_invokes, repeats))
-    print()
-    print(f"(a) per-invoke latency, {threads} threads x {max(1, invokes // threads)} rounds")
-    print(f"  {'saver':<28} {'median ms':>10} {'p95 ms':>8} {'vs official':>12} {'vs memory':>10}")
+    out = _Reporter(progress)
+    out.line(f"Postgres checkpointer benchmark on {uri.split('@')[-1]}")
+    latency = _latency(uri, threads, invokes, out)
+    throughput = asyncio.run(_throughput(uri, clients, client_invokes, repeats, out))
+    out.line()
+    out.line(f"(a) per-invoke latency, {threads} threads x {max(1, invokes // threads)} rounds")
+    out.line(
+        f"  {'saver':<28} {'median ms':>10} {'p95 ms':>8} {'vs official':>12} {'vs memory':>10}"
+    )
     for r in latency:
-        print(
+        out.line(
             f"  {r.name:<28} {r.median_ms:>10.2f} {r.p95_ms:>8.2f} "
             f"{r.ratio_to_official:>11.2f}x {r.ratio_to_memory:>9.2f}x"
         )
-    print(f"(b) {clients} concurrent async clients on one saver, pool of {clients}")
-    print(f"  {'saver':<28} {'invokes':>8} {'seconds':>8} {'invokes/s':>10} {'vs official':>12}")
+    out.line(f"(b) {clients} concurrent async clients on one saver, pool of {clients}")
+    out.line(f"  {'saver':<28} {'invokes':>8} {'seconds':>8} {'invokes/s':>10} {'vs official':>12}")
     for t in throughput:
-        print(
+        out.line(
             f"  {t.name:<28} {t.invokes:>8} {t.seconds:>8.2f} {t.invokes_per_s:>10.1f} "
             f"{t.ratio_to_official:>11.2f}x"
         )
     ours_latency = next(r for r in latency if r.name == OURS).ratio_to_official
     ours_throughput = throughput[0].ratio_to_official
-    print(
+    out.line(
         f"  targets: latency ours/official {ours_latency:.2f}x (<= 1.10x), "
         f"throughput ours/official {ours_throughput:.2f}x (>= 1.50x)"
     )
@@ -330,7 +357,7 @@ def run(
     if json_path:
         with open(json_path, "w", encoding="utf-8") as fh:
             json.dump(results, fh, indent=2)
-        print(f"  wrote {json_path}")
+        out.line(f"  wrote {json_path}")
     return results
 
 
