@@ -162,6 +162,9 @@ class ExtractNode(MemoryNode):
             ``None`` always extracts.
         neighbours: Nearest memories fetched per candidate for consolidation.
         background: Run extraction off the response path (see :meth:`flush`).
+        on_error: ``"raise"`` (default) lets an extraction failure (model or store error)
+            fail the turn; ``"report"`` logs it, counts it (``errors``) and returns a report
+            with status ``"error: ..."`` so the user still gets the reply.
         index: ``index`` argument of the store writes (``None``: the store's default).
         stats: Shared :class:`MemoryStats` (LLM calls counted as ``extract`` and
             ``consolidate``).
@@ -190,6 +193,7 @@ class ExtractNode(MemoryNode):
         prefilter: Callable[[str], bool] | None = looks_memorable,
         neighbours: int = 5,
         background: bool = False,
+        on_error: Literal["raise", "report"] = "raise",
         index: Literal[False] | list[str] | None = None,
         stats: MemoryStats | None = None,
         messages_key: str = "messages",
@@ -215,6 +219,9 @@ class ExtractNode(MemoryNode):
         self.prefilter = prefilter
         self.neighbours = neighbours
         self.background = background
+        if on_error not in ("raise", "report"):
+            raise ConfigurationError("ExtractNode: on_error must be 'raise' or 'report'")
+        self.on_error = on_error
         self.index = index
         self.stats = stats or MemoryStats()
         self.messages_key = messages_key
@@ -344,8 +351,31 @@ class ExtractNode(MemoryNode):
         return self.reports[-1] if self.reports else None
 
     # -- I/O: sync and async differ only by await ------------------------------------
+    def _failed(self, job: ExtractionJob, exc: Exception) -> ExtractionReport:
+        if self.on_error == "raise":
+            raise exc
+        logger.warning("memory extraction failed for %s: %r", job.namespace, exc)
+        self.stats.add(errors=1)
+        report = ExtractionReport(f"error: {type(exc).__name__}: {exc}", job.thread_id)
+        report.namespace = job.namespace
+        self.reports.append(report)
+        return report
+
     def execute(self, job: ExtractionJob) -> ExtractionReport:
-        """Run the whole pipeline for one job (synchronously)."""
+        """Run the whole pipeline for one job (``on_error`` decides about failures)."""
+        try:
+            return self._execute(job)
+        except Exception as exc:
+            return self._failed(job, exc)
+
+    async def aexecute(self, job: ExtractionJob) -> ExtractionReport:
+        """Async :meth:`execute`."""
+        try:
+            return await self._aexecute(job)
+        except Exception as exc:
+            return self._failed(job, exc)
+
+    def _execute(self, job: ExtractionJob) -> ExtractionReport:
         report = self._gate(job)
         if report is not None:
             return self._record(report)
@@ -369,8 +399,7 @@ class ExtractNode(MemoryNode):
                 job.store.batch(ops)
         return self._record(report)
 
-    async def aexecute(self, job: ExtractionJob) -> ExtractionReport:
-        """Async :meth:`execute`."""
+    async def _aexecute(self, job: ExtractionJob) -> ExtractionReport:
         report = self._gate(job)
         if report is not None:
             return self._record(report)

@@ -67,8 +67,9 @@ def test_city_scenario_with_as_of(
             for i in memory_store.search(NS, query="Shanghai", include_invalid=True, limit=20)
             if i.value["content"] == "User lives in Shanghai."
         )
-        actions = [entry.action for entry in memory_store.history(NS, shanghai.key)]
-        assert actions[0] == "add" and actions[-1] in {"invalidate", "update"}
+        history = memory_store.history(NS, shanghai.key)
+        assert history[0].action == "add" and history[-1].action in {"invalidate", "update"}
+        assert {entry.actor for entry in history} == {"extract_memories"}
         assert shanghai.value["invalid_at"]
 
         run.turn("t5", TURN_SINCE)

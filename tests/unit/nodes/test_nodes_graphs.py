@@ -376,3 +376,17 @@ def test_langgraph_json_lists_importable_graphs() -> None:
         module = importlib.util.module_from_spec(module_spec)
         module_spec.loader.exec_module(module)
         assert isinstance(getattr(module, attr), CompiledStateGraph)
+
+
+def test_extraction_failure_raises_or_is_reported() -> None:
+    broken = ScriptedChatModel(responses=[])  # any model call fails: script is empty
+    state = {"messages": [HumanMessage("I live in Lima.")]}
+    config = {"configurable": {"user_id": "u", "thread_id": "t"}}
+    with pytest.raises(RuntimeError, match="call #1"):
+        ExtractNode(model=broken, store=new_store()).invoke(state, config)
+    node = ExtractNode(model=broken, store=new_store(), on_error="report")
+    out = node.invoke(state, config)
+    assert out["memory_report"]["status"].startswith("error: RuntimeError")
+    assert node.stats.snapshot()["events"]["errors"] == 1
+    with pytest.raises(ConfigurationError, match="on_error"):
+        ExtractNode(on_error="ignore")  # type: ignore[arg-type]
