@@ -20,10 +20,13 @@ import pytest
 from langgraph_memory.store.postgres import PostgresMemoryStore
 from tests.conftest import service_missing
 from tests.fakes import HashingEmbeddings
+from tests.integration.conftest import embedded_dsn, embedded_server
 from tests.reliability._figures import FIGURES_ENV, Figures
 from tests.reliability._servers import OwnedRedis
 
 DIMS = 32
+
+__all__ = ["embedded_dsn", "embedded_server"]  # the embedded PG 18 + pgvector fixtures
 
 
 _FIGURES = Figures()
@@ -64,6 +67,23 @@ def store(postgres_dsn: str) -> Iterator[PostgresMemoryStore]:
     """Our store (exact vector mode: the shared PG 15) on the test's fresh database."""
     with PostgresMemoryStore.from_conn_string(
         postgres_dsn, index=index_config(), pool_config={"max_size": 4}
+    ) as opened:
+        opened.setup()
+        yield opened
+
+
+@pytest.fixture(params=["exact", "pgvector"])
+def any_dsn(request: pytest.FixtureRequest) -> str:
+    """A fresh database on PG 15 without pgvector (``exact``) or embedded PG 18 + pgvector."""
+    fixture = "postgres_dsn" if request.param == "exact" else "embedded_dsn"
+    return str(request.getfixturevalue(fixture))
+
+
+@pytest.fixture
+def any_store(any_dsn: str) -> Iterator[PostgresMemoryStore]:
+    """Our store on ``any_dsn`` (both vector paths), set up."""
+    with PostgresMemoryStore.from_conn_string(
+        any_dsn, index=index_config(), pool_config={"max_size": 4}
     ) as opened:
         opened.setup()
         yield opened
