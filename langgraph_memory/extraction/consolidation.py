@@ -5,6 +5,8 @@ LLM or the rules):
 
 * ``INVALIDATE`` only closes a memory with the **same subject and slot** as the
   candidate (Zep-style, never collateral); otherwise the candidate is just added.
+  ``UPDATE`` likewise, except that a slotless memory may be enriched by a candidate that
+  keeps all of its words.
 * A candidate older than the memory it would supersede is stored as history
   (closed at the newer memory's ``valid_from``) instead of closing the newer one.
 * ``NOOP`` on a same-slot memory naming different things (different proper nouns or
@@ -195,6 +197,21 @@ def _same_slot(candidate: MemoryCandidate, memory: ExistingMemory) -> bool:
     )
 
 
+def _words(text: str) -> set[str]:
+    return set(re.findall(r"[\w']+", normalize_content(text)))
+
+
+def _enriches(candidate: MemoryCandidate, memory: ExistingMemory) -> bool:
+    """A slotless UPDATE is allowed only when the new text keeps every word of the old one
+    ("User has a dog." → "User has a dog named Rex.")."""
+    return (
+        not candidate.slot
+        and not memory.slot
+        and memory.subject == candidate.subject
+        and _words(memory.content) <= _words(candidate.content)
+    )
+
+
 def _reinforced(value: Mapping[str, Any], now: datetime) -> dict[str, Any]:
     updated = dict(value)
     updated["importance"] = min(10, int(value.get("importance") or 5) + 1)
@@ -281,6 +298,7 @@ def plan_writes(
             action in (Action.UPDATE, Action.INVALIDATE)
             and target is not None
             and not _same_slot(candidate, target)
+            and not (action is Action.UPDATE and _enriches(candidate, target))
         ):
             plan.notes.append(
                 f"candidate {index}: {action.value} of {target.key} refused "

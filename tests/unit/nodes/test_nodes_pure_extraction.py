@@ -338,3 +338,16 @@ def test_fifty_fact_conversation_never_invalidates_unrelated_memories() -> None:
     assert len(current) == 46
     loves3 = next(v for v in store.values() if v["content"] == "User loves topic3.")
     assert loves3["reinforcements"] == 1
+
+
+def test_slotless_update_only_enriches() -> None:
+    dog = _mem("d", "User has a dog.", None)
+    richer = [MemoryCandidate("User has a dog named Rex.")]
+    plan = plan_writes(
+        richer, [dog], [ConsolidationDecision(0, Action.UPDATE, target="d")], now=NOW
+    )
+    assert [(w.key, w.action) for w in plan.writes] == [("d", Action.UPDATE)]
+    assert plan.writes[0].value["content"] == "User has a dog named Rex."
+    other = [MemoryCandidate("User has a cat.")]
+    plan = plan_writes(other, [dog], [ConsolidationDecision(0, Action.UPDATE, target="d")], now=NOW)
+    assert [w.action for w in plan.writes] == [Action.ADD]
