@@ -50,6 +50,8 @@ class CheckpointShape:
     inline: frozenset[str] = frozenset()
     true_channels: frozenset[str] = frozenset()
     delta_counters: frozenset[str] = frozenset()
+    root: str | None = None
+    """For a subgraph checkpoint: the root-graph checkpoint its call started from."""
 
     @classmethod
     def from_row(cls, row: Mapping[str, Any]) -> CheckpointShape:
@@ -63,6 +65,7 @@ class CheckpointShape:
             inline=frozenset(row["inline_channels"] or ()),
             true_channels=frozenset(row["true_channels"] or ()),
             delta_counters=frozenset(row["delta_counters"] or ()),
+            root=row.get("root"),
         )
 
 
@@ -93,7 +96,8 @@ def plan_keep_last(
     (no blob at its version, nothing inline) is rebuilt from ancestor writes, so the
     ancestors up to the nearest one holding a value (a ``_DeltaSnapshot``) are kept
     with their writes. A pre-v4 checkpoint keeps the parent it reads pending sends
-    from. Blobs that no kept checkpoint references are garbage.
+    from. A subgraph call's namespace is dropped with the root checkpoint the call
+    started from. Blobs that no kept checkpoint references are garbage.
 
     Example:
         ```python
@@ -110,31 +114,14 @@ def plan_keep_last(
     holders = set(sends_holders)
     plan = PrunePlan()
     referenced: set[tuple[str, str, str]] = set()
+    root_kept = _kept(by_ns.get("", {}), "", blobs, holders, keep)
     for ns, checkpoints in by_ns.items():
-        delta = set().union(*(c.delta_counters for c in checkpoints.values()))
-        delta |= {
-            ch
-            for c in checkpoints.values()
-            for ch in c.true_channels
-            if (ns, ch, c.versions.get(ch)) in blobs
-        }
-
-        def seeded(c: CheckpointShape, ch: str, ns: str = ns) -> bool:
-            return ch in c.inline or (ns, ch, c.versions.get(ch)) in blobs
-
-        newest = sorted(checkpoints, reverse=True)[:keep]
-        kept = set(newest)
-        for cid in newest:
-            c = checkpoints[cid]
-            if c.v < 4 and c.parent in checkpoints and (ns, c.parent) in holders:
-                kept.add(c.parent)
-            need = {ch for ch in delta if ch in c.versions and not seeded(c, ch)}
-            parent = c.parent
-            while need and parent is not None and parent in checkpoints:
-                kept.add(parent)
-                ancestor = checkpoints[parent]
-                need = {ch for ch in need if not seeded(ancestor, ch)}
-                parent = ancestor.parent
+        if ns == "":
+            kept = root_kept
+        elif _call_finished_with_dropped_root(ns, checkpoints, by_ns.get("", {}), root_kept):
+            kept = set()
+        else:
+            kept = _kept(checkpoints, ns, blobs, holders, keep)
         doomed = sorted(set(checkpoints) - kept)
         if doomed:
             plan.delete[ns] = doomed
@@ -144,6 +131,61 @@ def plan_keep_last(
         if ns in plan.delete or ns not in by_ns:
             plan.garbage_blobs.setdefault((ns, channel), []).append(version)
     return plan
+
+
+def _kept(
+    checkpoints: Mapping[str, CheckpointShape],
+    ns: str,
+    blobs: set[tuple[str, str, str]],
+    holders: set[tuple[str, str]],
+    keep: int,
+) -> set[str]:
+    """The newest ``keep`` checkpoints of one namespace plus the ancestors they need."""
+    delta = set().union(*(c.delta_counters for c in checkpoints.values()))
+    delta |= {
+        ch
+        for c in checkpoints.values()
+        for ch in c.true_channels
+        if (ns, ch, c.versions.get(ch)) in blobs
+    }
+
+    def seeded(c: CheckpointShape, ch: str) -> bool:
+        return ch in c.inline or (ns, ch, c.versions.get(ch)) in blobs
+
+    newest = sorted(checkpoints, reverse=True)[:keep]
+    kept = set(newest)
+    for cid in newest:
+        c = checkpoints[cid]
+        if (
+            c.v < 4
+            and c.parent is not None
+            and c.parent in checkpoints
+            and (ns, c.parent) in holders
+        ):
+            kept.add(c.parent)
+        need = {ch for ch in delta if ch in c.versions and not seeded(c, ch)}
+        parent = c.parent
+        while need and parent is not None and parent in checkpoints:
+            kept.add(parent)
+            ancestor = checkpoints[parent]
+            need = {ch for ch in need if not seeded(ancestor, ch)}
+            parent = ancestor.parent
+    return kept
+
+
+def _call_finished_with_dropped_root(
+    ns: str,
+    checkpoints: Mapping[str, CheckpointShape],
+    roots: Mapping[str, CheckpointShape],
+    root_kept: set[str],
+) -> bool:
+    """A subgraph *call*'s namespace (``node:task_id``) goes with the root checkpoint its
+    call started from, once that one is saved and not kept (a ``checkpointer=True``
+    subgraph's namespace has no task id and keeps its own history)."""
+    if ":" not in ns:
+        return False
+    head = checkpoints[max(checkpoints)]
+    return head.root is not None and head.root in roots and head.root not in root_kept
 
 
 def keep_last_program(thread_id: str, keep: int, *, mark_swept: bool = False) -> Program[int]:

@@ -217,7 +217,8 @@ SELECT
     COALESCE(
         ARRAY(SELECT jsonb_object_keys(metadata -> 'counters_since_delta_snapshot')),
         '{}'::text[]
-    ) AS delta_counters
+    ) AS delta_counters,
+    metadata -> 'parents' ->> '' AS root
 FROM checkpoints
 WHERE thread_id = %s
 """

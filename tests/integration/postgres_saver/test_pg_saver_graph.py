@@ -208,3 +208,50 @@ def test_pooled_calls_are_not_serialised(saver: PostgresSaver) -> None:
     finally:
         release.set()
         holder.join()
+
+
+def test_prune_drops_finished_subgraph_calls(saver: PostgresSaver) -> None:
+    class Inner(TypedDict):
+        log: Annotated[list[str], operator.add]
+
+    def inner_step(state: Inner) -> dict[str, Any]:
+        return {"log": [f"inner{len(state['log'])}"]}
+
+    inner = StateGraph(Inner)
+    inner.add_node("step", inner_step)
+    inner.add_edge(START, "step")
+    inner.add_edge("step", END)
+
+    def interrupting_step(state: Inner) -> dict[str, Any]:
+        return {"log": [f"answer:{interrupt('?')}"]}
+
+    outer = StateGraph(Inner)
+    outer.add_node("sub", inner.compile())
+    outer.add_node("ask", interrupting_step)
+    outer.add_edge(START, "sub")
+    outer.add_edge("sub", "ask")
+    outer.add_edge("ask", END)
+    graph = outer.compile(checkpointer=saver)
+    dsn = saver.conn.conninfo  # type: ignore[union-attr]
+
+    for i in range(3):
+        graph.invoke({"log": [f"in{i}"]}, thread("subs"))
+        graph.invoke(Command(resume=str(i)), thread("subs"))
+
+    def namespaces(tid: str) -> set[str]:
+        return {t.config["configurable"]["checkpoint_ns"] for t in saver.list(thread(tid))}
+
+    assert len([ns for ns in namespaces("subs") if ns.startswith("sub:")]) == 3
+    expected = graph.get_state(thread("subs")).values
+    saver.copy_thread("subs", "unpruned")
+
+    saver.prune(["subs"], strategy="keep_latest")
+
+    assert namespaces("subs") == {""}
+    assert count_rows(dsn, "checkpoints", "subs") == 1
+    assert graph.get_state(thread("subs")).values == expected
+    # the pruned thread behaves exactly like its unpruned copy from here on
+    for tid in ("subs", "unpruned"):
+        graph.invoke({"log": ["again"]}, thread(tid))
+        graph.invoke(Command(resume="x"), thread(tid))
+    assert graph.get_state(thread("subs")).values == graph.get_state(thread("unpruned")).values

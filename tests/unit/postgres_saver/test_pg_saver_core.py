@@ -288,3 +288,17 @@ def test_translate_error_maps_backend_failures() -> None:
     assert isinstance(missing, MigrationError) and "setup()" in str(missing)
     query_error = psycopg.errors.SerializationFailure("could not serialize")
     assert _common.translate_error("db:1", query_error) is query_error
+
+
+def test_subgraph_call_namespaces_go_with_their_dropped_root_checkpoint() -> None:
+    roots = chain(3, x=["1", "2", "3"])
+    old_call = [CheckpointShape("sub:task-a", "a1", None, 4, {"y": "1"}, root="01")]
+    last_call = [CheckpointShape("sub:task-b", "b1", None, 4, {"y": "1"}, root="03")]
+    unsaved_root = [CheckpointShape("sub:task-c", "c1", None, 4, {}, root="99")]
+    persistent = [CheckpointShape("memory", "m1", None, 4, {}, root="01")]  # checkpointer=True
+    blobs = [("", "x", v) for v in "123"] + [("sub:task-a", "y", "1"), ("sub:task-b", "y", "1")]
+    plan = plan_keep_last(
+        roots + old_call + last_call + unsaved_root + persistent, blobs, [], keep=1
+    )
+    assert plan.delete == {"": ["01", "02"], "sub:task-a": ["a1"]}
+    assert plan.garbage_blobs == {("", "x"): ["1", "2"], ("sub:task-a", "y"): ["1"]}
