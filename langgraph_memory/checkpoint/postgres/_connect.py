@@ -105,11 +105,12 @@ class SyncConnector:
             return run_program(cur, program)
 
 
-def probe(conn_string: str, connect_timeout: int) -> str:
+def probe(conn_string: str, connect_timeout: int, extra: dict[str, Any] | None = None) -> str:
     """Check the DSN parses and the server answers; return its ``host:port``."""
     target = _common.describe_target(_common.validate_dsn(conn_string))
+    kwargs = {**(extra or {}), "connect_timeout": connect_timeout, "autocommit": True}
     try:
-        with psycopg.connect(conn_string, connect_timeout=connect_timeout, autocommit=True):
+        with psycopg.connect(conn_string, **kwargs):
             pass
     except psycopg.ProgrammingError as exc:
         raise InvalidConnectionStringError(
@@ -132,7 +133,7 @@ def build_pool(
         conn_string,
         open=False,
         min_size=config.get("min_size", 1),
-        max_size=config.get("max_size", 8),
+        max_size=config.get("max_size", max(8, config.get("min_size", 1))),
         timeout=config.get("timeout", _common.DEFAULT_POOL_TIMEOUT),
         max_idle=config.get("max_idle", 600.0),
         max_lifetime=config.get("max_lifetime", 3600.0),
@@ -218,13 +219,14 @@ class AsyncConnector:
             return await arun_program(cur, program)
 
 
-async def aprobe(conn_string: str, connect_timeout: int) -> str:
+async def aprobe(
+    conn_string: str, connect_timeout: int, extra: dict[str, Any] | None = None
+) -> str:
     """Async :func:`probe`."""
     target = _common.describe_target(_common.validate_dsn(conn_string))
+    kwargs = {**(extra or {}), "connect_timeout": connect_timeout, "autocommit": True}
     try:
-        conn = await psycopg.AsyncConnection.connect(
-            conn_string, connect_timeout=connect_timeout, autocommit=True
-        )
+        conn = await psycopg.AsyncConnection.connect(conn_string, **kwargs)
         await conn.close()
     except psycopg.ProgrammingError as exc:
         raise InvalidConnectionStringError(
@@ -247,7 +249,7 @@ async def abuild_pool(
         conn_string,
         open=False,
         min_size=config.get("min_size", 1),
-        max_size=config.get("max_size", 8),
+        max_size=config.get("max_size", max(8, config.get("min_size", 1))),
         timeout=config.get("timeout", _common.DEFAULT_POOL_TIMEOUT),
         max_idle=config.get("max_idle", 600.0),
         max_lifetime=config.get("max_lifetime", 3600.0),

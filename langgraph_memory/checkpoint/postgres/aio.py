@@ -121,7 +121,7 @@ class AsyncPostgresSaver(_OfficialAsyncPostgresSaver):
                 "pipeline=True needs a single connection; from_conn_string builds a pool "
                 "(each write already runs pipelined in one transaction)"
             )
-        await aprobe(conn_string, connect_timeout)
+        await aprobe(conn_string, connect_timeout, (pool_config or {}).get("kwargs"))
         pool = await abuild_pool(conn_string, pool_config, prepare_threshold, connect_timeout)
         saver = None
         try:

@@ -124,7 +124,7 @@ class PostgresSaver(_OfficialPostgresSaver):
                 "pipeline=True needs a single connection; from_conn_string builds a pool "
                 "(each write already runs pipelined in one transaction)"
             )
-        probe(conn_string, connect_timeout)
+        probe(conn_string, connect_timeout, (pool_config or {}).get("kwargs"))
         pool = build_pool(conn_string, pool_config, prepare_threshold, connect_timeout)
         saver = None
         try:
