@@ -318,6 +318,8 @@ class ExtractNode(MemoryNode):
         decisions: Sequence[ConsolidationDecision],
         report: ExtractionReport,
     ) -> list[PutOp]:
+        if self.pii is not None:  # merged UPDATE text comes from the model: filter it too
+            decisions = [self._clean_decision(d, report) for d in decisions]
         source: dict[str, Any] = {"by": self.label}
         if job.thread_id:
             source["thread_id"] = job.thread_id
@@ -327,6 +329,18 @@ class ExtractNode(MemoryNode):
         report.keys = [write.key for write in plan.writes]
         report.status = "written" if plan.writes else "nothing-to-write"
         return [PutOp(job.namespace, w.key, w.value, index=self.index) for w in plan.writes]
+
+    def _clean_decision(
+        self, decision: ConsolidationDecision, report: ExtractionReport
+    ) -> ConsolidationDecision:
+        if self.pii is None or not decision.content:
+            return decision
+        cleaned = self.pii.clean(decision.content)
+        if cleaned == decision.content:
+            return decision
+        report.pii_dropped += cleaned is None
+        report.pii_redacted += cleaned is not None
+        return dataclasses.replace(decision, content=cleaned)  # None → the candidate's text
 
     def _count_call(self, report: ExtractionReport, purpose: str) -> None:
         if self.extractor.uses_llm:

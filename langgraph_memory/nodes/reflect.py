@@ -34,6 +34,7 @@ from pydantic import BaseModel, Field
 
 from langgraph_memory.errors import ConfigurationError
 from langgraph_memory.extraction.dates import parse_iso_datetime
+from langgraph_memory.extraction.pii import PIIFilter
 from langgraph_memory.nodes._base import (
     Clock,
     MemoryNode,
@@ -48,6 +49,7 @@ from langgraph_memory.prompts import DEFAULT_REFLECTION_PROMPT
 __all__ = ["Insight", "ReflectNode", "ReflectionOutput", "offline_insights"]
 
 _CURSOR_KEY = "reflection-cursor"
+_DEFAULT_PII = PIIFilter()
 
 
 class Insight(BaseModel):
@@ -104,6 +106,7 @@ class ReflectNode(MemoryNode):
         max_insights: Insights written per reflection.
         prompt: Overrides :data:`~langgraph_memory.prompts.DEFAULT_REFLECTION_PROMPT`.
         stats: Shared stats; model calls count as ``reflect``.
+        pii: PII filter applied to insights (default: drop insights containing PII).
         report_key: State key of the per-call report.
 
     Example:
@@ -128,6 +131,7 @@ class ReflectNode(MemoryNode):
         prompt: str = DEFAULT_REFLECTION_PROMPT,
         stats: MemoryStats | None = None,
         report_key: str = "reflection_report",
+        pii: PIIFilter | None = _DEFAULT_PII,
         clock: Clock = utc_now,
         name: str | None = None,
     ) -> None:
@@ -145,6 +149,7 @@ class ReflectNode(MemoryNode):
         self.prompt = prompt
         self.stats = stats or MemoryStats()
         self.report_key = report_key
+        self.pii = pii
         self.clock = clock
 
     # -- pure -------------------------------------------------------------------------
@@ -177,11 +182,14 @@ class ReflectNode(MemoryNode):
         ops: list[PutOp] = []
         for insight in insights[: self.max_insights]:
             sources = [fresh[i] for i in insight.sources if 0 <= i < len(fresh)]
-            if not insight.content.strip() or not sources:
+            content = insight.content.strip()
+            if self.pii is not None and content:
+                content = self.pii.clean(content) or ""
+            if not content or not sources:
                 continue
             importance = max(int(v.get("importance") or 5) for _, v in sources)
             value = {
-                "content": insight.content.strip(),
+                "content": content,
                 "kind": "reflection",
                 "importance": min(10, importance),
                 "valid_from": now.isoformat(),

@@ -390,3 +390,69 @@ def test_extraction_failure_raises_or_is_reported() -> None:
     assert node.stats.snapshot()["events"]["errors"] == 1
     with pytest.raises(ConfigurationError, match="on_error"):
         ExtractNode(on_error="ignore")  # type: ignore[arg-type]
+
+
+def test_model_supplied_text_is_pii_filtered_too() -> None:
+    store = new_store()
+    ns = ("memories", "u")
+    store.put(ns, "job", {"content": "User is an engineer.", "slot": "role", "kind": "semantic"})
+    model = ScriptedChatModel(
+        responses=[
+            tool_call_message(
+                "ExtractionOutput",
+                {"memories": [fact("User is a backend engineer.", "role")]},
+            ),
+            tool_call_message(
+                "ConsolidationOutput",
+                {
+                    "decisions": [
+                        {
+                            "candidate": 0,
+                            "action": "UPDATE",
+                            "target": 0,
+                            "content": "User is a backend engineer, mail eng@corp.example.com",
+                        }
+                    ]
+                },
+            ),
+        ]
+    )
+    node = ExtractNode(model=model, store=store)
+    out = node.invoke(
+        {"messages": [HumanMessage("I'm a backend engineer.")]},
+        {"configurable": {"user_id": "u", "thread_id": "t"}},
+    )
+    assert out["memory_report"]["counts"]["updated"] == 1
+    assert out["memory_report"]["pii_dropped"] == 1
+    item = store.get(ns, "job")
+    assert item is not None and item.value["content"] == "User is a backend engineer."
+
+
+def test_reflection_with_a_model_links_sources_and_filters_pii() -> None:
+    from langgraph_memory.nodes import ReflectNode
+
+    store = new_store()
+    ns = ("memories", "u")
+    for key, text in [("a", "User loves hiking."), ("b", "User lives in Bergen.")]:
+        store.put(ns, key, {"content": text, "importance": 8, "kind": "semantic"})
+    model = ScriptedChatModel(
+        responses=[
+            tool_call_message(
+                "ReflectionOutput",
+                {
+                    "insights": [
+                        {"content": "User enjoys the outdoors near Bergen.", "sources": [0, 1]},
+                        {"content": "User can be reached at u@example.com.", "sources": [0]},
+                    ]
+                },
+            )
+        ]
+    )
+    node = ReflectNode(model=model, store=store, threshold=10)
+    out = node.invoke({"messages": []}, {"configurable": {"user_id": "u"}})
+    assert out["reflection_report"]["written"] == 1
+    (reflection,) = [i.value for i in store.search(ns) if i.value["kind"] == "reflection"]
+    assert reflection["content"] == "User enjoys the outdoors near Bergen."
+    assert sorted(reflection["derived_from"]) == ["a", "b"]
+    assert node.stats.snapshot()["llm_calls"] == {"reflect": 1}
+    assert "0: User loves hiking." in str(model.calls[0][0].content)
