@@ -96,6 +96,12 @@ class SummarizeNode(MemoryNode):
             raise ConfigurationError("SummarizeNode: max_tokens must be at least 50")
         if not 0 < trigger_fraction <= 1:
             raise ConfigurationError("SummarizeNode: trigger_fraction must be in (0, 1]")
+        if max_summary_tokens is not None and not 20 <= max_summary_tokens < max_tokens:
+            raise ConfigurationError(
+                "SummarizeNode: max_summary_tokens must be >= 20 and below max_tokens"
+            )
+        if keep_turns < 0:
+            raise ConfigurationError("SummarizeNode: keep_turns must be >= 0")
         self.model = model
         self.max_tokens = max_tokens
         self.trigger_fraction = trigger_fraction
@@ -139,7 +145,9 @@ class SummarizeNode(MemoryNode):
         """Clip the summary so its block fits ``max_summary_tokens``."""
         summary = summary.strip()
         while summary and self.token_counter([self._block(summary)]) > self.max_summary_tokens:
-            words = summary.split()
+            words = summary.removeprefix("… ").split()
+            if len(words) <= 1:
+                return ""
             summary = "… " + " ".join(words[max(1, len(words) // 8) :])
         return summary
 

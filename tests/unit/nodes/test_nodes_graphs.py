@@ -456,3 +456,18 @@ def test_reflection_with_a_model_links_sources_and_filters_pii() -> None:
     assert sorted(reflection["derived_from"]) == ["a", "b"]
     assert node.stats.snapshot()["llm_calls"] == {"reflect": 1}
     assert "0: User loves hiking." in str(model.calls[0][0].content)
+
+
+def test_summarizer_clips_long_model_summaries_and_validates_options() -> None:
+    long_summary = "The user said " + "many things " * 400
+    node = SummarizeNode(
+        model=ScriptedChatModel(default=long_summary), max_tokens=400, max_summary_tokens=60
+    )
+    msgs = [HumanMessage("x " * 1000, id="h1"), AIMessage("y", id="a1")]
+    msgs += [HumanMessage("z", id="h2"), AIMessage("w", id="a2")]
+    out = node.invoke({"messages": msgs})
+    block = next(m for m in out["messages"] if m.id == SUMMARY_BLOCK_ID)
+    assert count_tokens([block]) <= 60 and out["summary"].startswith("… ")
+    for bad in ({"max_summary_tokens": 5}, {"keep_turns": -1}, {"trigger_fraction": 1.5}):
+        with pytest.raises(ConfigurationError):
+            SummarizeNode(max_tokens=400, **bad)  # type: ignore[arg-type]
