@@ -4,6 +4,7 @@ The tools read the store and ``user_id`` from LangGraph's tool runtime (the grap
 and ``context=`` / ``configurable``), apply the same PII filter and slot-based
 supersession as the ``extract`` node, and never hard-delete: ``forget`` closes the
 memory's validity interval (history is kept; use the store's ``forget()`` for erasure).
+Each tool has a sync and an async implementation (used by ``invoke`` / ``ainvoke``).
 
 Example:
     ```python
@@ -16,22 +17,96 @@ Example:
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from datetime import datetime
 from typing import Any
 
 from langchain_core.tools import BaseTool, StructuredTool
 from langgraph.prebuilt import ToolRuntime
-from langgraph.store.base import BaseStore, PutOp
+from langgraph.store.base import BaseStore, Item, PutOp, SearchItem
 
 from langgraph_memory._internal.identity import format_namespace
 from langgraph_memory.errors import ConfigurationError
 from langgraph_memory.extraction.consolidation import plan_writes, rule_decisions
 from langgraph_memory.extraction.pii import PIIFilter, find_pii
 from langgraph_memory.extraction.types import MEMORY_KINDS, ExistingMemory, MemoryCandidate
-from langgraph_memory.nodes._base import is_current, supports_as_of, utc_now
+from langgraph_memory.nodes._base import is_current, search_ops, supports_as_of, utc_now
 from langgraph_memory.nodes._messages import memory_line
 from langgraph_memory.nodes.context import DEFAULT_NAMESPACE
 
 __all__ = ["create_memory_tools"]
+
+_REMEMBER_DOC = """Store a fact about the user for future conversations.
+
+Args:
+    content: One third-person sentence, e.g. "User lives in Beijing."
+    kind: semantic, episodic, procedural or preference.
+    importance: 1 (trivia) to 10 (critical).
+    slot: The attribute the fact fills ("location", "employer", ...); a newer fact with
+        the same slot replaces the older one.
+"""
+_RECALL_DOC = """Search the user's long-term memories; returns one line per memory with its id.
+
+Args:
+    query: What to look for.
+    limit: Maximum number of memories.
+"""
+_FORGET_DOC = """Mark a memory as no longer true (by the id `recall` shows). History is kept.
+
+Args:
+    memory_id: The id before the colon in a `recall` line.
+"""
+
+
+# -- pure core ------------------------------------------------------------------------------
+def _candidate(content: str, kind: str, importance: int, slot: str | None) -> MemoryCandidate:
+    return MemoryCandidate(
+        content=content.strip(),
+        kind=kind if kind in MEMORY_KINDS else "semantic",
+        importance=max(1, min(10, int(importance))),
+        slot=(slot or "").strip().lower() or None,
+    )
+
+
+def _neighbour_ops(ns: tuple[str, ...], candidate: MemoryCandidate) -> list[Any]:
+    queries: list[tuple[str | None, dict[str, Any] | None, int]] = [(candidate.content, None, 5)]
+    if candidate.slot:
+        queries.append((None, {"slot": candidate.slot}, 5))
+    return search_ops(ns, queries)
+
+
+def _remember_writes(
+    ns: tuple[str, ...], candidate: MemoryCandidate, results: Sequence[Any], now: datetime
+) -> tuple[list[PutOp], str]:
+    existing: dict[str, ExistingMemory] = {}
+    for batch in results:
+        for item in batch or []:
+            if isinstance(item, SearchItem) and is_current(item.value, now):
+                existing[item.key] = ExistingMemory(item.key, dict(item.value), ns, item.score)
+    memories = list(existing.values())
+    plan = plan_writes(
+        [candidate],
+        memories,
+        rule_decisions([candidate], memories),
+        now=now,
+        source={"by": "remember-tool"},
+    )
+    summary = ", ".join(f"{name} {count}" for name, count in plan.counts.items() if count)
+    return [PutOp(ns, w.key, w.value) for w in plan.writes], f"Remembered ({summary})."
+
+
+def _recall_text(items: Sequence[SearchItem], limit: int) -> str:
+    now = utc_now()
+    current = [item for item in items if is_current(item.value, now)][:limit]
+    if not current:
+        return "No memories found."
+    return "\n".join(f"{item.key}: {memory_line(item.value)[2:]}" for item in current)
+
+
+def _closed(item: Item) -> dict[str, Any]:
+    value = dict(item.value)
+    value["invalid_at"] = utc_now().isoformat()
+    return value
 
 
 def create_memory_tools(
@@ -45,7 +120,7 @@ def create_memory_tools(
     Args:
         store: A ``BaseStore``; default: the graph's store.
         namespace: Namespace template, filled from the runtime context / configurable.
-        pii: PII filter for ``remember`` (default: drop text with PII).
+        pii: PII filter for ``remember`` (default: refuse text with PII).
 
     Example:
         ```python
@@ -63,6 +138,16 @@ def create_memory_tools(
             )
         return chosen, format_namespace(namespace, context=runtime.context, config=runtime.config)
 
+    def refusal(content: str) -> str | None:
+        if pii_filter.clean(content) is not None:
+            return None
+        found = sorted({m.category for m in find_pii(content)})
+        return f"Not stored: the text contains personal data ({', '.join(found)})."
+
+    def clean(content: str) -> str:
+        return pii_filter.clean(content) or ""
+
+    # -- sync ------------------------------------------------------------------------------
     def remember(
         content: str,
         runtime: ToolRuntime,
@@ -70,69 +155,23 @@ def create_memory_tools(
         importance: int = 5,
         slot: str | None = None,
     ) -> str:
-        """Store a fact about the user for future conversations.
-
-        Args:
-            content: One third-person sentence, e.g. "User lives in Beijing."
-            kind: semantic, episodic, procedural or preference.
-            importance: 1 (trivia) to 10 (critical).
-            slot: The attribute the fact fills ("location", "employer", ...); a newer fact
-                with the same slot replaces the older one.
-        """
         target, ns = resolve(runtime)
-        cleaned = pii_filter.clean(content)
-        if cleaned is None:
-            found = sorted({m.category for m in find_pii(content)})
-            return f"Not stored: the text contains personal data ({', '.join(found)})."
+        if (refused := refusal(content)) is not None:
+            return refused
+        candidate = _candidate(clean(content), kind, importance, slot)
         now = utc_now()
-        candidate = MemoryCandidate(
-            content=cleaned.strip(),
-            kind=kind if kind in MEMORY_KINDS else "semantic",
-            importance=max(1, min(10, int(importance))),
-            slot=(slot or "").strip().lower() or None,
+        writes, reply = _remember_writes(
+            ns, candidate, target.batch(_neighbour_ops(ns, candidate)), now
         )
-        neighbours = target.search(ns, query=candidate.content, limit=5)
-        if candidate.slot:
-            neighbours += target.search(ns, filter={"slot": candidate.slot}, limit=5)
-        existing = {
-            item.key: ExistingMemory(item.key, dict(item.value), ns, item.score)
-            for item in neighbours
-            if is_current(item.value, now)
-        }
-        memories = list(existing.values())
-        plan = plan_writes(
-            [candidate],
-            memories,
-            rule_decisions([candidate], memories),
-            now=now,
-            source={"by": "remember-tool"},
-        )
-        target.batch([PutOp(ns, w.key, w.value) for w in plan.writes])
-        counts = {name: count for name, count in plan.counts.items() if count}
-        summary = ", ".join(f"{name} {count}" for name, count in counts.items())
-        return f"Remembered ({summary})."
+        target.batch(writes)
+        return reply
 
     def recall(query: str, runtime: ToolRuntime, limit: int = 5) -> str:
-        """Search the user's long-term memories; returns one line per memory with its id.
-
-        Args:
-            query: What to look for.
-            limit: Maximum number of memories.
-        """
         target, ns = resolve(runtime)
         fetch = limit if supports_as_of(target) else limit * 3
-        now = utc_now()
-        items = [i for i in target.search(ns, query=query, limit=fetch) if is_current(i.value, now)]
-        if not items:
-            return "No memories found."
-        return "\n".join(f"{item.key}: {memory_line(item.value)[2:]}" for item in items[:limit])
+        return _recall_text(target.search(ns, query=query, limit=fetch), limit)
 
     def forget(memory_id: str, runtime: ToolRuntime) -> str:
-        """Mark a memory as no longer true (by the id ``recall`` shows). History is kept.
-
-        Args:
-            memory_id: The id before the colon in a ``recall`` line.
-        """
         target, ns = resolve(runtime)
         item = target.get(ns, memory_id)
         if item is None or not is_current(item.value, utc_now()):
@@ -141,13 +180,53 @@ def create_memory_tools(
         if callable(invalidate):
             invalidate(ns, memory_id)
         else:
-            value = dict(item.value)
-            value["invalid_at"] = utc_now().isoformat()
-            target.put(ns, memory_id, value)
+            target.put(ns, memory_id, _closed(item))
+        return f"Forgot {memory_id}."
+
+    # -- async (same steps, awaited) -------------------------------------------------------
+    async def aremember(
+        content: str,
+        runtime: ToolRuntime,
+        kind: str = "semantic",
+        importance: int = 5,
+        slot: str | None = None,
+    ) -> str:
+        target, ns = resolve(runtime)
+        if (refused := refusal(content)) is not None:
+            return refused
+        candidate = _candidate(clean(content), kind, importance, slot)
+        now = utc_now()
+        writes, reply = _remember_writes(
+            ns, candidate, await target.abatch(_neighbour_ops(ns, candidate)), now
+        )
+        await target.abatch(writes)
+        return reply
+
+    async def arecall(query: str, runtime: ToolRuntime, limit: int = 5) -> str:
+        target, ns = resolve(runtime)
+        fetch = limit if supports_as_of(target) else limit * 3
+        return _recall_text(await target.asearch(ns, query=query, limit=fetch), limit)
+
+    async def aforget(memory_id: str, runtime: ToolRuntime) -> str:
+        target, ns = resolve(runtime)
+        item = await target.aget(ns, memory_id)
+        if item is None or not is_current(item.value, utc_now()):
+            return f"No current memory with id {memory_id!r}."
+        ainvalidate: Any = getattr(target, "ainvalidate", None)
+        if callable(ainvalidate):
+            await ainvalidate(ns, memory_id)
+        else:
+            await target.aput(ns, memory_id, _closed(item))
         return f"Forgot {memory_id}."
 
     return [
-        StructuredTool.from_function(remember, name="remember"),
-        StructuredTool.from_function(recall, name="recall"),
-        StructuredTool.from_function(forget, name="forget"),
+        StructuredTool.from_function(
+            remember, coroutine=aremember, name="remember", description=_REMEMBER_DOC
+        ),
+        StructuredTool.from_function(
+            recall, coroutine=arecall, name="recall", description=_RECALL_DOC
+        ),
+        StructuredTool.from_function(
+            forget, coroutine=aforget, name="forget", description=_FORGET_DOC
+        ),
     ]

@@ -217,3 +217,29 @@ async def test_async_graph_background_extraction_on_async_store(
     assert out["messages"][-1].content == "You live in Beijing (from memory)."
     current = contents(await amemory_store.asearch(NS, query="lives in", limit=20))
     assert "User lives in Beijing." in current and "User lives in Shanghai." not in current
+
+
+def test_memory_tools_agent_on_postgres(memory_store: PostgresMemoryStore) -> None:
+    from graphs.memory_tools_agent import build_graph as build_tools_graph
+    from langgraph_memory.offline import ScriptedChatModel, tool_call_message
+
+    model = ScriptedChatModel(
+        responses=[
+            tool_call_message("remember", {"content": "User lives in Oslo.", "slot": "location"}),
+            "Noted.",
+            tool_call_message("remember", {"content": "User lives in Bergen.", "slot": "location"}),
+            "Updated.",
+            tool_call_message("recall", {"query": "lives"}),
+            lambda msgs: str(msgs[-1].content).split(": ", 1)[0],
+        ]
+    )
+    graph = build_tools_graph(model, store=memory_store)
+    config = {"configurable": {"thread_id": "t", "user_id": "zhang"}}
+    graph.invoke({"messages": [("user", "I live in Oslo")]}, config)
+    graph.invoke({"messages": [("user", "I moved to Bergen")]}, config)
+    assert contents(memory_store.search(NS, query="lives")) == {"User lives in Bergen."}
+    key = graph.invoke({"messages": [("user", "recall")]}, config)["messages"][-1].content
+    forget = ScriptedChatModel(responses=[tool_call_message("forget", {"memory_id": key}), "ok"])
+    build_tools_graph(forget, store=memory_store).invoke({"messages": [("user", "x")]}, config)
+    assert memory_store.search(NS, query="lives") == []
+    assert [e.action for e in memory_store.history(NS, key)][-1] == "invalidate"

@@ -471,3 +471,27 @@ def test_summarizer_clips_long_model_summaries_and_validates_options() -> None:
     for bad in ({"max_summary_tokens": 5}, {"keep_turns": -1}, {"trigger_fraction": 1.5}):
         with pytest.raises(ConfigurationError):
             SummarizeNode(max_tokens=400, **bad)  # type: ignore[arg-type]
+
+
+async def test_memory_tools_agent_async() -> None:
+    store = new_store()
+    model = ScriptedChatModel(
+        responses=[
+            tool_call_message("remember", {"content": "User lives in Oslo.", "slot": "location"}),
+            "Noted.",
+            tool_call_message("recall", {"query": "lives"}),
+            lambda msgs: str(msgs[-1].content).split(": ", 1)[0],
+        ]
+    )
+    graph = build_tools_graph(model, store=store)
+    config = {"configurable": {"thread_id": "t", "user_id": "u"}}
+    await graph.ainvoke({"messages": [("user", "I live in Oslo")]}, config)
+    out = await graph.ainvoke({"messages": [("user", "what do you know?")]}, config)
+    key = out["messages"][-1].content
+    item = await store.aget(("memories", "u"), key)
+    assert item is not None and item.value["content"] == "User lives in Oslo."
+    forget = ScriptedChatModel(responses=[tool_call_message("forget", {"memory_id": key}), "ok"])
+    await build_tools_graph(forget, store=store).ainvoke(
+        {"messages": [("user", "forget it")]}, config
+    )
+    assert current(store, "u") == {}
