@@ -13,6 +13,9 @@ node                   what it does
 :class:`ReflectNode`   ``reflection`` memories with ``derived_from`` links
 =====================  ==============================================================
 
+:func:`create_memory_tools` builds ``remember`` / ``recall`` / ``forget`` tools for agents
+that manage memory themselves; :func:`model_input` orders messages for your own model node.
+
 All nodes are LangChain Runnables (``invoke`` and ``ainvoke``), take their options as
 keywords, read ``user_id``/``thread_id`` from the runtime context (``context=``) or
 ``config["configurable"]``, and use the graph's store unless given ``store=``.
@@ -51,10 +54,17 @@ from langgraph_memory.nodes._messages import (
     model_input,
     plan_summary,
 )
-from langgraph_memory.nodes.context import DEFAULT_NAMESPACE, InjectNode, RespondNode, RetrieveNode
+from langgraph_memory.nodes.context import (
+    DEFAULT_NAMESPACE,
+    InjectNode,
+    RespondNode,
+    RetrieveNode,
+    block_update,
+)
 from langgraph_memory.nodes.extract import ExtractionJob, ExtractionReport, ExtractNode
 from langgraph_memory.nodes.reflect import ReflectNode
 from langgraph_memory.nodes.summarize import SummarizeNode
+from langgraph_memory.nodes.tools import create_memory_tools
 
 __all__ = [
     "DEFAULT_NAMESPACE",
@@ -73,6 +83,8 @@ __all__ = [
     "RespondNode",
     "RetrieveNode",
     "SummarizeNode",
+    "block_update",
+    "create_memory_tools",
     "group_units",
     "model_input",
     "plan_summary",
