@@ -17,7 +17,7 @@ from langgraph.store.memory import InMemoryStore
 from graphs.memory_agent import aflush, build_graph
 from graphs.memory_tools_agent import build_graph as build_tools_graph
 from langgraph_memory.errors import ConfigurationError
-from langgraph_memory.extraction import PIIFilter
+from langgraph_memory.extraction import PIIFilter, RuleBasedExtractor
 from langgraph_memory.nodes import (
     MEMORY_BLOCK_ID,
     SUMMARY_BLOCK_ID,
@@ -495,3 +495,20 @@ async def test_memory_tools_agent_async() -> None:
         {"messages": [("user", "forget it")]}, config
     )
     assert current(store, "u") == {}
+
+
+def test_respond_node_streams_tokens() -> None:
+    from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
+
+    model = GenericFakeChatModel(messages=iter([AIMessage("hello there friend")]))
+    graph = build_graph(model, store=new_store(), extractor=RuleBasedExtractor())
+    chunks = [
+        chunk.content
+        for chunk, meta in graph.stream(
+            {"messages": [("user", "hi")]},
+            {"configurable": {"user_id": "u", "thread_id": "t"}},
+            stream_mode="messages",
+        )
+        if meta["langgraph_node"] == "respond"
+    ]
+    assert chunks == ["hello", " ", "there", " ", "friend"]
