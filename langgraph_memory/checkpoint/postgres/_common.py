@@ -526,7 +526,8 @@ def translate_error(target: str, exc: BaseException) -> BaseException:
 
     * no pooled connection in time → :class:`BackendUnavailableError` (down or pool too small),
     * a dropped/refused connection → :class:`BackendUnavailableError` naming ``target``,
-    * a missing table → :class:`MigrationError` telling to run ``setup()``.
+    * a missing table → :class:`MigrationError` telling to run ``setup()``,
+    * a pool that is not open → :class:`ConfigurationError`.
 
     Example:
         ```python
@@ -537,8 +538,13 @@ def translate_error(target: str, exc: BaseException) -> BaseException:
         ```
     """
     import psycopg
-    from psycopg_pool import PoolTimeout
+    from psycopg_pool import PoolClosed, PoolTimeout
 
+    if isinstance(exc, PoolClosed):
+        return ConfigurationError(
+            f"the connection pool for Postgres at {target} is not open ({exc}); open it "
+            "(pool.open() / `with pool:`) before using the saver, or use from_conn_string()"
+        )
     if isinstance(exc, PoolTimeout):
         return BackendUnavailableError(
             f"Postgres at {target}: no pooled connection became available in time ({exc}). "

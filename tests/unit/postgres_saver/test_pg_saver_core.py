@@ -302,3 +302,10 @@ def test_subgraph_call_namespaces_go_with_their_dropped_root_checkpoint() -> Non
     )
     assert plan.delete == {"": ["01", "02"], "sub:task-a": ["a1"]}
     assert plan.garbage_blobs == {("", "x"): ["1", "2"], ("sub:task-a", "y"): ["1"]}
+
+
+def test_translate_error_reports_a_closed_pool_as_misuse() -> None:
+    from psycopg_pool import PoolClosed
+
+    error = _common.translate_error("db:1", PoolClosed("the pool 'p' is not open yet"))
+    assert isinstance(error, ConfigurationError) and "from_conn_string" in str(error)
