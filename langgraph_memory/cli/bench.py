@@ -63,7 +63,7 @@ QUICK: dict[str, dict[str, Any]] = {
     "locomo": {
         "limit_conversations": 1,
         "limit_questions": 30,
-        "retrievers": ("ours-pgvector", "inmemory-vector", "bm25-stemmed"),
+        "retrievers": ("ours-pgvector", "bm25-stemmed"),
     },
 }
 """Keyword arguments of each ``run`` for ``--quick`` (only those ``run`` accepts are passed)."""
@@ -333,7 +333,7 @@ def _normalise_locomo(raw: Any, result: BenchResult) -> None:
             rows.append([r.name, None, None, None, *([None] * len(categories)), r.error[:60]])
             continue
         overall = r.overall
-        by_cat = [r.by_category[c].recall_at_5 for c in categories]
+        by_cat = [r.by_category[c].recall_at_5 if r.by_category[c].n else None for c in categories]
         rows.append([r.name, overall.recall_at_5, overall.recall_at_10, overall.mrr, *by_cat, ""])
         labels.append(r.name)
         r5.append(overall.recall_at_5)
@@ -395,11 +395,22 @@ _NORMALISERS: dict[str, Callable[[Any, BenchResult], None]] = {
 
 
 def run_benchmarks(
-    names: Sequence[str], *, quick: bool = False, verbose: bool = False
+    names: Sequence[str],
+    *,
+    quick: bool = False,
+    verbose: bool = False,
+    options: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> list[BenchResult]:
     """Run the named benchmarks (``"all"`` = every one) and return their results.
 
     A benchmark that fails is reported with ``error`` set; the others still run.
+
+    Args:
+        names: Benchmarks from :data:`BENCHES`, or ``"all"``.
+        quick: Use the :data:`QUICK` sizes.
+        verbose: Also print the benchmarks' own progress lines.
+        options: Per-benchmark keyword overrides of ``run`` (e.g.
+            ``{"locomo": {"retrievers": ["bm25-stemmed"]}}``); unknown keywords are ignored.
 
     Example:
         ```python
@@ -412,11 +423,12 @@ def run_benchmarks(
     results: list[BenchResult] = []
     for name, module in modules.items():
         result = BenchResult(name=name)
-        options = dict(QUICK.get(name, {})) if quick else {}
+        kwargs: dict[str, Any] = dict(QUICK.get(name, {})) if quick else {}
+        kwargs.update((options or {}).get(name, {}))
         started = time.perf_counter()
         try:
             with _captured(name, verbose=verbose) as sink:
-                raw = _RUNNERS.get(name, _generic_run)(module, options, sink)
+                raw = _RUNNERS.get(name, _generic_run)(module, kwargs, sink)
             result.raw = to_plain(raw)
             _NORMALISERS.get(name, _generic_tables)(raw, result)
         except Exception as exc:  # one failing benchmark must not hide the others

@@ -1,0 +1,85 @@
+"""Every walkthrough notebook runs top to bottom, offline, on the embedded Postgres.
+
+Each notebook is executed with nbclient on the current venv's ``python3`` kernel, in a
+temporary ``LANGGRAPH_MEMORY_HOME``, with no API key and no ``LANGGRAPH_MEMORY_POSTGRES_URI``
+(so the embedded server is used), and with a per-notebook timeout. Any cell error fails.
+The committed notebooks must also be what ``notebooks/_build.py`` generates, without outputs.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import nbformat
+import pytest
+from nbclient import NotebookClient
+
+pytestmark = [pytest.mark.embedded, pytest.mark.slow]
+
+ROOT = Path(__file__).resolve().parents[3]
+NOTEBOOKS = ROOT / "notebooks"
+PATHS = sorted(NOTEBOOKS.glob("[0-9][0-9]_*.ipynb"))
+TIMEOUT = {"06_benchmarks": 240}  # seconds per cell; default below
+DEFAULT_TIMEOUT = 120
+# Notebooks about real servers (they read LANGGRAPH_MEMORY_REDIS_URL, default local Redis).
+NEEDS = {"03_checkpointers": [pytest.mark.redis], "06_benchmarks": [pytest.mark.redis]}
+
+
+@pytest.fixture(scope="module")
+def offline_env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """Offline, embedded-default environment for the kernels (inherited from this process)."""
+    saved = dict(os.environ)
+    for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "LANGGRAPH_MEMORY_POSTGRES_URI"):
+        os.environ.pop(name, None)
+    os.environ["LANGGRAPH_MEMORY_HOME"] = str(tmp_path_factory.mktemp("lgm-notebook-home"))
+    os.environ["MPLBACKEND"] = "Agg"
+    try:
+        yield
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
+
+
+def test_there_are_at_least_four_notebooks() -> None:
+    names = [p.stem for p in PATHS]
+    assert len(names) >= 4, names
+    assert names[0] == "01_quickstart"
+
+
+def test_notebooks_are_generated_and_stripped() -> None:
+    spec = importlib.util.spec_from_file_location("_nb_build", NOTEBOOKS / "_build.py")
+    assert spec is not None and spec.loader is not None
+    builder = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(builder)
+    assert sorted(builder.NOTEBOOKS) == [p.stem for p in PATHS]
+    for path in PATHS:
+        committed = nbformat.read(path, as_version=4)
+        generated = builder.build(path.stem, builder.NOTEBOOKS[path.stem])
+        assert [c.source for c in committed.cells] == [c.source for c in generated.cells], (
+            f"{path.name} differs from notebooks/_build.py; run python notebooks/_build.py"
+        )
+        for cell in committed.cells:
+            if cell.cell_type == "code":
+                assert cell.outputs == [] and cell.execution_count is None, path.name
+
+
+@pytest.mark.parametrize(
+    "path",
+    [pytest.param(p, id=p.stem, marks=NEEDS.get(p.stem, [])) for p in PATHS],
+)
+def test_notebook_runs_offline(path: Path, offline_env: None) -> None:
+    notebook = nbformat.read(path, as_version=4)
+    client = NotebookClient(
+        notebook,
+        kernel_name="python3",
+        timeout=TIMEOUT.get(path.stem, DEFAULT_TIMEOUT),
+        resources={"metadata": {"path": str(NOTEBOOKS)}},
+        allow_errors=False,
+    )
+    client.execute()
+    outputs = [o for c in notebook.cells if c.cell_type == "code" for o in c.get("outputs", [])]
+    assert not [o for o in outputs if o.get("output_type") == "error"]
+    assert outputs, f"{path.name} printed nothing"
