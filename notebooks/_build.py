@@ -22,7 +22,7 @@ ENV_TABLE = """
 | `LANGGRAPH_MEMORY_HOME` | per-user data dir | where the embedded Postgres keeps its data |
 | `LANGGRAPH_MEMORY_POSTGRES_URI` | *(unset: embedded Postgres)* | use this Postgres instead |
 | `LANGGRAPH_MEMORY_REDIS_URL` | `redis://127.0.0.1:6379/0` | Redis for the Redis checkpointer |
-| `OPENAI_API_KEY` | *(unset: offline mode)* | use `ChatOpenAI` (needs `pip install langchain-openai`) |
+| `OPENAI_API_KEY` | *(unset: offline)* | `ChatOpenAI` (`pip install langchain-openai`) |
 | `OPENAI_BASE_URL` | OpenAI | any OpenAI-compatible server (vLLM, Ollama, …) |
 | `LANGGRAPH_MEMORY_MODEL` | `gpt-4o-mini` | model name when `OPENAI_API_KEY` is set |
 
@@ -120,7 +120,8 @@ if model is None:  # the offline responder is deterministic
     code(
         """
 for item in store.search(("memories", user_id)):
-    print(f"[{item.value['kind']:>10}] importance {item.value['importance']}: {item.value['content']}")
+    value = item.value
+    print(f"[{value['kind']:>10}] importance {value['importance']}: {value['content']}")
 
 for config in (first, second):
     messages = agent.get_state(config).values["messages"]
