@@ -270,7 +270,7 @@ class AsyncPostgresSaver(_OfficialAsyncPostgresSaver):
         return result
 
     def start_sweeper(self, interval: float | timedelta = 300.0) -> None:
-        """Run :meth:`asweep` now and then every ``interval`` as an asyncio task.
+        """Run :meth:`asweep` every ``interval`` (first after one interval) as an asyncio task.
 
         Example:
             ```python
@@ -288,11 +288,11 @@ class AsyncPostgresSaver(_OfficialAsyncPostgresSaver):
 
         async def loop() -> None:
             while True:
+                await asyncio.sleep(seconds)
                 try:
                     await self.asweep()
                 except Exception:
                     logger.warning("checkpoint retention sweep failed", exc_info=True)
-                await asyncio.sleep(seconds)
 
         self._sweeper = self.loop.create_task(loop(), name="lgm-postgres-sweeper")
 

@@ -305,7 +305,7 @@ class PostgresSaver(_OfficialPostgresSaver):
         return result
 
     def start_sweeper(self, interval: float | timedelta = 300.0) -> None:
-        """Run :meth:`sweep` now and then every ``interval`` in a daemon thread.
+        """Run :meth:`sweep` every ``interval`` (first after one interval) in a daemon thread.
 
         Example:
             ```python
@@ -320,12 +320,11 @@ class PostgresSaver(_OfficialPostgresSaver):
         self._sweeper_stop = stop = threading.Event()
 
         def loop() -> None:
-            while not stop.is_set():
+            while not stop.wait(seconds):
                 try:
                     self.sweep()
                 except Exception:
                     logger.warning("checkpoint retention sweep failed", exc_info=True)
-                stop.wait(seconds)
 
         self._sweeper = threading.Thread(target=loop, name="lgm-postgres-sweeper", daemon=True)
         self._sweeper.start()
