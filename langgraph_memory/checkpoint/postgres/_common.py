@@ -2,9 +2,10 @@
 
 Database work is written once, as *programs*: generators that yield :class:`Stmt` objects
 and receive each statement's rows back. :func:`run_program` (sync) and ``arun_program``
-(async, in ``aio.py``) execute them on a cursor, so the sync and async savers differ
-only by ``await``. Decisions (what prune keeps, which migrations are pending, how a DSN
-is validated) are plain functions, unit-tested without a server.
+(async, in ``_connect.py``) execute them on a cursor, so the sync and async savers differ
+only by ``await``. Decisions (which migrations are pending, how a DSN is validated, how a
+database error is reported) are plain functions, unit-tested without a server; prune
+planning and retention programs live in ``_retention.py``.
 """
 
 from __future__ import annotations
