@@ -188,7 +188,7 @@ class NodeContext:
 
     store: BaseStore | None
     context: Any
-    config: Mapping[str, Any]
+    config: RunnableConfig
 
     def require_store(self, node: str) -> BaseStore:
         """The store, or a ConfigurationError saying how to provide one."""
@@ -208,7 +208,8 @@ class NodeContext:
         return lookup_identity(key, context=self.context, config=self.config)
 
 
-def _runtime_of(config: Mapping[str, Any]) -> Any:
+def _current_runtime() -> Any:
+    """LangGraph's ``Runtime`` of the running graph, or ``None`` outside a graph."""
     try:
         from langgraph.runtime import get_runtime
 
@@ -234,7 +235,7 @@ class MemoryNode(Runnable[Any, dict[str, Any]]):
         self.__name__ = self.label  # StateGraph.add_sequence names nodes by __name__
 
     def _context(self, config: RunnableConfig) -> NodeContext:
-        runtime = _runtime_of(config)
+        runtime = _current_runtime()
         store = self.store
         if store is None and runtime is not None:
             store = runtime.store

@@ -272,15 +272,11 @@ class RespondNode(MemoryNode):
         return model_input(messages, system_prompt=self.system_prompt)
 
     def _run(self, state: Any, ctx: NodeContext) -> dict[str, Any]:
-        reply = self.model.invoke(self._input(state), config=_child(ctx))
+        reply = self.model.invoke(self._input(state), config=ctx.config)
         self.stats.record_llm_call("respond")
         return {self.messages_key: [reply]}
 
     async def _arun(self, state: Any, ctx: NodeContext) -> dict[str, Any]:
-        reply = await self.model.ainvoke(self._input(state), config=_child(ctx))
+        reply = await self.model.ainvoke(self._input(state), config=ctx.config)
         self.stats.record_llm_call("respond")
         return {self.messages_key: [reply]}
-
-
-def _child(ctx: NodeContext) -> Any:
-    return dict(ctx.config)
