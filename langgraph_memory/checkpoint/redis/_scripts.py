@@ -136,13 +136,14 @@ end
 _PUT = r"""
 local err = stale(ARGV[1])
 if err then return err end
-for i = 8, #ARGV, 2 do redis.call('HSETNX', BLOBS, ARGV[i], ARGV[i + 1]) end
 local m = ARGV[4]
 local fresh = 1 - redis.call('EXISTS', IDX)
-redis.call('ZADD', IDX, 0, m)
-redis.call('HSET', CP, m, ARGV[5])
+-- The index entry goes last: it is what makes the checkpoint visible.
+for i = 8, #ARGV, 2 do redis.call('HSETNX', BLOBS, ARGV[i], ARGV[i + 1]) end
 redis.call('HSET', REFS, m, ARGV[6])
 if ARGV[7] ~= '' then redis.call('ZADD', RUNS, 0, ARGV[7]) end
+redis.call('HSET', CP, m, ARGV[5])
+redis.call('ZADD', IDX, 0, m)
 local keep = tonumber(ARGV[3])
 if keep > 0 then
   local ns = string.sub(m, 1, string.find(m, SEP, 1, true) - 1)

@@ -26,10 +26,15 @@ pytestmark = pytest.mark.redis
 
 
 def data_keys(raw: redis.Redis, saver: RedisSaver, thread_id: str) -> dict[bytes, Any]:
-    """Dump of the thread's checkpoint data keys (not its lease/fence bookkeeping)."""
+    """Contents of the thread's checkpoint data keys (not its lease/fence bookkeeping)."""
     keys = saver._thread_keys(thread_id)
     wanted = {k.encode() for k in keys.data if k != keys.fence}
-    return {k: raw.dump(k) for k in scan_keys(raw, saver.prefix) if k in wanted}
+    readers = {
+        b"hash": raw.hgetall,
+        b"zset": lambda k: raw.zrange(k, 0, -1, withscores=True),
+        b"string": raw.get,
+    }
+    return {k: readers[raw.type(k)](k) for k in scan_keys(raw, saver.prefix) if k in wanted}
 
 
 def fenced(thread_id: str, token: int) -> dict[str, Any]:
@@ -103,6 +108,17 @@ def test_stale_token_is_rejected_and_writes_nothing(
     assert contents(graph.get_state({"configurable": {"thread_id": "fenced"}}).values)[-1] == (
         "b saw 5"
     )
+
+
+def test_rejected_first_write_leaves_no_trace(saver: RedisSaver, raw_redis: redis.Redis) -> None:
+    lease = saver.lease_backend().try_acquire("fresh", "worker-a", ttl=5.0)
+    assert lease is not None
+    with pytest.raises(StaleWriteError):
+        chat_graph(saver).invoke(
+            {"messages": [HumanMessage(content="x")]}, fenced("fresh", lease.token - 1)
+        )
+    assert data_keys(raw_redis, saver, "fresh") == {}
+    assert raw_redis.zscore(f"{saver.prefix}:threads", "fresh") is None
 
 
 def test_delete_cannot_be_undone_by_a_late_writer(
