@@ -42,7 +42,8 @@ from langgraph.graph import START, StateGraph
 from langgraph.store.base import BaseStore, SearchItem
 
 from langgraph_memory.cli._backends import ModelChoice
-from langgraph_memory.cli._console import Console, shorten
+from langgraph_memory.cli._console import CliError, Console, shorten
+from langgraph_memory.errors import LangGraphMemoryError
 
 __all__ = [
     "DEMO_SUMMARY_TOKENS",
@@ -359,9 +360,17 @@ def cmd_demo(args: Any, console: Console | None = None) -> int:
             where = args.redis if args.redis else describe_dsn(dsn)
             out.step(f"checkpointer: {type(saver).__name__} on {where}")
             out.step("loading the offline embedding model and running four sessions…")
-            report = run_demo(
-                out, store=store, checkpointer=saver, choice=choice, user_id=args.user
-            )
+            try:
+                report = run_demo(
+                    out, store=store, checkpointer=saver, choice=choice, user_id=args.user
+                )
+            except Exception as exc:
+                if choice.offline or isinstance(exc, CliError | LangGraphMemoryError):
+                    raise
+                raise CliError(
+                    f"the model call failed ({type(exc).__name__}: {exc}); check "
+                    "OPENAI_API_KEY / OPENAI_BASE_URL / --model, or run with --offline"
+                ) from exc
     flags = f" --postgres '{args.postgres}'" if args.postgres else ""
     out.heading("Done")
     out.ok(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import sys
 from datetime import datetime, timezone
 from pathlib import Path
 from types import SimpleNamespace
@@ -97,16 +98,7 @@ def test_choose_model_is_offline_without_key_and_says_so() -> None:
 def test_choose_model_without_langchain_openai_says_what_to_install(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    import builtins
-
-    real_import = builtins.__import__
-
-    def fake_import(name: str, *args: object, **kwargs: object) -> object:
-        if name == "langchain_openai":
-            raise ImportError("No module named 'langchain_openai'", name=name)
-        return real_import(name, *args, **kwargs)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(builtins, "__import__", fake_import)
+    monkeypatch.setitem(sys.modules, "langchain_openai", None)  # import -> ImportError
     with pytest.raises(CliError, match="pip install langchain-openai"):
         choose_model(model=None, environ={"OPENAI_API_KEY": "sk-test"})
 
