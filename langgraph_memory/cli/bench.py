@@ -59,7 +59,7 @@ QUICK: dict[str, dict[str, Any]] = {
         "client_invokes": 5,
         "repeats": 1,
     },
-    "store": {"sizes": [1000], "size": 1000, "n": 1000, "queries": 20, "puts": 100},
+    "store": {"sizes": [2000], "queries": 20},
     "locomo": {
         "limit_conversations": 1,
         "limit_questions": 30,
@@ -182,6 +182,10 @@ class _ProgressSink(io.TextIOBase):
         self.lines: list[str] = []
         self._buffer = ""
         self._bar: Any = None
+        self.label = label
+        if not getattr(stream, "isatty", lambda: False)():
+            print(f"{label}: running…", file=stream, flush=True)
+            return
         try:
             from tqdm import tqdm
 
@@ -213,8 +217,9 @@ class _ProgressSink(io.TextIOBase):
             return
         self.lines.append(line)
         if self._bar is None:
-            if self.verbose:
-                print(line, file=self.stream, flush=True)
+            match = self._FRACTION.search(line)
+            if self.verbose or (match and match[1] == match[2]):
+                print(f"{self.label}: {line.strip()}", file=self.stream, flush=True)
             return
         if self.verbose:
             self._bar.write(line, file=self.stream)
@@ -351,6 +356,43 @@ def _normalise_locomo(raw: Any, result: BenchResult) -> None:
     }
 
 
+def _normalise_store(raw: Any, result: BenchResult) -> None:
+    reference = {s.size: s for r in raw if r.name == "ours-pgvector" for s in r.sizes}
+    rows: list[list[Any]] = []
+    labels: list[str] = []
+    p95: list[float] = []
+    for r in raw:
+        if r.error:
+            rows.append([r.name, r.search_kind, None, None, None, None, None, r.error[:60]])
+            continue
+        for s in r.sizes:
+            ref = reference.get(s.size)
+            ratio = s.search_p95_ms / ref.search_p95_ms if ref and ref.search_p95_ms else None
+            rows.append(
+                [
+                    r.name,
+                    r.search_kind,
+                    s.size,
+                    s.put_per_second,
+                    s.search_p50_ms,
+                    s.search_p95_ms,
+                    ratio,
+                    "",
+                ]
+            )
+            labels.append(f"{r.name} @{s.size:,}")
+            p95.append(s.search_p95_ms)
+    header = ["store", "search", "memories", "puts/s", "p50 ms", "p95 ms", "p95 x ours", "note"]
+    result.title = "Store: batched puts and search latency in one namespace (embedding excluded)"
+    result.tables.append(Table("", header, rows))
+    result.plot = {
+        "title": "store: search p95",
+        "labels": labels,
+        "series": {"search p95 ms": p95},
+        "ylabel": "ms (lower is better)",
+    }
+
+
 def _generic_tables(raw: Any, result: BenchResult) -> None:
     """Tables from any list of records (or a dict of such lists), for benchmarks without
     a dedicated adapter."""
@@ -390,6 +432,7 @@ _RUNNERS: dict[str, Callable[[ModuleType, dict[str, Any], _ProgressSink], Any]] 
 _NORMALISERS: dict[str, Callable[[Any, BenchResult], None]] = {
     "checkpointers": _normalise_checkpointers,
     "postgres_saver": _normalise_postgres_saver,
+    "store": _normalise_store,
     "locomo": _normalise_locomo,
 }
 

@@ -206,13 +206,26 @@ def test_generic_tables_handle_unknown_benchmarks() -> None:
     assert result.plot["series"] == {"p95_ms": [4.0, 9.0]}
 
 
-def test_progress_sink_tracks_fractions() -> None:
-    sink = _ProgressSink("x", verbose=False, stream=io.StringIO())
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_progress_sink_drives_a_bar_on_a_terminal() -> None:
+    sink = _ProgressSink("x", verbose=False, stream=_Terminal())
     sink.write("invokes 3/30\nhalf a ")
     sink.write("line\n")
     assert sink.lines == ["invokes 3/30", "half a line"]
     assert sink._bar.total == 30 and sink._bar.n == 3
     sink.close()
+
+
+def test_progress_sink_prints_milestones_when_piped() -> None:
+    out = io.StringIO()
+    sink = _ProgressSink("ckpt", verbose=False, stream=out)
+    sink.write("invokes 3/30\ninvokes 30/30\nsome table line\n")
+    sink.close()
+    assert out.getvalue() == "ckpt: running…\nckpt: invokes 30/30\n"
 
 
 def test_bench_root_is_this_checkout() -> None:
