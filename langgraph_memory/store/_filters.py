@@ -34,6 +34,7 @@ from typing import Any
 from psycopg import sql
 
 from langgraph_memory.errors import InvalidFilterError
+from langgraph_memory.store._namespace import is_utf8
 
 __all__ = ["FIELD_OPERATORS", "LOGICAL_OPERATORS", "compile_filter", "is_iso_datetime"]
 
@@ -69,6 +70,10 @@ class _Compiler:
         self.params: dict[str, Any] = {}
 
     def param(self, value: Any, cast: str = "") -> sql.Composable:
+        texts = value if isinstance(value, list) else [value]
+        for text in texts:
+            if isinstance(text, str) and not is_utf8(text):
+                raise InvalidFilterError("filter text contains an unpaired surrogate")
         name = f"{self.prefix}{len(self.params)}"
         self.params[name] = value
         placeholder = sql.Placeholder(name)

@@ -24,8 +24,10 @@ from langgraph.store.base import MatchCondition
 from langgraph_memory.errors import InvalidNamespaceError
 
 __all__ = [
+    "MAX_NAMESPACE_BYTES",
     "decode_namespace",
     "encode_namespace",
+    "is_utf8",
     "matches_conditions",
     "prefix_range",
     "validate_namespace",
@@ -33,6 +35,7 @@ __all__ = [
 ]
 
 SEPARATOR = "."
+MAX_NAMESPACE_BYTES = 1024
 _AFTER_SEPARATOR = chr(ord(SEPARATOR) + 1)  # "/"
 
 
@@ -55,7 +58,31 @@ def _check_labels(namespace: object, what: str) -> tuple[str, ...]:
             )
         if "\x00" in label:
             raise InvalidNamespaceError(f"{what} label {index} contains a NUL byte")
+        if not is_utf8(label):
+            raise InvalidNamespaceError(
+                f"{what} label {index} contains an unpaired surrogate; labels must be valid UTF-8"
+            )
+    size = sum(len(label.encode()) + 1 for label in namespace)
+    if size > MAX_NAMESPACE_BYTES:
+        raise InvalidNamespaceError(
+            f"{what} is {size} bytes long; the limit is {MAX_NAMESPACE_BYTES} (use shorter labels)"
+        )
     return tuple(namespace)
+
+
+def is_utf8(text: str) -> bool:
+    """Whether ``text`` encodes as UTF-8 (no unpaired surrogates).
+
+    Example:
+        ```python
+        assert is_utf8("ü") and not is_utf8("\ud800")
+        ```
+    """
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def validate_namespace(namespace: object) -> tuple[str, ...]:

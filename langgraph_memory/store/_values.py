@@ -33,7 +33,7 @@ from typing import Any
 from langgraph.store.base import get_text_at_path, tokenize_path
 
 from langgraph_memory.errors import InvalidValueError
-from langgraph_memory.store._namespace import encode_namespace, validate_prefix
+from langgraph_memory.store._namespace import encode_namespace, is_utf8, validate_prefix
 
 __all__ = [
     "DEFAULT_MAX_VALUE_BYTES",
@@ -49,7 +49,7 @@ __all__ = [
 MEMORY_KINDS = frozenset({"semantic", "episodic", "procedural", "preference", "reflection"})
 TIME_FIELDS = ("valid_from", "invalid_at", "expires_at")
 DEFAULT_MAX_VALUE_BYTES = 64 * 1024
-MAX_KEY_LENGTH = 1024
+MAX_KEY_BYTES = 1024
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,7 +70,7 @@ class PreparedValue:
 
 
 def validate_key(key: object) -> str:
-    """Check an item key: a non-empty string without NUL bytes, at most 1024 chars.
+    """Check an item key: a non-empty UTF-8 string without NUL bytes, at most 1024 bytes.
 
     Example:
         ```python
@@ -83,8 +83,11 @@ def validate_key(key: object) -> str:
         raise InvalidValueError("key is empty; use a non-empty string such as a uuid")
     if "\x00" in key:
         raise InvalidValueError("key contains a NUL byte; remove it")
-    if len(key) > MAX_KEY_LENGTH:
-        raise InvalidValueError(f"key is {len(key)} characters long; the limit is {MAX_KEY_LENGTH}")
+    if not is_utf8(key):
+        raise InvalidValueError("key contains an unpaired surrogate; keys must be valid UTF-8")
+    size = len(key.encode())
+    if size > MAX_KEY_BYTES:
+        raise InvalidValueError(f"key is {size} bytes long (UTF-8); the limit is {MAX_KEY_BYTES}")
     return key
 
 
@@ -123,8 +126,11 @@ def _check_json(node: Any, path: str) -> None:
                     f"value key {name!r} at {path or 'top level'} is not a string; "
                     "JSON objects need string keys"
                 )
-            if "\x00" in name:
-                raise InvalidValueError(f"value key at {path or 'top level'} contains a NUL byte")
+            if "\x00" in name or not is_utf8(name):
+                raise InvalidValueError(
+                    f"value key at {path or 'top level'} contains a NUL byte or an unpaired "
+                    "surrogate; text must be valid UTF-8"
+                )
             _check_json(child, f"{path}.{name}" if path else name)
     elif isinstance(node, (list, tuple)):
         for index, child in enumerate(node):
@@ -135,6 +141,10 @@ def _check_json(node: Any, path: str) -> None:
     elif isinstance(node, str):
         if "\x00" in node:
             raise InvalidValueError(f"value field {path} contains a NUL byte; Postgres rejects it")
+        if not is_utf8(node):
+            raise InvalidValueError(
+                f"value field {path} contains an unpaired surrogate; text must be valid UTF-8"
+            )
     elif node is not None and not isinstance(node, (bool, int)):
         raise InvalidValueError(
             f"value field {path} is a {type(node).__name__}, which is not JSON-serialisable; "

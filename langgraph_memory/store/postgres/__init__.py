@@ -11,7 +11,7 @@ Example:
 
 from __future__ import annotations
 
-from langgraph_memory.store.postgres._core import (
+from langgraph_memory.store.postgres._types import (
     DecayConfig,
     HistoryEntry,
     MemorySearchOp,

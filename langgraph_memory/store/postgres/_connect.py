@@ -1,43 +1,58 @@
-"""Connection settings shared by the sync and async stores (pure helpers)."""
+"""Connection settings and error translation shared by the sync and async stores."""
 
 from __future__ import annotations
 
 import os
 from typing import Any
 
-from psycopg.conninfo import conninfo_to_dict
 from psycopg.rows import dict_row
 
-from langgraph_memory.errors import InvalidConnectionStringError
-from langgraph_memory.store.postgres._core import PoolConfig
+from langgraph_memory.checkpoint.postgres._common import (
+    describe_target,
+    is_connection_failure,
+    validate_dsn,
+)
+from langgraph_memory.errors import BackendUnavailableError
+from langgraph_memory.store.postgres._types import PoolConfig
 
-__all__ = ["ENV_DSN", "connection_kwargs", "resolve_dsn"]
+__all__ = [
+    "CONNECT_TIMEOUT",
+    "ENV_DSN",
+    "connection_kwargs",
+    "describe_target",
+    "resolve_dsn",
+    "translate_error",
+]
 
 ENV_DSN = "LANGGRAPH_MEMORY_POSTGRES_URI"
+CONNECT_TIMEOUT = 5
 
 
-def resolve_dsn(conn_string: str | None) -> str:
-    """``conn_string``, else ``$LANGGRAPH_MEMORY_POSTGRES_URI``, else the embedded Postgres.
+def resolve_dsn(conn_string: str | None) -> tuple[str, str]:
+    """``(dsn, "host:port")``: ``conn_string``, else ``$LANGGRAPH_MEMORY_POSTGRES_URI``,
+    else the embedded Postgres.
 
     Raises:
-        InvalidConnectionStringError: the DSN cannot be parsed.
+        InvalidConnectionStringError: malformed DSN, unsupported scheme or bad port.
     """
     dsn = conn_string or os.environ.get(ENV_DSN)
     if not dsn:
         from langgraph_memory.embedded import embedded_dsn
 
         dsn = embedded_dsn()
-    try:
-        conninfo_to_dict(dsn)
-    except Exception as exc:
-        raise InvalidConnectionStringError(
-            f"cannot parse the Postgres connection string: {exc}; "
-            "use e.g. 'postgresql://user:password@host:5432/dbname'"
-        ) from None
-    return dsn
+    params = validate_dsn(dsn)
+    return dsn, describe_target(params)
 
 
 def connection_kwargs(pool_config: PoolConfig | None) -> dict[str, Any]:
     """Connection kwargs the store needs (autocommit, dict rows) plus the user's extras."""
-    extra = dict((pool_config or {}).get("kwargs") or {})
+    extra: dict[str, Any] = {"connect_timeout": CONNECT_TIMEOUT}
+    extra.update((pool_config or {}).get("kwargs") or {})
     return {**extra, "autocommit": True, "row_factory": dict_row}
+
+
+def translate_error(target: str, exc: BaseException) -> BaseException:
+    """A lost/refused connection or pool timeout → :class:`BackendUnavailableError`."""
+    if is_connection_failure(exc) or type(exc).__name__ == "PoolTimeout":
+        return BackendUnavailableError(f"Postgres at {target} is unreachable: {exc}")
+    return exc

@@ -248,6 +248,19 @@ SELECT i.ns, count(*), sum(i.doc_len) FROM lgm_memory_items i WHERE i.tsv IS NOT
 GROUP BY 1 ON CONFLICT DO NOTHING"""
 
 
+def _storage(_: MigrationContext) -> str:
+    """Keep scan-hot columns inline and move embeddings out of the heap row.
+
+    Lexical scoring reads ``tsv``/``value`` of every matching row; a 1.5 KB embedding
+    inline would make each heap page hold only a few rows (HNSW keeps its own copy).
+    """
+    return """
+ALTER TABLE lgm_memory_items ALTER COLUMN embedding SET STORAGE EXTERNAL;
+ALTER TABLE lgm_memory_items ALTER COLUMN tsv SET STORAGE MAIN;
+ALTER TABLE lgm_memory_items ALTER COLUMN value SET STORAGE MAIN;
+ALTER TABLE lgm_memory_items SET (toast_tuple_target = 256)"""
+
+
 MIGRATIONS: list[Callable[[MigrationContext], str]] = [
     _meta,
     _items,
@@ -257,4 +270,5 @@ MIGRATIONS: list[Callable[[MigrationContext], str]] = [
     _history,
     _try_timestamptz,
     _lexicon,
+    _storage,
 ]

@@ -10,15 +10,21 @@ from typing import Any
 
 import psycopg
 from langgraph.store.base import IndexConfig, TTLConfig
-from psycopg_pool import AsyncConnectionPool
+from psycopg.conninfo import conninfo_to_dict
+from psycopg_pool import AsyncConnectionPool, PoolTimeout
 
 from langgraph_memory.errors import BackendUnavailableError, ConfigurationError
 from langgraph_memory.retrieval import RetrievalConfig
-from langgraph_memory.store.postgres._connect import connection_kwargs, resolve_dsn
-from langgraph_memory.store.postgres._core import (
+from langgraph_memory.store.postgres._connect import (
+    connection_kwargs,
+    describe_target,
+    resolve_dsn,
+    translate_error,
+)
+from langgraph_memory.store.postgres._core import MemoryStoreCore
+from langgraph_memory.store.postgres._types import (
     EmbedDocuments,
     EmbedQueries,
-    MemoryStoreCore,
     PoolConfig,
     Program,
     Sql,
@@ -85,14 +91,22 @@ class AsyncPostgresMemoryStore(MemoryStoreCore):
                 await store.asetup()
             ```
         """
-        dsn = await asyncio.to_thread(resolve_dsn, conn_string)
+        dsn, target = await asyncio.to_thread(resolve_dsn, conn_string)
         config = pool_config or {}
+        kwargs = connection_kwargs(pool_config)
+        try:  # fail fast, naming the server, instead of letting the pool retry
+            probe = await psycopg.AsyncConnection.connect(
+                dsn, connect_timeout=kwargs["connect_timeout"]
+            )
+            await probe.close()
+        except psycopg.Error as exc:
+            raise BackendUnavailableError(f"Postgres at {target} is unreachable: {exc}") from exc
         pool: AsyncConnectionPool[AConn] = AsyncConnectionPool(
             dsn,
             min_size=config.get("min_size", 1),
             max_size=config.get("max_size", 10),
             timeout=config.get("timeout", 30.0),
-            kwargs=connection_kwargs(pool_config),
+            kwargs=kwargs,
             check=AsyncConnectionPool.check_connection,
             open=False,
         )
@@ -100,7 +114,7 @@ class AsyncPostgresMemoryStore(MemoryStoreCore):
             await pool.open(wait=True, timeout=config.get("timeout", 30.0))
         except Exception as exc:
             await pool.close()
-            raise BackendUnavailableError(f"cannot connect to Postgres: {exc}") from exc
+            raise BackendUnavailableError(f"Postgres at {target} is unreachable: {exc}") from exc
         store: AsyncPostgresMemoryStore | None = None
         try:
             store = cls(pool, index=index, ttl=ttl, retrieval=retrieval, **options)
@@ -119,7 +133,22 @@ class AsyncPostgresMemoryStore(MemoryStoreCore):
             async with self._conn_lock:
                 yield self.conn
 
+    def _target(self) -> str:
+        if isinstance(self.conn, AsyncConnectionPool):
+            conninfo = self.conn.conninfo
+            return describe_target(conninfo_to_dict(conninfo) if isinstance(conninfo, str) else {})
+        return describe_target({"host": self.conn.info.host, "port": self.conn.info.port})
+
     async def _arun(self, program: Program) -> Any:
+        try:
+            return await self._arun_unchecked(program)
+        except (psycopg.OperationalError, PoolTimeout) as exc:
+            translated = translate_error(self._target(), exc)
+            if translated is exc:
+                raise
+            raise translated from exc
+
+    async def _arun_unchecked(self, program: Program) -> Any:
         if self._loop is None:
             self._loop = asyncio.get_running_loop()
         try:

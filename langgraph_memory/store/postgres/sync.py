@@ -11,15 +11,21 @@ from typing import Any
 
 import psycopg
 from langgraph.store.base import IndexConfig, TTLConfig
-from psycopg_pool import ConnectionPool
+from psycopg.conninfo import conninfo_to_dict
+from psycopg_pool import ConnectionPool, PoolTimeout
 
 from langgraph_memory.errors import BackendUnavailableError, ConfigurationError
 from langgraph_memory.retrieval import RetrievalConfig
-from langgraph_memory.store.postgres._connect import connection_kwargs, resolve_dsn
-from langgraph_memory.store.postgres._core import (
+from langgraph_memory.store.postgres._connect import (
+    connection_kwargs,
+    describe_target,
+    resolve_dsn,
+    translate_error,
+)
+from langgraph_memory.store.postgres._core import MemoryStoreCore
+from langgraph_memory.store.postgres._types import (
     EmbedDocuments,
     EmbedQueries,
-    MemoryStoreCore,
     PoolConfig,
     Program,
     Sql,
@@ -87,14 +93,19 @@ class PostgresMemoryStore(MemoryStoreCore):
                 store.setup()
             ```
         """
-        dsn = resolve_dsn(conn_string)
+        dsn, target = resolve_dsn(conn_string)
         config = pool_config or {}
+        kwargs = connection_kwargs(pool_config)
+        try:  # fail fast, naming the server, instead of letting the pool retry
+            psycopg.connect(dsn, connect_timeout=kwargs["connect_timeout"]).close()
+        except psycopg.Error as exc:
+            raise BackendUnavailableError(f"Postgres at {target} is unreachable: {exc}") from exc
         pool: ConnectionPool[Conn] = ConnectionPool(
             dsn,
             min_size=config.get("min_size", 1),
             max_size=config.get("max_size", 10),
             timeout=config.get("timeout", 30.0),
-            kwargs=connection_kwargs(pool_config),
+            kwargs=kwargs,
             check=ConnectionPool.check_connection,
             open=False,
         )
@@ -102,7 +113,7 @@ class PostgresMemoryStore(MemoryStoreCore):
             pool.open(wait=True, timeout=config.get("timeout", 30.0))
         except Exception as exc:
             pool.close()
-            raise BackendUnavailableError(f"cannot connect to Postgres: {exc}") from exc
+            raise BackendUnavailableError(f"Postgres at {target} is unreachable: {exc}") from exc
         try:
             store = cls(pool, index=index, ttl=ttl, retrieval=retrieval, **options)
             yield store
@@ -120,7 +131,22 @@ class PostgresMemoryStore(MemoryStoreCore):
             with self._conn_lock:
                 yield self.conn
 
+    def _target(self) -> str:
+        if isinstance(self.conn, ConnectionPool):
+            conninfo = self.conn.conninfo
+            return describe_target(conninfo_to_dict(conninfo) if isinstance(conninfo, str) else {})
+        return describe_target({"host": self.conn.info.host, "port": self.conn.info.port})
+
     def _run(self, program: Program) -> Any:
+        try:
+            return self._run_unchecked(program)
+        except (psycopg.OperationalError, PoolTimeout) as exc:
+            translated = translate_error(self._target(), exc)
+            if translated is exc:
+                raise
+            raise translated from exc
+
+    def _run_unchecked(self, program: Program) -> Any:
         try:
             request = next(program)
         except StopIteration as stop:

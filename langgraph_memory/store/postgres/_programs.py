@@ -1,0 +1,650 @@
+"""The I/O-free programs of the Postgres memory store (validation, planning, SQL sequencing).
+
+Every operation is a generator that yields :class:`Sql` / :class:`EmbedDocuments` /
+:class:`EmbedQueries` requests and receives their results; the sync and async stores
+only run them. All input is validated before the first request, and all SQL of one
+program runs in one transaction, so a failing operation writes nothing.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import threading
+from collections.abc import Mapping, Sequence
+from datetime import datetime, timezone
+from typing import Any
+
+import numpy as np
+from langchain_core.embeddings import Embeddings
+from langgraph.store.base import (
+    GetOp,
+    IndexConfig,
+    Item,
+    ListNamespacesOp,
+    Op,
+    PutOp,
+    SearchItem,
+    SearchOp,
+    TTLConfig,
+    ensure_embeddings,
+)
+from psycopg import sql
+
+from langgraph_memory.errors import (
+    ConfigurationError,
+    EmbeddingError,
+    InvalidNamespaceError,
+    InvalidValueError,
+    MigrationError,
+)
+from langgraph_memory.retrieval import Candidate, RetrievalConfig, rank
+from langgraph_memory.store._filters import compile_filter
+from langgraph_memory.store._namespace import (
+    decode_namespace,
+    encode_namespace,
+    is_utf8,
+    matches_conditions,
+    prefix_range,
+    validate_namespace,
+    validate_prefix,
+)
+from langgraph_memory.store._values import (
+    DEFAULT_MAX_VALUE_BYTES,
+    PreparedValue,
+    parse_time,
+    prepare_value,
+    validate_key,
+)
+from langgraph_memory.store.postgres import _sql
+from langgraph_memory.store.postgres._exact import VectorCacheRegistry, encode_vector
+from langgraph_memory.store.postgres._migrations import (
+    MIGRATIONS,
+    MIGRATIONS_TABLE_SQL,
+    MigrationContext,
+    VectorMode,
+)
+from langgraph_memory.store.postgres._types import (
+    MAX_ROWS,
+    DecayConfig,
+    EmbedDocuments,
+    EmbedQueries,
+    HistoryEntry,
+    MemorySearchOp,
+    Plan,
+    Program,
+    SetupReport,
+    Sql,
+    current_actor,
+)
+
+logger = logging.getLogger("langgraph_memory.store")
+
+__all__ = ["MemoryPrograms"]
+
+
+def _default_embeddings() -> tuple[Embeddings, int]:
+    try:
+        from langgraph_memory.embeddings import DEFAULT_EMBEDDING_DIMS, default_embeddings
+
+        return default_embeddings(), int(DEFAULT_EMBEDDING_DIMS)
+    except ImportError as exc:  # pragma: no cover - depends on the optional extra
+        raise ConfigurationError(
+            "no index= given and the default embedder is unavailable "
+            f"({exc}); install langgraph-memory[embeddings] or pass "
+            "index={'dims': ..., 'embed': ...}"
+        ) from exc
+
+
+def _as_utc(moment: datetime) -> datetime:
+    return moment if moment.tzinfo is not None else moment.replace(tzinfo=timezone.utc)
+
+
+def _vector_literal(vector: Sequence[float]) -> str:
+    return "[" + ",".join(repr(float(x)) for x in vector) + "]"
+
+
+class MemoryPrograms:
+    """Configuration, validation and the I/O-free programs behind both stores."""
+
+    def __init__(
+        self,
+        *,
+        index: IndexConfig | None = None,
+        ttl: TTLConfig | None = None,
+        retrieval: RetrievalConfig | None = None,
+        max_value_bytes: int = DEFAULT_MAX_VALUE_BYTES,
+        track_access: bool = True,
+        ef_search: int = 100,
+        lexical_budget: int = 1000,
+        hnsw_m: int = 16,
+        hnsw_ef_construction: int = 64,
+        exact_cache_scopes: int = 32,
+    ) -> None:
+        if index is None:
+            self.embeddings, self.dims = _default_embeddings()
+            self.fields: list[str] | None = None
+        else:
+            if "dims" not in index or "embed" not in index:
+                raise ConfigurationError("index needs 'dims' and 'embed' (an Embeddings object)")
+            self.embeddings = ensure_embeddings(index["embed"])
+            self.dims = int(index["dims"])
+            fields = index.get("fields")
+            self.fields = list(fields) if fields else None
+        if self.dims <= 0:
+            raise ConfigurationError(f"index dims must be positive, got {self.dims}")
+        self.index_config = index
+        self.ttl_config = ttl
+        self.retrieval = retrieval or RetrievalConfig()
+        if max_value_bytes <= 0:
+            raise ConfigurationError("max_value_bytes must be positive")
+        self.max_value_bytes = max_value_bytes
+        self.track_access = track_access
+        self.ef_search = ef_search
+        if lexical_budget <= 0 or hnsw_m <= 1 or hnsw_ef_construction <= 0:
+            raise ConfigurationError("lexical_budget, hnsw_m and hnsw_ef_construction must be > 0")
+        self.lexical_budget = lexical_budget
+        self.hnsw_m = hnsw_m
+        self.hnsw_ef_construction = hnsw_ef_construction
+        self.vector_mode: VectorMode | None = None
+        self.setup_report: SetupReport | None = None
+        self._caches = VectorCacheRegistry(self.dims, exact_cache_scopes)
+        self._cache_lock = threading.Lock()
+
+    # ------------------------------------------------------------------ helpers
+    def _search_op(
+        self,
+        namespace_prefix: tuple[str, ...],
+        query: str | None,
+        filter: dict[str, Any] | None,
+        limit: int,
+        offset: int,
+        refresh_ttl: bool | None,
+        as_of: datetime | None,
+        include_invalid: bool,
+    ) -> MemorySearchOp:
+        if refresh_ttl is None:
+            refresh_ttl = (self.ttl_config or {}).get("refresh_on_read", True)
+        return MemorySearchOp(
+            tuple(namespace_prefix),
+            filter,
+            limit,
+            offset,
+            query,
+            refresh_ttl,
+            as_of,
+            include_invalid,
+        )
+
+    def _ensure_mode(self) -> Program:
+        if self.vector_mode is not None:
+            return self.vector_mode
+        rows = yield Sql(_sql.READ_META, tolerate_error=True)
+        meta = {} if isinstance(rows, Exception) else {r["name"]: r["value"] for r in rows}
+        if "vector_mode" not in meta:
+            raise MigrationError("the memory store schema is missing; call store.setup() first")
+        self._adopt_meta(meta)
+        return self.vector_mode
+
+    def _adopt_meta(self, meta: Mapping[str, str]) -> None:
+        dims = int(meta.get("dims", self.dims))
+        if dims != self.dims:
+            raise ConfigurationError(
+                f"the database was set up for {dims}-dimensional embeddings but this store "
+                f"embeds {self.dims} dimensions; use the same embedder or a new database"
+            )
+        mode = meta["vector_mode"]
+        self.vector_mode = "pgvector" if mode == "pgvector" else "exact"
+
+    def _check_vectors(self, vectors: Sequence[Sequence[float]], count: int) -> None:
+        if len(vectors) != count:
+            raise EmbeddingError(f"the embedder returned {len(vectors)} vectors for {count} texts")
+        for vector in vectors:
+            if len(vector) != self.dims:
+                raise EmbeddingError(
+                    f"the embedder returned a {len(vector)}-dimensional vector; "
+                    f"the store is configured for dims={self.dims}"
+                )
+            if not all(math.isfinite(x) for x in vector):
+                raise EmbeddingError("the embedder returned NaN or infinite values")
+
+    def _encode_embedding(self, vector: Sequence[float] | None) -> Any:
+        if vector is None:
+            return None
+        if self.vector_mode == "pgvector":
+            return _vector_literal(vector)
+        return encode_vector(vector)
+
+    # ------------------------------------------------------------------ programs
+    def _setup_program(self) -> Program:
+        yield Sql(_sql.ADVISORY_LOCK)
+        yield Sql(MIGRATIONS_TABLE_SQL)
+        applied = {row["v"] for row in (yield Sql(_sql.APPLIED_MIGRATIONS))}
+        meta: dict[str, str] = {}
+        if 0 in applied:
+            meta = {r["name"]: r["value"] for r in (yield Sql(_sql.READ_META))}
+        mode: VectorMode
+        if "vector_mode" in meta:
+            mode = "pgvector" if meta["vector_mode"] == "pgvector" else "exact"
+        else:
+            outcome = yield Sql(_sql.CREATE_VECTOR_EXTENSION, tolerate_error=True)
+            mode = "exact" if isinstance(outcome, Exception) else "pgvector"
+            if isinstance(outcome, Exception):
+                logger.info("pgvector unavailable (%s); using exact vector search", outcome)
+        ctx = MigrationContext(
+            vector_mode=mode,
+            dims=self.dims,
+            hnsw_m=self.hnsw_m,
+            hnsw_ef_construction=self.hnsw_ef_construction,
+        )
+        new: list[int] = []
+        for version, step in enumerate(MIGRATIONS):
+            if version in applied:
+                continue
+            yield Sql(step(ctx))
+            yield Sql(_sql.RECORD_MIGRATION, {"v": version})
+            new.append(version)
+        for name, value in (("vector_mode", mode), ("dims", str(self.dims))):
+            yield Sql(_sql.WRITE_META, {"name": name, "value": value})
+        meta = {r["name"]: r["value"] for r in (yield Sql(_sql.READ_META))}
+        self._adopt_meta(meta)
+        version_rows = yield Sql(_sql.VECTOR_VERSION)
+        report = SetupReport(
+            vector_mode=self.vector_mode or mode,
+            pgvector_version=version_rows[0]["extversion"] if version_rows else None,
+            dims=self.dims,
+            schema_version=len(MIGRATIONS),
+            applied=tuple(new),
+        )
+        self.setup_report = report
+        logger.info(
+            "memory store ready: vector_mode=%s pgvector=%s dims=%d migrations applied=%s",
+            report.vector_mode,
+            report.pgvector_version,
+            report.dims,
+            list(report.applied),
+        )
+        return report
+
+    def _plan(self, ops: list[Op]) -> Plan:
+        plan = Plan(results=[None] * len(ops))
+        latest_put: dict[tuple[tuple[str, ...], str], PutOp] = {}
+        for position, op in enumerate(ops):
+            if isinstance(op, GetOp):
+                validate_prefix(op.namespace)
+                validate_key(op.key)
+                plan.gets.append((position, op))
+            elif isinstance(op, (SearchOp, MemorySearchOp)):
+                search = self._normalise_search(op)
+                clause, params = compile_filter(search.filter, sql.SQL("i.value"))
+                plan.searches.append((position, search, clause, params))
+            elif isinstance(op, ListNamespacesOp):
+                for condition in op.match_conditions or ():
+                    validate_prefix(condition.path)
+                plan.lists.append((position, op))
+            elif isinstance(op, PutOp):
+                namespace = validate_namespace(op.namespace)
+                latest_put[(namespace, validate_key(op.key))] = op
+            else:
+                raise InvalidValueError(f"unknown store operation {type(op).__name__}")
+        for (namespace, key), put in latest_put.items():
+            if put.value is None:
+                plan.deletes.append((namespace, key))
+                continue
+            fields = put.index if isinstance(put.index, list) else self.fields
+            prepared = prepare_value(
+                namespace,
+                key,
+                put.value,
+                fields=fields,
+                index=put.index is not False,
+                max_value_bytes=self.max_value_bytes,
+            )
+            if put.ttl is not None and (not math.isfinite(put.ttl) or put.ttl <= 0):
+                raise InvalidValueError(f"ttl must be a positive number of minutes, got {put.ttl}")
+            plan.upserts.append((prepared, put.ttl))
+        return plan
+
+    def _normalise_search(self, op: SearchOp | MemorySearchOp) -> MemorySearchOp:
+        prefix = validate_prefix(op.namespace_prefix)
+        if not isinstance(op.limit, int) or op.limit < 0:  # bool is an int, as in InMemoryStore
+            raise InvalidValueError(f"limit must be a non-negative integer, got {op.limit!r}")
+        if not isinstance(op.offset, int) or op.offset < 0:
+            raise InvalidValueError(f"offset must be a non-negative integer, got {op.offset!r}")
+        if op.query is not None and not isinstance(op.query, str):
+            raise InvalidValueError("query must be a string")
+        if op.query is not None and ("\x00" in op.query or not is_utf8(op.query)):
+            raise InvalidValueError("query contains a NUL byte or an unpaired surrogate")
+        op = op._replace(limit=min(op.limit, MAX_ROWS), offset=min(op.offset, MAX_ROWS))
+        if isinstance(op, MemorySearchOp):
+            as_of = parse_time(op.as_of, "as_of") if op.as_of is not None else None
+            return op._replace(namespace_prefix=prefix, as_of=as_of)
+        return MemorySearchOp(prefix, op.filter, op.limit, op.offset, op.query, op.refresh_ttl)
+
+    def _batch_program(self, ops: list[Op]) -> Program:
+        plan = self._plan(ops)
+        texts = [prepared.text for prepared, _ in plan.upserts if prepared.text]
+        doc_vectors: list[list[float]] = []
+        if texts:
+            doc_vectors = yield EmbedDocuments(texts)
+            self._check_vectors(doc_vectors, len(texts))
+        queries = sorted({op.query for _, op, _, _ in plan.searches if op.query})
+        query_vectors: dict[str, list[float]] = {}
+        if queries:
+            vectors = yield EmbedQueries(queries)
+            self._check_vectors(vectors, len(queries))
+            query_vectors = dict(zip(queries, vectors, strict=True))
+        yield from self._ensure_mode()
+
+        if plan.gets:
+            yield from self._get_all(plan)
+        for position, search, clause, params in plan.searches:
+            plan.results[position] = yield from self._search(search, clause, params, query_vectors)
+        for position, list_op in plan.lists:
+            plan.results[position] = yield from self._list_namespaces(list_op)
+        if plan.upserts:
+            yield from self._upsert(plan.upserts, doc_vectors)
+        if plan.deletes:
+            yield Sql(
+                _sql.DELETE_ITEMS,
+                {
+                    "ns": [encode_namespace(ns) for ns, _ in plan.deletes],
+                    "key": [key for _, key in plan.deletes],
+                    "actor": current_actor(),
+                },
+            )
+        return plan.results
+
+    def _get_all(self, plan: Plan) -> Program:
+        params = {
+            "ns": [encode_namespace(op.namespace) for _, op in plan.gets],
+            "key": [op.key for _, op in plan.gets],
+        }
+        rows = yield Sql(_sql.GET_ITEMS, params)
+        by_key = {(row["ns"], row["key"]): row for row in rows}
+        refresh: list[int] = []
+        for position, op in plan.gets:
+            row = by_key.get((encode_namespace(op.namespace), op.key))
+            if row is None:
+                continue
+            plan.results[position] = Item(
+                value=row["value"],
+                key=row["key"],
+                namespace=decode_namespace(row["ns"]),
+                created_at=row["created_at"],
+                updated_at=row["updated_at"],
+            )
+            if op.refresh_ttl and row["ttl_minutes"] is not None:
+                refresh.append(row["id"])
+        if refresh:
+            yield Sql(_sql.REFRESH_TTL, {"ids": refresh})
+
+    def _scope_params(self, prefix: tuple[str, ...]) -> dict[str, Any]:
+        bounds = prefix_range(prefix)
+        return {"ns_lo": bounds[0], "ns_hi": bounds[1]} if bounds else {}
+
+    def _search(
+        self,
+        op: MemorySearchOp,
+        clause: sql.Composable | None,
+        filter_params: dict[str, Any],
+        query_vectors: Mapping[str, list[float]],
+    ) -> Program:
+        if op.limit == 0:
+            return []
+        scoped = bool(op.namespace_prefix)
+        params: dict[str, Any] = {
+            **filter_params,
+            **self._scope_params(op.namespace_prefix),
+            "as_of": op.as_of,
+            "limit": op.limit,
+            "offset": op.offset,
+        }
+        if not op.query:
+            query = _sql.search_recent_sql(
+                scoped=scoped, include_invalid=op.include_invalid, filter_clause=clause
+            )
+            rows = yield Sql(query, params)
+            scored: list[tuple[dict[str, Any], float | None]] = [(row, None) for row in rows]
+        else:
+            scored = yield from self._hybrid(op, clause, params, query_vectors[op.query])
+        if scored and (self.track_access or op.refresh_ttl):
+            ids = [row["id"] for row, _ in scored]
+            if self.track_access:
+                yield Sql(_sql.TOUCH, {"ids": ids, "refresh": op.refresh_ttl})
+            else:
+                yield Sql(_sql.REFRESH_TTL, {"ids": ids})
+        return [
+            SearchItem(
+                namespace=decode_namespace(row["ns"]),
+                key=row["key"],
+                value=row["value"],
+                created_at=row["created_at"],
+                updated_at=row["updated_at"],
+                score=score,
+            )
+            for row, score in scored
+        ]
+
+    def _hybrid(
+        self,
+        op: MemorySearchOp,
+        clause: sql.Composable | None,
+        params: dict[str, Any],
+        query_vector: list[float],
+    ) -> Program:
+        config = self.retrieval
+        wanted = op.offset + op.limit
+        n_lex = max(config.lexical_candidates, wanted)
+        n_vec = max(config.vector_candidates, wanted)
+        params.update(
+            query=op.query,
+            cfg=config.text_search_config,
+            k1=config.bm25_k1,
+            b=config.bm25_b,
+            lex_budget=self.lexical_budget,
+            n_lex=n_lex,
+            n_vec=n_vec,
+        )
+        statement = _sql.search_hybrid_sql(
+            vector_mode=self.vector_mode or "exact",
+            scoped=bool(op.namespace_prefix),
+            include_invalid=op.include_invalid,
+            filter_clause=clause,
+        )
+        similarity: dict[int, float] = {}
+        if self.vector_mode == "pgvector":
+            params["qvec"] = _vector_literal(query_vector)
+            yield Sql(_sql.SET_EF_SEARCH, {"ef": str(max(self.ef_search, n_vec))})
+            yield Sql(_sql.SET_ITERATIVE_SCAN)
+            rows = yield Sql(statement, params)
+        else:
+            query = np.asarray(query_vector, dtype=np.float32)
+            cache = yield from self._refreshed_cache(op.namespace_prefix)
+            fetch = n_vec * 4 + 16
+            while True:
+                with self._cache_lock:
+                    ids, _ = cache.top(query, fetch)
+                params["vec_ids"] = ids.tolist()
+                rows = yield Sql(statement, params)
+                found = sum(1 for row in rows if row["vector_rank"] is not None)
+                if found >= n_vec or len(ids) >= len(cache):
+                    break
+                fetch *= 4
+            with self._cache_lock:
+                similarity = cache.similarity(query, [row["id"] for row in rows])
+        by_id = {row["id"]: row for row in rows}
+        candidates = [
+            Candidate(
+                id=row["id"],
+                lexical_score=row["lexical_score"],
+                lexical_rank=row["lexical_rank"],
+                vector_similarity=(
+                    row["vector_similarity"]
+                    if self.vector_mode == "pgvector"
+                    else similarity.get(row["id"])
+                ),
+                vector_rank=row["vector_rank"],
+                importance=row["importance"],
+                event_time=row["valid_from"] or row["updated_at"],
+                last_accessed=row["last_accessed_at"],
+                access_count=row["access_count"],
+            )
+            for row in rows
+        ]
+        now = _as_utc(op.as_of) if op.as_of is not None else datetime.now(timezone.utc)
+        ranked = rank(candidates, config=config, now=now)
+        page = ranked[op.offset : op.offset + op.limit]
+        return [(by_id[candidate.id], float(score)) for candidate, score in page]
+
+    def _refreshed_cache(self, prefix: tuple[str, ...]) -> Program:
+        scope = encode_namespace(prefix)
+        with self._cache_lock:
+            cache = self._caches.get(scope)
+            since = cache.watermark
+        xmin_rows = yield Sql(_sql.SNAPSHOT_XMIN)
+        params = {"since": since, **self._scope_params(prefix)}
+        rows = yield Sql(_sql.cache_refresh_sql(bool(prefix)), params)
+        with self._cache_lock:
+            cache.apply((row["id"], row["embedding"]) for row in rows)
+            cache.watermark = xmin_rows[0]["xmin"]
+        return cache
+
+    def _list_namespaces(self, op: ListNamespacesOp) -> Program:
+        literal: list[str] = []
+        for condition in op.match_conditions or ():
+            if condition.match_type == "prefix":
+                for label in condition.path:
+                    if label == "*":
+                        break
+                    literal.append(label)
+                break
+        bounds = prefix_range(tuple(literal))
+        rows = yield Sql(
+            _sql.LIST_NAMESPACES,
+            {"ns_lo": bounds[0] if bounds else None, "ns_hi": bounds[1] if bounds else None},
+        )
+        namespaces = [decode_namespace(row["ns"]) for row in rows]
+        namespaces = [ns for ns in namespaces if matches_conditions(ns, op.match_conditions)]
+        if op.max_depth is not None:
+            namespaces = list({ns[: op.max_depth] for ns in namespaces})
+        namespaces.sort()
+        return namespaces[op.offset : op.offset + op.limit]
+
+    def _upsert(
+        self, upserts: list[tuple[PreparedValue, float | None]], doc_vectors: list[list[float]]
+    ) -> Program:
+        vectors = iter(doc_vectors)
+        embeddings = [
+            self._encode_embedding(next(vectors)) if prepared.text else None
+            for prepared, _ in upserts
+        ]
+        params = {
+            "ns": [encode_namespace(p.namespace) for p, _ in upserts],
+            "key": [p.key for p, _ in upserts],
+            "value": [p.value_json for p, _ in upserts],
+            "text": [p.text for p, _ in upserts],
+            "kind": [p.kind for p, _ in upserts],
+            "importance": [p.importance for p, _ in upserts],
+            "valid_from": [p.valid_from for p, _ in upserts],
+            "invalid_at": [p.invalid_at for p, _ in upserts],
+            "expires_at": [p.expires_at for p, _ in upserts],
+            "ttl": [ttl for _, ttl in upserts],
+            "derived": [_json_or_none(p.derived_from) for p, _ in upserts],
+            "embedding": embeddings,
+            "cfg": self.retrieval.text_search_config,
+            "actor": current_actor(),
+        }
+        yield Sql(_sql.upsert_sql(self.vector_mode or "exact"), params)
+
+    def _invalidate_program(
+        self, namespace: tuple[str, ...], key: str, at: datetime | None
+    ) -> Program:
+        namespace = validate_namespace(namespace)
+        validate_key(key)
+        moment = _as_utc(at) if at is not None else datetime.now(timezone.utc)
+        yield from self._ensure_mode()
+        rows = yield Sql(
+            _sql.INVALIDATE_ITEM,
+            {
+                "ns": encode_namespace(namespace),
+                "key": key,
+                "at": moment,
+                "at_text": moment.isoformat(),
+                "actor": current_actor(),
+            },
+        )
+        return bool(rows)
+
+    def _history_program(self, namespace: tuple[str, ...], key: str) -> Program:
+        namespace = validate_namespace(namespace)
+        validate_key(key)
+        yield from self._ensure_mode()
+        rows = yield Sql(_sql.HISTORY_OF, {"ns": encode_namespace(namespace), "key": key})
+        return [
+            HistoryEntry(
+                namespace=decode_namespace(row["ns"]),
+                key=row["key"],
+                action=row["action"],
+                old_text=row["old_text"],
+                new_text=row["new_text"],
+                old_value=row["old_value"],
+                new_value=row["new_value"],
+                actor=row["actor"],
+                at=row["at"],
+            )
+            for row in rows
+        ]
+
+    def _forget_program(self, namespace_prefix: tuple[str, ...]) -> Program:
+        prefix = validate_prefix(namespace_prefix)
+        if not prefix:
+            raise InvalidNamespaceError(
+                "forget() needs a non-empty namespace prefix such as ('memories', user_id)"
+            )
+        yield from self._ensure_mode()
+        scope = self._scope_params(prefix)
+        gone = yield Sql(_sql.FORGET_SCOPE, scope)
+        total = len(gone)
+        yield Sql(_sql.FORGET_HISTORY_SCOPE, scope)
+        frontier = [(row["ns"], row["key"]) for row in gone]
+        while frontier:
+            pairs = {"ns": [ns for ns, _ in frontier], "key": [key for _, key in frontier]}
+            derived = yield Sql(_sql.FORGET_DERIVED, pairs)
+            frontier = [(row["ns"], row["key"]) for row in derived]
+            total += len(frontier)
+            if frontier:
+                yield Sql(
+                    _sql.FORGET_HISTORY_ITEMS,
+                    {"ns": [ns for ns, _ in frontier], "key": [key for _, key in frontier]},
+                )
+        with self._cache_lock:
+            self._caches.drop(encode_namespace(prefix))
+        return total
+
+    def _sweep_program(self) -> Program:
+        yield from self._ensure_mode()
+        rows = yield Sql(_sql.SWEEP_EXPIRED)
+        return int(rows[0]["n"]) if rows else 0
+
+    def _decay_program(self, namespace_prefix: tuple[str, ...], config: DecayConfig) -> Program:
+        prefix = validate_prefix(namespace_prefix)
+        yield from self._ensure_mode()
+        now = datetime.now(timezone.utc)
+        params = {
+            **self._scope_params(prefix),
+            "half_life": config.half_life.total_seconds(),
+            "min_age": config.min_age,
+            "threshold": config.threshold,
+            "kinds": list(config.kinds) if config.kinds else None,
+            "now": now,
+            "now_text": now.isoformat(),
+        }
+        rows = yield Sql(_sql.decay_sql(config.mode == "delete", bool(prefix)), params)
+        return int(rows[0]["n"]) if rows else 0
+
+
+def _json_or_none(refs: list[dict[str, str]] | None) -> str | None:
+    import json
+
+    return None if refs is None else json.dumps(refs, ensure_ascii=False)

@@ -1,0 +1,194 @@
+"""Records and requests shared by the Postgres memory store's core and its runners (pure)."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Generator, Iterator, Mapping
+from contextvars import ContextVar
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any, Literal, NamedTuple, TypedDict
+
+from langgraph.store.base import (
+    GetOp,
+    ListNamespacesOp,
+    Result,
+)
+from psycopg import sql
+
+from langgraph_memory.errors import (
+    ConfigurationError,
+)
+from langgraph_memory.store._values import (
+    PreparedValue,
+)
+from langgraph_memory.store.postgres._migrations import (
+    VectorMode,
+)
+
+__all__ = [
+    "MAX_ROWS",
+    "DecayConfig",
+    "EmbedDocuments",
+    "EmbedQueries",
+    "HistoryEntry",
+    "MemorySearchOp",
+    "PoolConfig",
+    "Program",
+    "Request",
+    "SetupReport",
+    "Sql",
+    "acting_as",
+    "current_actor",
+]
+
+MAX_ROWS = 2**62  # larger limits/offsets mean "everything"
+_ACTOR: ContextVar[str | None] = ContextVar("langgraph_memory_actor", default=None)
+
+
+@contextlib.contextmanager
+def acting_as(actor: str | None) -> Iterator[None]:
+    """Record ``actor`` in the audit history of every write made inside the block.
+
+    Example:
+        ```python
+        with acting_as("extract-node"):
+            store.put(("memories", "u1"), "k", {"content": "likes tea"})
+        ```
+    """
+    token = _ACTOR.set(actor)
+    try:
+        yield
+    finally:
+        _ACTOR.reset(token)
+
+
+@dataclass(frozen=True)
+class Sql:
+    """Request: run one statement; the runner sends back its rows (``[]`` if none).
+
+    With ``tolerate_error`` the statement runs in a savepoint and a database error is
+    sent back instead of raised.
+    """
+
+    query: sql.SQL | sql.Composed | str
+    params: Mapping[str, Any] | None = None
+    tolerate_error: bool = False
+
+
+@dataclass(frozen=True)
+class EmbedDocuments:
+    """Request: embed texts as documents (``embed_documents``)."""
+
+    texts: list[str]
+
+
+@dataclass(frozen=True)
+class EmbedQueries:
+    """Request: embed texts as queries (``embed_query`` each)."""
+
+    texts: list[str]
+
+
+Request = Sql | EmbedDocuments | EmbedQueries
+Program = Generator[Request, Any, Any]
+
+
+class PoolConfig(TypedDict, total=False):
+    """Connection pool settings for ``from_conn_string``."""
+
+    min_size: int
+    max_size: int
+    timeout: float
+    kwargs: dict[str, Any]
+
+
+class MemorySearchOp(NamedTuple):
+    """``SearchOp`` with the memory store's temporal options."""
+
+    namespace_prefix: tuple[str, ...]
+    filter: dict[str, Any] | None = None
+    limit: int = 10
+    offset: int = 0
+    query: str | None = None
+    refresh_ttl: bool = True
+    as_of: datetime | None = None
+    include_invalid: bool = False
+
+
+@dataclass(frozen=True)
+class SetupReport:
+    """What ``setup()`` found and did.
+
+    Attributes:
+        vector_mode: ``"pgvector"`` (HNSW index) or ``"exact"`` (no pgvector: exact
+            search from an in-process matrix; same results).
+        pgvector_version: installed pgvector version, if any.
+        dims: embedding dimensions of the schema.
+        schema_version: number of migrations applied in total.
+        applied: versions applied by this call (empty when already up to date).
+    """
+
+    vector_mode: VectorMode
+    pgvector_version: str | None
+    dims: int
+    schema_version: int
+    applied: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class HistoryEntry:
+    """One audit record of a memory: ``add``, ``update``, ``invalidate``, ``delete``, ``expire``."""
+
+    namespace: tuple[str, ...]
+    key: str
+    action: str
+    old_text: str | None
+    new_text: str | None
+    old_value: dict[str, Any] | None
+    new_value: dict[str, Any] | None
+    actor: str | None
+    at: datetime
+
+
+@dataclass(frozen=True)
+class DecayConfig:
+    """Decay-based forgetting: retire memories whose value has decayed below ``threshold``.
+
+    value = importance/10 × 0.5^(age since last access / ``half_life``) × (1 + ln(1 + access_count))
+    (importance defaults to 5). Only memories older than ``min_age`` are considered.
+
+    Example:
+        ```python
+        DecayConfig(threshold=0.05, half_life=timedelta(days=30), mode="delete")
+        ```
+    """
+
+    threshold: float = 0.05
+    half_life: timedelta = timedelta(days=30)
+    min_age: timedelta = timedelta(days=7)
+    mode: Literal["invalidate", "delete"] = "invalidate"
+    kinds: tuple[str, ...] | None = None
+
+    def __post_init__(self) -> None:
+        if self.half_life.total_seconds() <= 0:
+            raise ConfigurationError("DecayConfig.half_life must be positive")
+        if self.mode not in ("invalidate", "delete"):
+            raise ConfigurationError("DecayConfig.mode must be 'invalidate' or 'delete'")
+
+
+@dataclass
+class Plan:
+    results: list[Result]
+    gets: list[tuple[int, GetOp]] = field(default_factory=list)
+    searches: list[tuple[int, MemorySearchOp, sql.Composable | None, dict[str, Any]]] = field(
+        default_factory=list
+    )
+    lists: list[tuple[int, ListNamespacesOp]] = field(default_factory=list)
+    upserts: list[tuple[PreparedValue, float | None]] = field(default_factory=list)
+    deletes: list[tuple[tuple[str, ...], str]] = field(default_factory=list)
+
+
+def current_actor() -> str | None:
+    """The actor set by the innermost :func:`acting_as` block (``None`` outside)."""
+    return _ACTOR.get()
