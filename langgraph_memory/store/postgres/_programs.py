@@ -315,7 +315,7 @@ class MemoryPrograms:
             raise InvalidValueError("query must be a string")
         if op.query is not None and ("\x00" in op.query or not is_utf8(op.query)):
             raise InvalidValueError("query contains a NUL byte or an unpaired surrogate")
-        op = op._replace(limit=min(op.limit, MAX_ROWS), offset=min(op.offset, MAX_ROWS))
+        op = op._replace(limit=min(int(op.limit), MAX_ROWS), offset=min(int(op.offset), MAX_ROWS))
         if isinstance(op, MemorySearchOp):
             as_of = parse_time(op.as_of, "as_of") if op.as_of is not None else None
             return op._replace(namespace_prefix=prefix, as_of=as_of)
