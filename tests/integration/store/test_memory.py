@@ -249,3 +249,38 @@ async def test_wrong_embedding_dimensions_write_nothing(dsn: str, flavour: str) 
         with pytest.raises(EmbeddingError):
             await driver("put", ("m",), "k", {"content": "replaced"})
         assert (await driver("get", ("m",), "k")).value == {"content": "fine"}
+
+
+async def test_ttl_sweeper_runs_in_background(ours: Driver) -> None:
+    import asyncio
+
+    ns = ("ttl", "sweeper")
+    past = (datetime.now(UTC) - timedelta(seconds=1)).isoformat()
+    await ours("put", ns, "gone", {"content": "short lived", "expires_at": past})
+    ours.store.start_ttl_sweeper(0.002)  # type: ignore[attr-defined]
+    try:
+        for _ in range(100):
+            await asyncio.sleep(0.05)
+            if [e.action for e in await ours("history", ns, "gone")][-1:] == ["expire"]:
+                break
+        assert [e.action for e in await ours("history", ns, "gone")] == ["add", "expire"]
+    finally:
+        if ours.flavour == "async":
+            assert await ours.store.astop_ttl_sweeper()  # type: ignore[attr-defined]
+        else:
+            assert ours.store.stop_ttl_sweeper(timeout=5)  # type: ignore[attr-defined]
+
+
+async def test_async_store_sync_methods_work_off_loop_and_refuse_on_loop(
+    dsn: str, backend: str
+) -> None:
+    import asyncio
+
+    from tests.integration.store.conftest import open_store
+
+    async with open_store(dsn, "async") as store:
+        await store.aput(("m",), "k", {"content": "from the loop"})
+        item = await asyncio.to_thread(store.get, ("m",), "k")  # another thread: scheduled
+        assert item is not None and item.value == {"content": "from the loop"}
+        with pytest.raises(asyncio.InvalidStateError):
+            store.get(("m",), "k")  # on the loop itself: refused, not deadlocked
