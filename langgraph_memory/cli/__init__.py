@@ -44,6 +44,18 @@ def _add_postgres(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def _add_redis(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--redis",
+        metavar="URL",
+        nargs="?",
+        const=os.environ.get("LANGGRAPH_MEMORY_REDIS_URL", "redis://127.0.0.1:6379/0"),
+        default=None,
+        help="conversation threads are in Redis (default URL: $LANGGRAPH_MEMORY_REDIS_URL or "
+        "redis://127.0.0.1:6379/0); without it the checkpointer is Postgres",
+    )
+
+
 def _demo(args: argparse.Namespace) -> int:
     from langgraph_memory.cli.demo import cmd_demo
 
@@ -94,15 +106,7 @@ def build_parser() -> argparse.ArgumentParser:
         "responder) unless OPENAI_API_KEY is set or --model is given.",
     )
     _add_postgres(demo)
-    demo.add_argument(
-        "--redis",
-        metavar="URL",
-        nargs="?",
-        const=os.environ.get("LANGGRAPH_MEMORY_REDIS_URL", "redis://127.0.0.1:6379/0"),
-        default=None,
-        help="use the Redis checkpointer (default URL: $LANGGRAPH_MEMORY_REDIS_URL or "
-        "redis://127.0.0.1:6379/0); without it the checkpointer is Postgres",
-    )
+    _add_redis(demo)
     demo.add_argument("--model", default=None, help="OpenAI model name (needs langchain-openai)")
     demo.add_argument(
         "--offline", action="store_true", help="force offline mode even if OPENAI_API_KEY is set"
@@ -136,14 +140,18 @@ def build_parser() -> argparse.ArgumentParser:
     )
     inspect.add_argument("--user", required=True, help="the user id")
     _add_postgres(inspect)
+    _add_redis(inspect)
     inspect.add_argument(
         "--no-history", dest="history", action="store_false", help="hide the audit history"
     )
     inspect.set_defaults(handler=_inspect)
 
-    forget = commands.add_parser("forget", help="erase a user's memories, embeddings, history")
+    forget = commands.add_parser(
+        "forget", help="erase a user's memories, embeddings, history and conversation threads"
+    )
     forget.add_argument("--user", required=True, help="the user id")
     _add_postgres(forget)
+    _add_redis(forget)
     forget.add_argument("--yes", action="store_true", help="do not ask for confirmation")
     forget.set_defaults(handler=_forget)
     return parser

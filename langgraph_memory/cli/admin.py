@@ -1,8 +1,10 @@
-"""``langgraph-memory inspect`` and ``forget``: look at and erase one user's memories.
+"""``langgraph-memory inspect`` and ``forget``: look at and erase one user's data.
 
 Both work on the namespace ``("memories", <user>)`` — where the memory nodes write by
 default — of the store on ``--postgres DSN`` / ``$LANGGRAPH_MEMORY_POSTGRES_URI``, else the
-embedded Postgres in ``$LANGGRAPH_MEMORY_HOME``.
+embedded Postgres in ``$LANGGRAPH_MEMORY_HOME``, and on the user's conversation threads
+(checkpoints whose metadata carries ``user_id``) in the Postgres checkpointer on the same
+database, or in Redis with ``--redis``.
 
 Example:
     ```python
@@ -15,6 +17,7 @@ Example:
 
 from __future__ import annotations
 
+import contextlib
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -22,10 +25,22 @@ from typing import Any
 
 from langgraph.store.base import SearchItem
 
-from langgraph_memory.cli._backends import describe_dsn, open_store, resolve_dsn
+from langgraph_memory.cli._backends import (
+    describe_dsn,
+    open_checkpointer,
+    open_store,
+    resolve_dsn,
+)
 from langgraph_memory.cli._console import CliError, Console, shorten
 
-__all__ = ["MemoryRow", "cmd_forget", "cmd_inspect", "memory_rows", "user_namespace"]
+__all__ = [
+    "MemoryRow",
+    "cmd_forget",
+    "cmd_inspect",
+    "memory_rows",
+    "user_namespace",
+    "user_threads",
+]
 
 MAX_LISTED = 1000
 
@@ -89,6 +104,25 @@ def memory_rows(items: Sequence[SearchItem]) -> list[MemoryRow]:
     return sorted(rows, key=lambda r: (not r.is_valid, r.valid_from), reverse=False)
 
 
+def user_threads(saver: Any, user: str) -> dict[str, int]:
+    """``thread_id -> checkpoint count`` of the conversations run for ``user``.
+
+    LangGraph copies ``configurable["user_id"]`` into each checkpoint's metadata, so the
+    threads are found with a metadata filter.
+
+    Example:
+        ```python
+        with open_checkpointer(None, None) as saver:
+            print(user_threads(saver, "demo-1234abcd"))
+        ```
+    """
+    counts: dict[str, int] = {}
+    for item in saver.list(None, filter={"user_id": user}):
+        thread_id = str(item.config["configurable"]["thread_id"])
+        counts[thread_id] = counts.get(thread_id, 0) + 1
+    return counts
+
+
 def _history_lines(store: Any, row: MemoryRow) -> list[str]:
     lines = []
     for entry in store.history(row.namespace, row.key):
@@ -107,6 +141,10 @@ def cmd_inspect(args: Any, console: Console | None = None) -> int:
         items = store.search(namespace, limit=MAX_LISTED, include_invalid=True)
         rows = memory_rows(items)
         out.heading(f"Memories of {args.user} ({describe_dsn(dsn)})")
+        with open_checkpointer(dsn, args.redis) as saver:
+            threads = user_threads(saver, args.user)
+        described = ", ".join(f"{t} ({n} checkpoints)" for t, n in sorted(threads.items()))
+        out.line(f"  conversation threads: {described or 'none'}")
         if not rows:
             out.line(f"  no memories for user {args.user!r}")
             return 0
@@ -136,15 +174,22 @@ def cmd_inspect(args: Any, console: Console | None = None) -> int:
 
 
 def cmd_forget(args: Any, console: Console | None = None) -> int:
-    """``langgraph-memory forget --user ID [--yes]``: erase everything of one user."""
+    """``langgraph-memory forget --user ID [--yes]``: erase everything of one user: memories,
+    their embeddings and history, and the user's conversation threads."""
     out = console or Console()
     namespace = user_namespace(args.user)
     dsn = resolve_dsn(args.postgres)
-    with open_store(dsn) as store:
+    with contextlib.ExitStack() as stack:
+        store = stack.enter_context(open_store(dsn))
         items = store.search(namespace, limit=MAX_LISTED, include_invalid=True)
         history = sum(len(store.history(tuple(i.namespace), i.key)) for i in items)
+        saver = stack.enter_context(open_checkpointer(dsn, args.redis))
+        threads = user_threads(saver, args.user)
         out.heading(f"Erase {args.user} ({describe_dsn(dsn)})")
-        out.line(f"  found {len(items)} memories with {history} history entries")
+        out.line(
+            f"  found {len(items)} memories with {history} history entries, "
+            f"{len(threads)} conversation threads with {sum(threads.values())} checkpoints"
+        )
         if not args.yes:
             if not sys.stdin.isatty():
                 raise CliError("refusing to erase without confirmation: add --yes")
@@ -153,8 +198,11 @@ def cmd_forget(args: Any, console: Console | None = None) -> int:
                 out.line("  nothing erased")
                 return 1
         erased = store.forget(namespace)
+        for thread_id in threads:
+            saver.delete_thread(thread_id)
         left = store.search(namespace, limit=1, include_invalid=True)
         out.ok(f"erased {erased} memories (with their embeddings and history) of {args.user}")
-        if left:
-            raise CliError(f"{len(left)} memories are still present after forget; please report")
+        out.ok(f"deleted {len(threads)} conversation threads ({sum(threads.values())} checkpoints)")
+        if left or user_threads(saver, args.user):
+            raise CliError("data of this user is still present after forget; please report")
     return 0

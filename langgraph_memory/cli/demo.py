@@ -372,6 +372,7 @@ def cmd_demo(args: Any, console: Console | None = None) -> int:
                     "OPENAI_API_KEY / OPENAI_BASE_URL / --model, or run with --offline"
                 ) from exc
     flags = f" --postgres '{args.postgres}'" if args.postgres else ""
+    flags += f" --redis {args.redis}" if args.redis else ""
     out.heading("Done")
     out.ok(
         f"demo finished in {time.perf_counter() - started:.1f}s "

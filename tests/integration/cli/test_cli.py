@@ -2,7 +2,8 @@
 
 One offline demo run on the embedded Postgres in a temporary ``LANGGRAPH_MEMORY_HOME``
 feeds the other tests: ``inspect`` shows that user's memories and history, ``forget``
-erases them (``inspect`` then shows nothing), and ``bench --quick`` prints a table.
+erases them and the user's conversation threads (``inspect`` then shows nothing), and
+``bench --quick`` prints a table.
 """
 
 from __future__ import annotations
@@ -108,6 +109,9 @@ def test_inspect_then_forget_erases_the_user(cli: Cli, demo_output: str) -> None
     lisbon = next(line for line in out.splitlines() if "User lives in Lisbon." in line)
     assert "(valid)" in lisbon
     assert "History (oldest first)" in out
+    threads = re.search(r"conversation threads: (.+)", out).group(1)  # type: ignore[union-attr]
+    for name in ("intro", "recall", "move", "trip"):
+        assert f"{USER}:{name} (" in threads
     assert re.search(r"invalidate\s+by extract_memories\s+User lives in Berlin\.", out)
 
     refused = cli.run("forget", "--user", USER)  # no --yes and no terminal
@@ -116,10 +120,12 @@ def test_inspect_then_forget_erases_the_user(cli: Cli, demo_output: str) -> None
     erased = cli.run("forget", "--user", USER, "--yes")
     assert erased.returncode == 0, erased.stderr
     assert f"erased {count} memories" in erased.stdout
+    assert re.search(r"deleted 4 conversation threads \(\d+ checkpoints\)", erased.stdout)
 
     after = cli.run("inspect", "--user", USER)
     assert after.returncode == 0
     assert f"no memories for user '{USER}'" in after.stdout
+    assert "conversation threads: none" in after.stdout
 
 
 @pytest.mark.redis

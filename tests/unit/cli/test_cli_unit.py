@@ -47,7 +47,15 @@ def test_parser_knows_every_command() -> None:
     inspect = parser.parse_args(["inspect", "--user", "u2", "--no-history"])
     assert (inspect.user, inspect.history) == ("u2", False)
     forget = parser.parse_args(["forget", "--user", "u3", "--yes", "--postgres", "postgresql://x"])
-    assert (forget.user, forget.yes, forget.postgres) == ("u3", True, "postgresql://x")
+    assert (forget.user, forget.yes, forget.postgres, forget.redis) == (
+        "u3",
+        True,
+        "postgresql://x",
+        None,
+    )
+    assert parser.parse_args(["forget", "--user", "u", "--redis", "redis://h:1"]).redis == (
+        "redis://h:1"
+    )
 
 
 def test_main_help_and_usage_errors_return_codes(capsys: pytest.CaptureFixture[str]) -> None:
