@@ -80,8 +80,26 @@ local function drop(members)
 end
 
 -- Delete the blobs no remaining checkpoint references; unlink children of dropped parents.
-local function collect(freed, gone)
-  local all = redis.call('HGETALL', REFS)
+-- Blob fields and parents never cross namespaces, so with `ns` only that namespace is read.
+local function collect(freed, gone, ns)
+  local all = {}
+  if ns then
+    local members = redis.call('ZRANGEBYLEX', IDX, '[' .. ns .. SEP, '(' .. ns .. '\1')
+    local i, n = 1, #members
+    while i <= n do
+      local j = math.min(i + 499, n)
+      local vals = redis.call('HMGET', REFS, unpack(members, i, j))
+      for k = i, j do
+        if vals[k - i + 1] then
+          all[#all + 1] = members[k]
+          all[#all + 1] = vals[k - i + 1]
+        end
+      end
+      i = j + 1
+    end
+  else
+    all = redis.call('HGETALL', REFS)
+  end
   for i = 1, #all, 2 do
     local m = all[i]
     local refs = cmsgpack.unpack(all[i + 1])
@@ -152,7 +170,7 @@ if keep > 0 then
   if n > keep then
     local old = redis.call('ZRANGEBYLEX', IDX, lo, hi, 'LIMIT', 0, n - keep)
     local freed, gone = drop(old)
-    collect(freed, gone)
+    collect(freed, gone, ns)
   end
 end
 touch(ARGV[2])

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import operator
 import random
 import shutil
 import socket
@@ -141,3 +142,22 @@ def delta_graph(checkpointer: Any) -> Any:
     builder.add_edge(START, "add")
     builder.add_edge("add", END)
     return builder.compile(checkpointer=checkpointer)
+
+
+class Items(TypedDict):
+    items: Annotated[list[str], operator.add]
+
+
+def nested_graph(checkpointer: Any) -> Any:
+    """START -> sub (a compiled subgraph appending "leaf") -> after -> END."""
+    inner = StateGraph(Items)
+    inner.add_node("leaf", lambda state: {"items": ["leaf"]})
+    inner.add_edge(START, "leaf")
+    inner.add_edge("leaf", END)
+    outer = StateGraph(Items)
+    outer.add_node("sub", inner.compile())
+    outer.add_node("after", lambda state: {"items": ["after"]})
+    outer.add_edge(START, "sub")
+    outer.add_edge("sub", "after")
+    outer.add_edge("after", END)
+    return outer.compile(checkpointer=checkpointer)

@@ -10,8 +10,16 @@ import pytest
 import redis
 from langchain_core.messages import HumanMessage
 from langgraph.checkpoint.base import empty_checkpoint
+from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.checkpoint.serde.encrypted import EncryptedSerializer
-from redis_saver_helpers import LocalServer, chat_graph, contents, free_ports, scan_keys
+from redis_saver_helpers import (
+    LocalServer,
+    chat_graph,
+    contents,
+    free_ports,
+    nested_graph,
+    scan_keys,
+)
 
 from langgraph_memory.checkpoint.redis import AsyncRedisSaver, RedisSaver
 from langgraph_memory.checkpoint.redis._keys import SCHEMA_VERSION, schema_key
@@ -114,6 +122,29 @@ def test_keep_last_retention_and_blob_garbage_collection(
         for field in raw_redis.zrange(saver._thread_keys("short").write_index, 0, -1):
             assert "\x00".join(field.decode().split("\x00")[:2]) in members
         assert contents(graph.get_state(config).values)[-1] == "b saw 11"
+
+
+def test_keep_last_applies_per_namespace(redis_url: str, redis_prefix: str) -> None:
+    with RedisSaver.from_conn_string(redis_url, prefix=redis_prefix, keep_last=2) as saver:
+        graph = nested_graph(saver)
+        config = {"configurable": {"thread_id": "nested"}}
+        reference = nested_graph(InMemorySaver())
+        for _ in range(3):
+            state = graph.invoke({"items": []}, config)
+            expected = reference.invoke({"items": []}, config)
+        assert state == expected  # retention never changes what the graph computes
+        by_ns: dict[str, int] = {}
+        for tup in saver.list(config):
+            ns = tup.config["configurable"]["checkpoint_ns"]
+            by_ns[ns] = by_ns.get(ns, 0) + 1
+        assert by_ns[""] == 2
+        assert len(by_ns) == 4  # root + one namespace per subgraph call
+        assert all(count <= 2 for count in by_ns.values())
+        # every kept checkpoint still loads all of its values
+        for tup in saver.list(config):
+            assert set(tup.checkpoint["channel_values"]) <= set(tup.checkpoint["channel_versions"])
+            if tup.config["configurable"]["checkpoint_ns"] == "":
+                assert "items" in tup.checkpoint["channel_values"]
 
 
 def test_encrypted_serde_keeps_plaintext_out_of_redis(
