@@ -255,12 +255,11 @@ This notebook needs a Redis server (`LANGGRAPH_MEMORY_REDIS_URL`, default
         + """
 from graphs.memory_agent import build_graph
 from langgraph.store.memory import InMemoryStore
-from langgraph_memory import with_thread_lease
 from langgraph_memory.checkpoint.postgres import PostgresSaver
 from langgraph_memory.checkpoint.redis import RedisSaver
 from langgraph_memory.embedded import default_dsn
 from langgraph_memory.errors import StaleWriteError, ThreadBusyError
-from langgraph_memory.lease._protocol import FENCE_CONFIG_KEY
+from langgraph_memory.lease import FENCE_CONFIG_KEY, with_thread_lease
 from langgraph_memory.offline import default_chat_model
 
 REDIS_URL = os.environ.get("LANGGRAPH_MEMORY_REDIS_URL", "redis://127.0.0.1:6379/0")

