@@ -36,7 +36,6 @@ def assert_unavailable(exc: BaseException, where: str) -> None:
 
 
 @pytest.mark.postgres
-@pytest.mark.xfail(strict=True, reason="bug H8-1 reported in coord/bugs-H4.md")
 def test_store_reports_lost_connection_as_backend_unavailable(postgres_dsn: str) -> None:
     with psycopg.connect(postgres_dsn, autocommit=True, row_factory=dict_row) as conn:
         store = PostgresMemoryStore(conn, index=index_config())  # type: ignore[arg-type]
@@ -52,7 +51,6 @@ def test_store_reports_lost_connection_as_backend_unavailable(postgres_dsn: str)
 
 
 @pytest.mark.postgres
-@pytest.mark.xfail(strict=True, reason="bug H8-1 reported in coord/bugs-H4.md")
 async def test_async_store_reports_lost_connection_as_backend_unavailable(
     postgres_dsn: str,
 ) -> None:
@@ -138,7 +136,6 @@ def test_unreachable_server_fails_fast_and_names_it(component: str, figures: Fig
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(strict=True, reason="bug H8-2 reported in coord/bugs-H4.md")
 def test_store_unreachable_server_fails_fast_and_names_it() -> None:
     port = free_port()
     run = _opens(lambda: PostgresMemoryStore.from_conn_string(_dead_pg(port), index=index_config()))

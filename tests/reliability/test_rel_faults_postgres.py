@@ -83,13 +83,6 @@ def check_store(dsn: str, ledger: StoreLedger, got: dict[str, Any]) -> None:
 
 
 UNAVAILABLE = "langgraph_memory.errors.BackendUnavailableError"
-# Until bug H8-1 (coord/bugs-H4.md) is fixed the store lets psycopg's connection errors
-# through; they are still connection errors, raised fast, and nothing is half-written.
-STORE_ERRORS_PENDING_H8_1 = {
-    UNAVAILABLE,
-    "psycopg.OperationalError",
-    "psycopg.errors.AdminShutdown",
-}
 
 
 def summarise(
@@ -99,7 +92,7 @@ def summarise(
     assert turns.failure_seconds or memories.errors, "the terminations hit no call"
     assert set(turns.error_types) <= {UNAVAILABLE}, turns.error_types
     store_types = Counter(error_type for error_type, _ in memories.errors)
-    assert set(store_types) <= STORE_ERRORS_PENDING_H8_1, store_types
+    assert set(store_types) <= {UNAVAILABLE}, store_types  # was raw psycopg: bug H8-1, fixed
     seconds = turns.failure_seconds + [s for _, s in memories.errors]
     assert max(seconds) < FAIL_FAST_SECONDS, max(seconds)
     figures.add("pg_backends_terminated", killer.terminated)

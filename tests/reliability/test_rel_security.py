@@ -20,7 +20,6 @@ from typing import Any
 import psycopg
 import pytest
 from langgraph.store.base import GetOp, PutOp, SearchOp
-from langgraph.store.base import InvalidNamespaceError as LangGraphInvalidNamespaceError
 from langgraph.store.memory import InMemoryStore
 
 from langgraph_memory.errors import InvalidFilterError, InvalidNamespaceError
@@ -139,9 +138,7 @@ def test_hostile_operators_and_shapes_are_rejected(any_store: PostgresMemoryStor
         with pytest.raises(InvalidFilterError):
             any_store.search(("ops",), filter=bad)
     for bad_namespace in (("ops", "a.b"), ("ops", ""), ("ops", "x\x00y")):
-        # BaseStore.put validates first and raises LangGraph's own InvalidNamespaceError
-        # (a ValueError); ours via batch. See bug H8-3 in coord/bugs-H4.md.
-        with pytest.raises((InvalidNamespaceError, LangGraphInvalidNamespaceError)):
+        with pytest.raises(InvalidNamespaceError):
             any_store.put(bad_namespace, "k", {"content": "x"})
         with pytest.raises(InvalidNamespaceError):
             any_store.batch([PutOp(bad_namespace, "k", {"content": "x"})])
