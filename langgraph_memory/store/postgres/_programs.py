@@ -287,7 +287,8 @@ class MemoryPrograms:
                 latest_put[(namespace, validate_key(op.key))] = op
             else:
                 raise InvalidValueError(f"unknown store operation {type(op).__name__}")
-        for (namespace, key), put in latest_put.items():
+        # a stable (namespace, key) order keeps concurrent upserts from deadlocking
+        for (namespace, key), put in sorted(latest_put.items(), key=lambda entry: entry[0]):
             if put.value is None:
                 plan.deletes.append((namespace, key))
                 continue
@@ -455,8 +456,7 @@ class MemoryPrograms:
         similarity: dict[int, float] = {}
         if self.vector_mode == "pgvector":
             params["qvec"] = _vector_literal(query_vector)
-            yield Sql(_sql.SET_EF_SEARCH, {"ef": str(max(self.ef_search, n_vec))})
-            yield Sql(_sql.SET_ITERATIVE_SCAN)
+            yield Sql(_sql.SET_HNSW_SEARCH, {"ef": str(max(self.ef_search, n_vec))})
             rows = yield Sql(statement, params)
         else:
             query = np.asarray(query_vector, dtype=np.float32)

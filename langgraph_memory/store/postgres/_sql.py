@@ -41,8 +41,9 @@ READ_META = "SELECT name, value FROM lgm_store_meta"
 WRITE_META = """
 INSERT INTO lgm_store_meta (name, value) VALUES (%(name)s, %(value)s)
 ON CONFLICT (name) DO NOTHING"""
-SET_EF_SEARCH = "SELECT set_config('hnsw.ef_search', %(ef)s, true)"
-SET_ITERATIVE_SCAN = "SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true)"
+SET_HNSW_SEARCH = """
+SELECT set_config('hnsw.ef_search', %(ef)s, true),
+       set_config('hnsw.iterative_scan', 'relaxed_order', true)"""
 SNAPSHOT_XMIN = "SELECT pg_snapshot_xmin(pg_current_snapshot())::text AS xmin"
 SCOPE_STATS = """
 SELECT count(*)::float8 AS n, coalesce(avg(i.doc_len), 0)::float8 AS avgdl
