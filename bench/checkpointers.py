@@ -309,15 +309,23 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--put-get", type=int, default=100, help="51-message put+get rounds")
     parser.add_argument("--json", metavar="FILE", help="also write the results as JSON")
     args = parser.parse_args(argv)
+    load_before = os.getloadavg()[0]
     results = run(threads=args.threads, invokes=args.invokes, put_get=args.put_get)
+    load_after = os.getloadavg()[0]
     print(format_table(results))
+    print(f"(machine load average {load_before:.1f} -> {load_after:.1f} on {os.cpu_count()} CPUs)")
     if args.json:
         with open(args.json, "w", encoding="utf-8") as handle:
             payload = [
                 {k: v for k, v in asdict(r).items() if not k.endswith("_samples")} for r in results
             ]
             json.dump(
-                {"threads": args.threads, "invokes": args.invokes, "results": payload},
+                {
+                    "threads": args.threads,
+                    "invokes": args.invokes,
+                    "load_average": [load_before, load_after],
+                    "results": payload,
+                },
                 handle,
                 indent=2,
             )
