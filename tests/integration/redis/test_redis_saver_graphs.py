@@ -242,3 +242,19 @@ async def test_async_saver_runs_graphs(async_saver: AsyncRedisSaver) -> None:
     # ...but not on the loop's own thread
     with pytest.raises(ValueError, match="async methods"):
         async_saver.get_tuple(config)
+
+
+async def test_sync_saver_also_serves_ainvoke(saver: RedisSaver) -> None:
+    graph = chat_graph(saver)
+    config = {"configurable": {"thread_id": "mixed"}}
+    graph.invoke({"messages": [HumanMessage(content="sync turn")]}, config)
+    state = await graph.ainvoke({"messages": [HumanMessage(content="async turn")]}, config)
+    assert contents(state) == [
+        "sync turn",
+        "a saw 1",
+        "b saw 2",
+        "async turn",
+        "a saw 4",
+        "b saw 5",
+    ]
+    assert len([s async for s in graph.aget_state_history(config)]) == 8
