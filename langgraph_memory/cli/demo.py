@@ -43,6 +43,7 @@ from langgraph.store.base import BaseStore, SearchItem
 
 from langgraph_memory.cli._backends import ModelChoice
 from langgraph_memory.cli._console import CliError, Console, shorten
+from langgraph_memory.cli.admin import memory_rows
 from langgraph_memory.errors import LangGraphMemoryError
 
 __all__ = [
@@ -55,7 +56,7 @@ __all__ = [
     "run_demo",
 ]
 
-DEMO_SUMMARY_TOKENS = 300
+DEMO_SUMMARY_TOKENS = 250
 """Token budget of the demo's summariser (small, so a short thread already folds)."""
 
 INTRO = ("Hi! My name is Zhang San.", "I live in Berlin.", "I work at Acme Robotics.")
@@ -68,7 +69,6 @@ LONG_THREAD = (
     "I'd like to start in Tokyo for four days and then take the train down to Kyoto.",
     "In Kyoto I want to visit the temples early in the morning before the crowds arrive.",
     "After Kyoto, maybe two days in Osaka for the street food and the castle park.",
-    "I love hiking, so a day trip to the mountains near Nikko would be great as well.",
     "Could the last two days be somewhere quiet by the sea before flying home from Tokyo?",
 )
 
@@ -272,15 +272,12 @@ def run_demo(
     time.sleep(0.01)  # the move happens strictly after `before_move`
     move = _Session(console, graph, user, "move")
     move.turn(MOVE[0])
-    report.city_after = move.turn(MOVE[1]).reply
     everything = store.search(namespace, limit=100, include_invalid=True)  # type: ignore[call-arg]
-    for item in everything:
-        if item.value.get("invalid_at"):
-            report.superseded.append(str(item.value.get("content")))
-            console.note(
-                f"superseded, not deleted: {item.value.get('content')!r} "
-                f"(invalid_at {str(item.value['invalid_at'])[:19]})"
-            )
+    for row in memory_rows(everything):
+        if not row.is_valid:
+            report.superseded.append(row.content)
+            console.note(f"superseded, not deleted: {row.content!r} (invalid_at {row.invalid_at})")
+    report.city_after = move.turn(MOVE[1]).reply
 
     console.heading("Temporal query · store.search(as_of=...)")
     then = store.search(namespace, query=CITY_QUERY, as_of=before_move, limit=1)  # type: ignore[call-arg]
@@ -305,16 +302,16 @@ def run_demo(
 
     console.heading(f"What the store holds for {user}")
     rows: list[list[Any]] = []
-    for item in store.search(namespace, limit=100, include_invalid=True):  # type: ignore[call-arg]
-        value = item.value
-        report.memories.append(str(value.get("content")))
+    items = store.search(namespace, limit=100, include_invalid=True)  # type: ignore[call-arg]
+    for row in memory_rows(items):
+        report.memories.append(row.content)
         rows.append(
             [
-                value.get("kind", ""),
-                value.get("importance", ""),
-                str(value.get("valid_from", ""))[:19],
-                str(value.get("invalid_at") or "")[:19] or "(valid)",
-                shorten(str(value.get("content", "")), 48),
+                row.kind,
+                row.importance,
+                row.valid_from,
+                row.invalid_at or "(valid)",
+                shorten(row.content, 48),
             ]
         )
     console.table(["kind", "imp", "valid_from", "invalid_at", "content"], rows)
