@@ -318,6 +318,16 @@ class BaseRedisSaver(BaseCheckpointSaver[str]):
         return [Command.call("ZADD", self._registry, int(time.time() * 1000), thread_id)]
 
     @staticmethod
+    def _thread_id(config: RunnableConfig) -> str:
+        thread_id = (config.get("configurable") or {}).get("thread_id")
+        if thread_id is None or thread_id == "":
+            raise ConfigurationError(
+                "the checkpointer needs config['configurable']['thread_id'], e.g. "
+                "graph.invoke(inputs, {'configurable': {'thread_id': 'chat-1'}})"
+            )
+        return str(thread_id)
+
+    @staticmethod
     def _fence(config: RunnableConfig) -> str:
         token = config["configurable"].get(FENCE_CONFIG_KEY)
         return "" if token is None else str(int(token))
@@ -335,7 +345,7 @@ class BaseRedisSaver(BaseCheckpointSaver[str]):
         new_versions: ChannelVersions,
     ) -> tuple[list[Command], RunnableConfig]:
         conf = config["configurable"]
-        thread_id = str(conf["thread_id"])
+        thread_id = self._thread_id(config)
         checkpoint_ns = conf.get("checkpoint_ns", "") or ""
         args = _codec.encode_put(
             self.serde,
@@ -381,7 +391,12 @@ class BaseRedisSaver(BaseCheckpointSaver[str]):
         task_path: str,
     ) -> list[Command]:
         conf = config["configurable"]
-        thread_id = str(conf["thread_id"])
+        thread_id = self._thread_id(config)
+        if not conf.get("checkpoint_id"):
+            raise ConfigurationError(
+                "put_writes needs config['configurable']['checkpoint_id'] (the checkpoint "
+                "the writes belong to, as returned by put)"
+            )
         triples = _codec.encode_writes(
             self.serde,
             conf.get("checkpoint_ns", "") or "",
@@ -395,7 +410,7 @@ class BaseRedisSaver(BaseCheckpointSaver[str]):
 
     def _get_commands(self, config: RunnableConfig) -> tuple[str, list[Command]]:
         conf = config["configurable"]
-        thread_id = str(conf["thread_id"])
+        thread_id = self._thread_id(config)
         checkpoint_ns = conf.get("checkpoint_ns", "") or ""
         checkpoint_id = get_checkpoint_id(config)
         if checkpoint_id:
@@ -422,7 +437,7 @@ class BaseRedisSaver(BaseCheckpointSaver[str]):
             _keys.quote(get_checkpoint_id(config) or ""),
             *(_keys.quote(ch) for ch in channels),
         ]
-        keys = self._thread_keys(conf["thread_id"])
+        keys = self._thread_keys(self._thread_id(config))
         return [Command.run("DELTA_HISTORY", keys.data, args)]
 
     def _delete_thread_commands(self, thread_id: str) -> list[Command]:
@@ -448,7 +463,7 @@ class BaseRedisSaver(BaseCheckpointSaver[str]):
         """``(thread_id, member)`` pairs to list, newest first."""
         if config is not None:
             conf = config["configurable"]
-            thread_id = str(conf["thread_id"])
+            thread_id = self._thread_id(config)
             keys = self._thread_keys(thread_id)
             checkpoint_ns = conf.get("checkpoint_ns")
             checkpoint_id = get_checkpoint_id(config)

@@ -262,5 +262,11 @@ def test_setup_and_options_are_validated(
     for options in bad:
         with pytest.raises(ConfigurationError):
             RedisSaver(redis.Redis.from_url(redis_url), **options)
+    with RedisSaver.from_conn_string(redis_url, prefix=redis_prefix) as saver:
+        with pytest.raises(ConfigurationError, match="thread_id"):
+            saver.get_tuple({"configurable": {}})
+        with pytest.raises(ConfigurationError, match="checkpoint_id"):
+            saver.put_writes({"configurable": {"thread_id": "t"}}, [("a", 1)], "task")
+        assert scan_keys(raw_redis, redis_prefix + ":{") == []
     with pytest.raises(ConfigurationError, match="decode_responses"):
         RedisSaver(redis.Redis.from_url(redis_url, decode_responses=True))
