@@ -177,7 +177,7 @@ def check_server_version(info: Mapping[str, Any]) -> str:
     if parts < MIN_SERVER_VERSION:
         raise ConfigurationError(
             f"Redis {raw} is too old: the Redis checkpointer needs Redis >= 6.2 or Valkey "
-            "(it uses ZADD GT); upgrade the server"
+            "(older servers are end-of-life and untested); upgrade the server"
         )
     return raw
 

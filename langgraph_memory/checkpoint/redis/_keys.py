@@ -15,7 +15,7 @@ key                 type    content
 ``P:{T}:runs``      zset    ``run\\0ns\\0cid`` (``delete_for_runs``)
 ``P:{T}:fence``     string  fencing token counter (survives ``delete_thread``)
 ``P:{T}:lease``     string  lease owner (``SET NX PX``)
-``P:threads``       zset    thread ids (score: expiry deadline in ms, ``+inf`` without TTL)
+``P:threads``       zset    thread ids (score: registration time in ms)
 ``P:schema``        string  layout version written by ``setup()``
 ==================  ======  ==========================================================
 
