@@ -12,12 +12,13 @@ from langgraph_memory.checkpoint.postgres._common import (
     is_connection_failure,
     validate_dsn,
 )
-from langgraph_memory.errors import BackendUnavailableError
+from langgraph_memory.errors import BackendUnavailableError, ConfigurationError
 from langgraph_memory.store.postgres._types import PoolConfig
 
 __all__ = [
     "CONNECT_TIMEOUT",
     "ENV_DSN",
+    "check_connection_settings",
     "connection_kwargs",
     "describe_target",
     "resolve_dsn",
@@ -49,6 +50,27 @@ def connection_kwargs(pool_config: PoolConfig | None) -> dict[str, Any]:
     extra: dict[str, Any] = {"connect_timeout": CONNECT_TIMEOUT}
     extra.update((pool_config or {}).get("kwargs") or {})
     return {**extra, "autocommit": True, "row_factory": dict_row}
+
+
+def check_connection_settings(conn: Any) -> None:
+    """Reject a connection or pool that lacks ``autocommit=True`` / ``row_factory=dict_row``.
+
+    Raises:
+        ConfigurationError: naming the missing setting and how to create it.
+    """
+    kwargs = getattr(conn, "kwargs", None)
+    if isinstance(kwargs, dict):  # a pool
+        autocommit, row_factory = kwargs.get("autocommit"), kwargs.get("row_factory")
+        if row_factory is None and autocommit:  # configure= callbacks may set it; trust the pool
+            return
+    else:
+        autocommit, row_factory = conn.autocommit, conn.row_factory
+    if not autocommit or row_factory is not dict_row:
+        raise ConfigurationError(
+            "the memory store needs connections opened with autocommit=True and "
+            "row_factory=dict_row, e.g. psycopg.connect(dsn, autocommit=True, "
+            "row_factory=dict_row), or use from_conn_string(dsn)"
+        )
 
 
 def translate_error(target: str, exc: BaseException) -> BaseException:

@@ -16,6 +16,7 @@ from psycopg_pool import AsyncConnectionPool, PoolTimeout
 from langgraph_memory.errors import BackendUnavailableError, ConfigurationError
 from langgraph_memory.retrieval import RetrievalConfig
 from langgraph_memory.store.postgres._connect import (
+    check_connection_settings,
     connection_kwargs,
     describe_target,
     resolve_dsn,
@@ -62,6 +63,7 @@ class AsyncPostgresMemoryStore(MemoryStoreCore):
         retrieval: RetrievalConfig | None = None,
         **options: Any,
     ) -> None:
+        check_connection_settings(conn)
         super().__init__(index=index, ttl=ttl, retrieval=retrieval, **options)
         self.conn = conn
         self._conn_lock = asyncio.Lock()

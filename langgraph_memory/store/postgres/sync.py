@@ -17,6 +17,7 @@ from psycopg_pool import ConnectionPool, PoolTimeout
 from langgraph_memory.errors import BackendUnavailableError, ConfigurationError
 from langgraph_memory.retrieval import RetrievalConfig
 from langgraph_memory.store.postgres._connect import (
+    check_connection_settings,
     connection_kwargs,
     describe_target,
     resolve_dsn,
@@ -64,6 +65,7 @@ class PostgresMemoryStore(MemoryStoreCore):
         retrieval: RetrievalConfig | None = None,
         **options: Any,
     ) -> None:
+        check_connection_settings(conn)
         super().__init__(index=index, ttl=ttl, retrieval=retrieval, **options)
         self.conn = conn
         self._conn_lock = threading.Lock()

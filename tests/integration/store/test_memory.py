@@ -284,3 +284,19 @@ async def test_async_store_sync_methods_work_off_loop_and_refuse_on_loop(
         assert item is not None and item.value == {"content": "from the loop"}
         with pytest.raises(asyncio.InvalidStateError):
             store.get(("m",), "k")  # on the loop itself: refused, not deadlocked
+
+
+def test_single_connections_must_be_autocommit_with_dict_rows(postgres_dsn: str) -> None:
+    from psycopg.rows import dict_row
+
+    from langgraph_memory.errors import ConfigurationError
+    from langgraph_memory.store.postgres import PostgresMemoryStore
+    from tests.integration.store.conftest import index_config
+
+    with psycopg.connect(postgres_dsn) as conn, pytest.raises(ConfigurationError):
+        PostgresMemoryStore(conn, index=index_config())  # type: ignore[arg-type]
+    with psycopg.connect(postgres_dsn, autocommit=True, row_factory=dict_row) as conn:
+        store = PostgresMemoryStore(conn, index=index_config())  # type: ignore[arg-type]
+        assert store.setup().vector_mode == "exact"
+        store.put(("m", "u"), "k", {"content": "over one connection"})
+        assert [hit.key for hit in store.search(("m",), query="connection")] == ["k"]
