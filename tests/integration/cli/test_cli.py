@@ -16,6 +16,7 @@ import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -54,8 +55,9 @@ class Cli:
 
 
 @pytest.fixture(scope="module")
-def cli(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cli]:
-    yield Cli(tmp_path_factory.mktemp("lgm-cli-home"))
+def cli(embedded_server: Any) -> Iterator[Cli]:
+    """The CLI on the test session's embedded Postgres (the subprocesses attach to it)."""
+    yield Cli(Path(embedded_server.home))
 
 
 @pytest.fixture(scope="module")
@@ -130,7 +132,7 @@ def test_inspect_then_forget_erases_the_user(cli: Cli, demo_output: str) -> None
 
 @pytest.mark.redis
 @pytest.mark.postgres
-def test_bench_quick_prints_a_table(cli: Cli, tmp_path: Path) -> None:
+def test_bench_quick_prints_a_table(cli: Cli, tmp_path: Path, redis_url: str) -> None:
     results = tmp_path / "bench.json"
     done = cli.run("bench", "checkpointers", "--quick", "--json", str(results))
     assert done.returncode == 0, done.stdout + done.stderr
