@@ -331,7 +331,12 @@ def _store_retriever(
 
 
 def _make_retriever(
-    name: str, stack: contextlib.ExitStack, embeddings: Embeddings, dims: int, exact_dsn: str
+    name: str,
+    stack: contextlib.ExitStack,
+    embeddings: Embeddings,
+    dims: int,
+    exact_dsn: str,
+    pgvector_database: Callable[[], contextlib.AbstractContextManager[str]],
 ) -> Retriever:
     from langgraph_memory.retrieval import RetrievalConfig
 
@@ -354,7 +359,7 @@ def _make_retriever(
         contextual, retrieval = variants[name]
         return stack.enter_context(
             _store_retriever(
-                embedded_database, embeddings, dims, contextual=contextual, retrieval=retrieval
+                pgvector_database, embeddings, dims, contextual=contextual, retrieval=retrieval
             )
         )
     raise ValueError(f"unknown retriever {name!r}; choose from {', '.join(DEFAULT_RETRIEVERS)}")
@@ -433,6 +438,8 @@ def run(
     embeddings: Embeddings | None = None,
     dims: int | None = None,
     exact_dsn: str = POSTGRES_URI,
+    pgvector_database: Callable[[], contextlib.AbstractContextManager[str]] = embedded_database,
+    conversations: Sequence[Conversation] | None = None,
     report: Callable[[str], None] = progress,
 ) -> LocomoReport:
     """Run the benchmark and return its report (the CLI prints it; tests assert on it).
@@ -445,9 +452,14 @@ def run(
         embeddings: Embedder for every vector retriever (default ``default_embeddings()``).
         dims: Its dimensions (default ``embeddings.dims`` or 384).
         exact_dsn: Admin DSN of a Postgres without pgvector for ``ours-exact``.
+        pgvector_database: Yields the DSN of an empty database with pgvector for each
+            ``ours-pgvector*`` retriever (default: a private embedded Postgres).
+        conversations: Use these instead of loading ``data_dir`` (e.g. a slice).
         report: Progress callback.
     """
-    conversations = load_conversations(Path(data_dir))[:limit_conversations]
+    if conversations is None:
+        conversations = load_conversations(Path(data_dir))
+    conversations = list(conversations)[:limit_conversations]
     if limit_questions is not None:
         conversations = [
             Conversation(c.sample_id, c.turns, c.questions[:limit_questions]) for c in conversations
@@ -473,7 +485,7 @@ def run(
         search_times: list[float] = []
         try:
             with contextlib.ExitStack() as stack:
-                retriever = _make_retriever(name, stack, shared, dims, exact_dsn)
+                retriever = _make_retriever(name, stack, shared, dims, exact_dsn, pgvector_database)
                 for conversation in conversations:
                     started = time.perf_counter()
                     retriever.index(conversation)

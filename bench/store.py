@@ -75,14 +75,35 @@ _RARE = _words(
 )
 
 
-def random_texts(n: int, seed: int = 7) -> list[str]:
-    """``n`` English-like memory texts (Zipfian common words, rare names and codes)."""
+_SYLLABLES = _words(
+    "ka ri to mel an sor vi len tra po ge lu nim dar es ba fen cor ul pri sta mo de han "
+    "zel tor ia bre ne go vas lin ter qui rom pa"
+)
+
+
+def _vocabulary(size: int, seed: int) -> list[str]:
+    """Common English words first, then ``size`` pronounceable made-up words (Zipf tail)."""
     rng = random.Random(seed)
-    weights = [1.0 / (rank + 1) for rank in range(len(_COMMON))]
+    made_up: dict[str, None] = {}
+    while len(made_up) < size:
+        made_up["".join(rng.choices(_SYLLABLES, k=rng.randint(2, 4)))] = None
+    return [*_COMMON, *made_up]
+
+
+def random_texts(n: int, seed: int = 7, vocabulary_size: int = 20_000) -> list[str]:
+    """``n`` English-like memory texts: 8–30 words drawn from a Zipf (s=1) vocabulary.
+
+    The vocabulary is the common English words above followed by ``vocabulary_size``
+    made-up words, so posting lists have realistic lengths (a few very common terms, a
+    long tail of rare ones). Each text also names a person or place and, 30% of the
+    time, a code word like ``ORION-42``.
+    """
+    rng = random.Random(seed)
+    vocabulary = _vocabulary(vocabulary_size, seed=3)
+    weights = [1.0 / (rank + 1) for rank in range(len(vocabulary))]
     texts: list[str] = []
     for i in range(n):
-        length = rng.randint(8, 30)
-        words = rng.choices(_COMMON, weights=weights, k=length)
+        words = rng.choices(vocabulary, weights=weights, k=rng.randint(8, 30))
         words.insert(rng.randrange(len(words)), rng.choice(_RARE))
         if rng.random() < 0.3:
             words.insert(rng.randrange(len(words)), f"{rng.choice(_RARE).upper()}-{i % 997}")
@@ -216,7 +237,11 @@ def run(
 
     sizes = sorted(sizes)
     texts = random_texts(sizes[-1])
-    query_texts = [" ".join(t.split()[:5]).rstrip(".") for t in random_texts(queries + 5, seed=99)]
+    rng = random.Random(99)
+    query_texts = [
+        " ".join(rng.sample(texts[rng.randrange(sizes[0])].rstrip(".").split(), 4))
+        for _ in range(queries + 5)
+    ]
     embeddings = PrecomputedEmbeddings()
     embeddings.register(texts)
     embeddings.register(query_texts)
