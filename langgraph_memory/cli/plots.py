@@ -2,7 +2,7 @@
 
 Each result is the JSON form of :class:`langgraph_memory.cli.bench.BenchResult`; its
 ``plot`` entry holds ``labels`` (one bar group each), ``series`` (name → one value per
-label), ``ylabel`` and an optional short ``title``. One subplot per result, grouped
+label), ``ylabel`` and an optional short ``title``. One subplot per result (two per row), grouped
 bars, values printed on the bars.
 
 Example:
@@ -64,8 +64,13 @@ def plot_results(results: Sequence[Mapping[str, Any]], path: str | Path) -> Path
     except ImportError as exc:
         raise CliError('plotting needs matplotlib: pip install matplotlib (or ".[dev]")') from exc
 
-    figure, axes = plt.subplots(1, len(drawable), figsize=(5.5 * len(drawable), 4.2), squeeze=False)
-    for axis, result in zip(axes[0], drawable, strict=True):
+    columns = min(2, len(drawable))
+    rows = (len(drawable) + columns - 1) // columns
+    figure, axes = plt.subplots(rows, columns, figsize=(6.0 * columns, 4.4 * rows), squeeze=False)
+    flat = [axis for row in axes for axis in row]
+    for axis in flat[len(drawable) :]:
+        axis.set_visible(False)
+    for axis, result in zip(flat, drawable, strict=False):
         plot = result["plot"]
         labels = [str(label) for label in plot["labels"]]
         series = {name: values for name, values in plot["series"].items() if values}
