@@ -271,3 +271,40 @@ def test_console_survives_a_narrow_encoding() -> None:
     Console(stream).line("starting… · done")
     stream.flush()
     assert raw.getvalue() == b"starting? ? done\n"
+
+
+def test_adapters_match_the_bench_result_types() -> None:
+    """The normalisers read the real result dataclasses of bench/ (catches renamed fields)."""
+    from bench.locomo import LocomoReport, RetrieverResult, Scores
+    from bench.store import SizeResult, StoreResult
+    from langgraph_memory.cli.bench import _normalise_locomo, _normalise_store
+
+    locomo = LocomoReport(
+        conversations=["conv-1"],
+        questions=2,
+        embedder="e5",
+        contextual=True,
+        results=[
+            RetrieverResult(
+                "ours-pgvector",
+                overall=Scores(2, 75.0, 90.0, 60.0),
+                by_category={1: Scores(2, 75.0, 90.0, 60.0), 4: Scores()},
+            ),
+            RetrieverResult("ours-exact", error="OperationalError: down"),
+        ],
+    )
+    result = BenchResult("locomo")
+    _normalise_locomo(locomo, result)
+    assert result.tables[0].header[:4] == ["retriever", "R@5", "R@10", "MRR"]
+    assert result.tables[0].rows[0][:6] == ["ours-pgvector", 75.0, 90.0, 60.0, 75.0, None]
+    assert "down" in result.tables[0].rows[1][-1]
+    assert result.plot["series"] == {"Recall@5": [75.0], "Recall@10": [90.0]}
+
+    store = [
+        StoreResult("ours-pgvector", "hybrid", [SizeResult(1000, 500.0, 2.0, 4.0)]),
+        StoreResult("inmemory", "vector", [SizeResult(1000, 9000.0, 6.0, 8.0)]),
+    ]
+    result = BenchResult("store")
+    _normalise_store(store, result)
+    assert [row[6] for row in result.tables[0].rows] == [1.0, 2.0]  # p95 relative to ours
+    assert result.plot["labels"] == ["ours-pgvector @1,000", "inmemory @1,000"]
