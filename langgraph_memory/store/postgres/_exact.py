@@ -112,7 +112,10 @@ class VectorCache:
     def similarities_all(self, query: FloatArray) -> FloatArray:
         norm = float(np.linalg.norm(query))
         unit = query / norm if norm > 0 else query
-        return self._matrix[: self._size] @ unit.astype(np.float32)
+        # einsum, not BLAS: a single-threaded loop is as fast for matrix×vector and does not
+        # stall on waking BLAS worker threads on a busy machine
+        sims: FloatArray = np.einsum("ij,j->i", self._matrix[: self._size], unit.astype(np.float32))
+        return sims
 
     def similarity(self, query: FloatArray, row_ids: Iterable[int]) -> dict[int, float]:
         """Cosine similarity of ``query`` to each cached row id (missing ids omitted)."""

@@ -502,12 +502,12 @@ class MemoryPrograms:
         with self._cache_lock:
             cache = self._caches.get(scope)
             since = cache.watermark
-        xmin_rows = yield Sql(_sql.SNAPSHOT_XMIN)
         params = {"since": since, **self._scope_params(prefix)}
         rows = yield Sql(_sql.cache_refresh_sql(bool(prefix)), params)
+        watermark = next(row["xmin"] for row in rows if row["xmin"] is not None)
         with self._cache_lock:
-            cache.apply((row["id"], row["embedding"]) for row in rows)
-            cache.watermark = xmin_rows[0]["xmin"]
+            cache.apply((row["id"], row["embedding"]) for row in rows if row["id"] is not None)
+            cache.watermark = watermark
         return cache
 
     def _list_namespaces(self, op: ListNamespacesOp) -> Program:

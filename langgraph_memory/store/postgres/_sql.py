@@ -44,7 +44,6 @@ ON CONFLICT (name) DO NOTHING"""
 SET_HNSW_SEARCH = """
 SELECT set_config('hnsw.ef_search', %(ef)s, true),
        set_config('hnsw.iterative_scan', 'relaxed_order', true)"""
-SNAPSHOT_XMIN = "SELECT pg_snapshot_xmin(pg_current_snapshot())::text AS xmin"
 SCOPE_STATS = """
 SELECT count(*)::float8 AS n, coalesce(avg(i.doc_len), 0)::float8 AS avgdl
 FROM lgm_memory_items i WHERE i.ns >= %(ns_lo)s AND i.ns < %(ns_hi)s AND i.tsv IS NOT NULL"""
@@ -343,10 +342,17 @@ LEFT JOIN vec_top vt ON vt.id = c.id"""
 
 
 def cache_refresh_sql(scoped: bool) -> sql.Composed:
-    """Rows written since the exact-path cache watermark (``txid >= %(since)s``)."""
+    """Rows written since the exact-path cache watermark (``txid >= %(since)s``).
+
+    The first row carries the new watermark (``xmin`` of this statement's snapshot, so
+    every transaction older than it is visible here); the others carry ``id, embedding``.
+    """
     return sql.SQL(
         """
-SELECT i.id, i.embedding FROM lgm_memory_items i
+SELECT pg_snapshot_xmin(pg_current_snapshot())::text AS xmin, NULL::bigint AS id,
+       NULL::bytea AS embedding
+UNION ALL
+SELECT NULL, i.id, i.embedding::bytea FROM lgm_memory_items i
 WHERE i.txid >= %(since)s::xid8 AND {scope}"""
     ).format(scope=scope_clause(scoped))
 
