@@ -14,7 +14,7 @@ key                 type    content
 ``P:{T}:wk``        zset    the ``w`` fields, for range lookups per checkpoint
 ``P:{T}:runs``      zset    ``run\\0ns\\0cid`` (``delete_for_runs``)
 ``P:{T}:fence``     string  fencing token counter (survives ``delete_thread``)
-``P:{T}:lease``     string  lease owner (``SET NX PX``)
+``P:{T}:lease``     string  ``<token>|<owner>`` of the lease holder (expires: ``PX``)
 ``P:threads``       zset    thread ids (score: registration time in ms)
 ``P:schema``        string  layout version written by ``setup()``
 ==================  ======  ==========================================================

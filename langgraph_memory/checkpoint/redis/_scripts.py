@@ -344,36 +344,44 @@ end
 return n
 """
 
-# Lease scripts: KEYS[1] lease, KEYS[2] fence.
+# Lease scripts: KEYS[1] lease, KEYS[2] fence. The lease key holds "<token>|<owner>".
 # ARGV: owner, lease ms, fence ttl ms ('0' = keep forever). Returns the token or nil.
+# Idempotent: a retried call by the same owner (its reply was lost) gets its token back.
 _LEASE_ACQUIRE = r"""
-if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
-  local token = redis.call('INCR', KEYS[2])
-  if ARGV[3] ~= '0' then redis.call('PEXPIRE', KEYS[2], ARGV[3]) end
-  return token
+local held = redis.call('GET', KEYS[1])
+if held then
+  local bar = string.find(held, '|', 1, true)
+  if bar and string.sub(held, bar + 1) == ARGV[1] then
+    return tonumber(string.sub(held, 1, bar - 1))
+  end
+  return false
 end
-return false
+local token = redis.call('INCR', KEYS[2])
+redis.call('SET', KEYS[1], token .. '|' .. ARGV[1], 'PX', ARGV[2])
+if ARGV[3] ~= '0' then redis.call('PEXPIRE', KEYS[2], ARGV[3]) end
+return token
 """
 
-# ARGV: owner, lease ms, token. 1 = renewed, 0 = lost.
+# ARGV: owner, lease ms, token. 1 = renewed, 0 = lost (taken over, or the thread deleted).
 _LEASE_RENEW = r"""
 local current = redis.call('GET', KEYS[2]) or '0'
 if tonumber(current) ~= tonumber(ARGV[3]) then return 0 end
-local holder = redis.call('GET', KEYS[1])
-if holder == ARGV[1] then
+local mine = ARGV[3] .. '|' .. ARGV[1]
+local held = redis.call('GET', KEYS[1])
+if held == mine then
   redis.call('PEXPIRE', KEYS[1], ARGV[2])
   return 1
 end
-if not holder then
-  redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+if not held then
+  redis.call('SET', KEYS[1], mine, 'PX', ARGV[2])
   return 1
 end
 return 0
 """
 
-# ARGV: owner. 1 = released, 0 = not held by owner.
+# ARGV: owner, token. 1 = released, 0 = not held by this lease.
 _LEASE_RELEASE = r"""
-if redis.call('GET', KEYS[1]) == ARGV[1] then
+if redis.call('GET', KEYS[1]) == ARGV[2] .. '|' .. ARGV[1] then
   redis.call('DEL', KEYS[1])
   return 1
 end

@@ -1,6 +1,6 @@
 """Per-thread leases with fencing tokens on Redis (``SET NX PX`` + ``INCR``).
 
-The lease key holds the owner and expires by itself (``PX``); the fencing counter lives
+The lease key holds ``<token>|<owner>`` and expires by itself (``PX``); the fencing counter lives
 in the same cluster slot as the thread's checkpoints, so the savers' write scripts can
 compare a writer's token with it atomically. ``delete_thread`` advances the counter too.
 
@@ -92,8 +92,8 @@ class RedisLeaseBackend(_LeaseCore):
         return bool(result)
 
     def release(self, lease: Lease) -> None:
-        """Give the lease up if ``lease.owner`` still holds it (no-op otherwise)."""
-        self._call("LEASE_RELEASE", lease.thread_id, lease.owner)
+        """Give the lease up if this lease (owner and token) still holds it (no-op otherwise)."""
+        self._call("LEASE_RELEASE", lease.thread_id, lease.owner, lease.token)
 
 
 class AsyncRedisLeaseBackend(_LeaseCore):
@@ -135,4 +135,4 @@ class AsyncRedisLeaseBackend(_LeaseCore):
 
     async def arelease(self, lease: Lease) -> None:
         """Async :meth:`RedisLeaseBackend.release`."""
-        await self._call("LEASE_RELEASE", lease.thread_id, lease.owner)
+        await self._call("LEASE_RELEASE", lease.thread_id, lease.owner, lease.token)

@@ -48,6 +48,8 @@ def test_lease_exclusivity_expiry_and_renewal(saver: RedisSaver) -> None:
     assert first is not None and first.token == 1
     assert leases.try_acquire("t", "worker-b", ttl=5.0) is None
     assert leases.renew(first, 5.0) is True
+    # a retried acquire by the same owner (its reply was lost) gets the same lease back
+    assert leases.try_acquire("t", "worker-a", ttl=5.0) == first
 
     # only the owner releases
     leases.release(type(first)("t", "worker-b", first.token))
@@ -140,6 +142,8 @@ def test_delete_cannot_be_undone_by_a_late_writer(
     assert data_keys(raw_redis, saver, "doomed") == {}
     assert list(saver.list(None)) == []
 
+    # retrying its acquire cannot launder the stale token into a current one
+    assert leases.try_acquire("doomed", "worker-a", ttl=30.0) == lease
     # a fresh lease after the delete gets a newer token and may write again
     leases.release(lease)
     fresh = leases.try_acquire("doomed", "worker-b", ttl=30.0)
