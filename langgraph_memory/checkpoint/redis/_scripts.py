@@ -38,6 +38,18 @@ local function each_chunk(cmd, key, items)
   end
 end
 
+-- HMGET in chunks (Lua's unpack() caps the number of arguments).
+local function hmget(key, fields)
+  local out, i, n = {}, 1, #fields
+  while i <= n do
+    local j = math.min(i + 499, n)
+    local vals = redis.call('HMGET', key, unpack(fields, i, j))
+    for k = 1, j - i + 1 do out[i + k - 1] = vals[k] end
+    i = j + 1
+  end
+  return out
+end
+
 local function stale(token)
   if token == '' then return false end
   local current = redis.call('GET', FENCE) or '0'
@@ -85,17 +97,12 @@ local function collect(freed, gone, ns)
   local all = {}
   if ns then
     local members = redis.call('ZRANGEBYLEX', IDX, '[' .. ns .. SEP, '(' .. ns .. '\1')
-    local i, n = 1, #members
-    while i <= n do
-      local j = math.min(i + 499, n)
-      local vals = redis.call('HMGET', REFS, unpack(members, i, j))
-      for k = i, j do
-        if vals[k - i + 1] then
-          all[#all + 1] = members[k]
-          all[#all + 1] = vals[k - i + 1]
-        end
+    local vals = hmget(REFS, members)
+    for k = 1, #members do
+      if vals[k] then
+        all[#all + 1] = members[k]
+        all[#all + 1] = vals[k]
       end
-      i = j + 1
     end
   else
     all = redis.call('HGETALL', REFS)
@@ -127,7 +134,7 @@ local function load(m)
     if #refs > 2 then
       local fields = {}
       for i = 3, #refs do fields[#fields + 1] = refs[i] end
-      local vals = redis.call('HMGET', BLOBS, unpack(fields))
+      local vals = hmget(BLOBS, fields)
       for i = 1, #fields do
         if vals[i] then
           blobs[#blobs + 1] = fields[i]
@@ -139,7 +146,7 @@ local function load(m)
   local writes = {}
   local ws = redis.call('ZRANGEBYLEX', WK, '[' .. m .. SEP, '(' .. m .. '\1')
   if #ws > 0 then
-    local vals = redis.call('HMGET', W, unpack(ws))
+    local vals = hmget(W, ws)
     for i = 1, #ws do
       if vals[i] then writes[#writes + 1] = vals[i] end
     end
@@ -236,7 +243,7 @@ while cursor ~= '' and left > 0 do
   local writes = {}
   local ws = redis.call('ZRANGEBYLEX', WK, '[' .. m .. SEP, '(' .. m .. '\1')
   if #ws > 0 then
-    local vals = redis.call('HMGET', W, unpack(ws))
+    local vals = hmget(W, ws)
     for i = 1, #ws do
       if vals[i] then writes[#writes + 1] = vals[i] end
     end

@@ -147,6 +147,20 @@ def test_keep_last_applies_per_namespace(redis_url: str, redis_prefix: str) -> N
                 assert "items" in tup.checkpoint["channel_values"]
 
 
+def test_large_fan_out_of_pending_writes(saver: RedisSaver) -> None:
+    checkpoint = empty_checkpoint()
+    config = {"configurable": {"thread_id": "fan-out", "checkpoint_ns": ""}}
+    stored = saver.put(config, checkpoint, {"source": "loop", "step": 0}, {})
+    writes = [(f"ch{i % 7}", i) for i in range(12_000)]
+    saver.put_writes(stored, writes, "task-1", task_path="~a")
+    saver.put_writes(stored, writes[:5], "task-1", task_path="~a")  # replay: no duplicates
+    loaded = saver.get_tuple(stored)
+    assert loaded is not None and loaded.pending_writes is not None
+    assert [w[2] for w in loaded.pending_writes] == list(range(12_000))
+    saver.delete_thread("fan-out")
+    assert saver.get_tuple(stored) is None
+
+
 def test_encrypted_serde_keeps_plaintext_out_of_redis(
     redis_url: str, redis_prefix: str, raw_redis: redis.Redis
 ) -> None:
