@@ -32,6 +32,7 @@ from psycopg.conninfo import conninfo_to_dict, make_conninfo
 __all__ = [
     "BackendKiller",
     "OwnedRedis",
+    "TcpProxy",
     "admin_dsn_for",
     "free_port",
     "rows_containing",
@@ -274,3 +275,94 @@ def environment_flag(name: str) -> bool:
     """True when the environment variable ``name`` is set to a truthy value."""
     value = os.environ.get(name, "")
     return bool(value) and value.lower() not in {"0", "false", "no"}
+
+
+class TcpProxy:
+    """A test-owned TCP forwarder in front of a shared server, to simulate its outage.
+
+    :meth:`cut` drops every proxied connection and stops listening (new connections are
+    refused, as when the server is down); :meth:`restore` listens again on the same port.
+    The server behind it is never touched.
+
+    Example:
+        ```python
+        with TcpProxy.running(("127.0.0.1", 5432)) as proxy:
+            dsn = f"postgresql://postgres@127.0.0.1:{proxy.port}/db"
+            proxy.cut()
+            proxy.restore()
+        ```
+    """
+
+    def __init__(self, upstream: tuple[str, int]) -> None:
+        self.upstream = upstream
+        self.port = free_port()
+        self.cuts = 0
+        self._listener: socket.socket | None = None
+        self._sockets: set[socket.socket] = set()
+        self._lock = threading.Lock()
+
+    @classmethod
+    @contextlib.contextmanager
+    def running(cls, upstream: tuple[str, int]) -> Iterator[TcpProxy]:
+        proxy = cls(upstream)
+        proxy.restore()
+        try:
+            yield proxy
+        finally:
+            proxy.cut()
+
+    def restore(self) -> None:
+        """Listen (again) on :attr:`port` and forward new connections upstream."""
+        listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        listener.bind(("127.0.0.1", self.port))
+        listener.listen(64)
+        self._listener = listener
+        threading.Thread(target=self._accept, args=(listener,), daemon=True).start()
+
+    def cut(self) -> None:
+        """Refuse new connections and reset every open one."""
+        listener, self._listener = self._listener, None
+        if listener is not None:
+            with contextlib.suppress(OSError):
+                listener.shutdown(socket.SHUT_RDWR)
+            listener.close()
+            self.cuts += 1
+        with self._lock:
+            doomed, self._sockets = self._sockets, set()
+        for sock in doomed:
+            with contextlib.suppress(OSError):
+                sock.shutdown(socket.SHUT_RDWR)
+            sock.close()
+
+    def _accept(self, listener: socket.socket) -> None:
+        while True:
+            try:
+                client, _ = listener.accept()
+            except OSError:
+                return
+            try:
+                server = socket.create_connection(self.upstream, timeout=5)
+                server.settimeout(None)
+            except OSError:
+                client.close()
+                continue
+            with self._lock:
+                if self._listener is not listener:  # cut meanwhile
+                    client.close()
+                    server.close()
+                    return
+                self._sockets.update((client, server))
+            for source, sink in ((client, server), (server, client)):
+                threading.Thread(target=self._pump, args=(source, sink), daemon=True).start()
+
+    def _pump(self, source: socket.socket, sink: socket.socket) -> None:
+        try:
+            while chunk := source.recv(65536):
+                sink.sendall(chunk)
+        except OSError:
+            pass
+        finally:
+            for sock in (source, sink):
+                with contextlib.suppress(OSError):
+                    sock.shutdown(socket.SHUT_RDWR)

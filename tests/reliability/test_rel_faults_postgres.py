@@ -39,6 +39,9 @@ THREADS = [f"pthread-{i}" for i in range(12)]
 ROUNDS = 10
 EVERY = 0.2
 FAIL_FAST_SECONDS = 10.0
+# A call that finds no healthy connection waits up to the pool timeout; the defaults
+# (saver 10 s, store 30 s) are pinned by test_rel_outage.py's xfail (bug H8-11).
+POOL_TIMEOUT = 5.0
 NAMESPACE = ("faults", "writer")
 
 
@@ -110,9 +113,11 @@ def test_sync_saver_and_store_survive_terminated_backends(
     turns = Ledger()
     memories = StoreLedger()
     with (
-        PostgresSaver.from_conn_string(postgres_dsn, pool_config={"max_size": 4}) as saver,
+        PostgresSaver.from_conn_string(
+            postgres_dsn, pool_config={"max_size": 4, "timeout": POOL_TIMEOUT}
+        ) as saver,
         PostgresMemoryStore.from_conn_string(
-            postgres_dsn, index=index_config(), pool_config={"max_size": 4}
+            postgres_dsn, index=index_config(), pool_config={"max_size": 4, "timeout": POOL_TIMEOUT}
         ) as store,
     ):
         saver.setup()
@@ -202,9 +207,11 @@ async def test_async_saver_and_store_survive_terminated_backends(
     turns = Ledger()
     memories = StoreLedger()
     async with (
-        AsyncPostgresSaver.from_conn_string(postgres_dsn, pool_config={"max_size": 6}) as saver,
+        AsyncPostgresSaver.from_conn_string(
+            postgres_dsn, pool_config={"max_size": 6, "timeout": POOL_TIMEOUT}
+        ) as saver,
         AsyncPostgresMemoryStore.from_conn_string(
-            postgres_dsn, index=index_config(), pool_config={"max_size": 4}
+            postgres_dsn, index=index_config(), pool_config={"max_size": 4, "timeout": POOL_TIMEOUT}
         ) as store,
     ):
         await saver.setup()
