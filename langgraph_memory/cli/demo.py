@@ -255,6 +255,13 @@ def run_demo(
     report = DemoReport(user_id=user)
     namespace = ("memories", user)
     graph = build_demo_graph(store, checkpointer, choice, summary_tokens=summary_tokens)
+    existing = store.search(namespace, limit=100, include_invalid=True)  # type: ignore[call-arg]
+    if existing:
+        console.warn(
+            f"user {user} already has {len(existing)} memories from an earlier run, so the "
+            f"answers below build on them; run without --user for a clean run, or first: "
+            f"langgraph-memory forget --user {user} --yes"
+        )
 
     console.heading(f"Session 1 · thread '{user}:intro' · the user introduces themselves")
     intro = _Session(console, graph, user, "intro")
@@ -273,8 +280,9 @@ def run_demo(
     move = _Session(console, graph, user, "move")
     move.turn(MOVE[0])
     everything = store.search(namespace, limit=100, include_invalid=True)  # type: ignore[call-arg]
+    moved_at = before_move.strftime("%Y-%m-%d %H:%M:%S")  # the rows' format, UTC
     for row in memory_rows(everything):
-        if not row.is_valid:
+        if not row.is_valid and row.invalid_at >= moved_at:
             report.superseded.append(row.content)
             console.note(f"superseded, not deleted: {row.content!r} (invalid_at {row.invalid_at})")
     report.city_after = move.turn(MOVE[1]).reply
