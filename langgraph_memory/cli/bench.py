@@ -229,7 +229,8 @@ class _ProgressSink(io.TextIOBase):
             if self._bar.total != total:
                 self._bar.reset(total=total)
             self._bar.n = min(done, total)
-        self._bar.set_postfix_str(line.strip()[:50], refresh=True)
+        if match or "   " not in line.strip():  # not a row of the benchmark's own table
+            self._bar.set_postfix_str(line.strip()[:50], refresh=True)
 
     def close(self) -> None:
         if self._buffer:
