@@ -42,6 +42,12 @@ FAIL_FAST_SECONDS = 10.0
 # A call that finds no healthy connection waits up to the pool timeout; the defaults
 # (saver 10 s, store 30 s) are pinned by test_rel_outage.py's xfail (bug H8-11).
 POOL_TIMEOUT = 5.0
+
+
+def pool(max_size: int) -> Any:
+    return {"max_size": max_size, "timeout": POOL_TIMEOUT}
+
+
 NAMESPACE = ("faults", "writer")
 
 
@@ -113,11 +119,9 @@ def test_sync_saver_and_store_survive_terminated_backends(
     turns = Ledger()
     memories = StoreLedger()
     with (
-        PostgresSaver.from_conn_string(
-            postgres_dsn, pool_config={"max_size": 4, "timeout": POOL_TIMEOUT}
-        ) as saver,
+        PostgresSaver.from_conn_string(postgres_dsn, pool_config=pool(4)) as saver,
         PostgresMemoryStore.from_conn_string(
-            postgres_dsn, index=index_config(), pool_config={"max_size": 4, "timeout": POOL_TIMEOUT}
+            postgres_dsn, index=index_config(), pool_config=pool(4)
         ) as store,
     ):
         saver.setup()
@@ -207,11 +211,9 @@ async def test_async_saver_and_store_survive_terminated_backends(
     turns = Ledger()
     memories = StoreLedger()
     async with (
-        AsyncPostgresSaver.from_conn_string(
-            postgres_dsn, pool_config={"max_size": 6, "timeout": POOL_TIMEOUT}
-        ) as saver,
+        AsyncPostgresSaver.from_conn_string(postgres_dsn, pool_config=pool(6)) as saver,
         AsyncPostgresMemoryStore.from_conn_string(
-            postgres_dsn, index=index_config(), pool_config={"max_size": 4, "timeout": POOL_TIMEOUT}
+            postgres_dsn, index=index_config(), pool_config=pool(4)
         ) as store,
     ):
         await saver.setup()
