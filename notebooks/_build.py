@@ -573,6 +573,11 @@ process (ratios, not absolute times) and measures LoCoMo retrieval quality. This
 runs small versions through the same runner as `langgraph-memory bench --quick` and
 plots them. A benchmark whose service is missing is reported as skipped, not hidden.
 `python -m bench.<name>` (or `langgraph-memory bench`) runs the full sizes.
+
+Benchmark services: `LANGGRAPH_MEMORY_BENCH_REDIS_URL` (default `redis://127.0.0.1:6379/0`),
+`LANGGRAPH_MEMORY_BENCH_POSTGRES_URI` (default `postgresql://postgres@127.0.0.1:5432/postgres`,
+temporary databases are created and dropped); LoCoMo data: `LANGGRAPH_MEMORY_LOCOMO_DIR`
+(default `../shared/data/locomo-dev` beside the repository).
 """,
     ),
     code(
