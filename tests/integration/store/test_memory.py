@@ -300,3 +300,28 @@ def test_single_connections_must_be_autocommit_with_dict_rows(postgres_dsn: str)
         assert store.setup().vector_mode == "exact"
         store.put(("m", "u"), "k", {"content": "over one connection"})
         assert [hit.key for hit in store.search(("m",), query="connection")] == ["k"]
+
+
+async def test_concurrent_writers_and_readers_share_one_store(ours: Driver) -> None:
+    import asyncio
+    from concurrent.futures import ThreadPoolExecutor
+
+    async def worker(index: int) -> None:
+        ns = ("memories", f"w{index % 3}")
+        for step in range(10):
+            await ours("put", ns, f"k{index}-{step}", {"content": f"worker {index} note {step}"})
+            hits = await ours("search", ns, query=f"worker {index} note", limit=3)
+            assert all(hit.namespace == ns for hit in hits)
+
+    if ours.flavour == "async":
+        await asyncio.gather(*(worker(index) for index in range(8)))
+    else:
+        with ThreadPoolExecutor(8) as pool:
+            futures = [pool.submit(asyncio.run, worker(index)) for index in range(8)]
+            for future in futures:
+                future.result()
+    assert len(await ours("search", ("memories",), limit=1000)) == 80
+    for index in range(3):
+        assert len(await ours("search", ("memories", f"w{index}"), limit=1000)) == 10 * len(
+            range(index, 8, 3)
+        )
