@@ -111,3 +111,21 @@ async def test_async_saver_on_cluster(redis_cluster_nodes: list[tuple[str, int]]
         assert await saver.aget_tuple({"configurable": {"thread_id": "beta"}}) is None
     finally:
         await client.aclose()
+
+
+async def test_from_conn_string_with_cluster_option(
+    redis_cluster_nodes: list[tuple[str, int]],
+) -> None:
+    host, port = redis_cluster_nodes[0]
+    url = f"redis://{host}:{port}"
+    with RedisSaver.from_conn_string(url, cluster=True, prefix="clurl") as saver:
+        saver.setup()
+        graph = chat_graph(saver)
+        state = graph.invoke(
+            {"messages": [HumanMessage(content="hi")]}, {"configurable": {"thread_id": "u"}}
+        )
+        assert contents(state) == ["hi", "a saw 1", "b saw 2"]
+    async with AsyncRedisSaver.from_conn_string(url, cluster=True, prefix="clurl") as async_saver:
+        loaded = await async_saver.aget_tuple({"configurable": {"thread_id": "u"}})
+        assert loaded is not None
+        assert contents(loaded.checkpoint["channel_values"]) == ["hi", "a saw 1", "b saw 2"]
