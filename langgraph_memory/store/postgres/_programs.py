@@ -521,8 +521,8 @@ class MemoryPrograms:
                 break
         bounds = prefix_range(tuple(literal))
         rows = yield Sql(
-            _sql.LIST_NAMESPACES,
-            {"ns_lo": bounds[0] if bounds else None, "ns_hi": bounds[1] if bounds else None},
+            _sql.list_namespaces_sql(bounds is not None),
+            {"ns_lo": bounds[0], "ns_hi": bounds[1]} if bounds else {"ns_lo": ""},
         )
         namespaces = [decode_namespace(row["ns"]) for row in rows]
         namespaces = [ns for ns in namespaces if matches_conditions(ns, op.match_conditions)]

@@ -71,11 +71,6 @@ SET access_count = access_count + 1, last_accessed_at = now(),
                       THEN now() + ttl_minutes * interval '1 minute' ELSE expires_at END
 WHERE id = ANY(%(ids)s)"""
 
-LIST_NAMESPACES = """
-SELECT DISTINCT i.ns FROM lgm_memory_items i
-WHERE (%(ns_lo)s::text IS NULL OR (i.ns >= %(ns_lo)s AND i.ns < %(ns_hi)s))
-  AND (i.expires_at IS NULL OR i.expires_at > now())"""
-
 DELETE_ITEMS = """
 WITH gone AS (
     DELETE FROM lgm_memory_items i
@@ -339,6 +334,27 @@ LEFT JOIN vec_top vt ON vt.id = c.id"""
         stats_scope=sql.SQL("s.ns >= %(ns_lo)s AND s.ns < %(ns_hi)s" if scoped else "true"),
         lexicon_scope=sql.SQL("l.ns >= %(ns_lo)s AND l.ns < %(ns_hi)s" if scoped else "true"),
     )
+
+
+def list_namespaces_sql(bounded: bool) -> sql.Composed:
+    """Distinct namespaces from ``%(ns_lo)s`` (below ``%(ns_hi)s`` when ``bounded``) that
+    hold an unexpired item — a loose index scan: one index probe per namespace, not a
+    scan of every item."""
+    below = sql.SQL("AND i.ns < %(ns_hi)s" if bounded else "")
+    return sql.SQL(
+        """
+WITH RECURSIVE walk(ns) AS (
+    SELECT min(i.ns) FROM lgm_memory_items i WHERE i.ns >= %(ns_lo)s {below}
+  UNION ALL
+    SELECT (SELECT min(i.ns) FROM lgm_memory_items i WHERE i.ns > w.ns {below})
+    FROM walk w WHERE w.ns IS NOT NULL
+)
+SELECT w.ns FROM walk w
+WHERE w.ns IS NOT NULL AND EXISTS (
+    SELECT 1 FROM lgm_memory_items i
+    WHERE i.ns = w.ns AND (i.expires_at IS NULL OR i.expires_at > now())
+)"""
+    ).format(below=below)
 
 
 def cache_refresh_sql(scoped: bool) -> sql.Composed:
