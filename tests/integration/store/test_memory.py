@@ -325,3 +325,21 @@ async def test_concurrent_writers_and_readers_share_one_store(ours: Driver) -> N
         assert len(await ours("search", ("memories", f"w{index}"), limit=1000)) == 10 * len(
             range(index, 8, 3)
         )
+
+
+async def test_default_ttl_from_ttl_config(dsn: str, flavour: str) -> None:
+    from tests.integration.store.conftest import open_store
+
+    async with open_store(dsn, flavour, ttl={"default_ttl": 30, "refresh_on_read": False}) as raw:
+        store = Driver(raw, flavour, "", dsn)
+        await store("put", ("t",), "default", {"content": "expires by default"})
+        await store("put", ("t",), "forever", {"content": "kept"}, ttl=None)
+        await store("get", ("t",), "default")  # refresh_on_read=False: expiry unchanged
+        with psycopg.connect(dsn) as conn:
+            rows = dict(
+                conn.execute(
+                    "SELECT key, extract(epoch FROM expires_at - updated_at) FROM lgm_memory_items"
+                ).fetchall()
+            )
+        assert rows["forever"] is None
+        assert float(rows["default"]) == pytest.approx(30 * 60, abs=5)
