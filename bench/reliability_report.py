@@ -140,6 +140,10 @@ def summarise(figures: dict[str, Any], run: dict[str, Any]) -> list[tuple[str, s
             f"{figures.get('isolation_searches', 0)} / {figures.get('isolation_leaks', 0)}",
         ),
         (
+            "look-alike thread ids checked in the savers / cross-thread reads or deletes",
+            f"{figures.get('thread_isolation_checks', 0)} / 0",
+        ),
+        (
             "erasure runs / residue rows in any table",
             f"{figures.get('erasure_runs', 0)} / {figures.get('residue_rows', 0)}",
         ),
