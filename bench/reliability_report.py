@@ -141,7 +141,8 @@ def summarise(figures: dict[str, Any], run: dict[str, Any]) -> list[tuple[str, s
         ),
         (
             "look-alike thread ids checked in the savers / cross-thread reads or deletes",
-            f"{figures.get('thread_isolation_checks', 0)} / 0",
+            f"{figures.get('thread_isolation_checks', 0)} / "
+            f"{figures.get('thread_isolation_leaks', 'n/a')}",
         ),
         (
             "erasure runs / residue rows in any table",

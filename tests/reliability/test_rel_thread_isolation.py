@@ -84,3 +84,4 @@ def test_lookalike_thread_ids_are_isolated(
         survivors = {c.config["configurable"]["thread_id"] for c in saver.list(None, limit=10_000)}
         assert survivors == set(LOOKALIKE_THREADS) - set(doomed)
     figures.add("thread_isolation_checks", len(LOOKALIKE_THREADS) * 3)
+    figures.add("thread_isolation_leaks", 0)  # any leak fails an assertion above
