@@ -1,6 +1,7 @@
 """Fault injection on Postgres: every backend of the test database is terminated
 (``pg_terminate_backend``) again and again while graphs run on ``PostgresSaver`` /
-``AsyncPostgresSaver`` and the memory store takes puts and searches at the same time.
+``AsyncPostgresSaver`` (the sync one behind ``with_thread_lease``, so the Postgres
+lease backend is under fire too) and the memory store takes puts and searches at the same time.
 
 Checked: the SAME saver and store objects recover (nothing rebuilt); during the outage
 calls fail fast (< 10 s) with ``BackendUnavailableError``; afterwards every thread holds
@@ -21,6 +22,7 @@ import psycopg
 import pytest
 
 from langgraph_memory.checkpoint.postgres import AsyncPostgresSaver, PostgresSaver
+from langgraph_memory.lease import with_thread_lease
 from langgraph_memory.store.postgres import AsyncPostgresMemoryStore, PostgresMemoryStore
 from tests.reliability._figures import Figures
 from tests.reliability._servers import BackendKiller
@@ -126,7 +128,10 @@ def test_sync_saver_and_store_survive_terminated_backends(
     ):
         saver.setup()
         store.setup()
-        graph = build_chat_graph(saver)
+        # the Postgres lease backend (same pool) is under fire too
+        graph = with_thread_lease(
+            build_chat_graph(saver), strategy="wait", wait_timeout=5.0, ttl=1.5
+        )
         stop = threading.Event()
 
         def graph_worker(thread_ids: list[str]) -> None:
