@@ -26,6 +26,7 @@ from langgraph_memory.errors import InvalidFilterError, InvalidNamespaceError
 from langgraph_memory.store.postgres import PostgresMemoryStore
 from tests.reliability._figures import Figures
 from tests.reliability._servers import rows_containing, user_tables
+from tests.reliability.conftest import index_config
 
 pytestmark = [pytest.mark.postgres]
 
@@ -266,3 +267,27 @@ def test_forget_leaves_no_residue_in_any_table(
     assert rows_containing(any_dsn, keep)
     figures.add("erasure_runs", 1)
     figures.add("residue_rows", sum(residue.values()))
+
+
+def test_forget_is_seen_by_another_worker_with_a_warm_cache(
+    any_store: PostgresMemoryStore, any_dsn: str
+) -> None:
+    """A second store instance (another worker process) that searched the user's memories
+    before ``forget`` must not return them afterwards (its in-process caches are stale)."""
+    victim = ("memories", "u_1")
+    mark = marker_of("u_1")
+    for n in range(5):
+        any_store.put(victim, f"m{n}", {"content": f"{mark} private fact number {n}"})
+    any_store.put(("memories", "u_2"), "m0", {"content": "someone else entirely"})
+    with PostgresMemoryStore.from_conn_string(any_dsn, index=index_config()) as other_worker:
+        warm = other_worker.search(("memories",), query=f"{mark} private fact", limit=10)
+        assert {hit.namespace for hit in warm} >= {victim}
+        assert any_store.forget(victim) == 5
+        for prefix in ((), ("memories",), victim):
+            hits = other_worker.search(prefix, query=f"{mark} private fact", limit=10)
+            assert [hit for hit in hits if mark in str(hit.value)] == [], prefix
+            plain = other_worker.search(prefix, filter={"content": {"$exists": True}}, limit=50)
+            assert all(hit.namespace != victim for hit in plain), prefix
+        assert other_worker.get(victim, "m0") is None
+        assert other_worker.list_namespaces(prefix=victim) == []
+    assert rows_containing(any_dsn, mark) == {}
