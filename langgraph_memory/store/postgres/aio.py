@@ -241,13 +241,14 @@ class AsyncPostgresMemoryStore(MemoryStoreCore):
         return True
 
 
+# prepare=False everywhere: see sync.py (generic plans of prepared statements are slow here).
 async def _execute(conn: AConn, cursor: psycopg.AsyncCursor[dict[str, Any]], request: Sql) -> Any:
     if request.tolerate_error:
         try:
             async with conn.transaction():
-                await cursor.execute(request.query, request.params)
+                await cursor.execute(request.query, request.params, prepare=False)
         except psycopg.Error as exc:
             return exc
         return await cursor.fetchall() if cursor.description else []
-    await cursor.execute(request.query, request.params)
+    await cursor.execute(request.query, request.params, prepare=False)
     return await cursor.fetchall() if cursor.description else []
