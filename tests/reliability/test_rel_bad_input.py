@@ -262,6 +262,7 @@ def items_by_key(items: list[Any]) -> dict[tuple[tuple[str, ...], str], Any]:
 # ---------------------------------------------------------------- namespaces and keys
 
 
+@pytest.mark.slow
 @FUZZ
 @given(namespace=NAMESPACES, key=KEYS)
 def test_namespaces_and_keys(
@@ -355,6 +356,7 @@ def _seed_filter_docs(store: PostgresMemoryStore, reference: InMemoryStore) -> N
             target.put(("filters", "u1"), f"d{i}", doc)
 
 
+@pytest.mark.slow
 @FUZZ
 @given(filter_=FILTERS)
 def test_filters(
