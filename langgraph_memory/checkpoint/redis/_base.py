@@ -397,15 +397,19 @@ class BaseRedisSaver(BaseCheckpointSaver[str]):
                 "put_writes needs config['configurable']['checkpoint_id'] (the checkpoint "
                 "the writes belong to, as returned by put)"
             )
+        checkpoint_ns = conf.get("checkpoint_ns", "") or ""
         triples = _codec.encode_writes(
             self.serde,
-            conf.get("checkpoint_ns", "") or "",
+            checkpoint_ns,
             conf["checkpoint_id"],
             task_id,
             task_path,
             writes,
         )
-        script_args = [self._fence(config), self.ttl.arg, *triples]
+        guard = ""
+        if self.keep_last:  # late writes of a retired checkpoint are dropped by the script
+            guard = _keys.checkpoint_member(checkpoint_ns, conf["checkpoint_id"])
+        script_args = [self._fence(config), self.ttl.arg, guard, *triples]
         return [Command.run("PUT_WRITES", self._thread_keys(thread_id).data, script_args)]
 
     def _get_commands(self, config: RunnableConfig) -> tuple[str, list[Command]]:

@@ -184,11 +184,21 @@ touch(ARGV[2])
 return fresh
 """
 
-# ARGV: fence token, ttl ms, then (field, payload, upsert '1'/'0') triples.
+# ARGV: fence token, ttl ms, retention guard member ('' = none), then
+# (field, payload, upsert '1'/'0') triples. With keep-last retention, writes that
+# arrive (durability="async") after their checkpoint was retired are dropped: the
+# checkpoint is absent and older than every kept checkpoint of its namespace (a
+# checkpoint not stored yet is always newer than those).
 _PUT_WRITES = r"""
 local err = stale(ARGV[1])
 if err then return err end
-for i = 3, #ARGV, 3 do
+local guard = ARGV[3]
+if guard ~= '' and not redis.call('ZSCORE', IDX, guard) then
+  local ns = string.sub(guard, 1, string.find(guard, SEP, 1, true) - 1)
+  local first = redis.call('ZRANGEBYLEX', IDX, '[' .. ns .. SEP, '(' .. ns .. '\1', 'LIMIT', 0, 1)
+  if #first > 0 and guard < first[1] then return 0 end
+end
+for i = 4, #ARGV, 3 do
   if ARGV[i + 2] == '1' then
     redis.call('HSET', W, ARGV[i], ARGV[i + 1])
     redis.call('ZADD', WK, 0, ARGV[i])
