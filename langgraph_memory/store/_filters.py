@@ -70,16 +70,13 @@ class _Compiler:
         self.params: dict[str, Any] = {}
 
     def param(self, value: Any, cast: str = "") -> sql.Composable:
-        texts = value if isinstance(value, list) else [value]
-        for text in texts:
-            if isinstance(text, str) and not is_utf8(text):
-                raise InvalidFilterError("filter text contains an unpaired surrogate")
         name = f"{self.prefix}{len(self.params)}"
         self.params[name] = value
         placeholder = sql.Placeholder(name)
         return sql.SQL("{}::{}").format(placeholder, sql.SQL(cast)) if cast else placeholder
 
     def compile(self, filter_: Any, path: tuple[str, ...]) -> sql.Composable:
+        _check_text(filter_, "filter")
         if not isinstance(filter_, Mapping):
             raise InvalidFilterError(
                 f"filter must be a dict like {{'kind': 'semantic'}}, got {type(filter_).__name__}"
@@ -184,6 +181,23 @@ class _Compiler:
                 "THEN ({0} #>> '{{}}') COLLATE \"C\" {1} {2} END, false)"
             ).format(json_value, comparison, self.param(arg, "text"))
         raise InvalidFilterError(f"{op} needs a number, date or string, got {type(arg).__name__}")
+
+
+def _check_text(node: Any, where: str) -> None:
+    """Reject NUL bytes and unpaired surrogates anywhere in a filter (Postgres can't store them)."""
+    if isinstance(node, str):
+        if "\x00" in node or not is_utf8(node):
+            raise InvalidFilterError(
+                f"{where} contains a NUL byte or an unpaired surrogate; Postgres text cannot "
+                "hold it — remove it from the filter"
+            )
+    elif isinstance(node, Mapping):
+        for name, child in node.items():
+            _check_text(name, f"{where} field name")
+            _check_text(child, where)
+    elif isinstance(node, (list, tuple)):
+        for child in node:
+            _check_text(child, where)
 
 
 def _aware(moment: datetime) -> datetime:

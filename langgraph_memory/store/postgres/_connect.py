@@ -18,6 +18,7 @@ from langgraph_memory.store.postgres._types import PoolConfig
 __all__ = [
     "CONNECT_TIMEOUT",
     "ENV_DSN",
+    "POOL_TIMEOUT",
     "check_connection_settings",
     "connection_kwargs",
     "describe_target",
@@ -27,6 +28,7 @@ __all__ = [
 
 ENV_DSN = "LANGGRAPH_MEMORY_POSTGRES_URI"
 CONNECT_TIMEOUT = 5
+POOL_TIMEOUT = 5.0  # seconds a call waits for a pooled connection (fail fast in an outage)
 
 
 def resolve_dsn(conn_string: str | None) -> tuple[str, str]:

@@ -555,6 +555,7 @@ class MemoryPrograms:
             "cfg": self.retrieval.text_search_config,
             "actor": current_actor(),
         }
+        yield Sql(_sql.LOCK_KEYS, {"ns": params["ns"], "key": params["key"]})
         yield Sql(_sql.upsert_sql(self.vector_mode or "exact"), params)
 
     def _invalidate_program(

@@ -152,6 +152,19 @@ def visible_clause(include_invalid: bool) -> sql.Composable:
     return sql.SQL("{} AND {}").format(NOT_EXPIRED, VALID_AT)
 
 
+# Writers of the same keys serialise on one of LOCK_BUCKETS advisory locks per key (taken
+# in bucket order, so no deadlocks) before the upsert statement starts: the upsert then runs
+# with a snapshot that sees every earlier writer, and its history rows (add vs update,
+# old text/value) chain exactly. Bucketing bounds the locks one batch holds.
+LOCK_BUCKETS = 128  # a power of two (the bucket is a bit mask of the hash)
+LOCK_CLASS = 0x4C474D  # "LGM": the two-int advisory key space, apart from bigint keys
+LOCK_KEYS = f"""
+SELECT pg_advisory_xact_lock({LOCK_CLASS}, b.bucket)
+FROM (SELECT DISTINCT hashtext(k.ns || chr(31) || k.key) & {LOCK_BUCKETS - 1} AS bucket
+      FROM unnest(%(ns)s::text[], %(key)s::text[]) AS k(ns, key)) b
+ORDER BY b.bucket"""
+
+
 def upsert_sql(vector_mode: VectorMode) -> sql.Composed:
     """Multi-row upsert of prepared values, recording add/update/invalidate history.
 

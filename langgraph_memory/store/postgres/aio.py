@@ -16,6 +16,7 @@ from psycopg_pool import AsyncConnectionPool, PoolTimeout
 from langgraph_memory.errors import BackendUnavailableError, ConfigurationError
 from langgraph_memory.retrieval import RetrievalConfig
 from langgraph_memory.store.postgres._connect import (
+    POOL_TIMEOUT,
     check_connection_settings,
     connection_kwargs,
     describe_target,
@@ -107,13 +108,13 @@ class AsyncPostgresMemoryStore(MemoryStoreCore):
             dsn,
             min_size=config.get("min_size", 1),
             max_size=config.get("max_size", 10),
-            timeout=config.get("timeout", 30.0),
+            timeout=config.get("timeout", POOL_TIMEOUT),
             kwargs=kwargs,
             check=AsyncConnectionPool.check_connection,
             open=False,
         )
         try:
-            await pool.open(wait=True, timeout=config.get("timeout", 30.0))
+            await pool.open(wait=True, timeout=config.get("timeout", POOL_TIMEOUT))
         except Exception as exc:
             await pool.close()
             raise BackendUnavailableError(f"Postgres at {target} is unreachable: {exc}") from exc

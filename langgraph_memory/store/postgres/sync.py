@@ -17,6 +17,7 @@ from psycopg_pool import ConnectionPool, PoolTimeout
 from langgraph_memory.errors import BackendUnavailableError, ConfigurationError
 from langgraph_memory.retrieval import RetrievalConfig
 from langgraph_memory.store.postgres._connect import (
+    POOL_TIMEOUT,
     check_connection_settings,
     connection_kwargs,
     describe_target,
@@ -106,13 +107,13 @@ class PostgresMemoryStore(MemoryStoreCore):
             dsn,
             min_size=config.get("min_size", 1),
             max_size=config.get("max_size", 10),
-            timeout=config.get("timeout", 30.0),
+            timeout=config.get("timeout", POOL_TIMEOUT),
             kwargs=kwargs,
             check=ConnectionPool.check_connection,
             open=False,
         )
         try:
-            pool.open(wait=True, timeout=config.get("timeout", 30.0))
+            pool.open(wait=True, timeout=config.get("timeout", POOL_TIMEOUT))
         except Exception as exc:
             pool.close()
             raise BackendUnavailableError(f"Postgres at {target} is unreachable: {exc}") from exc

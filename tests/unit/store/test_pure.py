@@ -161,6 +161,10 @@ def test_logical_operators_nest() -> None:
         {"a": {"$eq": 1, "b": 2}},
         {"": 1},
         ["a"],
+        {"\x00": 1},
+        {"a": {"b\x00": 1}},
+        {"a": {"$in": ["x\x00"]}},
+        {"a": "\ud800"},
     ],
 )
 def test_bad_filters_raise(bad: object) -> None:
