@@ -261,6 +261,12 @@ ALTER TABLE lgm_memory_items ALTER COLUMN value SET STORAGE MAIN;
 ALTER TABLE lgm_memory_items SET (toast_tuple_target = 256)"""
 
 
+def _gin_without_pending_list(_: MigrationContext) -> str:
+    """Searches must not scan GIN's pending list (linear; it grows with every put until a
+    vacuum): insert into the full-text index directly."""
+    return "ALTER INDEX lgm_memory_items_tsv SET (fastupdate = off)"
+
+
 MIGRATIONS: list[Callable[[MigrationContext], str]] = [
     _meta,
     _items,
@@ -271,4 +277,5 @@ MIGRATIONS: list[Callable[[MigrationContext], str]] = [
     _try_timestamptz,
     _lexicon,
     _storage,
+    _gin_without_pending_list,
 ]

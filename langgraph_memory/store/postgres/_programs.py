@@ -115,7 +115,7 @@ class MemoryPrograms:
         retrieval: RetrievalConfig | None = None,
         max_value_bytes: int = DEFAULT_MAX_VALUE_BYTES,
         track_access: bool = True,
-        ef_search: int = 100,
+        ef_search: int = 64,
         lexical_budget: int = 1000,
         hnsw_m: int = 16,
         hnsw_ef_construction: int = 64,

@@ -288,7 +288,7 @@ vec_top AS (
         """
 WITH q AS (
     SELECT tsvector_to_array(to_tsvector(%(cfg)s::regconfig, %(query)s)) AS lexemes
-), corpus AS (
+), corpus AS MATERIALIZED (
     SELECT coalesce(sum(s.n_docs), 0)::float8 AS n,
            coalesce(sum(s.total_len), 0)::float8 / greatest(coalesce(sum(s.n_docs), 0), 1)
                AS avgdl
