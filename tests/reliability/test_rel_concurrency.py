@@ -179,7 +179,6 @@ def test_store_from_8_processes_converges(
 
 
 @pytest.mark.postgres
-@pytest.mark.xfail(strict=True, reason="bug H8-10 reported in coord/bugs-H4.md")
 def test_concurrent_upserts_keep_a_consistent_history(
     processes: ProcessPoolExecutor, postgres_dsn: str
 ) -> None:
