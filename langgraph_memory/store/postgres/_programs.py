@@ -80,6 +80,8 @@ from langgraph_memory.store.postgres._types import (
 
 logger = logging.getLogger("langgraph_memory.store")
 
+ANALYZE_FIRST_AT = 2000  # rows this store wrote before it first refreshes planner statistics
+
 __all__ = ["MemoryPrograms"]
 
 
@@ -146,6 +148,10 @@ class MemoryPrograms:
         self.lexical_budget = lexical_budget
         self.hnsw_m = hnsw_m
         self.hnsw_ef_construction = hnsw_ef_construction
+        # Bulk loads outrun autovacuum's ANALYZE, and stale statistics make the planner scan a
+        # namespace instead of the full-text index; refresh them on a doubling schedule.
+        self._written = 0
+        self._analyze_at = ANALYZE_FIRST_AT
         self.vector_mode: VectorMode | None = None
         self.setup_report: SetupReport | None = None
         self._caches = VectorCacheRegistry(self.dims, exact_cache_scopes)
@@ -557,6 +563,10 @@ class MemoryPrograms:
         }
         yield Sql(_sql.LOCK_KEYS, {"ns": params["ns"], "key": params["key"]})
         yield Sql(_sql.upsert_sql(self.vector_mode or "exact"), params)
+        self._written += len(upserts)
+        if self._written >= self._analyze_at:
+            self._analyze_at = self._written * 2
+            yield Sql(_sql.ANALYZE_ITEMS)
 
     def _invalidate_program(
         self, namespace: tuple[str, ...], key: str, at: datetime | None

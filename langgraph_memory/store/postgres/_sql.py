@@ -32,6 +32,7 @@ VALID_AT = sql.SQL(
 )
 SCOPE = sql.SQL("i.ns >= %(ns_lo)s AND i.ns < %(ns_hi)s")
 
+ANALYZE_ITEMS = "ANALYZE lgm_memory_items"
 ADVISORY_LOCK = "SELECT pg_advisory_xact_lock(hashtext('langgraph_memory.store'))"
 CREATE_VECTOR_EXTENSION = "CREATE EXTENSION IF NOT EXISTS vector"
 VECTOR_VERSION = "SELECT extversion FROM pg_extension WHERE extname = 'vector'"
