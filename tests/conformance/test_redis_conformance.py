@@ -32,7 +32,7 @@ async def test_async_redis_saver_passes_conformance(redis_url: str, redis_prefix
         prefix = f"{redis_prefix}:{uuid.uuid4().hex[:6]}"
         prefixes.append(prefix)
         async with AsyncRedisSaver.from_conn_string(redis_url, prefix=prefix) as saver:
-            await saver.asetup()
+            await saver.setup()
             yield saver
 
     report = await validate(factory, progress=ProgressCallbacks.verbose())

@@ -113,7 +113,6 @@ def test_outage_fails_fast_and_same_objects_recover(
     figures.extend("postgres_recovery_seconds", [recovery, store_recovery])
 
 
-@pytest.mark.xfail(strict=True, reason="bug H8-11 reported in coord/bugs-H2.md and bugs-H4.md")
 def test_outage_fails_fast_with_default_pool_settings(
     proxied_dsn: tuple[TcpProxy, str],
 ) -> None:

@@ -92,7 +92,6 @@ def test_redis_saver_handles_nul_and_odd_list_arguments(redis_saver: RedisSaver)
 
 
 @pytest.mark.redis
-@pytest.mark.xfail(strict=True, reason="bug H8-14 reported in coord/bugs-H1.md")
 def test_redis_saver_rejects_surrogate_thread_id(redis_saver: RedisSaver) -> None:
     with pytest.raises(LangGraphMemoryError) as info:
         redis_saver.get_tuple(thread_config("a\ud800"))
@@ -100,7 +99,6 @@ def test_redis_saver_rejects_surrogate_thread_id(redis_saver: RedisSaver) -> Non
 
 
 @pytest.mark.postgres
-@pytest.mark.xfail(strict=True, reason="bug H8-13 reported in coord/bugs-H2.md")
 def test_postgres_saver_rejects_bad_input_cleanly(postgres_saver: PostgresSaver) -> None:
     calls = [
         lambda: build_chat_graph(postgres_saver).invoke(turn_input("x"), thread_config("a\x00b")),

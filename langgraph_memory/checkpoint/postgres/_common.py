@@ -30,6 +30,7 @@ from psycopg import Cursor
 from psycopg.rows import DictRow
 from psycopg.types.json import Jsonb
 
+from langgraph_memory.checkpoint import _config
 from langgraph_memory.checkpoint.postgres import _sql
 from langgraph_memory.errors import (
     BackendUnavailableError,
@@ -59,8 +60,16 @@ T = TypeVar("T")
 DEFAULT_CONNECT_TIMEOUT = 5
 """Seconds libpq waits for a TCP/unix connection before giving up."""
 
-DEFAULT_POOL_TIMEOUT = 10.0
-"""Seconds a call waits for a pooled connection before failing."""
+DEFAULT_POOL_TIMEOUT = 5.0
+"""Seconds a call waits for a pooled connection before failing (also the longest a call
+waits during an outage before :class:`BackendUnavailableError`; lower it with
+``pool_config={"timeout": ...}`` to fail faster)."""
+
+DEFAULT_RECONNECT_TIMEOUT = 5.0
+"""Seconds the pool's background reconnect keeps retrying (1, 2, 4 s ... apart) before it
+gives up; the next call then starts a fresh attempt at once. psycopg_pool's default (300 s)
+lets the backoff grow to 16-64 s, so after a long outage the pool could take that long to
+notice the server is back; a short value bounds that delay to a few seconds."""
 
 MIGRATION_LOCK_TIMEOUT = 120.0
 """Seconds ``setup()`` waits for another worker's ``setup()`` to finish."""
@@ -130,9 +139,13 @@ class PoolConfig(TypedDict, total=False):
     Attributes:
         min_size: Connections kept open (default 1).
         max_size: Upper bound of open connections (default 8).
-        timeout: Seconds a call waits for a free connection before failing (default 10).
+        timeout: Seconds a call waits for a free connection before failing (default 5).
+            This is also how long a call can take to fail while the server is down: lower
+            it (e.g. ``1``) to fail fast during outages.
         max_idle: Seconds an unused connection stays open (default 600).
         max_lifetime: Seconds before a connection is recycled (default 3600).
+        reconnect_timeout: Seconds the background reconnect retries (with doubling delays)
+            before giving up until the next call (default 5; bounds recovery after outages).
         kwargs: Extra ``psycopg.connect`` keyword arguments.
 
     Example:
@@ -147,6 +160,7 @@ class PoolConfig(TypedDict, total=False):
     timeout: float
     max_idle: float
     max_lifetime: float
+    reconnect_timeout: float
     kwargs: dict[str, Any]
 
 
@@ -246,6 +260,51 @@ def check_keep_last(keep_last: int | None) -> int | None:
     if isinstance(keep_last, bool) or not isinstance(keep_last, int) or keep_last < 1:
         raise ConfigurationError(f"keep_last must be an int >= 1, got {keep_last!r}")
     return keep_last
+
+
+@dataclass(frozen=True)
+class ListArgs:
+    """Validated ``list()`` arguments (see :func:`list_args`)."""
+
+    config: RunnableConfig | None
+    filter: dict[str, Any] | None
+    before: RunnableConfig | None
+    limit: int | None
+
+
+def list_args(
+    config: RunnableConfig | None,
+    filter: Mapping[str, Any] | None,
+    before: RunnableConfig | None,
+    limit: int | None,
+) -> ListArgs:
+    """Validate and normalise ``list()`` arguments before any query runs.
+
+    Ids are ``str()``-ed; NUL / unpaired surrogates in ids or filter text raise
+    :class:`ConfigurationError`; a negative ``limit`` lists nothing (like the Redis saver).
+
+    Example:
+        ```python
+        args = list_args({"configurable": {"thread_id": 5}}, None, None, -1)
+        assert args.config["configurable"]["thread_id"] == "5" and args.limit == 0
+        ```
+    """
+    if before is not None:
+        before_id = (before.get("configurable") or {}).get("checkpoint_id")
+        if before_id is not None:
+            before = {
+                **before,
+                "configurable": {
+                    **before["configurable"],
+                    "checkpoint_id": _config.checked_text(before_id, "checkpoint_id"),
+                },
+            }
+    return ListArgs(
+        config=None if config is None else _config.normalized_config(config),
+        filter=_config.checked_filter(filter),
+        before=before,
+        limit=_config.checked_limit(limit),
+    )
 
 
 # --------------------------------------------------------------------------- migrations
@@ -361,8 +420,9 @@ def put_program(
     ``new_versions``. The program touches the thread's activity row first (so a TTL
     sweep cannot interleave), checks the fencing token, then writes blobs and the row.
     """
+    config = _config.normalized_config(config)
     configurable = config["configurable"]
-    thread_id = str(configurable["thread_id"])
+    thread_id = configurable["thread_id"]
     checkpoint_ns = configurable.get("checkpoint_ns", "")
     parent_id = configurable.get("checkpoint_id")
     token = fence_token(config)
@@ -419,8 +479,14 @@ def put_writes_program(
     Idempotent per ``(task_id, idx)``: regular writes insert-if-absent; when every write
     is a special channel (error, interrupt, ...) they are upserted.
     """
+    config = _config.normalized_config(config)
     configurable = config["configurable"]
-    thread_id = str(configurable["thread_id"])
+    thread_id = configurable["thread_id"]
+    if not configurable.get("checkpoint_id"):
+        raise ConfigurationError(
+            "put_writes needs config['configurable']['checkpoint_id'] (the checkpoint "
+            "the writes belong to, as returned by put)"
+        )
     token = fence_token(config)
     upsert = all(channel in WRITES_IDX_MAP for channel, _ in writes)
     rows = saver._dump_writes(
@@ -445,7 +511,7 @@ def put_writes_program(
 
 def delete_threads_program(thread_ids: Sequence[str]) -> Program[None]:
     """Delete whole threads and advance their fencing tokens (one transaction)."""
-    ids = [str(t) for t in thread_ids]
+    ids = [_config.checked_thread_id(t) for t in thread_ids]
     yield Stmt(_sql.ACTIVITY_FORGET, (ids,))
     yield Stmt(_sql.BUMP_TOKENS, (ids,))
     for sql in _sql.DELETE_THREADS[1:]:
@@ -454,6 +520,7 @@ def delete_threads_program(thread_ids: Sequence[str]) -> Program[None]:
 
 def copy_thread_program(source: str, target: str) -> Program[None]:
     """Copy every checkpoint, blob and write (all namespaces) of a thread."""
+    source, target = _config.checked_thread_id(source), _config.checked_thread_id(target)
     for sql in (_sql.COPY_CHECKPOINTS, _sql.COPY_BLOBS, _sql.COPY_WRITES):
         yield Stmt(sql, (target, source))
     rows = yield Stmt(_sql.THREAD_EXISTS, (target,), fetch=True)
@@ -479,7 +546,8 @@ def _gc_blobs_program(thread_id: str, ns: str, freed: Iterable[tuple[str, str]])
 def delete_for_runs_program(run_ids: Sequence[str]) -> Program[int]:
     """Delete checkpoints whose metadata ``run_id`` is listed, with their writes and
     the blobs nothing else references. Returns the number of checkpoints deleted."""
-    rows = yield Stmt(_sql.RUN_CHECKPOINTS, ([str(r) for r in run_ids],), fetch=True)
+    ids = [_config.checked_text(r, "run_id") for r in run_ids]
+    rows = yield Stmt(_sql.RUN_CHECKPOINTS, (ids,), fetch=True)
     groups: dict[tuple[str, str], list[Mapping[str, Any]]] = {}
     for row in rows:
         groups.setdefault((row["thread_id"], row["checkpoint_ns"]), []).append(row)
@@ -500,6 +568,8 @@ def check_lease_args(thread_id: str, owner: str, ttl: float) -> None:
         raise ConfigurationError(f"thread_id must be a non-empty str, got {thread_id!r}")
     if not isinstance(owner, str) or not owner:
         raise ConfigurationError(f"lease owner must be a non-empty str, got {owner!r}")
+    _config.checked_text(thread_id, "thread_id")
+    _config.checked_text(owner, "lease owner")
     if isinstance(ttl, bool) or not isinstance(ttl, (int, float)) or not 0 < ttl < 1e9:
         raise ConfigurationError(f"lease ttl must be a positive number of seconds, got {ttl!r}")
 

@@ -12,6 +12,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from langgraph_memory.checkpoint import _config
 from langgraph_memory.checkpoint.postgres import _sql
 from langgraph_memory.checkpoint.postgres._common import (
     SWEEP_BATCH,
@@ -224,7 +225,7 @@ def check_prune_args(thread_ids: Sequence[str], strategy: str, keep_last: int) -
             f"unknown prune strategy {strategy!r}; use 'keep_latest', 'keep_last' or 'delete'"
         )
     check_keep_last(keep_last)
-    return [str(t) for t in thread_ids]
+    return [_config.checked_thread_id(t) for t in thread_ids]
 
 
 # --------------------------------------------------------------------------- retention

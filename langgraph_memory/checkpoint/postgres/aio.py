@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import AsyncIterator, Coroutine, Sequence
+from collections.abc import AsyncIterator, Coroutine, Mapping, Sequence
 from contextlib import asynccontextmanager, suppress
 from datetime import timedelta
 from typing import Any, TypeVar
@@ -17,6 +17,7 @@ from langgraph.checkpoint.base import (
     Checkpoint,
     CheckpointMetadata,
     CheckpointTuple,
+    DeltaChannelHistory,
 )
 from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver as _OfficialAsyncPostgresSaver
 from langgraph.checkpoint.serde.base import SerializerProtocol
@@ -24,6 +25,7 @@ from psycopg import AsyncCursor
 from psycopg.pq import TransactionStatus
 from psycopg.rows import DictRow, dict_row
 
+from langgraph_memory.checkpoint import _config
 from langgraph_memory.checkpoint.postgres import _common, _retention, _sql
 from langgraph_memory.checkpoint.postgres._common import PoolConfig
 from langgraph_memory.checkpoint.postgres._connect import (
@@ -205,20 +207,22 @@ class AsyncPostgresSaver(_OfficialAsyncPostgresSaver):
 
     async def adelete_thread(self, thread_id: str) -> None:
         """Delete a thread (all namespaces) and advance its fencing token, atomically."""
-        await self._connector.run(_common.delete_threads_program([str(thread_id)]))
+        thread_id = _config.checked_thread_id(thread_id)
+        await self._connector.run(_common.delete_threads_program([thread_id]))
 
     async def acopy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
         """Copy a thread's whole history (checkpoints, blobs, writes; all namespaces)."""
-        await self._connector.run(
-            _common.copy_thread_program(str(source_thread_id), str(target_thread_id))
-        )
+        source = _config.checked_thread_id(source_thread_id)
+        target = _config.checked_thread_id(target_thread_id)
+        await self._connector.run(_common.copy_thread_program(source, target))
 
     async def adelete_for_runs(self, run_ids: Sequence[str]) -> None:
         """Delete the checkpoints (and their writes and unreferenced blobs) of runs."""
         if isinstance(run_ids, str):
             raise TypeError("run_ids must be a sequence of run IDs, not a str")
-        if run_ids:
-            await self._connector.run(_common.delete_for_runs_program(list(run_ids)))
+        ids = [_config.checked_text(r, "run_id") for r in run_ids]
+        if ids:
+            await self._connector.run(_common.delete_for_runs_program(ids))
 
     async def aprune(
         self,
@@ -336,9 +340,38 @@ class AsyncPostgresSaver(_OfficialAsyncPostgresSaver):
                 print(tup.checkpoint["id"])
             ```
         """
-        rows = [t async for t in super().alist(config, filter=filter, before=before, limit=limit)]
+        args = _common.list_args(config, filter, before, limit)
+        rows = [
+            t
+            async for t in super().alist(
+                args.config, filter=args.filter, before=args.before, limit=args.limit
+            )
+        ]
         for row in rows:
             yield row
+
+    async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
+        """The checkpoint ``config`` names (or the thread's latest), with pending writes.
+
+        Ids are ``str()``-ed like LangGraph does (see ``PostgresSaver.get_tuple``).
+
+        Raises:
+            ConfigurationError: ``thread_id`` is missing or not storable text.
+
+        Example:
+            ```python
+            tup = await saver.aget_tuple({"configurable": {"thread_id": "t1"}})
+            ```
+        """
+        return await super().aget_tuple(_config.normalized_config(config))
+
+    async def aget_delta_channel_history(
+        self, *, config: RunnableConfig, channels: Sequence[str]
+    ) -> Mapping[str, DeltaChannelHistory]:
+        """``DeltaChannel`` writes and seed along the parent chain (config validated first)."""
+        return await super().aget_delta_channel_history(
+            config=_config.normalized_config(config), channels=channels
+        )
 
     # ----------------------------------------------------------------- sync bridges
 

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import timedelta
 from typing import Any
@@ -17,6 +18,7 @@ from langgraph.checkpoint.base import (
     Checkpoint,
     CheckpointMetadata,
     CheckpointTuple,
+    DeltaChannelHistory,
 )
 from langgraph.checkpoint.postgres import PostgresSaver as _OfficialPostgresSaver
 from langgraph.checkpoint.serde.base import SerializerProtocol
@@ -24,6 +26,7 @@ from psycopg import Cursor
 from psycopg.pq import TransactionStatus
 from psycopg.rows import DictRow, dict_row
 
+from langgraph_memory.checkpoint import _config
 from langgraph_memory.checkpoint.postgres import _common, _retention, _sql
 from langgraph_memory.checkpoint.postgres._common import PoolConfig, run_program
 from langgraph_memory.checkpoint.postgres._connect import SyncConn, SyncConnector, build_pool, probe
@@ -218,7 +221,8 @@ class PostgresSaver(_OfficialPostgresSaver):
             saver.delete_thread("thread-1")
             ```
         """
-        self._connector.run(_common.delete_threads_program([str(thread_id)]))
+        thread_id = _config.checked_thread_id(thread_id)
+        self._connector.run(_common.delete_threads_program([thread_id]))
 
     def copy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
         """Copy a thread's whole history (checkpoints, blobs, writes; all namespaces).
@@ -228,9 +232,9 @@ class PostgresSaver(_OfficialPostgresSaver):
             saver.copy_thread("thread-1", "thread-1-fork")
             ```
         """
-        self._connector.run(
-            _common.copy_thread_program(str(source_thread_id), str(target_thread_id))
-        )
+        source = _config.checked_thread_id(source_thread_id)
+        target = _config.checked_thread_id(target_thread_id)
+        self._connector.run(_common.copy_thread_program(source, target))
 
     def delete_for_runs(self, run_ids: Sequence[str]) -> None:
         """Delete the checkpoints (and their writes and unreferenced blobs) of runs.
@@ -242,8 +246,9 @@ class PostgresSaver(_OfficialPostgresSaver):
         """
         if isinstance(run_ids, str):
             raise TypeError("run_ids must be a sequence of run IDs, not a str")
-        if run_ids:
-            self._connector.run(_common.delete_for_runs_program(list(run_ids)))
+        ids = [_config.checked_text(r, "run_id") for r in run_ids]
+        if ids:
+            self._connector.run(_common.delete_for_runs_program(ids))
 
     def prune(
         self,
@@ -371,5 +376,111 @@ class PostgresSaver(_OfficialPostgresSaver):
                 print(tup.checkpoint["id"])
             ```
         """
-        rows = [*super().list(config, filter=filter, before=before, limit=limit)]
+        args = _common.list_args(config, filter, before, limit)
+        rows = [
+            *super().list(args.config, filter=args.filter, before=args.before, limit=args.limit)
+        ]
         yield from rows
+
+    def get_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
+        """The checkpoint ``config`` names (or the thread's latest), with pending writes.
+
+        ``thread_id`` / ``checkpoint_ns`` / ``checkpoint_id`` are ``str()``-ed like LangGraph
+        does, so ``{"thread_id": 5}`` reads the thread ``"5"``.
+
+        Raises:
+            ConfigurationError: ``thread_id`` is missing or not storable text.
+
+        Example:
+            ```python
+            tup = saver.get_tuple({"configurable": {"thread_id": "t1"}})
+            ```
+        """
+        return super().get_tuple(_config.normalized_config(config))
+
+    def get_delta_channel_history(
+        self, *, config: RunnableConfig, channels: Sequence[str]
+    ) -> Mapping[str, DeltaChannelHistory]:
+        """``DeltaChannel`` writes and seed along the parent chain (config validated first)."""
+        return super().get_delta_channel_history(
+            config=_config.normalized_config(config), channels=channels
+        )
+
+    # ----------------------------------------------------------------- async API
+    # The sync saver's async methods run the sync ones in a worker thread (like
+    # RedisSaver), so graph.ainvoke works; AsyncPostgresSaver is the native async saver.
+
+    async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
+        """:meth:`get_tuple` in a worker thread (prefer ``AsyncPostgresSaver`` in async apps)."""
+        return await asyncio.to_thread(self.get_tuple, config)
+
+    async def alist(
+        self,
+        config: RunnableConfig | None,
+        *,
+        filter: dict[str, Any] | None = None,
+        before: RunnableConfig | None = None,
+        limit: int | None = None,
+    ) -> AsyncIterator[CheckpointTuple]:
+        """:meth:`list` in a worker thread."""
+        rows = await asyncio.to_thread(
+            lambda: [*self.list(config, filter=filter, before=before, limit=limit)]
+        )
+        for row in rows:
+            yield row
+
+    async def aput(
+        self,
+        config: RunnableConfig,
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
+    ) -> RunnableConfig:
+        """:meth:`put` in a worker thread."""
+        return await asyncio.to_thread(self.put, config, checkpoint, metadata, new_versions)
+
+    async def aput_writes(
+        self,
+        config: RunnableConfig,
+        writes: Sequence[tuple[str, Any]],
+        task_id: str,
+        task_path: str = "",
+    ) -> None:
+        """:meth:`put_writes` in a worker thread."""
+        await asyncio.to_thread(self.put_writes, config, writes, task_id, task_path)
+
+    async def aget_delta_channel_history(
+        self, *, config: RunnableConfig, channels: Sequence[str]
+    ) -> Mapping[str, DeltaChannelHistory]:
+        """:meth:`get_delta_channel_history` in a worker thread."""
+        return await asyncio.to_thread(
+            lambda: self.get_delta_channel_history(config=config, channels=channels)
+        )
+
+    async def adelete_thread(self, thread_id: str) -> None:
+        """:meth:`delete_thread` in a worker thread."""
+        await asyncio.to_thread(self.delete_thread, thread_id)
+
+    async def acopy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
+        """:meth:`copy_thread` in a worker thread."""
+        await asyncio.to_thread(self.copy_thread, source_thread_id, target_thread_id)
+
+    async def adelete_for_runs(self, run_ids: Sequence[str]) -> None:
+        """:meth:`delete_for_runs` in a worker thread."""
+        await asyncio.to_thread(self.delete_for_runs, run_ids)
+
+    async def aprune(
+        self,
+        thread_ids: Sequence[str],
+        *,
+        strategy: str = "keep_latest",
+        keep_last: int = 1,
+    ) -> None:
+        """:meth:`prune` in a worker thread."""
+        await asyncio.to_thread(
+            lambda: self.prune(thread_ids, strategy=strategy, keep_last=keep_last)
+        )
+
+    async def asweep(self) -> SweepResult:
+        """:meth:`sweep` in a worker thread."""
+        return await asyncio.to_thread(self.sweep)

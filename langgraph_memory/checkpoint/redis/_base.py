@@ -38,6 +38,7 @@ from langgraph.checkpoint.base import (
 from langgraph.checkpoint.serde.base import SerializerProtocol
 from redis import exceptions as redis_errors
 
+from langgraph_memory.checkpoint import _config
 from langgraph_memory.checkpoint.redis import _codec, _keys
 from langgraph_memory.checkpoint.redis._scripts import SCRIPT_SHAS, STALE_ERROR_MARK
 from langgraph_memory.errors import (
@@ -311,7 +312,10 @@ class BaseRedisSaver(BaseCheckpointSaver[str]):
     # ----- small helpers -------------------------------------------------------------
 
     def _thread_keys(self, thread_id: Any) -> _keys.ThreadKeys:
-        return _keys.ThreadKeys.build(self.prefix, str(thread_id))
+        # NUL is escaped in keys; unpaired surrogates cannot be encoded -> ConfigurationError
+        return _keys.ThreadKeys.build(
+            self.prefix, _config.checked_thread_id(thread_id, allow_nul=True)
+        )
 
     def _register(self, thread_id: str) -> list[Command]:
         """Add a thread to the registry (score: registration time, see ``REGISTRY_FORGET``)."""
@@ -319,13 +323,12 @@ class BaseRedisSaver(BaseCheckpointSaver[str]):
 
     @staticmethod
     def _thread_id(config: RunnableConfig) -> str:
-        thread_id = (config.get("configurable") or {}).get("thread_id")
-        if thread_id is None or thread_id == "":
-            raise ConfigurationError(
-                "the checkpointer needs config['configurable']['thread_id'], e.g. "
-                "graph.invoke(inputs, {'configurable': {'thread_id': 'chat-1'}})"
-            )
-        return str(thread_id)
+        return _config.thread_id_of(config, allow_nul=True)
+
+    @staticmethod
+    def _normalized(config: RunnableConfig) -> RunnableConfig:
+        """``config`` with ids ``str()``-ed and checked (see ``checkpoint._config``)."""
+        return _config.normalized_config(config, allow_nul=True)
 
     @staticmethod
     def _fence(config: RunnableConfig) -> str:
@@ -344,8 +347,9 @@ class BaseRedisSaver(BaseCheckpointSaver[str]):
         metadata: CheckpointMetadata,
         new_versions: ChannelVersions,
     ) -> tuple[list[Command], RunnableConfig]:
+        config = self._normalized(config)
         conf = config["configurable"]
-        thread_id = self._thread_id(config)
+        thread_id = conf["thread_id"]
         checkpoint_ns = conf.get("checkpoint_ns", "") or ""
         args = _codec.encode_put(
             self.serde,
@@ -390,8 +394,9 @@ class BaseRedisSaver(BaseCheckpointSaver[str]):
         task_id: str,
         task_path: str,
     ) -> list[Command]:
+        config = self._normalized(config)
         conf = config["configurable"]
-        thread_id = self._thread_id(config)
+        thread_id = conf["thread_id"]
         if not conf.get("checkpoint_id"):
             raise ConfigurationError(
                 "put_writes needs config['configurable']['checkpoint_id'] (the checkpoint "
@@ -413,8 +418,9 @@ class BaseRedisSaver(BaseCheckpointSaver[str]):
         return [Command.run("PUT_WRITES", self._thread_keys(thread_id).data, script_args)]
 
     def _get_commands(self, config: RunnableConfig) -> tuple[str, list[Command]]:
+        config = self._normalized(config)
         conf = config["configurable"]
-        thread_id = self._thread_id(config)
+        thread_id = conf["thread_id"]
         checkpoint_ns = conf.get("checkpoint_ns", "") or ""
         checkpoint_id = get_checkpoint_id(config)
         if checkpoint_id:
@@ -434,6 +440,7 @@ class BaseRedisSaver(BaseCheckpointSaver[str]):
         return self._decode(thread_id, rows[0])
 
     def _delta_commands(self, config: RunnableConfig, channels: Sequence[str]) -> list[Command]:
+        config = self._normalized(config)
         conf = config["configurable"]
         args = [
             self.ttl.read_arg,
@@ -523,7 +530,15 @@ class BaseRedisSaver(BaseCheckpointSaver[str]):
         before: RunnableConfig | None,
         limit: int | None,
     ) -> Plan[None]:
+        if config is not None:
+            config = self._normalized(config)
+        filter = _config.checked_filter(filter, allow_nul=True)
+        limit = _config.checked_limit(limit)
+        if limit == 0:  # also negative limits: nothing to list
+            return
         before_id = get_checkpoint_id(before) if before else None
+        if before_id is not None:
+            before_id = _config.checked_text(before_id, "checkpoint_id", allow_nul=True)
         candidates = yield from self._candidates_plan(config, before_id, None if filter else limit)
         remaining = limit if limit is not None else len(candidates)
         for start in range(0, len(candidates), _PAGE):
@@ -592,7 +607,7 @@ class BaseRedisSaver(BaseCheckpointSaver[str]):
     def _delete_for_runs_plan(self, run_ids: Sequence[str]) -> Plan[None]:
         if isinstance(run_ids, str):
             raise TypeError("run_ids must be a sequence of run ids, not a str")
-        quoted = [_keys.quote(str(r)) for r in run_ids]
+        quoted = [_keys.quote(_config.checked_text(r, "run_id", allow_nul=True)) for r in run_ids]
         if not quoted:
             return
         registered = yield from self._threads_plan()

@@ -61,7 +61,7 @@ class AsyncRedisSaver(BaseRedisSaver):
         from langgraph_memory.checkpoint.redis import AsyncRedisSaver
 
         async with AsyncRedisSaver.from_conn_string("redis://localhost:6379/0") as saver:
-            await saver.asetup()
+            await saver.setup()
             graph = builder.compile(checkpointer=saver)
             config = {"configurable": {"thread_id": "1"}}
             await graph.ainvoke({"messages": [("user", "hi")]}, config)
@@ -105,7 +105,7 @@ class AsyncRedisSaver(BaseRedisSaver):
         Example:
             ```python
             async with AsyncRedisSaver.from_conn_string("redis://localhost:6379/0") as saver:
-                await saver.asetup()
+                await saver.setup()
             ```
         """
         where = client_url_options(url)
@@ -125,8 +125,19 @@ class AsyncRedisSaver(BaseRedisSaver):
         finally:
             await client.aclose()
 
-    async def asetup(self) -> None:
-        """Async :meth:`RedisSaver.setup`."""
+    async def setup(self) -> None:
+        """Async :meth:`RedisSaver.setup`: ``await saver.setup()``, like every async saver.
+
+        Raises:
+            ConfigurationError: The server is older than Redis 6.2.
+            MigrationError: The prefix holds data of a newer layout.
+
+        Example:
+            ```python
+            async with AsyncRedisSaver.from_conn_string("redis://localhost:6379/0") as saver:
+                await saver.setup()
+            ```
+        """
         with translate_errors(self.where):
             info = await self._client.info("server")
             schema = await self._client.get(_keys.schema_key(self.prefix))
@@ -134,9 +145,9 @@ class AsyncRedisSaver(BaseRedisSaver):
             await self._load_scripts()
         await self._execute(finish)
 
-    def setup(self) -> None:
-        """Sync bridge of :meth:`asetup` (from a thread other than the saver's loop)."""
-        self._bridge(self.asetup())
+    async def asetup(self) -> None:
+        """Alias of :meth:`setup` (``await saver.asetup()``), kept for compatibility."""
+        await self.setup()
 
     def lease_backend(self) -> AsyncRedisLeaseBackend:
         """An :class:`AsyncRedisLeaseBackend` on this saver's client and prefix."""

@@ -37,7 +37,7 @@ def saver(redis_url: str, redis_prefix: str) -> Iterator[RedisSaver]:
 async def async_saver(redis_url: str, redis_prefix: str) -> AsyncIterator[AsyncRedisSaver]:
     """A set-up :class:`AsyncRedisSaver` on a fresh prefix."""
     async with AsyncRedisSaver.from_conn_string(redis_url, prefix=redis_prefix) as instance:
-        await instance.asetup()
+        await instance.setup()
         yield instance
 
 

@@ -78,7 +78,7 @@ async def test_async_saver_on_cluster(redis_cluster_nodes: list[tuple[str, int]]
     client = AsyncRedisCluster(startup_nodes=nodes)
     try:
         saver = AsyncRedisSaver(client, prefix="clasync")
-        await saver.asetup()
+        await saver.setup()
         graph = chat_graph(saver)
         for thread in THREADS:
             config = {"configurable": {"thread_id": thread}}

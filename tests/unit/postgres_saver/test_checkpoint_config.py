@@ -1,0 +1,122 @@
+"""Pure input validation shared by both checkpointers (``checkpoint/_config.py``) and the
+Postgres list/pool defaults built on it (H8-11, H8-13, H8-14)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from langgraph_memory.checkpoint import _config
+from langgraph_memory.checkpoint.postgres import _common
+from langgraph_memory.errors import ConfigurationError
+
+
+def test_ids_are_str_ed_like_langgraph() -> None:
+    config = _config.normalized_config(
+        {"configurable": {"thread_id": 5, "checkpoint_ns": "", "checkpoint_id": 7, "x": 1},
+         "metadata": {"m": 1}}
+    )  # fmt: skip
+    assert config == {
+        "configurable": {"thread_id": "5", "checkpoint_ns": "", "checkpoint_id": "7", "x": 1},
+        "metadata": {"m": 1},
+    }
+    assert _config.thread_id_of({"configurable": {"thread_id": 12}}) == "12"
+    assert _config.checked_thread_id(3) == "3"
+
+
+def test_input_config_is_not_modified() -> None:
+    original: Any = {"configurable": {"thread_id": 5}}
+    _config.normalized_config(original)
+    assert original == {"configurable": {"thread_id": 5}}
+
+
+@pytest.mark.parametrize(
+    "config",
+    [{}, {"configurable": {}}, {"configurable": {"thread_id": None}}, {"configurable": None},
+     {"configurable": {"thread_id": ""}}],
+)  # fmt: skip
+def test_missing_thread_id_names_the_key(config: Any) -> None:
+    with pytest.raises(ConfigurationError, match=r"config\['configurable'\]\['thread_id'\]"):
+        _config.thread_id_of(config)
+
+
+@pytest.mark.parametrize("allow_nul", [False, True])
+def test_unpaired_surrogates_are_rejected_everywhere(allow_nul: bool) -> None:
+    with pytest.raises(ConfigurationError, match=r"unpaired surrogate \(U\+D800\)") as info:
+        _config.thread_id_of({"configurable": {"thread_id": "a\ud800"}}, allow_nul=allow_nul)
+    assert isinstance(info.value, ValueError)
+    assert "thread_id" in str(info.value)
+    with pytest.raises(ConfigurationError, match="checkpoint_ns"):
+        _config.normalized_config(
+            {"configurable": {"thread_id": "t", "checkpoint_ns": "\udfff"}}, allow_nul=allow_nul
+        )
+    with pytest.raises(ConfigurationError, match="filter key"):
+        _config.checked_filter({"k\ud800": 1}, allow_nul=allow_nul)
+
+
+def test_nul_is_rejected_only_where_it_cannot_be_stored() -> None:
+    with pytest.raises(ConfigurationError, match=r"NUL character.*hex or base64"):
+        _config.checked_thread_id("a\x00b")
+    assert _config.checked_thread_id("a\x00b", allow_nul=True) == "a\x00b"
+    with pytest.raises(ConfigurationError, match="checkpoint_id"):
+        _config.normalized_config({"configurable": {"thread_id": "t", "checkpoint_id": "\x00"}})
+
+
+def test_filter_text_is_checked_recursively() -> None:
+    assert _config.checked_filter(None) is None
+    assert _config.checked_filter({"a": [1, "b"], "c": {"d": None}}) == {
+        "a": [1, "b"],
+        "c": {"d": None},
+    }
+    for bad in ({"a\x00": 1}, {"a": "b\x00"}, {"a": ["x", "\x00"]}, {"a": {"b\x00": 1}}):
+        with pytest.raises(ConfigurationError, match="filter"):
+            _config.checked_filter(bad)
+    assert _config.checked_filter({"a\x00": "b\x00"}, allow_nul=True) == {"a\x00": "b\x00"}
+    with pytest.raises(ConfigurationError, match="filter must be a dict"):
+        _config.checked_filter(["a"])  # type: ignore[arg-type]
+
+
+def test_limit_negative_lists_nothing_and_must_be_int() -> None:
+    assert _config.checked_limit(None) is None
+    assert _config.checked_limit(3) == 3
+    assert _config.checked_limit(0) == 0
+    assert _config.checked_limit(-1) == 0
+    for bad in ("3", 2.5, True):
+        with pytest.raises(ConfigurationError, match="limit must be an int"):
+            _config.checked_limit(bad)
+
+
+def test_postgres_list_args() -> None:
+    before: Any = {"configurable": {"checkpoint_id": 4}}
+    args = _common.list_args({"configurable": {"thread_id": 9}}, {"source": "loop"}, before, -5)
+    assert args.config == {"configurable": {"thread_id": "9"}}
+    assert args.filter == {"source": "loop"}
+    assert args.before == {"configurable": {"checkpoint_id": "4"}}
+    assert args.limit == 0
+    assert _common.list_args(None, None, None, None) == _common.ListArgs(None, None, None, None)
+    with pytest.raises(ConfigurationError, match="filter key"):
+        _common.list_args(None, {"a\x00": 1}, None, None)
+    with pytest.raises(ConfigurationError, match="checkpoint_id"):
+        _common.list_args(None, None, {"configurable": {"checkpoint_id": "\ud800"}}, None)
+
+
+def test_postgres_thread_id_arguments_are_checked_before_any_io() -> None:
+    with pytest.raises(ConfigurationError, match="NUL"):
+        next(_common.delete_threads_program(["ok", "bad\x00"]))
+    with pytest.raises(ConfigurationError, match="surrogate"):
+        next(_common.copy_thread_program("a", "b\ud800"))
+    with pytest.raises(ConfigurationError, match="run_id"):
+        next(_common.delete_for_runs_program(["r\x00"]))
+    with pytest.raises(ConfigurationError, match="NUL"):
+        _common.check_lease_args("t\x00", "owner", 1.0)
+    first = next(_common.delete_threads_program([5]))  # type: ignore[list-item]
+    assert first.params == (["5"],)
+
+
+def test_pool_defaults_fail_fast_and_recover_quickly() -> None:
+    # H8-11: a call waits at most the pool timeout during an outage (the store uses 5 s too)
+    assert _common.DEFAULT_POOL_TIMEOUT == 5.0
+    # H8-12: bounded reconnect backoff, so recovery does not wait for a 16-64 s retry
+    assert _common.DEFAULT_RECONNECT_TIMEOUT == 5.0
+    assert {"timeout", "reconnect_timeout"} <= set(_common.PoolConfig.__annotations__)
