@@ -107,9 +107,14 @@ ON CONFLICT (thread_id) DO NOTHING""",
 # --------------------------------------------------------------------------- writes
 
 TOUCH_ACTIVITY = """
-INSERT INTO lgm_thread_activity (thread_id, updated_at) VALUES (%s, now())
+INSERT INTO lgm_thread_activity AS a (thread_id, updated_at) VALUES (%s, now())
 ON CONFLICT (thread_id) DO UPDATE SET updated_at = EXCLUDED.updated_at
+WHERE a.updated_at < EXCLUDED.updated_at - interval '1 second'
+   OR (a.swept_at IS NOT NULL AND a.swept_at >= a.updated_at)
 """
+"""Mark a thread written. The conflicting row is locked either way (a TTL sweep cannot
+interleave), but it is rewritten at most once a second unless a keep-last sweep has seen
+it since: a hot thread's puts then cost no extra row version, and TTL granularity is 1 s."""
 
 FENCE_TOKEN = "SELECT token FROM lgm_thread_leases WHERE thread_id = %s FOR SHARE"
 
