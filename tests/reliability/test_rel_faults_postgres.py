@@ -41,8 +41,8 @@ THREADS = [f"pthread-{i}" for i in range(12)]
 ROUNDS = 10
 EVERY = 0.2
 FAIL_FAST_SECONDS = 10.0
-# A call that finds no healthy connection waits up to the pool timeout; the defaults
-# (saver 10 s, store 30 s) are pinned by test_rel_outage.py's xfail (bug H8-11).
+# A call that finds no healthy connection waits up to the pool timeout (5 s, also the
+# default since bug H8-11 was fixed; test_rel_outage.py checks the defaults).
 POOL_TIMEOUT = 5.0
 
 

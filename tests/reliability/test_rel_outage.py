@@ -4,8 +4,8 @@ comes back. The shared server itself is never touched.
 
 Checked: during the outage the saver and the store fail with ``BackendUnavailableError``
 within their pool timeout; after it the SAME objects work again; acknowledged turns and
-memories are intact. With the default pool timeouts the first failure takes 10 s (saver)
-and 30 s (store): bug H8-11 (coord/bugs-H2.md, coord/bugs-H4.md), pinned by the xfail test.
+memories are intact. The default pool timeouts fail within 10 s too (they took 10 s and
+30 s before bug H8-11 was fixed).
 """
 
 from __future__ import annotations

@@ -71,7 +71,8 @@ def test_redis_saver_takes_any_thread_id(
 STRING_THREAD_IDS = st.one_of(
     st.text(min_size=1, max_size=60).filter(lambda t: "\x00" not in t),
     st.sampled_from(["*", "?", "[a]", "{x}", "%", "_", "'", "\\", " ", "t:cp", "🙂", "5"]),
-)  # int thread ids: bug H8-13 (graph.get_state fails), see the xfail test
+    st.integers(min_value=0, max_value=10**12),  # failed in get_state before H8-13 was fixed
+)
 
 
 @pytest.mark.postgres
