@@ -23,8 +23,12 @@ HISTORY = sql.Identifier("lgm_memory_history")
 
 ITEM_COLUMNS = sql.SQL(
     "i.id, i.ns, i.key, i.value, i.created_at, i.updated_at, i.valid_from, i.importance, "
-    "i.access_count, i.last_accessed_at"
+    "i.access_count + coalesce(a.access_count, 0) AS access_count, "
+    "coalesce(a.last_accessed_at, i.last_accessed_at) AS last_accessed_at"
 )
+# Access counters live in lgm_memory_access (narrow rows, HOT updates); every query that
+# selects ITEM_COLUMNS joins them with this clause.
+ACCESS_JOIN = sql.SQL("LEFT JOIN lgm_memory_access a ON a.id = i.id")
 NOT_EXPIRED = sql.SQL("(i.expires_at IS NULL OR i.expires_at > now())")
 VALID_AT = sql.SQL(
     "i.valid_from <= coalesce(%(as_of)s::timestamptz, now()) AND "
@@ -57,8 +61,9 @@ GET_ITEMS = sql.SQL(
 SELECT {cols}, i.ttl_minutes
 FROM unnest(%(ns)s::text[], %(key)s::text[]) AS g(ns, key)
 JOIN lgm_memory_items i ON i.ns = g.ns AND i.key = g.key
+{access}
 WHERE {not_expired}"""
-).format(cols=ITEM_COLUMNS, not_expired=NOT_EXPIRED)
+).format(cols=ITEM_COLUMNS, access=ACCESS_JOIN, not_expired=NOT_EXPIRED)
 
 REFRESH_TTL = """
 UPDATE lgm_memory_items
@@ -66,11 +71,16 @@ SET expires_at = now() + ttl_minutes * interval '1 minute'
 WHERE id = ANY(%(ids)s) AND ttl_minutes IS NOT NULL"""
 
 TOUCH = """
+WITH touched AS (
+    INSERT INTO lgm_memory_access AS a (id, access_count, last_accessed_at)
+    SELECT i.id, 1, now() FROM lgm_memory_items i WHERE i.id = ANY(%(ids)s) ORDER BY i.id
+    ON CONFLICT (id) DO UPDATE
+    SET access_count = a.access_count + 1, last_accessed_at = now()
+    RETURNING a.id
+)
 UPDATE lgm_memory_items
-SET access_count = access_count + 1, last_accessed_at = now(),
-    expires_at = CASE WHEN %(refresh)s AND ttl_minutes IS NOT NULL
-                      THEN now() + ttl_minutes * interval '1 minute' ELSE expires_at END
-WHERE id = ANY(%(ids)s)"""
+SET expires_at = now() + ttl_minutes * interval '1 minute'
+WHERE %(refresh)s AND id = ANY(%(ids)s) AND ttl_minutes IS NOT NULL"""
 
 DELETE_ITEMS = """
 WITH gone AS (
@@ -136,8 +146,9 @@ WHERE h.ns = g.ns AND h.key = g.key"""
 
 DECAY_SCORE = sql.SQL(
     "(coalesce(i.importance, 5) / 10.0) "
-    "* power(0.5, extract(epoch FROM now() - coalesce(i.last_accessed_at, i.updated_at)) "
-    "/ %(half_life)s) * (1 + ln(1 + i.access_count))"
+    "* power(0.5, extract(epoch FROM now() - "
+    "coalesce(a.last_accessed_at, i.last_accessed_at, i.updated_at)) "
+    "/ %(half_life)s) * (1 + ln(1 + i.access_count + coalesce(a.access_count, 0)))"
 )
 
 
@@ -226,12 +237,13 @@ def search_recent_sql(
     """Search without a query: matches ordered by recency (``updated_at`` desc)."""
     return sql.SQL(
         """
-SELECT {cols} FROM lgm_memory_items i
+SELECT {cols} FROM lgm_memory_items i {access}
 WHERE {scope} AND {visible} AND {filter}
 ORDER BY i.updated_at DESC, i.id DESC
 LIMIT %(limit)s OFFSET %(offset)s"""
     ).format(
         cols=ITEM_COLUMNS,
+        access=ACCESS_JOIN,
         scope=scope_clause(scoped),
         visible=visible_clause(include_invalid),
         filter=filter_clause or sql.SQL("true"),
@@ -337,6 +349,7 @@ SELECT {cols}, lt.rnk AS lexical_rank, coalesce(la.score, 0)::float8 AS lexical_
        vt.rnk AS vector_rank, {similarity} AS vector_similarity
 FROM cand c
 JOIN lgm_memory_items i ON i.id = c.id
+{access}
 LEFT JOIN lex_top lt ON lt.id = c.id
 LEFT JOIN lex la ON la.id = c.id
 LEFT JOIN vec_top vt ON vt.id = c.id"""
@@ -344,6 +357,7 @@ LEFT JOIN vec_top vt ON vt.id = c.id"""
         vector_top=vector_top,
         where=where,
         cols=ITEM_COLUMNS,
+        access=ACCESS_JOIN,
         similarity=similarity,
         stats_scope=sql.SQL("s.ns >= %(ns_lo)s AND s.ns < %(ns_hi)s" if scoped else "true"),
         lexicon_scope=sql.SQL("l.ns >= %(ns_lo)s AND l.ns < %(ns_hi)s" if scoped else "true"),
@@ -391,13 +405,18 @@ def decay_sql(delete: bool, scoped: bool) -> sql.Composed:
     """Retire memories whose decay score is below ``%(threshold)s`` and older than ``min_age``."""
     candidates = sql.SQL(
         """
-SELECT i.id FROM lgm_memory_items i
+SELECT i.id FROM lgm_memory_items i {access}
 WHERE {scope} AND i.invalid_at IS NULL AND {not_expired}
   AND i.created_at < now() - %(min_age)s::interval
   AND {score} < %(threshold)s
   AND (%(kinds)s::text[] IS NULL OR i.kind = ANY(%(kinds)s::text[]))
-FOR UPDATE"""
-    ).format(scope=scope_clause(scoped), not_expired=NOT_EXPIRED, score=DECAY_SCORE)
+FOR UPDATE OF i"""
+    ).format(
+        access=ACCESS_JOIN,
+        scope=scope_clause(scoped),
+        not_expired=NOT_EXPIRED,
+        score=DECAY_SCORE,
+    )
     if delete:
         change = sql.SQL(
             """
