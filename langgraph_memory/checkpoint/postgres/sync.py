@@ -6,7 +6,7 @@ import asyncio
 import logging
 import threading
 import time
-from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import timedelta
 from typing import Any
@@ -27,6 +27,7 @@ from psycopg.pq import TransactionStatus
 from psycopg.rows import DictRow, dict_row
 
 from langgraph_memory.checkpoint import _config
+from langgraph_memory.checkpoint._threaded import ThreadedAsyncMethods
 from langgraph_memory.checkpoint.postgres import _common, _retention, _sql
 from langgraph_memory.checkpoint.postgres._common import PoolConfig, run_program
 from langgraph_memory.checkpoint.postgres._connect import SyncConn, SyncConnector, build_pool, probe
@@ -39,7 +40,7 @@ __all__ = ["PostgresSaver"]
 logger = logging.getLogger(__name__)
 
 
-class PostgresSaver(_OfficialPostgresSaver):
+class PostgresSaver(ThreadedAsyncMethods, _OfficialPostgresSaver):
     """Postgres checkpointer for production: pooled, lock-free, with retention and fencing.
 
     Same tables and migrations as ``langgraph-checkpoint-postgres`` (data written by either
@@ -407,67 +408,8 @@ class PostgresSaver(_OfficialPostgresSaver):
         )
 
     # ----------------------------------------------------------------- async API
-    # The sync saver's async methods run the sync ones in a worker thread (like
-    # RedisSaver), so graph.ainvoke works; AsyncPostgresSaver is the native async saver.
-
-    async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
-        """:meth:`get_tuple` in a worker thread (prefer ``AsyncPostgresSaver`` in async apps)."""
-        return await asyncio.to_thread(self.get_tuple, config)
-
-    async def alist(
-        self,
-        config: RunnableConfig | None,
-        *,
-        filter: dict[str, Any] | None = None,
-        before: RunnableConfig | None = None,
-        limit: int | None = None,
-    ) -> AsyncIterator[CheckpointTuple]:
-        """:meth:`list` in a worker thread."""
-        rows = await asyncio.to_thread(
-            lambda: [*self.list(config, filter=filter, before=before, limit=limit)]
-        )
-        for row in rows:
-            yield row
-
-    async def aput(
-        self,
-        config: RunnableConfig,
-        checkpoint: Checkpoint,
-        metadata: CheckpointMetadata,
-        new_versions: ChannelVersions,
-    ) -> RunnableConfig:
-        """:meth:`put` in a worker thread."""
-        return await asyncio.to_thread(self.put, config, checkpoint, metadata, new_versions)
-
-    async def aput_writes(
-        self,
-        config: RunnableConfig,
-        writes: Sequence[tuple[str, Any]],
-        task_id: str,
-        task_path: str = "",
-    ) -> None:
-        """:meth:`put_writes` in a worker thread."""
-        await asyncio.to_thread(self.put_writes, config, writes, task_id, task_path)
-
-    async def aget_delta_channel_history(
-        self, *, config: RunnableConfig, channels: Sequence[str]
-    ) -> Mapping[str, DeltaChannelHistory]:
-        """:meth:`get_delta_channel_history` in a worker thread."""
-        return await asyncio.to_thread(
-            lambda: self.get_delta_channel_history(config=config, channels=channels)
-        )
-
-    async def adelete_thread(self, thread_id: str) -> None:
-        """:meth:`delete_thread` in a worker thread."""
-        await asyncio.to_thread(self.delete_thread, thread_id)
-
-    async def acopy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
-        """:meth:`copy_thread` in a worker thread."""
-        await asyncio.to_thread(self.copy_thread, source_thread_id, target_thread_id)
-
-    async def adelete_for_runs(self, run_ids: Sequence[str]) -> None:
-        """:meth:`delete_for_runs` in a worker thread."""
-        await asyncio.to_thread(self.delete_for_runs, run_ids)
+    # The other a* methods come from ThreadedAsyncMethods (sync ones in a worker thread,
+    # so graph.ainvoke works); AsyncPostgresSaver is the native async saver.
 
     async def aprune(
         self,
