@@ -34,16 +34,15 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import psycopg
-from langchain_core.messages import AIMessage, HumanMessage
-from langgraph.checkpoint.base import BaseCheckpointSaver
+from langchain_core.messages import HumanMessage
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.checkpoint.postgres import PostgresSaver as OfficialPostgresSaver
 from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver as OfficialAsyncPostgresSaver
-from langgraph.graph import END, START, MessagesState, StateGraph
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 from psycopg.rows import dict_row
 from psycopg_pool import AsyncConnectionPool
 
+from bench.checkpointers import build_graph
 from langgraph_memory.checkpoint.postgres import AsyncPostgresSaver, PostgresSaver
 
 __all__ = ["LatencyResult", "ThroughputResult", "build_graph", "main", "run"]
@@ -80,31 +79,6 @@ class ThroughputResult:
     seconds: float = 0.0
     invokes_per_s: float = 0.0
     ratio_to_official: float = 0.0
-
-
-def build_graph(checkpointer: BaseCheckpointSaver[Any]) -> Any:
-    """START -> a -> b -> END on ``MessagesState``; each node appends one AI message.
-
-    Example:
-        ```python
-        graph = build_graph(InMemorySaver())
-        graph.invoke({"messages": [("user", "hi")]}, {"configurable": {"thread_id": "1"}})
-        ```
-    """
-
-    def node_a(state: MessagesState) -> dict[str, Any]:
-        return {"messages": [AIMessage(content=f"a saw {len(state['messages'])} messages")]}
-
-    def node_b(state: MessagesState) -> dict[str, Any]:
-        return {"messages": [AIMessage(content=f"b saw {len(state['messages'])} messages")]}
-
-    builder = StateGraph(MessagesState)
-    builder.add_node("a", node_a)
-    builder.add_node("b", node_b)
-    builder.add_edge(START, "a")
-    builder.add_edge("a", "b")
-    builder.add_edge("b", END)
-    return builder.compile(checkpointer=checkpointer)
 
 
 Emit = Callable[[str], None]
