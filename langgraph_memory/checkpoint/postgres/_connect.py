@@ -216,6 +216,32 @@ class IdleHealthCheck:
             await AsyncConnectionPool.check_connection(conn)
 
 
+def pool_options(
+    pool_config: PoolConfig | None, prepare_threshold: int | None, connect_timeout: int
+) -> dict[str, Any]:
+    """Keyword arguments of the (sync or async) pool ``from_conn_string`` builds.
+
+    Example:
+        ```python
+        pool_options({"max_size": 16}, None, 5)["max_size"] == 16
+        ```
+    """
+    config = pool_config or {}
+    return {
+        "open": False,
+        "min_size": config.get("min_size", 1),
+        "max_size": config.get("max_size", max(8, config.get("min_size", 1))),
+        "timeout": config.get("timeout", _common.DEFAULT_POOL_TIMEOUT),
+        "max_idle": config.get("max_idle", 600.0),
+        "max_lifetime": config.get("max_lifetime", 3600.0),
+        "reconnect_timeout": config.get("reconnect_timeout", _common.DEFAULT_RECONNECT_TIMEOUT),
+        "kwargs": _common.connection_kwargs(
+            prepare_threshold, connect_timeout, config.get("kwargs")
+        ),
+        "name": "langgraph-memory-checkpoints",
+    }
+
+
 def build_pool(
     conn_string: str,
     pool_config: PoolConfig | None,
@@ -223,19 +249,10 @@ def build_pool(
     connect_timeout: int,
 ) -> ConnectionPool[Connection[DictRow]]:
     """An opened pool with the settings the saver needs (idle connections health-checked)."""
-    config = pool_config or {}
     pool: ConnectionPool[Connection[DictRow]] = ConnectionPool(
         conn_string,
-        open=False,
-        min_size=config.get("min_size", 1),
-        max_size=config.get("max_size", max(8, config.get("min_size", 1))),
-        timeout=config.get("timeout", _common.DEFAULT_POOL_TIMEOUT),
-        max_idle=config.get("max_idle", 600.0),
-        max_lifetime=config.get("max_lifetime", 3600.0),
-        reconnect_timeout=config.get("reconnect_timeout", _common.DEFAULT_RECONNECT_TIMEOUT),
-        kwargs=_common.connection_kwargs(prepare_threshold, connect_timeout, config.get("kwargs")),
         check=IdleHealthCheck().check,
-        name="langgraph-memory-checkpoints",
+        **pool_options(pool_config, prepare_threshold, connect_timeout),
     )
     pool.open(wait=True, timeout=float(connect_timeout) + 5.0)
     return pool
@@ -343,19 +360,10 @@ async def abuild_pool(
     connect_timeout: int,
 ) -> AsyncConnectionPool[AsyncConnection[DictRow]]:
     """Async :func:`build_pool`."""
-    config = pool_config or {}
     pool: AsyncConnectionPool[AsyncConnection[DictRow]] = AsyncConnectionPool(
         conn_string,
-        open=False,
-        min_size=config.get("min_size", 1),
-        max_size=config.get("max_size", max(8, config.get("min_size", 1))),
-        timeout=config.get("timeout", _common.DEFAULT_POOL_TIMEOUT),
-        max_idle=config.get("max_idle", 600.0),
-        max_lifetime=config.get("max_lifetime", 3600.0),
-        reconnect_timeout=config.get("reconnect_timeout", _common.DEFAULT_RECONNECT_TIMEOUT),
-        kwargs=_common.connection_kwargs(prepare_threshold, connect_timeout, config.get("kwargs")),
         check=IdleHealthCheck().acheck,
-        name="langgraph-memory-checkpoints",
+        **pool_options(pool_config, prepare_threshold, connect_timeout),
     )
     await pool.open(wait=True, timeout=float(connect_timeout) + 5.0)
     return pool
