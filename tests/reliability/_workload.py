@@ -112,3 +112,24 @@ def check_thread(thread_id: str, messages: list[Any], acked: list[str], failed: 
     extra = present - set(acked)
     assert extra <= failed_set, (thread_id, "turns nobody sent", extra - failed_set)
     return len(extra)
+
+
+def run_turns(
+    graph: Any, thread_ids: list[str], ledger: Ledger, stop: threading.Event, pause: float
+) -> None:
+    """Invoke turns round-robin over ``thread_ids`` until ``stop``; record each in ``ledger``.
+
+    A failed turn is recorded with its latency and followed by a ``pause`` (seconds)."""
+    n = 0
+    while not stop.is_set():
+        for tid in thread_ids:
+            text = f"{tid}#{n}"
+            start = time.monotonic()
+            try:
+                graph.invoke(turn_input(text), thread_config(tid))
+            except Exception as exc:
+                ledger.fail(tid, text, exc, time.monotonic() - start)
+                time.sleep(pause)
+            else:
+                ledger.ok(tid, text)
+        n += 1

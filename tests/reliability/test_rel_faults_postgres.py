@@ -30,6 +30,7 @@ from tests.reliability._workload import (
     Ledger,
     build_chat_graph,
     check_thread,
+    run_turns,
     thread_config,
     turn_input,
 )
@@ -135,19 +136,7 @@ def test_sync_saver_and_store_survive_terminated_backends(
         stop = threading.Event()
 
         def graph_worker(thread_ids: list[str]) -> None:
-            n = 0
-            while not stop.is_set():
-                for tid in thread_ids:
-                    text = f"{tid}#{n}"
-                    start = time.monotonic()
-                    try:
-                        graph.invoke(turn_input(text), thread_config(tid))
-                    except Exception as exc:
-                        turns.fail(tid, text, exc, time.monotonic() - start)
-                        time.sleep(0.01)
-                    else:
-                        turns.ok(tid, text)
-                n += 1
+            run_turns(graph, thread_ids, turns, stop, pause=0.01)
 
         def store_writer(writer: int) -> None:
             n = 0

@@ -25,6 +25,7 @@ from tests.reliability._workload import (
     Ledger,
     build_chat_graph,
     check_thread,
+    run_turns,
     thread_config,
     turn_input,
 )
@@ -73,19 +74,7 @@ def test_sync_saver_and_lease_survive_sigkill(owned_redis: OwnedRedis, figures: 
         stop = threading.Event()
 
         def worker(thread_ids: list[str]) -> None:
-            n = 0
-            while not stop.is_set():
-                for tid in thread_ids:
-                    text = f"{tid}#{n}"
-                    start = time.monotonic()
-                    try:
-                        graph.invoke(turn_input(text), thread_config(tid))
-                    except Exception as exc:
-                        ledger.fail(tid, text, exc, time.monotonic() - start)
-                        time.sleep(0.02)
-                    else:
-                        ledger.ok(tid, text)
-                n += 1
+            run_turns(graph, thread_ids, ledger, stop, pause=0.02)
 
         workers = [threading.Thread(target=worker, args=(THREADS[k::4],)) for k in range(4)]
         for w in workers:
