@@ -128,7 +128,10 @@ _VERBS = {
     "do not like": "does not like",
     "can't stand": "can't stand",
 }
-_TRAILING = re.compile(r"(?i)\s+(?:now|too|as well|a lot|very much|so much|anymore|lately)$")
+_TRAILING = re.compile(
+    r"(?i)\s+(?:now|too|as well|a lot|very much|so much|anymore|lately|at work|at home|"
+    r"these days|every day|on weekends|for work|for fun)$"
+)
 _ARTICLE = re.compile(r"(?i)^(?:a|an|the)\s+")
 
 
@@ -409,12 +412,48 @@ def _third_person(text: str) -> str:
     return text[:1].upper() + text[1:]
 
 
+# A clause that continues the sentence's subject without repeating it ("I live in Berlin
+# and work at Siemens", "I'm vegan and allergic to nuts"): the subject is restored so the
+# rules, which all start at a first-person subject, see the second fact too.
+_CONJUNCTION = r",?\s+(?:and|but|so)\s+(?:also\s+)?"
+_SUBJECT_LEAD = re.compile(r"(?i)(?:i|i'm|i've|my|we)\b")
+_ELLIDED_VERB = re.compile(
+    r"(?i)(?:(?:now|currently|still|also|really|mostly|mainly|usually|recently|just)\s+)*"
+    r"(?:work|works|worked|working|live|lived|living|moved|relocated|joined|use|code|program|"
+    r"develop|love|like|adore|enjoy|prefer|hate|dislike|don't|do\s+not|can't|never|speak|grew|"
+    r"started)\b"
+)
+_ELLIDED_STATE = re.compile(
+    r"(?i)(?:allergic|vegan|vegetarian|pescatarian|based|from|employed|living|working|called|"
+    r"an?\s|\d{1,3}\s+years)"
+)
+_BE = re.compile(r"(?i)\b(?:i'm|i\s+am)\b")
+
+
 def _clauses(sentence: str) -> list[str]:
-    return [
-        part.strip()
-        for part in re.split(r"(?i),?\s+(?:and|but|so)\s+(?=(?:i|i'm|i've|my|we)\b)", sentence)
-        if part.strip()
-    ]
+    """Split a sentence into first-person clauses, restoring an elided subject.
+
+    Example:
+        ```python
+        assert _clauses("I live in Berlin and work at Siemens") == [
+            "I live in Berlin",
+            "I work at Siemens",
+        ]
+        ```
+    """
+    pieces = re.split(f"({_CONJUNCTION})", sentence, flags=re.IGNORECASE)
+    clauses: list[str] = [pieces[0].strip()]
+    for joint, raw in zip(pieces[1::2], pieces[2::2], strict=True):
+        part = raw.strip()
+        if _SUBJECT_LEAD.match(part):
+            clauses.append(part)
+        elif _ELLIDED_VERB.match(part):
+            clauses.append("I " + part)
+        elif _BE.search(clauses[-1]) and _ELLIDED_STATE.match(part):
+            clauses.append("I'm " + part)
+        else:
+            clauses[-1] = clauses[-1] + joint + raw
+    return [clause for clause in clauses if clause]
 
 
 class RuleBasedExtractor:

@@ -174,6 +174,40 @@ def test_prefilter(text: str, memorable: bool) -> None:
         ("My favorite color is blue.", [("User's favorite color is blue.", "favorite:color")]),
         ("我叫张三", [("User's name is 张三.", "name")]),
         ("What's my name?", []),
+        # compound sentences: the elided subject of the second clause is restored
+        (
+            "I live in Berlin and work at Siemens.",
+            [("User lives in Berlin.", "location"), ("User works at Siemens.", "employer")],
+        ),
+        (
+            "I love sushi but hate olives.",
+            [
+                ("User loves sushi.", "preference:sushi"),
+                ("User hates olives.", "preference:olives"),
+            ],
+        ),
+        (
+            "I'm vegan and allergic to peanuts.",
+            [("User is vegan.", "diet"), ("User is allergic to peanuts.", "allergy:peanuts")],
+        ),
+        (
+            "I am 34 years old and a teacher.",
+            [("User is 34 years old.", "age"), ("User is a teacher.", "role")],
+        ),
+        (
+            "I use Python and Go at work, and I prefer vim.",
+            [
+                ("User uses Python.", "uses:python"),
+                ("User uses Go.", "uses:go"),
+                ("User prefers vim.", "preference:vim"),
+            ],
+        ),
+        # "and"/"so" inside one fact do not split it
+        (
+            "I love hiking and swimming.",
+            [("User loves hiking and swimming.", "preference:hiking and swimming")],
+        ),
+        ("I'm so happy and I love tea.", [("User loves tea.", "preference:tea")]),
     ],
 )
 def test_rule_extractor(text: str, expected: list[tuple[str, str]]) -> None:
