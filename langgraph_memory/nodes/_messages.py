@@ -318,9 +318,11 @@ def plan_summary(
 
 
 def offline_summary(previous: str, messages: Sequence[BaseMessage], *, max_words: int) -> str:
-    """Deterministic extractive summary (no model): the previous summary plus the first
-    sentence (at most 25 words) of every folded message, clipped to ``max_words`` keeping
-    the newest text.
+    """Deterministic extractive summary (no model): the previous summary's lines plus the
+    first sentence (at most 25 words) of every folded message, one ``role: text`` line
+    each. When it exceeds ``max_words`` whole lines are dropped — the oldest assistant and
+    tool lines first, then the oldest user lines — and a leading ``…`` line marks the cut,
+    so every kept line still reads as written.
 
     Example:
         ```python
@@ -329,7 +331,7 @@ def offline_summary(previous: str, messages: Sequence[BaseMessage], *, max_words
         ```
     """
     roles = {"human": "user", "ai": "assistant", "tool": "tool"}
-    lines = [previous.strip()] if previous.strip() else []
+    lines = [line for line in previous.strip().splitlines() if line.strip() and line != "…"]
     for message in messages:
         text = " ".join(message_text(message).split())
         if isinstance(message, AIMessage) and message.tool_calls:
@@ -340,8 +342,12 @@ def offline_summary(previous: str, messages: Sequence[BaseMessage], *, max_words
             first = " ".join(clipped[:25]) + " …"
         if first:
             lines.append(f"{roles.get(message.type, message.type)}: {first}")
-    summary = "\n".join(lines)
-    words = summary.split()
-    if len(words) > max_words:
-        summary = "… " + " ".join(words[-max_words:])
-    return summary
+    cut = False
+    while len(lines) > 1 and sum(len(line.split()) for line in lines) + cut > max_words:
+        # What the user said carries the facts: older assistant/tool lines go first.
+        others = [i for i, line in enumerate(lines[:-1]) if not line.startswith("user: ")]
+        lines.pop(others[0] if others else 0)
+        cut = True
+    if lines and len(lines[0].split()) > max_words:
+        lines[0] = "… " + " ".join(lines[0].split()[-max_words + 1 :])
+    return "\n".join(["…", *lines] if cut else lines)

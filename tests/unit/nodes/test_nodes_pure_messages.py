@@ -191,7 +191,25 @@ def test_offline_summary_is_incremental_and_bounded() -> None:
     second = offline_summary(first, [HumanMessage("word " * 500)], max_words=60)
     assert second.startswith(first) and second.endswith("word …")  # each message clipped
     third = offline_summary(second, [HumanMessage(f"fact {i}.") for i in range(40)], max_words=30)
-    assert third.startswith("… ") and len(third.split()) == 31 and third.endswith("user: fact 39.")
+    # whole lines are dropped, oldest first, under a leading "…" line
+    assert third.splitlines() == ["…", *(f"user: fact {i}." for i in range(31, 40))]
+    assert len(third.split()) <= 30
+
+
+def test_offline_summary_keeps_user_facts_over_assistant_chatter() -> None:
+    turns = [
+        HumanMessage("My name is Ana. Hi!"),
+        AIMessage("Nice to meet you, Ana! How can I help you today?"),
+        HumanMessage("I work at Google."),
+        AIMessage("Great, tell me more about it please."),
+    ]
+    summary = offline_summary("", turns, max_words=19)
+    assert summary.splitlines() == [
+        "…",
+        "user: My name is Ana.",
+        "user: I work at Google.",
+        "assistant: Great, tell me more about it please.",
+    ]
 
 
 # -- prompts: each default formats with the variables its node supplies ---------------------
