@@ -68,6 +68,7 @@ __all__ = [
 MIN_SERVER_VERSION = (6, 2)
 _PAGE = 64
 _THREAD_BATCH = 100
+_KEYS_CACHE_SIZE = 1024
 T = TypeVar("T")
 
 
@@ -299,6 +300,8 @@ class BaseRedisSaver(BaseCheckpointSaver[str]):
         self.is_cluster = _is_cluster(client)
         self.where = describe_client(client)
         self._registry = _keys.registry_key(self.prefix)
+        # thread id -> its keys (dict get/set are atomic: safe across threads)
+        self._keys_cache: dict[str, _keys.ThreadKeys] = {}
 
     @property
     def client(self) -> Any:
@@ -313,9 +316,16 @@ class BaseRedisSaver(BaseCheckpointSaver[str]):
 
     def _thread_keys(self, thread_id: Any) -> _keys.ThreadKeys:
         # NUL is escaped in keys; unpaired surrogates cannot be encoded -> ConfigurationError
-        return _keys.ThreadKeys.build(
-            self.prefix, _config.checked_thread_id(thread_id, allow_nul=True)
-        )
+        if type(thread_id) is str:  # the hot path: a checked id seen recently
+            cached = self._keys_cache.get(thread_id)
+            if cached is not None:
+                return cached
+        checked = _config.checked_thread_id(thread_id, allow_nul=True)
+        keys = _keys.ThreadKeys.build(self.prefix, checked)
+        if len(self._keys_cache) >= _KEYS_CACHE_SIZE:
+            self._keys_cache.clear()  # a plain bound; rebuilding keys is cheap
+        self._keys_cache[checked] = keys
+        return keys
 
     def _register(self, thread_id: str) -> list[Command]:
         """Add a thread to the registry (score: registration time, see ``REGISTRY_FORGET``)."""

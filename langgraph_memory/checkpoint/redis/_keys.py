@@ -69,7 +69,7 @@ _UNESCAPES = {value: key for key, value in _ESCAPES.items()}
 
 def quote(part: str) -> str:
     """Escape ``%``, NUL, ``{`` and ``}`` so ``part`` is safe in a key, tag or field."""
-    if not any(ch in part for ch in _ESCAPES):
+    if "%" not in part and "\x00" not in part and "{" not in part and "}" not in part:
         return part
     return "".join(_ESCAPES.get(ch, ch) for ch in part)
 

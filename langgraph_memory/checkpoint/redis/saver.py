@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import builtins
+import weakref
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any, TypeVar
@@ -18,6 +19,7 @@ from langgraph.checkpoint.base import (
 )
 from langgraph.checkpoint.serde.base import SerializerProtocol
 from redis import Redis
+from redis import exceptions as redis_errors
 from redis.cluster import RedisCluster
 from redis.exceptions import NoScriptError
 
@@ -33,6 +35,7 @@ from langgraph_memory.checkpoint.redis._base import (
     translate_errors,
 )
 from langgraph_memory.checkpoint.redis._scripts import SCRIPTS
+from langgraph_memory.checkpoint.redis._wire import DirectLane, pack_command
 from langgraph_memory.checkpoint.redis.lease import RedisLeaseBackend
 from langgraph_memory.errors import InvalidConnectionStringError
 
@@ -80,6 +83,11 @@ class RedisSaver(ThreadedAsyncMethods, BaseRedisSaver):
         serde: SerializerProtocol | None = None,
     ) -> None:
         super().__init__(client, prefix=prefix, ttl=ttl, keep_last=keep_last, serde=serde)
+        # Standalone clients: a lean request path on connections of the client's pool
+        # (see _wire.py); they go back to the pool when the saver is collected.
+        self._lane = DirectLane.for_client(client)
+        if self._lane is not None:
+            weakref.finalize(self, self._lane.close)
 
     @classmethod
     @contextmanager
@@ -242,6 +250,12 @@ class RedisSaver(ThreadedAsyncMethods, BaseRedisSaver):
             self._client.script_load(source)
 
     def _send(self, commands: Sequence[Command]) -> builtins.list[Any]:
+        if self._lane is not None:
+            packed = b"".join([pack_command(command.wire()) for command in commands])
+            try:
+                return self._lane.execute(packed, len(commands))
+            except (redis_errors.ConnectionError, redis_errors.TimeoutError):
+                pass  # the connection was dropped; retry below with redis-py's retry policy
         if len(commands) == 1 or self.is_cluster:
             return [self._client.execute_command(*c.wire()) for c in commands]
         pipe = self._client.pipeline(transaction=False)
