@@ -14,7 +14,7 @@ import os
 from collections.abc import Generator, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
-from typing import Any, TypedDict, TypeVar
+from typing import Any, TypedDict, TypeVar, cast
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import (
@@ -22,6 +22,8 @@ from langgraph.checkpoint.base import (
     ChannelVersions,
     Checkpoint,
     CheckpointMetadata,
+    CheckpointTuple,
+    get_checkpoint_id,
     get_serializable_checkpoint_metadata,
 )
 from langgraph.checkpoint.postgres.base import BasePostgresSaver
@@ -44,11 +46,16 @@ from langgraph_memory.lease._protocol import FENCE_CONFIG_KEY
 __all__ = [
     "PoolConfig",
     "Stmt",
+    "checkpoint_tuple",
     "copy_thread_program",
     "delete_for_runs_program",
     "delete_threads_program",
     "describe_target",
+    "finish_alone",
+    "get_tuple_query",
     "pending_migrations",
+    "put_program",
+    "put_writes_program",
     "retention_seconds",
     "run_program",
     "setup_program",
@@ -90,6 +97,10 @@ class Stmt:
         params: Parameters; for ``many=True`` a sequence of parameter rows.
         fetch: Send the result rows back into the program.
         many: Run with ``executemany``.
+        prepare: Passed to ``cursor.execute`` (``None``: the connection's threshold).
+        alone: The statement is the program's only one and atomic by itself: if it comes
+            first, the connector runs it in autocommit (its own implicit transaction, one
+            round trip, no ``BEGIN``/``COMMIT``); the program must then end.
     """
 
     sql: str
@@ -97,14 +108,20 @@ class Stmt:
     fetch: bool = False
     many: bool = False
     prepare: bool | None = None
+    alone: bool = False
 
 
 Rows = list[DictRow]
 Program = Generator[Stmt, Rows, T]
 
 
-def run_program(cur: Cursor[DictRow], program: Program[T]) -> T:
+def run_program(cur: Cursor[DictRow], program: Program[T], first: Stmt | None = None) -> T:
     """Execute ``program`` on a sync cursor and return its result.
+
+    Args:
+        cur: The cursor (the caller owns the transaction).
+        program: The program.
+        first: The program's first statement if the caller already took it with ``next``.
 
     Example:
         ```python
@@ -116,7 +133,7 @@ def run_program(cur: Cursor[DictRow], program: Program[T]) -> T:
         ```
     """
     try:
-        stmt = next(program)
+        stmt = next(program) if first is None else first
         while True:
             if stmt.many:
                 cur.executemany(stmt.sql, stmt.params)
@@ -128,6 +145,32 @@ def run_program(cur: Cursor[DictRow], program: Program[T]) -> T:
     except StopIteration as stop:
         result: T = stop.value
         return result
+
+
+def finish_alone(program: Program[T], rows: Rows) -> T:
+    """Send the rows of a program's ``alone`` statement back and return its result.
+
+    Raises:
+        RuntimeError: The program yielded another statement after an ``alone`` one.
+
+    Example:
+        ```python
+        def one() -> Program[int]:
+            rows = yield Stmt("SELECT 1 AS x", fetch=True, alone=True)
+            return int(rows[0]["x"])
+
+        program = one()
+        next(program)
+        assert finish_alone(program, [{"x": 1}]) == 1
+        ```
+    """
+    try:
+        stmt = program.send(rows)
+    except StopIteration as stop:
+        result: T = stop.value
+        return result
+    program.close()
+    raise RuntimeError(f"a program yielded {stmt.sql[:40]!r} after an 'alone' statement")
 
 
 # --------------------------------------------------------------------------- configuration
@@ -417,45 +460,57 @@ def put_program(
 
     Primitive channel values stay inline in ``checkpoints.checkpoint`` (as the official
     saver stores them); others go to ``checkpoint_blobs`` for the channels in
-    ``new_versions``. The program touches the thread's activity row first (so a TTL
-    sweep cannot interleave), checks the fencing token, then writes blobs and the row.
+    ``new_versions``. Without a fencing token the program is the single statement
+    :data:`~._sql.PUT_CHECKPOINT` (touch the activity row, upsert blobs, upsert the row;
+    run ``alone``, in autocommit). With one, it touches the activity row first (so a TTL
+    sweep cannot interleave, and locks are taken in the order ``delete_thread`` takes
+    them), checks the token, then writes blobs and row in one statement.
     """
     config = _config.normalized_config(config)
     configurable = config["configurable"]
     thread_id = configurable["thread_id"]
     checkpoint_ns = configurable.get("checkpoint_ns", "")
-    parent_id = configurable.get("checkpoint_id")
     token = fence_token(config)
     copy = checkpoint.copy()
-    values = dict(checkpoint["channel_values"])
     inline: dict[str, Any] = {}
-    blob_values: dict[str, Any] = {}
-    for key, value in values.items():
+    blob_params: list[Any] = [thread_id, checkpoint_ns]
+    dumps = saver.serde.dumps_typed
+    for key, value in checkpoint["channel_values"].items():
         if isinstance(value, _DeltaSnapshot):
-            blob_values[key] = value
             inline[key] = True
         elif value is None or isinstance(value, (str, int, float, bool)):
             inline[key] = value
-        else:
-            blob_values[key] = value
+            continue
+        version = new_versions.get(key)
+        if version is not None:
+            blob_params.extend((key, str(version), *dumps(value)))
     copy["channel_values"] = inline
-    blob_versions = {k: v for k, v in new_versions.items() if k in blob_values}
-    blob_rows = saver._dump_blobs(thread_id, checkpoint_ns, blob_values, blob_versions)
+    blobs = (len(blob_params) - 2) // 4
     row = (
         thread_id,
         checkpoint_ns,
         checkpoint["id"],
-        parent_id,
+        configurable.get("checkpoint_id"),
         Jsonb(copy),
         Jsonb(get_serializable_checkpoint_metadata(config, metadata)),
     )
+    params = (*(blob_params if blobs else ()), *row)
+
+    limit = _sql.MAX_ROWS_PER_STATEMENT
 
     def program() -> Program[None]:
+        if token is None and blobs <= limit:
+            yield Stmt(_sql.put_checkpoint(blobs), (thread_id, *params), alone=True)
+            return
         yield Stmt(_sql.TOUCH_ACTIVITY, (thread_id,))
         yield from _fence_program(thread_id, token)
-        if blob_rows:
-            yield Stmt(_sql.UPSERT_BLOBS, blob_rows, many=True)
-        yield Stmt(_sql.UPSERT_CHECKPOINT, row)
+        if blobs <= limit:
+            yield Stmt(_sql.put_checkpoint(blobs, touch=False), params)
+            return
+        for start in range(0, blobs, limit):
+            chunk = blob_params[2 + 4 * start : 2 + 4 * min(blobs, start + limit)]
+            yield Stmt(_sql.put_blobs(len(chunk) // 4), (thread_id, checkpoint_ns, *chunk))
+        yield Stmt(_sql.put_checkpoint(0, touch=False), row)
 
     next_config: RunnableConfig = {
         "configurable": {
@@ -477,33 +532,150 @@ def put_writes_program(
     """Serialise pending writes and return the program that stores them atomically.
 
     Idempotent per ``(task_id, idx)``: regular writes insert-if-absent; when every write
-    is a special channel (error, interrupt, ...) they are upserted.
+    is a special channel (error, interrupt, ...) they are upserted (the last write of a
+    repeated special channel wins). All rows go in one statement (parallel arrays); it
+    runs ``alone`` in autocommit unless a fencing token must be checked first.
     """
     config = _config.normalized_config(config)
     configurable = config["configurable"]
     thread_id = configurable["thread_id"]
-    if not configurable.get("checkpoint_id"):
+    checkpoint_id = configurable.get("checkpoint_id")
+    if not checkpoint_id:
         raise ConfigurationError(
             "put_writes needs config['configurable']['checkpoint_id'] (the checkpoint "
             "the writes belong to, as returned by put)"
         )
     token = fence_token(config)
     upsert = all(channel in WRITES_IDX_MAP for channel, _ in writes)
-    rows = saver._dump_writes(
-        thread_id,
-        configurable.get("checkpoint_ns", ""),
-        configurable["checkpoint_id"],
-        task_id,
-        task_path,
-        writes,
-    )
+    checkpoint_ns = configurable.get("checkpoint_ns", "")
+    by_idx: dict[int, tuple[Any, ...]] = {}
+    dumps = saver.serde.dumps_typed
+    for idx, (channel, value) in enumerate(writes):
+        key = WRITES_IDX_MAP.get(channel, idx)
+        if upsert or key not in by_idx:
+            by_idx[key] = (
+                thread_id,
+                checkpoint_ns,
+                checkpoint_id,
+                task_id,
+                task_path,
+                key,
+                channel,
+                *dumps(value),
+            )
+    rows = list(by_idx.values())
+    limit = _sql.MAX_ROWS_PER_STATEMENT
 
     def program() -> Program[None]:
-        yield from _fence_program(thread_id, token)
-        if rows:
-            yield Stmt(_sql.UPSERT_WRITES if upsert else _sql.INSERT_WRITES, rows, many=True)
+        if token is not None:
+            yield from _fence_program(thread_id, token)
+        for start in range(0, len(rows), limit):
+            chunk = rows[start : start + limit]
+            sql = _sql.put_writes(len(chunk), upsert=upsert)
+            alone = token is None and len(rows) <= limit
+            yield Stmt(sql, [p for row in chunk for p in row], alone=alone)
 
     return program()
+
+
+# --------------------------------------------------------------------------- reads
+
+INLINE_DECODE_BYTES = 64 * 1024
+"""Pending writes up to this many serialised bytes are decoded on the event loop by
+``AsyncPostgresSaver``; larger ones in a worker thread (as the official saver always
+does: a thread hop costs more CPU than decoding a few small writes)."""
+
+
+_GET_LATEST = (
+    BasePostgresSaver.SELECT_SQL
+    + "WHERE thread_id = %s AND checkpoint_ns = %s ORDER BY checkpoint_id DESC LIMIT 1"
+)
+_GET_BY_ID = (
+    BasePostgresSaver.SELECT_SQL
+    + "WHERE thread_id = %s AND checkpoint_ns = %s AND checkpoint_id = %s"
+)
+
+
+def get_tuple_query(config: RunnableConfig) -> tuple[str, tuple[str, ...]]:
+    """The official saver's ``get_tuple`` query for a (normalised) config: the named
+    checkpoint, or the thread's latest, with its blobs and pending writes in one row.
+
+    Example:
+        ```python
+        sql, args = get_tuple_query({"configurable": {"thread_id": "t"}})
+        assert args == ("t", "") and sql.endswith("LIMIT 1")
+        ```
+    """
+    configurable = config["configurable"]
+    thread_id, checkpoint_ns = configurable["thread_id"], configurable.get("checkpoint_ns", "")
+    checkpoint_id = get_checkpoint_id(config)
+    if checkpoint_id:
+        return _GET_BY_ID, (thread_id, checkpoint_ns, checkpoint_id)
+    return _GET_LATEST, (thread_id, checkpoint_ns)
+
+
+def needs_sends_migration(row: Mapping[str, Any]) -> bool:
+    """A pre-v4 checkpoint reads its pending sends from its parent's writes."""
+    return bool(row["checkpoint"]["v"] < 4 and row["parent_checkpoint_id"])
+
+
+def migrate_sends(saver: BasePostgresSaver, row: DictRow, sends: Mapping[str, Any] | None) -> None:
+    """Fold a parent's pending sends (``SELECT_PENDING_SENDS_SQL`` row) into ``row``."""
+    if sends:
+        if row["channel_values"] is None:
+            row["channel_values"] = []
+        saver._migrate_pending_sends(sends["sends"], row["checkpoint"], row["channel_values"])
+
+
+def pending_writes_size(row: Mapping[str, Any]) -> int:
+    """Serialised bytes of a ``SELECT_SQL`` row's pending writes (their blobs).
+
+    Example:
+        ```python
+        assert pending_writes_size({"pending_writes": None}) == 0
+        ```
+    """
+    return sum(len(w[3] or b"") for w in row["pending_writes"] or ())
+
+
+def checkpoint_tuple(saver: BasePostgresSaver, row: Mapping[str, Any]) -> CheckpointTuple:
+    """Decode a row of the official ``SELECT_SQL`` into a :class:`CheckpointTuple`
+    (what the official sync saver's ``_load_checkpoint_tuple`` returns)."""
+    thread_id, checkpoint_ns = row["thread_id"], row["checkpoint_ns"]
+    stored = row["checkpoint"]
+    parent_id = row["parent_checkpoint_id"]
+    return CheckpointTuple(
+        {
+            "configurable": {
+                "thread_id": thread_id,
+                "checkpoint_ns": checkpoint_ns,
+                "checkpoint_id": row["checkpoint_id"],
+            }
+        },
+        cast(
+            Checkpoint,
+            {
+                **stored,
+                "channel_values": {
+                    **(stored.get("channel_values") or {}),
+                    **saver._load_blobs(row["channel_values"]),
+                },
+            },
+        ),
+        row["metadata"],
+        (
+            {
+                "configurable": {
+                    "thread_id": thread_id,
+                    "checkpoint_ns": checkpoint_ns,
+                    "checkpoint_id": parent_id,
+                }
+            }
+            if parent_id
+            else None
+        ),
+        saver._load_writes(row["pending_writes"]),
+    )
 
 
 # --------------------------------------------------------------------------- deletes / copies

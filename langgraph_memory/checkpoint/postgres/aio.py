@@ -363,7 +363,25 @@ class AsyncPostgresSaver(_OfficialAsyncPostgresSaver):
             tup = await saver.aget_tuple({"configurable": {"thread_id": "t1"}})
             ```
         """
-        return await super().aget_tuple(_config.normalized_config(config))
+        config = _config.normalized_config(config)
+        query, args = _common.get_tuple_query(config)
+        async with self._connector.cursor() as cur:
+            await cur.execute(query, args)
+            row = await cur.fetchone()
+            if row is None:
+                return None
+            if _common.needs_sends_migration(row):
+                parent = [row["parent_checkpoint_id"]]
+                await cur.execute(self.SELECT_PENDING_SENDS_SQL, (args[0], parent))
+                _common.migrate_sends(self, row, await cur.fetchone())
+        # decoded after the connection went back to the pool
+        return await self._load_checkpoint_tuple(row)
+
+    async def _load_checkpoint_tuple(self, value: DictRow) -> CheckpointTuple:
+        """Decode a row; small pending writes on the loop (no thread hop), large in a thread."""
+        if _common.pending_writes_size(value) > _common.INLINE_DECODE_BYTES:
+            return await super()._load_checkpoint_tuple(value)
+        return _common.checkpoint_tuple(self, value)
 
     async def aget_delta_channel_history(
         self, *, config: RunnableConfig, channels: Sequence[str]

@@ -397,7 +397,17 @@ class PostgresSaver(ThreadedAsyncMethods, _OfficialPostgresSaver):
             tup = saver.get_tuple({"configurable": {"thread_id": "t1"}})
             ```
         """
-        return super().get_tuple(_config.normalized_config(config))
+        config = _config.normalized_config(config)
+        query, args = _common.get_tuple_query(config)
+        with self._connector.cursor() as cur:
+            cur.execute(query, args)
+            row = cur.fetchone()
+            if row is None:
+                return None
+            if _common.needs_sends_migration(row):
+                cur.execute(self.SELECT_PENDING_SENDS_SQL, (args[0], [row["parent_checkpoint_id"]]))
+                _common.migrate_sends(self, row, cur.fetchone())
+        return _common.checkpoint_tuple(self, row)
 
     def get_delta_channel_history(
         self, *, config: RunnableConfig, channels: Sequence[str]

@@ -10,6 +10,7 @@ import pytest
 from langgraph.checkpoint.base import empty_checkpoint
 from langgraph.checkpoint.postgres.base import MIGRATIONS as OFFICIAL_MIGRATIONS
 from langgraph.checkpoint.postgres.base import BasePostgresSaver
+from langgraph.checkpoint.serde.types import INTERRUPT
 
 from langgraph_memory.checkpoint.postgres import _common, _retention, _sql
 from langgraph_memory.checkpoint.postgres._common import Stmt
@@ -164,12 +165,75 @@ def test_put_program_touches_activity_then_checks_fence_then_writes() -> None:
     assert [s.sql for s in seen] == [
         _sql.TOUCH_ACTIVITY,
         _sql.FENCE_TOKEN,
-        _sql.UPSERT_BLOBS,
-        _sql.UPSERT_CHECKPOINT,
+        _sql.put_checkpoint(1, touch=False),
     ]
-    blob_rows = seen[2].params
-    assert [row[2] for row in blob_rows] == ["messages"]  # the int stays inline
-    assert seen[3].params[4].obj["channel_values"] == {"count": 3}
+    assert not any(s.alone for s in seen)  # a fenced put needs its transaction
+    params = seen[2].params
+    assert params[:4] == ("t", "", "messages", "1")  # the int stays inline
+    assert params[-6:-2] == ("t", "", checkpoint["id"], None)
+    assert params[-2].obj["channel_values"] == {"count": 3}
+
+
+def test_unfenced_put_is_one_statement_that_touches_before_writing() -> None:
+    saver = BasePostgresSaver()
+    checkpoint = empty_checkpoint()
+    checkpoint["channel_values"] = {"a": ["x"], "b": {"k": 1}, "n": None}
+    config = {"configurable": {"thread_id": 9, "checkpoint_ns": "", "checkpoint_id": "p"}}
+    program, _ = _common.put_program(saver, config, checkpoint, {}, {"a": "2", "b": "3"})
+    seen, _ = drive(program, {})
+    assert len(seen) == 1 and seen[0].alone
+    sql = seen[0].sql
+    assert sql == _sql.put_checkpoint(2)
+    # each step waits for the previous one: touch -> blobs -> checkpoint row
+    assert sql.index("touched AS") < sql.index("blobs AS") < sql.index("INSERT INTO checkpoints")
+    assert "FROM touched) >= 0" in sql and "FROM blobs) >= 0" in sql
+    params = seen[0].params
+    assert params[0] == "9" and sql.count("%s") == len(params)
+    assert [params[3], params[7]] == ["a", "b"]
+    assert params[-3] == "p"
+
+
+def test_put_with_more_blobs_than_one_statement_takes_chunks_in_a_transaction(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(_sql, "MAX_ROWS_PER_STATEMENT", 2)
+    saver = BasePostgresSaver()
+    checkpoint = empty_checkpoint()
+    checkpoint["channel_values"] = {f"c{i}": [i] for i in range(5)}
+    versions = {f"c{i}": "1" for i in range(5)}
+    program, _ = _common.put_program(
+        saver, {"configurable": {"thread_id": "t"}}, checkpoint, {}, versions
+    )
+    seen, _ = drive(program, {})
+    assert [s.sql for s in seen] == [
+        _sql.TOUCH_ACTIVITY,
+        _sql.put_blobs(2),
+        _sql.put_blobs(2),
+        _sql.put_blobs(1),
+        _sql.put_checkpoint(0, touch=False),
+    ]
+    assert not any(s.alone for s in seen)
+    assert [s.params[2] for s in seen[1:4]] == ["c0", "c2", "c4"]
+
+
+def test_put_writes_is_one_statement_and_upserts_keep_the_last_special_write() -> None:
+    saver = BasePostgresSaver()
+    config = {"configurable": {"thread_id": "t", "checkpoint_ns": "", "checkpoint_id": "c"}}
+    seen, _ = drive(
+        _common.put_writes_program(saver, config, [("x", 1), ("y", 2)], "task", "p"), {}
+    )
+    assert [s.sql for s in seen] == [_sql.put_writes(2, upsert=False)]
+    assert seen[0].alone and seen[0].params[:7] == ["t", "", "c", "task", "p", 0, "x"]
+    seen, _ = drive(
+        _common.put_writes_program(
+            saver, config, [(INTERRUPT, "first"), (INTERRUPT, "second")], "task", ""
+        ),
+        {},
+    )
+    assert [s.sql for s in seen] == [_sql.put_writes(1, upsert=True)]
+    assert saver.serde.loads_typed((seen[0].params[7], seen[0].params[8])) == "second"
+    seen, _ = drive(_common.put_writes_program(saver, config, [], "task", ""), {})
+    assert seen == []
 
 
 def test_stale_fence_stops_the_program_before_any_write() -> None:
