@@ -40,6 +40,9 @@ __all__ = [
     "probe",
 ]
 
+_timeout: Any = getattr(asyncio, "timeout", None)
+"""``asyncio.timeout`` (Python 3.11+): a timer handle, no extra task like ``wait_for``."""
+
 SyncConn = Connection[DictRow] | ConnectionPool[Connection[DictRow]]
 AsyncConn = AsyncConnection[DictRow] | AsyncConnectionPool[AsyncConnection[DictRow]]
 
@@ -332,12 +335,40 @@ class AsyncConnector:
         self.lock = lock or asyncio.Lock()
         self.target = _target_of(conn)
         self.supports_pipeline = psycopg.Capabilities().has_pipeline()
+        self._gate = asyncio.Semaphore(
+            conn.max_size if isinstance(conn, AsyncConnectionPool) else 1
+        )
+
+    async def _enter_gate(self, timeout: float) -> None:
+        """Wait for one of ``max_size`` permits before asking the pool for a connection.
+
+        When more coroutines want a connection than the pool has, they queue here on a
+        plain semaphore instead of in the pool's waiting queue, whose per-request
+        condition variable and timeout task cost several times more CPU (with LangGraph's
+        background puts, 8 clients keep ~2x as many calls in flight as a pool of 8 has
+        connections). Waiting is bounded by the pool's ``timeout`` as before."""
+        if not self._gate.locked():
+            await self._gate.acquire()  # a permit is free: returns at once
+            return
+        try:
+            if _timeout is not None:
+                async with _timeout(timeout):
+                    await self._gate.acquire()
+            else:  # Python 3.10
+                await asyncio.wait_for(self._gate.acquire(), timeout)
+        except (TimeoutError, asyncio.TimeoutError):
+            raise PoolTimeout(f"couldn't get a connection after {timeout:.2f} sec") from None
 
     @asynccontextmanager
     async def connection(self) -> AsyncIterator[AsyncConnection[DictRow]]:
         try:
             if isinstance(self.conn, AsyncConnectionPool):
-                conn = await self.conn.getconn()
+                await self._enter_gate(self.conn.timeout)
+                try:
+                    conn = await self.conn.getconn()
+                except BaseException:
+                    self._gate.release()
+                    raise
                 try:
                     yield conn
                 except BaseException:
@@ -349,7 +380,10 @@ class AsyncConnector:
                     if conn.pgconn.transaction_status != TransactionStatus.IDLE:
                         await conn.commit()
                 finally:
-                    await self.conn.putconn(conn)
+                    try:
+                        await self.conn.putconn(conn)
+                    finally:
+                        self._gate.release()
             else:
                 async with self.lock:
                     yield self.conn
