@@ -14,7 +14,7 @@ import os
 from collections.abc import Generator, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
-from typing import Any, TypedDict, TypeVar, cast
+from typing import Any, TypedDict, TypeVar
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import (
@@ -22,8 +22,6 @@ from langgraph.checkpoint.base import (
     ChannelVersions,
     Checkpoint,
     CheckpointMetadata,
-    CheckpointTuple,
-    get_checkpoint_id,
     get_serializable_checkpoint_metadata,
 )
 from langgraph.checkpoint.postgres.base import BasePostgresSaver
@@ -46,13 +44,11 @@ from langgraph_memory.lease._protocol import FENCE_CONFIG_KEY
 __all__ = [
     "PoolConfig",
     "Stmt",
-    "checkpoint_tuple",
     "copy_thread_program",
     "delete_for_runs_program",
     "delete_threads_program",
     "describe_target",
     "finish_alone",
-    "get_tuple_query",
     "pending_migrations",
     "put_program",
     "put_writes_program",
@@ -576,106 +572,6 @@ def put_writes_program(
             yield Stmt(sql, [p for row in chunk for p in row], alone=alone)
 
     return program()
-
-
-# --------------------------------------------------------------------------- reads
-
-INLINE_DECODE_BYTES = 64 * 1024
-"""Pending writes up to this many serialised bytes are decoded on the event loop by
-``AsyncPostgresSaver``; larger ones in a worker thread (as the official saver always
-does: a thread hop costs more CPU than decoding a few small writes)."""
-
-
-_GET_LATEST = (
-    BasePostgresSaver.SELECT_SQL
-    + "WHERE thread_id = %s AND checkpoint_ns = %s ORDER BY checkpoint_id DESC LIMIT 1"
-)
-_GET_BY_ID = (
-    BasePostgresSaver.SELECT_SQL
-    + "WHERE thread_id = %s AND checkpoint_ns = %s AND checkpoint_id = %s"
-)
-
-
-def get_tuple_query(config: RunnableConfig) -> tuple[str, tuple[str, ...]]:
-    """The official saver's ``get_tuple`` query for a (normalised) config: the named
-    checkpoint, or the thread's latest, with its blobs and pending writes in one row.
-
-    Example:
-        ```python
-        sql, args = get_tuple_query({"configurable": {"thread_id": "t"}})
-        assert args == ("t", "") and sql.endswith("LIMIT 1")
-        ```
-    """
-    configurable = config["configurable"]
-    thread_id, checkpoint_ns = configurable["thread_id"], configurable.get("checkpoint_ns", "")
-    checkpoint_id = get_checkpoint_id(config)
-    if checkpoint_id:
-        return _GET_BY_ID, (thread_id, checkpoint_ns, checkpoint_id)
-    return _GET_LATEST, (thread_id, checkpoint_ns)
-
-
-def needs_sends_migration(row: Mapping[str, Any]) -> bool:
-    """A pre-v4 checkpoint reads its pending sends from its parent's writes."""
-    return bool(row["checkpoint"]["v"] < 4 and row["parent_checkpoint_id"])
-
-
-def migrate_sends(saver: BasePostgresSaver, row: DictRow, sends: Mapping[str, Any] | None) -> None:
-    """Fold a parent's pending sends (``SELECT_PENDING_SENDS_SQL`` row) into ``row``."""
-    if sends:
-        if row["channel_values"] is None:
-            row["channel_values"] = []
-        saver._migrate_pending_sends(sends["sends"], row["checkpoint"], row["channel_values"])
-
-
-def pending_writes_size(row: Mapping[str, Any]) -> int:
-    """Serialised bytes of a ``SELECT_SQL`` row's pending writes (their blobs).
-
-    Example:
-        ```python
-        assert pending_writes_size({"pending_writes": None}) == 0
-        ```
-    """
-    return sum(len(w[3] or b"") for w in row["pending_writes"] or ())
-
-
-def checkpoint_tuple(saver: BasePostgresSaver, row: Mapping[str, Any]) -> CheckpointTuple:
-    """Decode a row of the official ``SELECT_SQL`` into a :class:`CheckpointTuple`
-    (what the official sync saver's ``_load_checkpoint_tuple`` returns)."""
-    thread_id, checkpoint_ns = row["thread_id"], row["checkpoint_ns"]
-    stored = row["checkpoint"]
-    parent_id = row["parent_checkpoint_id"]
-    return CheckpointTuple(
-        {
-            "configurable": {
-                "thread_id": thread_id,
-                "checkpoint_ns": checkpoint_ns,
-                "checkpoint_id": row["checkpoint_id"],
-            }
-        },
-        cast(
-            Checkpoint,
-            {
-                **stored,
-                "channel_values": {
-                    **(stored.get("channel_values") or {}),
-                    **saver._load_blobs(row["channel_values"]),
-                },
-            },
-        ),
-        row["metadata"],
-        (
-            {
-                "configurable": {
-                    "thread_id": thread_id,
-                    "checkpoint_ns": checkpoint_ns,
-                    "checkpoint_id": parent_id,
-                }
-            }
-            if parent_id
-            else None
-        ),
-        saver._load_writes(row["pending_writes"]),
-    )
 
 
 # --------------------------------------------------------------------------- deletes / copies

@@ -12,6 +12,7 @@ from __future__ import annotations
 import functools
 
 from langgraph.checkpoint.postgres.base import MIGRATIONS as OFFICIAL_MIGRATIONS
+from langgraph.checkpoint.postgres.base import SELECT_SQL as OFFICIAL_SELECT_SQL
 from langgraph.checkpoint.serde.types import TASKS
 
 __all__ = [
@@ -26,6 +27,8 @@ __all__ = [
     "DELETE_THREADS",
     "DELETE_WRITES_BY_IDS",
     "FENCE_TOKEN",
+    "GET_TUPLE_BY_ID",
+    "GET_TUPLE_LATEST",
     "LGM_INSERT_VERSION",
     "LGM_MIGRATIONS",
     "LGM_MIGRATIONS_TABLE",
@@ -105,6 +108,19 @@ SELECT DISTINCT thread_id, now() FROM checkpoints
 ON CONFLICT (thread_id) DO NOTHING""",
 ]
 """Our own migrations; the list position is the version. Append only."""
+
+# --------------------------------------------------------------------------- reads
+
+GET_TUPLE_LATEST = (
+    OFFICIAL_SELECT_SQL
+    + "WHERE thread_id = %s AND checkpoint_ns = %s ORDER BY checkpoint_id DESC LIMIT 1"
+)
+"""The official saver's read of a thread's latest checkpoint, with blobs and pending writes."""
+
+GET_TUPLE_BY_ID = (
+    OFFICIAL_SELECT_SQL + "WHERE thread_id = %s AND checkpoint_ns = %s AND checkpoint_id = %s"
+)
+"""The official saver's read of one named checkpoint, with blobs and pending writes."""
 
 # --------------------------------------------------------------------------- writes
 

@@ -12,7 +12,7 @@ from langgraph.checkpoint.postgres.base import MIGRATIONS as OFFICIAL_MIGRATIONS
 from langgraph.checkpoint.postgres.base import BasePostgresSaver
 from langgraph.checkpoint.serde.types import INTERRUPT
 
-from langgraph_memory.checkpoint.postgres import _common, _retention, _sql
+from langgraph_memory.checkpoint.postgres import _common, _read, _retention, _sql
 from langgraph_memory.checkpoint.postgres._common import Stmt
 from langgraph_memory.checkpoint.postgres._retention import CheckpointShape, plan_keep_last
 from langgraph_memory.errors import (
@@ -373,3 +373,37 @@ def test_translate_error_reports_a_closed_pool_as_misuse() -> None:
 
     error = _common.translate_error("db:1", PoolClosed("the pool 'p' is not open yet"))
     assert isinstance(error, ConfigurationError) and "from_conn_string" in str(error)
+
+
+# ----------------------------------------------------------------------------- reads
+
+
+def test_get_tuple_query_reads_the_named_or_the_latest_checkpoint() -> None:
+    sql, args = _read.get_tuple_query({"configurable": {"thread_id": "t", "checkpoint_ns": "n"}})
+    assert sql == _sql.GET_TUPLE_LATEST and args == ("t", "n")
+    sql, args = _read.get_tuple_query({"configurable": {"thread_id": "t", "checkpoint_id": "c"}})
+    assert sql == _sql.GET_TUPLE_BY_ID and args == ("t", "", "c")
+
+
+def test_checkpoint_tuple_decodes_blobs_writes_and_parent() -> None:
+    saver = BasePostgresSaver()
+    t_blob, blob = saver.serde.dumps_typed(["hello"])
+    t_write, write = saver.serde.dumps_typed("w")
+    row = {
+        "thread_id": "t",
+        "checkpoint_ns": "",
+        "checkpoint_id": "2",
+        "parent_checkpoint_id": "1",
+        "checkpoint": {"v": 4, "id": "2", "channel_values": {"n": 3}, "channel_versions": {}},
+        "metadata": {"step": 1},
+        "channel_values": [(b"messages", t_blob.encode(), blob)],
+        "pending_writes": [(b"task", b"ch", t_write.encode(), write, b"", b"0")],
+    }
+    assert _read.pending_writes_size(row) == len(write)
+    tup = _read.checkpoint_tuple(saver, row)
+    assert tup.checkpoint["channel_values"] == {"n": 3, "messages": ["hello"]}
+    assert tup.parent_config == {
+        "configurable": {"thread_id": "t", "checkpoint_ns": "", "checkpoint_id": "1"}
+    }
+    assert tup.pending_writes == [("task", "ch", "w")]
+    assert tup.metadata == {"step": 1}
