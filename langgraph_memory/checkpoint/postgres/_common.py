@@ -48,7 +48,10 @@ __all__ = [
     "delete_for_runs_program",
     "delete_threads_program",
     "describe_target",
+    "finish_alone",
     "pending_migrations",
+    "put_program",
+    "put_writes_program",
     "retention_seconds",
     "run_program",
     "setup_program",
@@ -90,6 +93,10 @@ class Stmt:
         params: Parameters; for ``many=True`` a sequence of parameter rows.
         fetch: Send the result rows back into the program.
         many: Run with ``executemany``.
+        prepare: Passed to ``cursor.execute`` (``None``: the connection's threshold).
+        alone: The statement is the program's only one and atomic by itself: if it comes
+            first, the connector runs it in autocommit (its own implicit transaction, one
+            round trip, no ``BEGIN``/``COMMIT``); the program must then end.
     """
 
     sql: str
@@ -97,14 +104,20 @@ class Stmt:
     fetch: bool = False
     many: bool = False
     prepare: bool | None = None
+    alone: bool = False
 
 
 Rows = list[DictRow]
 Program = Generator[Stmt, Rows, T]
 
 
-def run_program(cur: Cursor[DictRow], program: Program[T]) -> T:
+def run_program(cur: Cursor[DictRow], program: Program[T], first: Stmt | None = None) -> T:
     """Execute ``program`` on a sync cursor and return its result.
+
+    Args:
+        cur: The cursor (the caller owns the transaction).
+        program: The program.
+        first: The program's first statement if the caller already took it with ``next``.
 
     Example:
         ```python
@@ -116,7 +129,7 @@ def run_program(cur: Cursor[DictRow], program: Program[T]) -> T:
         ```
     """
     try:
-        stmt = next(program)
+        stmt = next(program) if first is None else first
         while True:
             if stmt.many:
                 cur.executemany(stmt.sql, stmt.params)
@@ -128,6 +141,32 @@ def run_program(cur: Cursor[DictRow], program: Program[T]) -> T:
     except StopIteration as stop:
         result: T = stop.value
         return result
+
+
+def finish_alone(program: Program[T], rows: Rows) -> T:
+    """Send the rows of a program's ``alone`` statement back and return its result.
+
+    Raises:
+        RuntimeError: The program yielded another statement after an ``alone`` one.
+
+    Example:
+        ```python
+        def one() -> Program[int]:
+            rows = yield Stmt("SELECT 1 AS x", fetch=True, alone=True)
+            return int(rows[0]["x"])
+
+        program = one()
+        next(program)
+        assert finish_alone(program, [{"x": 1}]) == 1
+        ```
+    """
+    try:
+        stmt = program.send(rows)
+    except StopIteration as stop:
+        result: T = stop.value
+        return result
+    program.close()
+    raise RuntimeError(f"a program yielded {stmt.sql[:40]!r} after an 'alone' statement")
 
 
 # --------------------------------------------------------------------------- configuration
@@ -417,45 +456,57 @@ def put_program(
 
     Primitive channel values stay inline in ``checkpoints.checkpoint`` (as the official
     saver stores them); others go to ``checkpoint_blobs`` for the channels in
-    ``new_versions``. The program touches the thread's activity row first (so a TTL
-    sweep cannot interleave), checks the fencing token, then writes blobs and the row.
+    ``new_versions``. Without a fencing token the program is the single statement
+    :data:`~._sql.PUT_CHECKPOINT` (touch the activity row, upsert blobs, upsert the row;
+    run ``alone``, in autocommit). With one, it touches the activity row first (so a TTL
+    sweep cannot interleave, and locks are taken in the order ``delete_thread`` takes
+    them), checks the token, then writes blobs and row in one statement.
     """
     config = _config.normalized_config(config)
     configurable = config["configurable"]
     thread_id = configurable["thread_id"]
     checkpoint_ns = configurable.get("checkpoint_ns", "")
-    parent_id = configurable.get("checkpoint_id")
     token = fence_token(config)
     copy = checkpoint.copy()
-    values = dict(checkpoint["channel_values"])
     inline: dict[str, Any] = {}
-    blob_values: dict[str, Any] = {}
-    for key, value in values.items():
+    blob_params: list[Any] = [thread_id, checkpoint_ns]
+    dumps = saver.serde.dumps_typed
+    for key, value in checkpoint["channel_values"].items():
         if isinstance(value, _DeltaSnapshot):
-            blob_values[key] = value
             inline[key] = True
         elif value is None or isinstance(value, (str, int, float, bool)):
             inline[key] = value
-        else:
-            blob_values[key] = value
+            continue
+        version = new_versions.get(key)
+        if version is not None:
+            blob_params.extend((key, str(version), *dumps(value)))
     copy["channel_values"] = inline
-    blob_versions = {k: v for k, v in new_versions.items() if k in blob_values}
-    blob_rows = saver._dump_blobs(thread_id, checkpoint_ns, blob_values, blob_versions)
+    blobs = (len(blob_params) - 2) // 4
     row = (
         thread_id,
         checkpoint_ns,
         checkpoint["id"],
-        parent_id,
+        configurable.get("checkpoint_id"),
         Jsonb(copy),
         Jsonb(get_serializable_checkpoint_metadata(config, metadata)),
     )
+    params = (*(blob_params if blobs else ()), *row)
+
+    limit = _sql.MAX_ROWS_PER_STATEMENT
 
     def program() -> Program[None]:
+        if token is None and blobs <= limit:
+            yield Stmt(_sql.put_checkpoint(blobs), (thread_id, *params), alone=True)
+            return
         yield Stmt(_sql.TOUCH_ACTIVITY, (thread_id,))
         yield from _fence_program(thread_id, token)
-        if blob_rows:
-            yield Stmt(_sql.UPSERT_BLOBS, blob_rows, many=True)
-        yield Stmt(_sql.UPSERT_CHECKPOINT, row)
+        if blobs <= limit:
+            yield Stmt(_sql.put_checkpoint(blobs, touch=False), params)
+            return
+        for start in range(0, blobs, limit):
+            chunk = blob_params[2 + 4 * start : 2 + 4 * min(blobs, start + limit)]
+            yield Stmt(_sql.put_blobs(len(chunk) // 4), (thread_id, checkpoint_ns, *chunk))
+        yield Stmt(_sql.put_checkpoint(0, touch=False), row)
 
     next_config: RunnableConfig = {
         "configurable": {
@@ -477,31 +528,48 @@ def put_writes_program(
     """Serialise pending writes and return the program that stores them atomically.
 
     Idempotent per ``(task_id, idx)``: regular writes insert-if-absent; when every write
-    is a special channel (error, interrupt, ...) they are upserted.
+    is a special channel (error, interrupt, ...) they are upserted (the last write of a
+    repeated special channel wins). All rows go in one statement (parallel arrays); it
+    runs ``alone`` in autocommit unless a fencing token must be checked first.
     """
     config = _config.normalized_config(config)
     configurable = config["configurable"]
     thread_id = configurable["thread_id"]
-    if not configurable.get("checkpoint_id"):
+    checkpoint_id = configurable.get("checkpoint_id")
+    if not checkpoint_id:
         raise ConfigurationError(
             "put_writes needs config['configurable']['checkpoint_id'] (the checkpoint "
             "the writes belong to, as returned by put)"
         )
     token = fence_token(config)
     upsert = all(channel in WRITES_IDX_MAP for channel, _ in writes)
-    rows = saver._dump_writes(
-        thread_id,
-        configurable.get("checkpoint_ns", ""),
-        configurable["checkpoint_id"],
-        task_id,
-        task_path,
-        writes,
-    )
+    checkpoint_ns = configurable.get("checkpoint_ns", "")
+    by_idx: dict[int, tuple[Any, ...]] = {}
+    dumps = saver.serde.dumps_typed
+    for idx, (channel, value) in enumerate(writes):
+        key = WRITES_IDX_MAP.get(channel, idx)
+        if upsert or key not in by_idx:
+            by_idx[key] = (
+                thread_id,
+                checkpoint_ns,
+                checkpoint_id,
+                task_id,
+                task_path,
+                key,
+                channel,
+                *dumps(value),
+            )
+    rows = list(by_idx.values())
+    limit = _sql.MAX_ROWS_PER_STATEMENT
 
     def program() -> Program[None]:
-        yield from _fence_program(thread_id, token)
-        if rows:
-            yield Stmt(_sql.UPSERT_WRITES if upsert else _sql.INSERT_WRITES, rows, many=True)
+        if token is not None:
+            yield from _fence_program(thread_id, token)
+        for start in range(0, len(rows), limit):
+            chunk = rows[start : start + limit]
+            sql = _sql.put_writes(len(chunk), upsert=upsert)
+            alone = token is None and len(rows) <= limit
+            yield Stmt(sql, [p for row in chunk for p in row], alone=alone)
 
     return program()
 

@@ -9,7 +9,10 @@ official ones. All statements are parameterised (``%s`` placeholders).
 
 from __future__ import annotations
 
+import functools
+
 from langgraph.checkpoint.postgres.base import MIGRATIONS as OFFICIAL_MIGRATIONS
+from langgraph.checkpoint.postgres.base import SELECT_SQL as OFFICIAL_SELECT_SQL
 from langgraph.checkpoint.serde.types import TASKS
 
 __all__ = [
@@ -24,11 +27,13 @@ __all__ = [
     "DELETE_THREADS",
     "DELETE_WRITES_BY_IDS",
     "FENCE_TOKEN",
-    "INSERT_WRITES",
+    "GET_TUPLE_BY_ID",
+    "GET_TUPLE_LATEST",
     "LGM_INSERT_VERSION",
     "LGM_MIGRATIONS",
     "LGM_MIGRATIONS_TABLE",
     "LGM_SELECT_VERSION",
+    "MAX_ROWS_PER_STATEMENT",
     "MIGRATION_LOCK_KEY",
     "MIGRATION_UNLOCK",
     "OFFICIAL_INSERT_VERSION",
@@ -50,9 +55,9 @@ __all__ = [
     "TOUCH_ACTIVITY",
     "TRY_MIGRATION_LOCK",
     "TRY_MIGRATION_XACT_LOCK",
-    "UPSERT_BLOBS",
-    "UPSERT_CHECKPOINT",
-    "UPSERT_WRITES",
+    "put_blobs",
+    "put_checkpoint",
+    "put_writes",
 ]
 
 # --------------------------------------------------------------------------- migrations
@@ -104,6 +109,19 @@ ON CONFLICT (thread_id) DO NOTHING""",
 ]
 """Our own migrations; the list position is the version. Append only."""
 
+# --------------------------------------------------------------------------- reads
+
+GET_TUPLE_LATEST = (
+    OFFICIAL_SELECT_SQL
+    + "WHERE thread_id = %s AND checkpoint_ns = %s ORDER BY checkpoint_id DESC LIMIT 1"
+)
+"""The official saver's read of a thread's latest checkpoint, with blobs and pending writes."""
+
+GET_TUPLE_BY_ID = (
+    OFFICIAL_SELECT_SQL + "WHERE thread_id = %s AND checkpoint_ns = %s AND checkpoint_id = %s"
+)
+"""The official saver's read of one named checkpoint, with blobs and pending writes."""
+
 # --------------------------------------------------------------------------- writes
 
 TOUCH_ACTIVITY = """
@@ -118,34 +136,118 @@ it since: a hot thread's puts then cost no extra row version, and TTL granularit
 
 FENCE_TOKEN = "SELECT token FROM lgm_thread_leases WHERE thread_id = %s FOR SHARE"
 
-UPSERT_BLOBS = """
-INSERT INTO checkpoint_blobs (thread_id, checkpoint_ns, channel, version, type, blob)
-VALUES (%s, %s, %s, %s, %s, %s)
-ON CONFLICT (thread_id, checkpoint_ns, channel, version) DO NOTHING
-"""
 
-UPSERT_CHECKPOINT = """
+_PUT_TOUCH = """touched AS (
+    INSERT INTO lgm_thread_activity AS a (thread_id, updated_at) VALUES (%s, now())
+    ON CONFLICT (thread_id) DO UPDATE SET updated_at = EXCLUDED.updated_at
+    WHERE a.updated_at < EXCLUDED.updated_at - interval '1 second'
+       OR (a.swept_at IS NOT NULL AND a.swept_at >= a.updated_at)
+    RETURNING 1
+)"""
+
+_PUT_BLOBS = """blobs AS (
+    INSERT INTO checkpoint_blobs (thread_id, checkpoint_ns, channel, version, type, blob)
+    SELECT %s::text, %s::text, b.channel, b.version, b.type, b.blob
+    FROM (VALUES {rows}) AS b (channel, version, type, blob)
+    WHERE {after}
+    ON CONFLICT (thread_id, checkpoint_ns, channel, version) DO NOTHING
+    RETURNING 1
+)"""
+
+_PUT_ROW = """
 INSERT INTO checkpoints
     (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, checkpoint, metadata)
-VALUES (%s, %s, %s, %s, %s, %s)
+SELECT %s::text, %s::text, %s::text, %s::text, %s::jsonb, %s::jsonb
+WHERE {after}
 ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id)
 DO UPDATE SET checkpoint = EXCLUDED.checkpoint, metadata = EXCLUDED.metadata
 """
 
-UPSERT_WRITES = """
-INSERT INTO checkpoint_writes
-    (thread_id, checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, type, blob)
-VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)
-ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id, task_id, idx)
-DO UPDATE SET channel = EXCLUDED.channel, type = EXCLUDED.type, blob = EXCLUDED.blob
-"""
+_BLOB_ROW = "(%s::text, %s::text, %s::text, %s::bytea)"
 
-INSERT_WRITES = """
+
+@functools.cache
+def put_checkpoint(blobs: int, *, touch: bool = True) -> str:
+    """A whole ``put`` as ONE statement: touch the thread's activity row (as
+    :data:`TOUCH_ACTIVITY` does), upsert ``blobs`` blob rows, then the checkpoint row.
+
+    Parameters, in order: the thread id (if ``touch``); if ``blobs``: thread id, namespace,
+    then channel, version, type, blob per blob; then the ``checkpoints`` row (thread id,
+    namespace, checkpoint id, parent id, checkpoint, metadata). Atomic on its own, so it
+    runs in autocommit in one round trip with no ``BEGIN``/``COMMIT``.
+
+    The sub-statements of a ``WITH`` run in no defined order unless one reads another's
+    output: each always-true one-time filter ``(SELECT count(*) FROM prev) >= 0`` makes
+    a step run after the previous one, so the activity row is locked before anything is
+    written (a TTL sweep cannot interleave) -- the order of the former multi-statement
+    program. ``touch=False`` is for a fenced put whose transaction already touched the
+    row and checked the token. One SQL text per blob count (few distinct ones: each is
+    prepared once per connection); scalar parameters are much cheaper to adapt than
+    arrays.
+
+    Example:
+        ```python
+        sql = put_checkpoint(1)
+        assert sql.count("%s") == 1 + 2 + 4 + 6
+        ```
+    """
+    ctes: list[str] = []
+    after = "true"
+    if touch:
+        ctes.append(_PUT_TOUCH)
+        after = "(SELECT count(*) FROM touched) >= 0"
+    if blobs:
+        rows = ", ".join([_BLOB_ROW] * blobs)
+        ctes.append(_PUT_BLOBS.format(rows=rows, after=after))
+        after = "(SELECT count(*) FROM blobs) >= 0"
+    head = "WITH " + ",\n".join(ctes) if ctes else ""
+    return head + _PUT_ROW.format(after=after)
+
+
+@functools.cache
+def put_blobs(blobs: int) -> str:
+    """Insert-if-absent ``blobs`` blob rows (thread id, namespace, then channel, version,
+    type, blob per blob): the blobs of a put too large for one :func:`put_checkpoint`.
+
+    Example:
+        ```python
+        assert put_blobs(3).count("%s") == 2 + 3 * 4
+        ```
+    """
+    rows = ", ".join([_BLOB_ROW] * blobs)
+    return "WITH " + _PUT_BLOBS.format(rows=rows, after="true") + "\nSELECT count(*) FROM blobs"
+
+
+MAX_ROWS_PER_STATEMENT = 1000
+"""Blob or write rows sent in one statement (Postgres allows 65535 parameters)."""
+
+_WRITES_HEAD = """
 INSERT INTO checkpoint_writes
     (thread_id, checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, type, blob)
-VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)
-ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id, task_id, idx) DO NOTHING
-"""
+VALUES """
+_WRITE_ROW = "(%s, %s, %s, %s, %s, %s, %s, %s, %s)"
+_WRITES_CONFLICT = "\nON CONFLICT (thread_id, checkpoint_ns, checkpoint_id, task_id, idx)\n"
+
+
+@functools.cache
+def put_writes(rows: int, *, upsert: bool) -> str:
+    """All of a task's ``rows`` writes in ONE statement (9 parameters per row, in
+    ``checkpoint_writes`` column order): insert-if-absent per ``idx``, or with ``upsert``
+    overwrite (special channels: error, interrupt...; the rows must then have distinct
+    ``idx``: one statement cannot update a row twice).
+
+    Example:
+        ```python
+        assert put_writes(2, upsert=False).count("%s") == 18
+        ```
+    """
+    action = (
+        "DO UPDATE SET channel = EXCLUDED.channel, type = EXCLUDED.type, blob = EXCLUDED.blob"
+        if upsert
+        else "DO NOTHING"
+    )
+    return _WRITES_HEAD + ", ".join([_WRITE_ROW] * rows) + _WRITES_CONFLICT + action + "\n"
+
 
 # --------------------------------------------------------------------------- deletes
 

@@ -26,7 +26,7 @@ from psycopg.pq import TransactionStatus
 from psycopg.rows import DictRow, dict_row
 
 from langgraph_memory.checkpoint import _config
-from langgraph_memory.checkpoint.postgres import _common, _retention, _sql
+from langgraph_memory.checkpoint.postgres import _common, _read, _retention, _sql
 from langgraph_memory.checkpoint.postgres._common import PoolConfig
 from langgraph_memory.checkpoint.postgres._connect import (
     AsyncConn,
@@ -363,7 +363,25 @@ class AsyncPostgresSaver(_OfficialAsyncPostgresSaver):
             tup = await saver.aget_tuple({"configurable": {"thread_id": "t1"}})
             ```
         """
-        return await super().aget_tuple(_config.normalized_config(config))
+        config = _config.normalized_config(config)
+        query, args = _read.get_tuple_query(config)
+        async with self._connector.cursor() as cur:
+            await cur.execute(query, args)
+            row = await cur.fetchone()
+            if row is None:
+                return None
+            if _read.needs_sends_migration(row):
+                parent = [row["parent_checkpoint_id"]]
+                await cur.execute(self.SELECT_PENDING_SENDS_SQL, (args[0], parent))
+                _read.migrate_sends(self, row, await cur.fetchone())
+        # decoded after the connection went back to the pool
+        return await self._load_checkpoint_tuple(row)
+
+    async def _load_checkpoint_tuple(self, value: DictRow) -> CheckpointTuple:
+        """Decode a row; small pending writes on the loop (no thread hop), large in a thread."""
+        if _read.pending_writes_size(value) > _read.INLINE_DECODE_BYTES:
+            return await super()._load_checkpoint_tuple(value)
+        return _read.checkpoint_tuple(self, value)
 
     async def aget_delta_channel_history(
         self, *, config: RunnableConfig, channels: Sequence[str]

@@ -28,7 +28,7 @@ from psycopg.rows import DictRow, dict_row
 
 from langgraph_memory.checkpoint import _config
 from langgraph_memory.checkpoint._threaded import ThreadedAsyncMethods
-from langgraph_memory.checkpoint.postgres import _common, _retention, _sql
+from langgraph_memory.checkpoint.postgres import _common, _read, _retention, _sql
 from langgraph_memory.checkpoint.postgres._common import PoolConfig, run_program
 from langgraph_memory.checkpoint.postgres._connect import SyncConn, SyncConnector, build_pool, probe
 from langgraph_memory.checkpoint.postgres._retention import SweepResult
@@ -397,7 +397,17 @@ class PostgresSaver(ThreadedAsyncMethods, _OfficialPostgresSaver):
             tup = saver.get_tuple({"configurable": {"thread_id": "t1"}})
             ```
         """
-        return super().get_tuple(_config.normalized_config(config))
+        config = _config.normalized_config(config)
+        query, args = _read.get_tuple_query(config)
+        with self._connector.cursor() as cur:
+            cur.execute(query, args)
+            row = cur.fetchone()
+            if row is None:
+                return None
+            if _read.needs_sends_migration(row):
+                cur.execute(self.SELECT_PENDING_SENDS_SQL, (args[0], [row["parent_checkpoint_id"]]))
+                _read.migrate_sends(self, row, cur.fetchone())
+        return _read.checkpoint_tuple(self, row)
 
     def get_delta_channel_history(
         self, *, config: RunnableConfig, channels: Sequence[str]

@@ -10,6 +10,7 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from pg_saver_helpers import build_chat_graph, build_delta_graph, count_rows, thread, turn
 
 from langgraph_memory.checkpoint.postgres import AsyncPostgresSaver
+from langgraph_memory.errors import BackendUnavailableError
 
 pytestmark = pytest.mark.postgres
 
@@ -97,3 +98,47 @@ async def test_pooled_async_calls_are_not_serialised(async_saver: AsyncPostgresS
     finally:
         release.set()
         await holder
+
+
+async def test_more_concurrent_calls_than_connections_queue_at_the_gate(
+    postgres_dsn: str,
+) -> None:
+    async with AsyncPostgresSaver.from_conn_string(
+        postgres_dsn, pool_config={"min_size": 2, "max_size": 2}
+    ) as saver:
+        await saver.setup()
+        graph = build_chat_graph(saver)
+        await asyncio.gather(*(graph.ainvoke(turn(f"m{i}"), thread(f"g{i}")) for i in range(12)))
+        for i in range(12):
+            state = await graph.aget_state(thread(f"g{i}"))
+            assert [m.content for m in state.values["messages"]] == [f"m{i}", f"a:m{i}", f"b:m{i}"]
+        stats = saver.conn.get_stats()  # type: ignore[union-attr]
+        assert stats["requests_num"] >= 12 * 8
+        assert stats.get("requests_queued", 0) == 0  # waited on the gate, not in the pool
+
+
+async def test_waiting_for_a_connection_is_bounded_by_the_pool_timeout(
+    postgres_dsn: str,
+) -> None:
+    async with AsyncPostgresSaver.from_conn_string(
+        postgres_dsn, pool_config={"min_size": 1, "max_size": 1, "timeout": 0.3}
+    ) as saver:
+        await saver.setup()
+        held = asyncio.Event()
+        release = asyncio.Event()
+
+        async def hold_the_only_connection() -> None:
+            async with saver._cursor() as cur:
+                await cur.execute("SELECT 1")
+                held.set()
+                await release.wait()
+
+        holder = asyncio.create_task(hold_the_only_connection())
+        await held.wait()
+        try:
+            with pytest.raises(BackendUnavailableError, match="no pooled connection"):
+                await saver.aget_tuple(thread("busy"))
+        finally:
+            release.set()
+            await holder
+        assert await saver.aget_tuple(thread("busy")) is None  # the permit came back

@@ -10,8 +10,9 @@ import pytest
 from langgraph.checkpoint.base import empty_checkpoint
 from langgraph.checkpoint.postgres.base import MIGRATIONS as OFFICIAL_MIGRATIONS
 from langgraph.checkpoint.postgres.base import BasePostgresSaver
+from langgraph.checkpoint.serde.types import INTERRUPT
 
-from langgraph_memory.checkpoint.postgres import _common, _retention, _sql
+from langgraph_memory.checkpoint.postgres import _common, _read, _retention, _sql
 from langgraph_memory.checkpoint.postgres._common import Stmt
 from langgraph_memory.checkpoint.postgres._retention import CheckpointShape, plan_keep_last
 from langgraph_memory.errors import (
@@ -164,12 +165,75 @@ def test_put_program_touches_activity_then_checks_fence_then_writes() -> None:
     assert [s.sql for s in seen] == [
         _sql.TOUCH_ACTIVITY,
         _sql.FENCE_TOKEN,
-        _sql.UPSERT_BLOBS,
-        _sql.UPSERT_CHECKPOINT,
+        _sql.put_checkpoint(1, touch=False),
     ]
-    blob_rows = seen[2].params
-    assert [row[2] for row in blob_rows] == ["messages"]  # the int stays inline
-    assert seen[3].params[4].obj["channel_values"] == {"count": 3}
+    assert not any(s.alone for s in seen)  # a fenced put needs its transaction
+    params = seen[2].params
+    assert params[:4] == ("t", "", "messages", "1")  # the int stays inline
+    assert params[-6:-2] == ("t", "", checkpoint["id"], None)
+    assert params[-2].obj["channel_values"] == {"count": 3}
+
+
+def test_unfenced_put_is_one_statement_that_touches_before_writing() -> None:
+    saver = BasePostgresSaver()
+    checkpoint = empty_checkpoint()
+    checkpoint["channel_values"] = {"a": ["x"], "b": {"k": 1}, "n": None}
+    config = {"configurable": {"thread_id": 9, "checkpoint_ns": "", "checkpoint_id": "p"}}
+    program, _ = _common.put_program(saver, config, checkpoint, {}, {"a": "2", "b": "3"})
+    seen, _ = drive(program, {})
+    assert len(seen) == 1 and seen[0].alone
+    sql = seen[0].sql
+    assert sql == _sql.put_checkpoint(2)
+    # each step waits for the previous one: touch -> blobs -> checkpoint row
+    assert sql.index("touched AS") < sql.index("blobs AS") < sql.index("INSERT INTO checkpoints")
+    assert "FROM touched) >= 0" in sql and "FROM blobs) >= 0" in sql
+    params = seen[0].params
+    assert params[0] == "9" and sql.count("%s") == len(params)
+    assert [params[3], params[7]] == ["a", "b"]
+    assert params[-3] == "p"
+
+
+def test_put_with_more_blobs_than_one_statement_takes_chunks_in_a_transaction(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(_sql, "MAX_ROWS_PER_STATEMENT", 2)
+    saver = BasePostgresSaver()
+    checkpoint = empty_checkpoint()
+    checkpoint["channel_values"] = {f"c{i}": [i] for i in range(5)}
+    versions = {f"c{i}": "1" for i in range(5)}
+    program, _ = _common.put_program(
+        saver, {"configurable": {"thread_id": "t"}}, checkpoint, {}, versions
+    )
+    seen, _ = drive(program, {})
+    assert [s.sql for s in seen] == [
+        _sql.TOUCH_ACTIVITY,
+        _sql.put_blobs(2),
+        _sql.put_blobs(2),
+        _sql.put_blobs(1),
+        _sql.put_checkpoint(0, touch=False),
+    ]
+    assert not any(s.alone for s in seen)
+    assert [s.params[2] for s in seen[1:4]] == ["c0", "c2", "c4"]
+
+
+def test_put_writes_is_one_statement_and_upserts_keep_the_last_special_write() -> None:
+    saver = BasePostgresSaver()
+    config = {"configurable": {"thread_id": "t", "checkpoint_ns": "", "checkpoint_id": "c"}}
+    seen, _ = drive(
+        _common.put_writes_program(saver, config, [("x", 1), ("y", 2)], "task", "p"), {}
+    )
+    assert [s.sql for s in seen] == [_sql.put_writes(2, upsert=False)]
+    assert seen[0].alone and seen[0].params[:7] == ["t", "", "c", "task", "p", 0, "x"]
+    seen, _ = drive(
+        _common.put_writes_program(
+            saver, config, [(INTERRUPT, "first"), (INTERRUPT, "second")], "task", ""
+        ),
+        {},
+    )
+    assert [s.sql for s in seen] == [_sql.put_writes(1, upsert=True)]
+    assert saver.serde.loads_typed((seen[0].params[7], seen[0].params[8])) == "second"
+    seen, _ = drive(_common.put_writes_program(saver, config, [], "task", ""), {})
+    assert seen == []
 
 
 def test_stale_fence_stops_the_program_before_any_write() -> None:
@@ -309,3 +373,37 @@ def test_translate_error_reports_a_closed_pool_as_misuse() -> None:
 
     error = _common.translate_error("db:1", PoolClosed("the pool 'p' is not open yet"))
     assert isinstance(error, ConfigurationError) and "from_conn_string" in str(error)
+
+
+# ----------------------------------------------------------------------------- reads
+
+
+def test_get_tuple_query_reads_the_named_or_the_latest_checkpoint() -> None:
+    sql, args = _read.get_tuple_query({"configurable": {"thread_id": "t", "checkpoint_ns": "n"}})
+    assert sql == _sql.GET_TUPLE_LATEST and args == ("t", "n")
+    sql, args = _read.get_tuple_query({"configurable": {"thread_id": "t", "checkpoint_id": "c"}})
+    assert sql == _sql.GET_TUPLE_BY_ID and args == ("t", "", "c")
+
+
+def test_checkpoint_tuple_decodes_blobs_writes_and_parent() -> None:
+    saver = BasePostgresSaver()
+    t_blob, blob = saver.serde.dumps_typed(["hello"])
+    t_write, write = saver.serde.dumps_typed("w")
+    row = {
+        "thread_id": "t",
+        "checkpoint_ns": "",
+        "checkpoint_id": "2",
+        "parent_checkpoint_id": "1",
+        "checkpoint": {"v": 4, "id": "2", "channel_values": {"n": 3}, "channel_versions": {}},
+        "metadata": {"step": 1},
+        "channel_values": [(b"messages", t_blob.encode(), blob)],
+        "pending_writes": [(b"task", b"ch", t_write.encode(), write, b"", b"0")],
+    }
+    assert _read.pending_writes_size(row) == len(write)
+    tup = _read.checkpoint_tuple(saver, row)
+    assert tup.checkpoint["channel_values"] == {"n": 3, "messages": ["hello"]}
+    assert tup.parent_config == {
+        "configurable": {"thread_id": "t", "checkpoint_ns": "", "checkpoint_id": "1"}
+    }
+    assert tup.pending_writes == [("task", "ch", "w")]
+    assert tup.metadata == {"step": 1}
