@@ -57,7 +57,12 @@ from langgraph_memory.store._values import (
     validate_key,
 )
 from langgraph_memory.store.postgres import _sql
-from langgraph_memory.store.postgres._exact import VectorCacheRegistry, encode_vector
+from langgraph_memory.store.postgres._exact import (
+    VectorCacheRegistry,
+    encode_vector,
+    memory_vector,
+    unit_vector,
+)
 from langgraph_memory.store.postgres._migrations import (
     MIGRATIONS,
     MIGRATIONS_TABLE_SQL,
@@ -214,9 +219,7 @@ class MemoryPrograms:
             if not all(math.isfinite(x) for x in vector):
                 raise EmbeddingError("the embedder returned NaN or infinite values")
 
-    def _encode_embedding(self, vector: Sequence[float] | None) -> Any:
-        if vector is None:
-            return None
+    def _encode_embedding(self, vector: Sequence[float]) -> Any:
         if self.vector_mode == "pgvector":
             return _vector_literal(vector)
         return encode_vector(vector)
@@ -330,7 +333,7 @@ class MemoryPrograms:
 
     def _batch_program(self, ops: list[Op]) -> Program:
         plan = self._plan(ops)
-        texts = [prepared.text for prepared, _ in plan.upserts if prepared.text]
+        texts = _texts_to_embed(plan.upserts)
         doc_vectors: list[list[float]] = []
         if texts:
             doc_vectors = yield EmbedDocuments(texts)
@@ -461,7 +464,7 @@ class MemoryPrograms:
         )
         similarity: dict[int, float] = {}
         if self.vector_mode == "pgvector":
-            params["qvec"] = _vector_literal(query_vector)
+            params["qvec"] = _vector_literal(unit_vector(query_vector).tolist())
             yield Sql(_sql.SET_HNSW_SEARCH, {"ef": str(max(self.ef_search, n_vec))})
             rows = yield Sql(statement, params)
         else:
@@ -541,10 +544,15 @@ class MemoryPrograms:
         self, upserts: list[tuple[PreparedValue, float | None]], doc_vectors: list[list[float]]
     ) -> Program:
         vectors = iter(doc_vectors)
-        embeddings = [
-            self._encode_embedding(next(vectors)) if prepared.text else None
-            for prepared, _ in upserts
-        ]
+        embeddings: list[Any] = []
+        for prepared, _ in upserts:
+            if not prepared.text:
+                embeddings.append(None)
+                continue
+            own = [next(vectors)]
+            if prepared.content_text:
+                own.append(next(vectors))
+            embeddings.append(self._encode_embedding(memory_vector(own).tolist()))
         params = {
             "ns": [encode_namespace(p.namespace) for p, _ in upserts],
             "key": [p.key for p, _ in upserts],
@@ -653,6 +661,18 @@ class MemoryPrograms:
         }
         rows = yield Sql(_sql.decay_sql(config.mode == "delete", bool(prefix)), params)
         return int(rows[0]["n"]) if rows else 0
+
+
+def _texts_to_embed(upserts: Sequence[tuple[PreparedValue, float | None]]) -> list[str]:
+    """Texts to embed for the upserts, in order: each indexed text, then its ``content``
+    alone when it was indexed with context (see ``focus_text``)."""
+    texts: list[str] = []
+    for prepared, _ in upserts:
+        if prepared.text:
+            texts.append(prepared.text)
+            if prepared.content_text:
+                texts.append(prepared.content_text)
+    return texts
 
 
 def _json_or_none(refs: list[dict[str, str]] | None) -> str | None:
