@@ -195,9 +195,7 @@ def extract_text(value: Mapping[str, Any], fields: Sequence[str] | None) -> str 
     return joined or None
 
 
-def focus_text(
-    text: str | None, content: str | None, fields: Sequence[str] | None
-) -> str | None:
+def focus_text(text: str | None, content: str | None, fields: Sequence[str] | None) -> str | None:
     """``content`` when the indexed text is ``content`` plus other fields, else ``None``.
 
     A memory indexed with context (``index=["context", "content"]``) is embedded twice —

@@ -55,7 +55,7 @@ def decode_vector(raw: bytes) -> FloatArray:
     return np.frombuffer(raw, dtype="<f4").astype(np.float32)
 
 
-def unit_vector(vector: Sequence[float]) -> FloatArray:
+def unit_vector(vector: Sequence[float] | FloatArray) -> FloatArray:
     """``vector`` scaled to length 1 (float32); a zero vector stays zero.
 
     Example:
@@ -68,7 +68,7 @@ def unit_vector(vector: Sequence[float]) -> FloatArray:
     return array / norm if norm > 0 else array
 
 
-def memory_vector(vectors: Sequence[Sequence[float]]) -> FloatArray:
+def memory_vector(vectors: Sequence[Sequence[float] | FloatArray]) -> FloatArray:
     """The stored vector of a memory: the mean of the unit vectors of its embedded texts.
 
     Its inner product with a unit query vector is the mean cosine similarity of the query
