@@ -38,6 +38,7 @@ __all__ = [
     "decode_vector",
     "encode_vector",
     "memory_vector",
+    "memory_vectors",
     "unit_vector",
 ]
 
@@ -45,7 +46,7 @@ FloatArray = npt.NDArray[np.float32]
 IntArray = npt.NDArray[np.int64]
 
 
-def encode_vector(vector: Sequence[float]) -> bytes:
+def encode_vector(vector: Sequence[float] | FloatArray) -> bytes:
     """Little-endian float32 bytes (the exact path's ``bytea`` format)."""
     return np.asarray(vector, dtype="<f4").tobytes()
 
@@ -87,6 +88,33 @@ def memory_vector(vectors: Sequence[Sequence[float] | FloatArray]) -> FloatArray
         raise ValueError("memory_vector() needs at least one vector")
     units = [unit_vector(vector) for vector in vectors]
     mean: FloatArray = np.mean(np.stack(units), axis=0).astype(np.float32)
+    return mean
+
+
+def memory_vectors(vectors: Sequence[Sequence[float]], sizes: Sequence[int]) -> FloatArray:
+    """:func:`memory_vector` for a whole batch in one numpy pass (one row per memory).
+
+    ``vectors`` holds the texts' vectors of consecutive memories; ``sizes`` says how many
+    belong to each memory (1 or more).
+
+    Example:
+        ```python
+        rows = memory_vectors([[2.0, 0.0], [1.0, 0.0], [0.0, 3.0]], [1, 2])
+        assert rows.tolist() == [[1.0, 0.0], [0.5, 0.5]]
+        ```
+    """
+    if not sizes:
+        return np.zeros((0, 0), dtype=np.float32)
+    if any(size < 1 for size in sizes) or sum(sizes) != len(vectors):
+        raise ValueError("memory_vectors(): sizes must be >= 1 and add up to len(vectors)")
+    matrix = np.asarray(vectors, dtype=np.float32)
+    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+    units = matrix / np.where(norms > 0, norms, 1.0)
+    if all(size == 1 for size in sizes):
+        return units.astype(np.float32)
+    counts = np.asarray(sizes)
+    starts = np.concatenate(([0], np.cumsum(counts)[:-1]))
+    mean: FloatArray = (np.add.reduceat(units, starts, axis=0) / counts[:, None]).astype(np.float32)
     return mean
 
 

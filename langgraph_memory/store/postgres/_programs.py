@@ -58,9 +58,10 @@ from langgraph_memory.store._values import (
 )
 from langgraph_memory.store.postgres import _sql
 from langgraph_memory.store.postgres._exact import (
+    FloatArray,
     VectorCacheRegistry,
     encode_vector,
-    memory_vector,
+    memory_vectors,
     unit_vector,
 )
 from langgraph_memory.store.postgres._migrations import (
@@ -219,9 +220,9 @@ class MemoryPrograms:
             if not all(math.isfinite(x) for x in vector):
                 raise EmbeddingError("the embedder returned NaN or infinite values")
 
-    def _encode_embedding(self, vector: Sequence[float]) -> Any:
+    def _encode_embedding(self, vector: FloatArray) -> Any:
         if self.vector_mode == "pgvector":
-            return _vector_literal(vector)
+            return _vector_literal(vector.tolist())
         return encode_vector(vector)
 
     # ------------------------------------------------------------------ programs
@@ -543,16 +544,11 @@ class MemoryPrograms:
     def _upsert(
         self, upserts: list[tuple[PreparedValue, float | None]], doc_vectors: list[list[float]]
     ) -> Program:
-        vectors = iter(doc_vectors)
-        embeddings: list[Any] = []
-        for prepared, _ in upserts:
-            if not prepared.text:
-                embeddings.append(None)
-                continue
-            own = [next(vectors)]
-            if prepared.content_text:
-                own.append(next(vectors))
-            embeddings.append(self._encode_embedding(memory_vector(own).tolist()))
+        sizes = [2 if p.content_text else 1 for p, _ in upserts if p.text]
+        rows = iter(memory_vectors(doc_vectors, sizes))
+        embeddings = [
+            self._encode_embedding(next(rows)) if prepared.text else None for prepared, _ in upserts
+        ]
         params = {
             "ns": [encode_namespace(p.namespace) for p, _ in upserts],
             "key": [p.key for p, _ in upserts],

@@ -26,6 +26,7 @@ from langgraph_memory.store.postgres._exact import (
     VectorCacheRegistry,
     encode_vector,
     memory_vector,
+    memory_vectors,
     unit_vector,
 )
 from langgraph_memory.store.postgres._migrations import MIGRATIONS, MigrationContext
@@ -219,6 +220,21 @@ def test_memory_vector_inner_product_is_mean_cosine() -> None:
     assert sims[8] == pytest.approx(cosines[1], abs=1e-6)
     with pytest.raises(ValueError):
         memory_vector([])
+
+
+def test_memory_vectors_batch_equals_one_by_one() -> None:
+    rng = np.random.default_rng(7)
+    vectors = rng.normal(size=(7, 5)).tolist()
+    sizes = [1, 2, 1, 2, 1]
+    batch = memory_vectors(vectors, sizes)
+    expected, start = [], 0
+    for size in sizes:
+        expected.append(memory_vector(vectors[start : start + size]))
+        start += size
+    np.testing.assert_allclose(batch, np.stack(expected), atol=1e-6)
+    assert memory_vectors(vectors[:2], [1, 1]).shape == (2, 5)
+    with pytest.raises(ValueError):
+        memory_vectors(vectors, [2, 2])
 
 
 def test_focus_text_only_for_content_indexed_with_context() -> None:
