@@ -29,7 +29,7 @@ class RetrievalConfig:
 
     Search is two stages. The store asks Postgres for candidates: the best
     ``lexical_candidates`` by BM25 over the full-text index and the best
-    ``vector_candidates`` by cosine similarity, with both signals filled in for every
+    ``vector_candidates`` by (mean) cosine similarity, with both signals filled in for every
     candidate. :func:`~langgraph_memory.retrieval.rank` then fuses the two signals into
     one relevance (``fusion``) and adds the Generative-Agents factors: recency
     (exponential decay with ``recency_half_life``), importance and optional access

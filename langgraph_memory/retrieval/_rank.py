@@ -43,7 +43,8 @@ class Candidate:
         lexical_score: Lexical relevance (BM25), higher is better; ``None`` or ``0`` when
             the memory does not match the query's terms.
         lexical_rank: 1-based position in the lexical candidate list, ``None`` if absent.
-        vector_similarity: Cosine similarity to the query embedding (``1 - distance``).
+        vector_similarity: Cosine similarity to the query embedding (the mean over its two
+            embeddings for a memory indexed with context).
         vector_rank: 1-based position in the vector candidate list, ``None`` if absent.
         importance: Importance on the 1–10 scale; ``None`` counts as 5.
         event_time: When the memory became true (``valid_from``, else last update);

@@ -41,6 +41,7 @@ __all__ = [
     "TIME_FIELDS",
     "PreparedValue",
     "extract_text",
+    "focus_text",
     "parse_time",
     "prepare_value",
     "validate_key",
@@ -67,6 +68,9 @@ class PreparedValue:
     invalid_at: datetime | None
     expires_at: datetime | None
     derived_from: list[dict[str, str]] | None
+    content_text: str | None = None
+    """``content`` alone when the indexed ``text`` holds more than it (the item is indexed on
+    ``content`` plus context fields); the store then embeds both. ``None`` otherwise."""
 
 
 def validate_key(key: object) -> str:
@@ -191,6 +195,27 @@ def extract_text(value: Mapping[str, Any], fields: Sequence[str] | None) -> str 
     return joined or None
 
 
+def focus_text(text: str | None, content: str | None, fields: Sequence[str] | None) -> str | None:
+    """``content`` when the indexed text is ``content`` plus other fields, else ``None``.
+
+    A memory indexed with context (``index=["context", "content"]``) is embedded twice —
+    the whole indexed text and its own ``content`` — so that the context helps a query
+    find it without drowning what the memory itself says.
+
+    Example:
+        ```python
+        assert focus_text("Q: hi?\nA: yes", "A: yes", ["context", "content"]) == "A: yes"
+        assert focus_text("A: yes", "A: yes", ["content"]) is None
+        assert focus_text("a summary", "A: yes", ["summary"]) is None
+        ```
+    """
+    if not text or not content or text == content:
+        return None
+    if fields is None or "content" not in fields:
+        return None
+    return content
+
+
 def prepare_value(
     namespace: tuple[str, ...],
     key: str,
@@ -258,6 +283,7 @@ def prepare_value(
             text = extract_text(normalised, fields)
         except Exception as exc:  # malformed field paths from the index config
             raise InvalidValueError(f"cannot extract text to index: {exc}") from exc
+    content_text = focus_text(text, content, fields)
     return PreparedValue(
         namespace=namespace,
         key=key,
@@ -270,4 +296,5 @@ def prepare_value(
         invalid_at=invalid_at,
         expires_at=times["expires_at"],
         derived_from=refs,
+        content_text=content_text,
     )

@@ -1,6 +1,9 @@
 """Exact vector search without pgvector: an in-process matrix per namespace scope.
 
-Embeddings are stored as float32 ``bytea``. For each searched namespace prefix the
+Embeddings are stored as float32 ``bytea``, already in the store's similarity space (see
+:func:`memory_vector`: unit vectors, or the mean of unit vectors for a memory embedded
+with its context), and similarity is the inner product with the unit query vector — the
+same as pgvector's ``<#>`` on the other path. For each searched namespace prefix the
 store keeps a :class:`VectorCache` (row ids + L2-normalised float32 matrix) and keeps
 it in sync incrementally: rows carry the writing transaction id (``txid``); the cache
 remembers the snapshot ``xmin`` of its last refresh and re-reads only rows written by
@@ -29,13 +32,21 @@ from collections.abc import Iterable, Sequence
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["VectorCache", "VectorCacheRegistry", "decode_vector", "encode_vector"]
+__all__ = [
+    "VectorCache",
+    "VectorCacheRegistry",
+    "decode_vector",
+    "encode_vector",
+    "memory_vector",
+    "memory_vectors",
+    "unit_vector",
+]
 
 FloatArray = npt.NDArray[np.float32]
 IntArray = npt.NDArray[np.int64]
 
 
-def encode_vector(vector: Sequence[float]) -> bytes:
+def encode_vector(vector: Sequence[float] | FloatArray) -> bytes:
     """Little-endian float32 bytes (the exact path's ``bytea`` format)."""
     return np.asarray(vector, dtype="<f4").tobytes()
 
@@ -45,8 +56,70 @@ def decode_vector(raw: bytes) -> FloatArray:
     return np.frombuffer(raw, dtype="<f4").astype(np.float32)
 
 
+def unit_vector(vector: Sequence[float] | FloatArray) -> FloatArray:
+    """``vector`` scaled to length 1 (float32); a zero vector stays zero.
+
+    Example:
+        ```python
+        assert unit_vector([3.0, 4.0]).tolist() == [0.6000000238418579, 0.800000011920929]
+        ```
+    """
+    array = np.asarray(vector, dtype=np.float32)
+    norm = float(np.linalg.norm(array))
+    return array / norm if norm > 0 else array
+
+
+def memory_vector(vectors: Sequence[Sequence[float] | FloatArray]) -> FloatArray:
+    """The stored vector of a memory: the mean of the unit vectors of its embedded texts.
+
+    Its inner product with a unit query vector is the mean cosine similarity of the query
+    to each text — for one text, plain cosine similarity. A memory indexed with context is
+    embedded as its whole indexed text and as its own ``content``; the mean keeps the
+    context's help without letting it outweigh what the memory says.
+
+    Example:
+        ```python
+        blended = memory_vector([[1.0, 0.0], [0.0, 2.0]])
+        assert blended.tolist() == [0.5, 0.5]
+        assert float(blended @ unit_vector([1.0, 0.0])) == 0.5  # mean of cos 1 and cos 0
+        ```
+    """
+    if not vectors:
+        raise ValueError("memory_vector() needs at least one vector")
+    units = [unit_vector(vector) for vector in vectors]
+    mean: FloatArray = np.mean(np.stack(units), axis=0).astype(np.float32)
+    return mean
+
+
+def memory_vectors(vectors: Sequence[Sequence[float]], sizes: Sequence[int]) -> FloatArray:
+    """:func:`memory_vector` for a whole batch in one numpy pass (one row per memory).
+
+    ``vectors`` holds the texts' vectors of consecutive memories; ``sizes`` says how many
+    belong to each memory (1 or more).
+
+    Example:
+        ```python
+        rows = memory_vectors([[2.0, 0.0], [1.0, 0.0], [0.0, 3.0]], [1, 2])
+        assert rows.tolist() == [[1.0, 0.0], [0.5, 0.5]]
+        ```
+    """
+    if not sizes:
+        return np.zeros((0, 0), dtype=np.float32)
+    if any(size < 1 for size in sizes) or sum(sizes) != len(vectors):
+        raise ValueError("memory_vectors(): sizes must be >= 1 and add up to len(vectors)")
+    matrix = np.asarray(vectors, dtype=np.float32)
+    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+    units = matrix / np.where(norms > 0, norms, 1.0)
+    if all(size == 1 for size in sizes):
+        return units.astype(np.float32)
+    counts = np.asarray(sizes)
+    starts = np.concatenate(([0], np.cumsum(counts)[:-1]))
+    mean: FloatArray = (np.add.reduceat(units, starts, axis=0) / counts[:, None]).astype(np.float32)
+    return mean
+
+
 class VectorCache:
-    """Normalised embeddings of one namespace scope, addressable by row id."""
+    """Stored vectors of one namespace scope, addressable by row id (inner-product search)."""
 
     def __init__(self, dims: int) -> None:
         self.dims = dims
@@ -83,9 +156,6 @@ class VectorCache:
                     self._free.append(slot)
                 continue
             vector = decode_vector(raw)
-            norm = float(np.linalg.norm(vector))
-            if norm > 0:
-                vector = vector / norm
             if slot is None:
                 if self._free:
                     slot = self._free.pop()
@@ -98,7 +168,7 @@ class VectorCache:
             self._matrix[slot] = vector
 
     def top(self, query: FloatArray, n: int) -> tuple[IntArray, FloatArray]:
-        """Ids and cosine similarities of the ``n`` nearest rows, best first."""
+        """Ids and similarities (inner product with the unit query) of the ``n`` best rows."""
         if not self._row_of or n <= 0:
             return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32)
         sims = self.similarities_all(query)
@@ -110,17 +180,15 @@ class VectorCache:
         return self._ids[order], sims[order]
 
     def similarities_all(self, query: FloatArray) -> FloatArray:
-        norm = float(np.linalg.norm(query))
-        unit = query / norm if norm > 0 else query
+        unit = unit_vector(query)
         # einsum, not BLAS: a single-threaded loop is as fast for matrix×vector and does not
         # stall on waking BLAS worker threads on a busy machine
         sims: FloatArray = np.einsum("ij,j->i", self._matrix[: self._size], unit.astype(np.float32))
         return sims
 
     def similarity(self, query: FloatArray, row_ids: Iterable[int]) -> dict[int, float]:
-        """Cosine similarity of ``query`` to each cached row id (missing ids omitted)."""
-        norm = float(np.linalg.norm(query))
-        unit = (query / norm if norm > 0 else query).astype(np.float32)
+        """Similarity of ``query`` to each cached row id (missing ids omitted)."""
+        unit = unit_vector(query)
         result: dict[int, float] = {}
         for row_id in row_ids:
             slot = self._row_of.get(row_id)

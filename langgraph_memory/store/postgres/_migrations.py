@@ -23,6 +23,9 @@ __all__ = ["MIGRATIONS", "MIGRATIONS_TABLE_SQL", "MigrationContext", "VectorMode
 
 VectorMode = Literal["pgvector", "exact"]
 
+IP_INDEX = "lgm_memory_items_hnsw_ip"
+"""The HNSW index (``vector_ip_ops``) vector search uses on the pgvector path."""
+
 
 @dataclass(frozen=True)
 class MigrationContext:
@@ -292,6 +295,28 @@ CREATE TRIGGER lgm_memory_access_del AFTER DELETE ON lgm_memory_items
     EXECUTE FUNCTION lgm_memory_access_delete()"""
 
 
+def _inner_product_vectors(ctx: MigrationContext) -> str:
+    """Vector similarity becomes the inner product with the unit query vector.
+
+    Stored vectors are unit vectors, or the mean of unit vectors for a memory embedded
+    both with its context and alone (``memory_vector``); the inner product then gives the
+    mean cosine similarity, which cosine distance cannot. pgvector: legacy rows are
+    normalised (inner product = their old cosine), an HNSW index with ``vector_ip_ops``
+    replaces the cosine one. The exact path needs no DDL (it computes the inner product
+    in process); rows written before this version by an embedder that does not return
+    unit vectors keep their length until they are written again.
+    """
+    if ctx.vector_mode != "pgvector":
+        return "SELECT 1"
+    return f"""
+UPDATE lgm_memory_items SET embedding = l2_normalize(embedding)
+WHERE embedding IS NOT NULL AND abs(vector_norm(embedding) - 1) > 1e-6;
+CREATE INDEX IF NOT EXISTS {IP_INDEX} ON lgm_memory_items
+    USING hnsw (embedding vector_ip_ops) WITH (m = {int(ctx.hnsw_m)},
+    ef_construction = {int(ctx.hnsw_ef_construction)});
+DROP INDEX IF EXISTS lgm_memory_items_hnsw"""
+
+
 MIGRATIONS: list[Callable[[MigrationContext], str]] = [
     _meta,
     _items,
@@ -304,4 +329,5 @@ MIGRATIONS: list[Callable[[MigrationContext], str]] = [
     _storage,
     _gin_without_pending_list,
     _access_table,
+    _inner_product_vectors,
 ]

@@ -57,7 +57,13 @@ from langgraph_memory.store._values import (
     validate_key,
 )
 from langgraph_memory.store.postgres import _sql
-from langgraph_memory.store.postgres._exact import VectorCacheRegistry, encode_vector
+from langgraph_memory.store.postgres._exact import (
+    FloatArray,
+    VectorCacheRegistry,
+    encode_vector,
+    memory_vectors,
+    unit_vector,
+)
 from langgraph_memory.store.postgres._migrations import (
     MIGRATIONS,
     MIGRATIONS_TABLE_SQL,
@@ -214,11 +220,9 @@ class MemoryPrograms:
             if not all(math.isfinite(x) for x in vector):
                 raise EmbeddingError("the embedder returned NaN or infinite values")
 
-    def _encode_embedding(self, vector: Sequence[float] | None) -> Any:
-        if vector is None:
-            return None
+    def _encode_embedding(self, vector: FloatArray) -> Any:
         if self.vector_mode == "pgvector":
-            return _vector_literal(vector)
+            return _vector_literal(vector.tolist())
         return encode_vector(vector)
 
     # ------------------------------------------------------------------ programs
@@ -330,7 +334,7 @@ class MemoryPrograms:
 
     def _batch_program(self, ops: list[Op]) -> Program:
         plan = self._plan(ops)
-        texts = [prepared.text for prepared, _ in plan.upserts if prepared.text]
+        texts = _texts_to_embed(plan.upserts)
         doc_vectors: list[list[float]] = []
         if texts:
             doc_vectors = yield EmbedDocuments(texts)
@@ -461,7 +465,7 @@ class MemoryPrograms:
         )
         similarity: dict[int, float] = {}
         if self.vector_mode == "pgvector":
-            params["qvec"] = _vector_literal(query_vector)
+            params["qvec"] = _vector_literal(unit_vector(query_vector).tolist())
             yield Sql(_sql.SET_HNSW_SEARCH, {"ef": str(max(self.ef_search, n_vec))})
             rows = yield Sql(statement, params)
         else:
@@ -540,10 +544,10 @@ class MemoryPrograms:
     def _upsert(
         self, upserts: list[tuple[PreparedValue, float | None]], doc_vectors: list[list[float]]
     ) -> Program:
-        vectors = iter(doc_vectors)
+        sizes = [2 if p.content_text else 1 for p, _ in upserts if p.text]
+        rows = iter(memory_vectors(doc_vectors, sizes))
         embeddings = [
-            self._encode_embedding(next(vectors)) if prepared.text else None
-            for prepared, _ in upserts
+            self._encode_embedding(next(rows)) if prepared.text else None for prepared, _ in upserts
         ]
         params = {
             "ns": [encode_namespace(p.namespace) for p, _ in upserts],
@@ -653,6 +657,18 @@ class MemoryPrograms:
         }
         rows = yield Sql(_sql.decay_sql(config.mode == "delete", bool(prefix)), params)
         return int(rows[0]["n"]) if rows else 0
+
+
+def _texts_to_embed(upserts: Sequence[tuple[PreparedValue, float | None]]) -> list[str]:
+    """Texts to embed for the upserts, in order: each indexed text, then its ``content``
+    alone when it was indexed with context (see ``focus_text``)."""
+    texts: list[str] = []
+    for prepared, _ in upserts:
+        if prepared.text:
+            texts.append(prepared.text)
+            if prepared.content_text:
+                texts.append(prepared.content_text)
+    return texts
 
 
 def _json_or_none(refs: list[dict[str, str]] | None) -> str | None:

@@ -262,8 +262,10 @@ def search_hybrid_sql(
     BM25 (``k1``, ``b``) runs on the stored ``tsvector``: the query's lexemes OR-ed
     (GIN), term frequency from lexeme positions, document length ``doc_len``, document
     frequency counted over the matching visible documents in scope and corpus size /
-    average length passed in (``bm25_n``, ``bm25_avgdl``). On the pgvector path the
-    vector list is ``ORDER BY embedding <=> query LIMIT n_vec`` (HNSW); on the exact
+    average length passed in (``bm25_n``, ``bm25_avgdl``). Vector similarity is the inner
+    product of the stored vector (unit, or a mean of unit vectors: ``memory_vector``) with
+    the unit query vector ``qvec``. On the pgvector path the vector list is
+    ``ORDER BY embedding <#> query LIMIT n_vec`` (HNSW, ``vector_ip_ops``); on the exact
     path the caller passes candidate ids ordered by exact similarity (``vec_ids``) and
     the query keeps the first ``n_vec`` that pass the same predicates.
     """
@@ -275,14 +277,14 @@ def search_hybrid_sql(
             """
 vec_top AS (
     SELECT c.id, row_number() OVER (ORDER BY c.dist, c.id) AS rnk
-    FROM (SELECT i.id, i.embedding <=> %(qvec)s::vector AS dist
+    FROM (SELECT i.id, i.embedding <#> %(qvec)s::vector AS dist
           FROM lgm_memory_items i
           WHERE i.embedding IS NOT NULL AND {where}
-          ORDER BY i.embedding <=> %(qvec)s::vector
+          ORDER BY i.embedding <#> %(qvec)s::vector
           LIMIT %(n_vec)s) c
 )"""
         ).format(where=where)
-        similarity = sql.SQL("1 - (i.embedding <=> %(qvec)s::vector)")
+        similarity = sql.SQL("-(i.embedding <#> %(qvec)s::vector)")
     else:
         vector_top = sql.SQL(
             """

@@ -21,7 +21,14 @@ from langgraph_memory.store._namespace import (
 )
 from langgraph_memory.store._values import extract_text, prepare_value
 from langgraph_memory.store.postgres import _sql
-from langgraph_memory.store.postgres._exact import VectorCache, VectorCacheRegistry, encode_vector
+from langgraph_memory.store.postgres._exact import (
+    VectorCache,
+    VectorCacheRegistry,
+    encode_vector,
+    memory_vector,
+    memory_vectors,
+    unit_vector,
+)
 from langgraph_memory.store.postgres._migrations import MIGRATIONS, MigrationContext
 
 COLUMN = sql.SQL("i.value")
@@ -180,11 +187,11 @@ def test_iso_detection() -> None:
 # ----------------------------------------------------------------- exact cache
 def test_vector_cache_top_update_and_remove() -> None:
     cache = VectorCache(dims=3)
-    cache.apply(
+    cache.apply(  # stored as the store writes them: unit vectors (memory_vector)
         [
-            (1, encode_vector([1, 0, 0])),
-            (2, encode_vector([0, 1, 0])),
-            (3, encode_vector([1, 1, 0])),
+            (1, encode_vector(memory_vector([[1, 0, 0]]))),
+            (2, encode_vector(memory_vector([[0, 1, 0]]))),
+            (3, encode_vector(memory_vector([[1, 1, 0]]))),
         ]
     )
     query = np.array([1, 0.1, 0], dtype=np.float32)
@@ -195,6 +202,56 @@ def test_vector_cache_top_update_and_remove() -> None:
     assert ids.tolist() == [2, 3]
     assert len(cache) == 2
     assert cache.similarity(query, [2, 99]).keys() == {2}
+
+
+def test_memory_vector_inner_product_is_mean_cosine() -> None:
+    own, with_context = [2.0, 0.0, 0.0], [1.0, 1.0, 0.0]
+    stored = memory_vector([with_context, own])
+    query = unit_vector([1.0, 0.2, 0.0])
+    cosines = [float(unit_vector(v) @ query) for v in (with_context, own)]
+    assert float(stored @ query) == pytest.approx(sum(cosines) / 2, abs=1e-6)
+    # one text: a unit vector, so the inner product is the plain cosine similarity
+    single = memory_vector([own])
+    assert float(np.linalg.norm(single)) == pytest.approx(1.0)
+    cache = VectorCache(dims=3)
+    cache.apply([(7, encode_vector(stored)), (8, encode_vector(single))])
+    sims = cache.similarity(np.array([5.0, 1.0, 0.0], dtype=np.float32), [7, 8])
+    assert sims[7] == pytest.approx(sum(cosines) / 2, abs=1e-6)
+    assert sims[8] == pytest.approx(cosines[1], abs=1e-6)
+    with pytest.raises(ValueError):
+        memory_vector([])
+
+
+def test_memory_vectors_batch_equals_one_by_one() -> None:
+    rng = np.random.default_rng(7)
+    vectors = rng.normal(size=(7, 5)).tolist()
+    sizes = [1, 2, 1, 2, 1]
+    batch = memory_vectors(vectors, sizes)
+    expected, start = [], 0
+    for size in sizes:
+        expected.append(memory_vector(vectors[start : start + size]))
+        start += size
+    np.testing.assert_allclose(batch, np.stack(expected), atol=1e-6)
+    assert memory_vectors(vectors[:2], [1, 1]).shape == (2, 5)
+    with pytest.raises(ValueError):
+        memory_vectors(vectors, [2, 2])
+
+
+def test_focus_text_only_for_content_indexed_with_context() -> None:
+    with_context = prepare_value(
+        ("m", "u"),
+        "k",
+        {"content": "Bo: yes, every Sunday", "context": "Al: still swimming?"},
+        fields=["context", "content"],
+    )
+    assert with_context.text == "Al: still swimming?\nBo: yes, every Sunday"
+    assert with_context.content_text == "Bo: yes, every Sunday"
+    plain = prepare_value(("m", "u"), "k", {"content": "Bo: yes", "context": "Al: hi"})
+    assert plain.text == "Bo: yes" and plain.content_text is None
+    other = prepare_value(("m", "u"), "k", {"content": "x", "summary": "y"}, fields=["summary"])
+    assert other.text == "y" and other.content_text is None
+    no_context = prepare_value(("m", "u"), "k", {"content": "x"}, fields=["context", "content"])
+    assert no_context.text == "x" and no_context.content_text is None
 
 
 def test_cache_registry_is_lru_and_drops_overlapping_scopes() -> None:
@@ -225,4 +282,4 @@ def test_search_sql_uses_range_not_like() -> None:
             filter_clause=None,  # type: ignore[arg-type]
         ).as_string(None)
         assert "LIKE" not in text and "i.ns >= %(ns_lo)s" in text
-        assert ("<=>" in text) == (mode == "pgvector")
+        assert ("<#>" in text) == (mode == "pgvector")
