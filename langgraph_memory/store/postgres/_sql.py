@@ -274,7 +274,7 @@ def search_hybrid_sql(
         vector_top = sql.SQL(
             """
 vec_top AS (
-    SELECT c.id, row_number() OVER (ORDER BY c.dist, c.id) AS rnk
+    SELECT c.id, c.dist, row_number() OVER (ORDER BY c.dist, c.id) AS rnk
     FROM (SELECT i.id, i.embedding <=> %(qvec)s::vector AS dist
           FROM lgm_memory_items i
           WHERE i.embedding IS NOT NULL AND {where}
@@ -282,7 +282,8 @@ vec_top AS (
           LIMIT %(n_vec)s) c
 )"""
         ).format(where=where)
-        similarity = sql.SQL("1 - (i.embedding <=> %(qvec)s::vector)")
+        # vector candidates reuse their distance: each recomputation detoasts an embedding
+        similarity = sql.SQL("1 - coalesce(vt.dist, i.embedding <=> %(qvec)s::vector)")
     else:
         vector_top = sql.SQL(
             """
