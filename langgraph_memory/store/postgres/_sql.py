@@ -329,7 +329,9 @@ WITH q AS (
 ), terms AS (
     SELECT m.id, m.doc_len, u.lexeme,
            coalesce(array_length(u.positions, 1), 1)::float8 AS tf
-    FROM matched m CROSS JOIN LATERAL unnest(m.tsv) u
+    FROM matched m
+    -- only the query's lexemes (weight A, then filtered): unnest yields a few rows, not all
+    CROSS JOIN LATERAL unnest(ts_filter(setweight(m.tsv, 'A', (SELECT lexemes FROM q)), '{{a}}')) u
     WHERE u.lexeme = ANY((SELECT lexemes FROM q)::text[])
 ), lex AS (
     SELECT t.id,
