@@ -37,10 +37,17 @@ __all__ = [
 ENV_HOME = "LANGGRAPH_MEMORY_HOME"
 ENV_DSN = "LANGGRAPH_MEMORY_POSTGRES_URI"
 
-# Server settings for the embedded server (ALTER SYSTEM; shared_buffers applies from the
-# next server start). The default 128 MB is smaller than the HNSW index of 100k 384-d
-# memories (~195 MB): searches then read index pages through the OS cache (~2x slower).
-SERVER_SETTINGS = {"shared_buffers": "256MB", "effective_cache_size": "1GB"}
+# Server settings for the embedded server (ALTER SYSTEM). A new data directory gets them
+# before its first real use: the server is restarted once after initdb so shared_buffers
+# applies; an existing one keeps what its postgresql.auto.conf says (user edits win).
+# 100k 384-d memories are ~460 MB (heap ~190 MB, HNSW ~195 MB, GIN and btrees): with the
+# default 128 MB, searches read index pages through the OS cache (~2x slower).
+# maintenance_work_mem lets an HNSW (re)build keep its graph in memory.
+SERVER_SETTINGS = {
+    "shared_buffers": "512MB",
+    "effective_cache_size": "2GB",
+    "maintenance_work_mem": "512MB",
+}
 
 _shared: dict[Path, EmbeddedPostgres] = {}
 _shared_lock = threading.Lock()
@@ -104,15 +111,20 @@ class EmbeddedPostgres:
                         f"{ENV_DSN}=postgresql://..."
                     ) from exc
                 self.home.mkdir(parents=True, exist_ok=True)
+                fresh = not (self.data_dir / "PG_VERSION").exists()
+                mode = "stop" if self.cleanup == "stop" else None
                 try:
-                    self._server = get_server(
-                        self.data_dir, cleanup_mode="stop" if self.cleanup == "stop" else None
-                    )
+                    # a new data directory: start, record the settings, then restart once so
+                    # those that need a restart (shared_buffers) apply from the first use
+                    self._server = get_server(self.data_dir, cleanup_mode="stop" if fresh else mode)
+                    _apply_settings(self.dsn())
+                    if fresh:
+                        self._server.cleanup()  # stops it unless another process attached
+                        self._server = get_server(self.data_dir, cleanup_mode=mode)
                 except Exception as exc:
                     raise BackendUnavailableError(
                         f"could not start the embedded Postgres in {self.data_dir}: {exc}"
                     ) from exc
-                _apply_settings(self.dsn())
         return self.dsn()
 
     def dsn(self, database: str = "postgres") -> str:

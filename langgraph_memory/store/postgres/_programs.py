@@ -109,7 +109,13 @@ def _as_utc(moment: datetime) -> datetime:
 
 
 def _vector_literal(vector: Sequence[float]) -> str:
-    return "[" + ",".join(repr(float(x)) for x in vector) + "]"
+    """pgvector text literal of ``vector`` rounded to float32 (what pgvector stores).
+
+    ``%.9g`` round-trips every float32 exactly and formats ~2x faster than ``repr``
+    (a measurable share of a batched put of 384-d vectors).
+    """
+    values = tuple(np.asarray(vector, dtype=np.float32).tolist())
+    return "[" + ",".join(("%.9g",) * len(values)) % values + "]"
 
 
 class MemoryPrograms:

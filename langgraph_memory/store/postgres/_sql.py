@@ -276,7 +276,7 @@ def search_hybrid_sql(
         vector_top = sql.SQL(
             """
 vec_top AS (
-    SELECT c.id, row_number() OVER (ORDER BY c.dist, c.id) AS rnk
+    SELECT c.id, c.dist, row_number() OVER (ORDER BY c.dist, c.id) AS rnk
     FROM (SELECT i.id, i.embedding <#> %(qvec)s::vector AS dist
           FROM lgm_memory_items i
           WHERE i.embedding IS NOT NULL AND {where}
@@ -284,7 +284,8 @@ vec_top AS (
           LIMIT %(n_vec)s) c
 )"""
         ).format(where=where)
-        similarity = sql.SQL("-(i.embedding <#> %(qvec)s::vector)")
+        # vector candidates reuse their distance: each recomputation detoasts an embedding
+        similarity = sql.SQL("-coalesce(vt.dist, i.embedding <#> %(qvec)s::vector)")
     else:
         vector_top = sql.SQL(
             """
@@ -330,7 +331,9 @@ WITH q AS (
 ), terms AS (
     SELECT m.id, m.doc_len, u.lexeme,
            coalesce(array_length(u.positions, 1), 1)::float8 AS tf
-    FROM matched m CROSS JOIN LATERAL unnest(m.tsv) u
+    FROM matched m
+    -- only the query's lexemes (weight A, then filtered): unnest yields a few rows, not all
+    CROSS JOIN LATERAL unnest(ts_filter(setweight(m.tsv, 'A', (SELECT lexemes FROM q)), '{{a}}')) u
     WHERE u.lexeme = ANY((SELECT lexemes FROM q)::text[])
 ), lex AS (
     SELECT t.id,

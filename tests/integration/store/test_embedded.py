@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
 import psycopg
 import pytest
 
-from langgraph_memory.embedded import ENV_DSN, EmbeddedPostgres, default_dsn
+from langgraph_memory.embedded import ENV_DSN, SERVER_SETTINGS, EmbeddedPostgres, default_dsn
 
 pytestmark = pytest.mark.embedded
 
@@ -50,3 +51,11 @@ def test_from_conn_string_without_dsn_uses_the_configured_default(
         assert report.vector_mode == "pgvector" and report.pgvector_version
         assert report.applied == tuple(range(report.schema_version))
         assert store.setup().applied == ()
+
+
+def test_a_new_data_directory_runs_with_the_server_settings(tmp_path: Path) -> None:
+    # shared_buffers needs a restart: a fresh server restarts once after initdb
+    with EmbeddedPostgres(tmp_path) as server, psycopg.connect(server.dsn()) as conn:
+        for name, value in SERVER_SETTINGS.items():
+            row = conn.execute("SELECT current_setting(%s)", (name,)).fetchone()
+            assert row is not None and row[0] == value
