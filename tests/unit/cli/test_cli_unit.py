@@ -283,7 +283,7 @@ def test_adapters_match_the_bench_result_types() -> None:
         conversations=["conv-1"],
         questions=2,
         embedder="e5",
-        contextual=True,
+        context_turns=2,
         results=[
             RetrieverResult(
                 "ours-pgvector",
