@@ -6,6 +6,16 @@ cd "$(dirname "$0")/.."
 source scripts/_env.sh
 bash scripts/services.sh
 export LANGGRAPH_MEMORY_REQUIRE_SERVICES="${LANGGRAPH_MEMORY_REQUIRE_SERVICES:-1}"
+# LoCoMo dev data lives beside the repository (../shared/data/locomo-dev). A clone made
+# elsewhere (git clone /work/main /tmp/x) finds it beside the repository it was cloned from.
+if [ -z "${LANGGRAPH_MEMORY_LOCOMO_DIR:-}" ] && [ ! -d "../shared/data/locomo-dev" ]; then
+  origin="$(git remote get-url origin 2>/dev/null || true)"
+  if [ -n "$origin" ] && [ -d "$origin/../shared/data/locomo-dev" ]; then
+    LANGGRAPH_MEMORY_LOCOMO_DIR="$(cd "$origin/../shared/data/locomo-dev" && pwd)"
+    export LANGGRAPH_MEMORY_LOCOMO_DIR
+    echo "==> LoCoMo data: $LANGGRAPH_MEMORY_LOCOMO_DIR (beside the origin repository)"
+  fi
+fi
 echo "==> ruff"
 ruff check langgraph_memory graphs tests bench
 ruff format --check langgraph_memory graphs tests bench

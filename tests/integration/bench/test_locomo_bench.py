@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 from pathlib import Path
 
 import pytest
 
 from bench import locomo
+from tests.conftest import service_missing
 
 pytestmark = [pytest.mark.embedded, pytest.mark.slow]
 
@@ -17,10 +17,10 @@ pytestmark = [pytest.mark.embedded, pytest.mark.slow]
 def _data_dir() -> Path:
     data_dir = locomo.DEFAULT_DATA_DIR
     if not any(data_dir.glob("*.json")):
-        message = f"LoCoMo dev data not found in {data_dir} (set LANGGRAPH_MEMORY_LOCOMO_DIR)"
-        if os.environ.get("CI"):
-            pytest.fail(message)
-        pytest.skip(message)
+        service_missing(
+            "LoCoMo dev data (set LANGGRAPH_MEMORY_LOCOMO_DIR)",
+            FileNotFoundError(f"no *.json in {data_dir}"),
+        )
     return data_dir
 
 
