@@ -14,7 +14,7 @@ import os
 from collections.abc import Generator, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
-from typing import Any, TypedDict, TypeVar
+from typing import Any, Generic, TypedDict, TypeVar
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import (
@@ -42,6 +42,7 @@ from langgraph_memory.errors import (
 from langgraph_memory.lease._protocol import FENCE_CONFIG_KEY
 
 __all__ = [
+    "Finished",
     "PoolConfig",
     "Stmt",
     "copy_thread_program",
@@ -55,6 +56,7 @@ __all__ = [
     "retention_seconds",
     "run_program",
     "setup_program",
+    "start",
     "validate_dsn",
 ]
 
@@ -141,6 +143,31 @@ def run_program(cur: Cursor[DictRow], program: Program[T], first: Stmt | None = 
     except StopIteration as stop:
         result: T = stop.value
         return result
+
+
+@dataclass(frozen=True, slots=True)
+class Finished(Generic[T]):
+    """The result of a program that ended before yielding any statement."""
+
+    value: T
+
+
+def start(program: Program[T]) -> Stmt | Finished[T]:
+    """A program's first statement, or its result if it yields none.
+
+    Example:
+        ```python
+        def nothing() -> Program[int]:
+            return 7
+            yield Stmt("SELECT 1")
+
+        assert start(nothing()) == Finished(7)
+        ```
+    """
+    try:
+        return next(program)
+    except StopIteration as stop:
+        return Finished(stop.value)
 
 
 def finish_alone(program: Program[T], rows: Rows) -> T:

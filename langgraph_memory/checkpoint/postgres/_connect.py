@@ -102,24 +102,18 @@ async def _apipelined_transaction(
 def _execute_alone(conn: Connection[DictRow], stmt: Stmt) -> _common.Rows:
     """Run one self-contained statement: in autocommit (it commits by itself, in one
     round trip), or in a transaction block if the connection is not in autocommit."""
-    with conn.cursor(binary=True, row_factory=dict_row) as cur:
-        if _idle_autocommit(conn):
-            cur.execute(stmt.sql, stmt.params, prepare=stmt.prepare)
-            return cur.fetchall() if stmt.fetch else []
-        with conn.transaction():
-            cur.execute(stmt.sql, stmt.params, prepare=stmt.prepare)
-            return cur.fetchall() if stmt.fetch else []
+    block = contextlib.nullcontext() if _idle_autocommit(conn) else conn.transaction()
+    with block, conn.cursor(binary=True, row_factory=dict_row) as cur:
+        cur.execute(stmt.sql, stmt.params, prepare=stmt.prepare)
+        return cur.fetchall() if stmt.fetch else []
 
 
 async def _aexecute_alone(conn: AsyncConnection[DictRow], stmt: Stmt) -> _common.Rows:
     """Async :func:`_execute_alone`."""
-    async with conn.cursor(binary=True, row_factory=dict_row) as cur:
-        if _idle_autocommit(conn):
-            await cur.execute(stmt.sql, stmt.params, prepare=stmt.prepare)
-            return await cur.fetchall() if stmt.fetch else []
-        async with conn.transaction():
-            await cur.execute(stmt.sql, stmt.params, prepare=stmt.prepare)
-            return await cur.fetchall() if stmt.fetch else []
+    block = contextlib.nullcontext() if _idle_autocommit(conn) else conn.transaction()
+    async with block, conn.cursor(binary=True, row_factory=dict_row) as cur:
+        await cur.execute(stmt.sql, stmt.params, prepare=stmt.prepare)
+        return await cur.fetchall() if stmt.fetch else []
 
 
 class SyncConnector:
@@ -187,11 +181,9 @@ class SyncConnector:
 
     def run(self, program: Program[_common.T], *, pipeline: bool = True) -> _common.T:
         """Run ``program`` in one transaction (an ``alone`` statement: on its own)."""
-        try:
-            first = next(program)
-        except StopIteration as stop:
-            done: _common.T = stop.value
-            return done
+        first = _common.start(program)
+        if isinstance(first, _common.Finished):
+            return first.value
         if first.alone:
             with self.connection() as conn:
                 return _common.finish_alone(program, _execute_alone(conn, first))
@@ -420,11 +412,9 @@ class AsyncConnector:
 
     async def run(self, program: Program[_common.T], *, pipeline: bool = True) -> _common.T:
         """Run ``program`` in one transaction (an ``alone`` statement: on its own)."""
-        try:
-            first = next(program)
-        except StopIteration as stop:
-            done: _common.T = stop.value
-            return done
+        first = _common.start(program)
+        if isinstance(first, _common.Finished):
+            return first.value
         if first.alone:
             async with self.connection() as conn:
                 rows = await _aexecute_alone(conn, first)

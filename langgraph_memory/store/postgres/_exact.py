@@ -4,7 +4,7 @@ Embeddings are stored as float32 ``bytea``, already in the store's similarity sp
 :func:`memory_vector`: unit vectors, or the mean of unit vectors for a memory embedded
 with its context), and similarity is the inner product with the unit query vector — the
 same as pgvector's ``<#>`` on the other path. For each searched namespace prefix the
-store keeps a :class:`VectorCache` (row ids + L2-normalised float32 matrix) and keeps
+store keeps a :class:`VectorCache` (row ids + the stored float32 matrix) and keeps
 it in sync incrementally: rows carry the writing transaction id (``txid``); the cache
 remembers the snapshot ``xmin`` of its last refresh and re-reads only rows written by
 transactions at or after it (every earlier transaction has finished, so nothing is
@@ -86,9 +86,8 @@ def memory_vector(vectors: Sequence[Sequence[float] | FloatArray]) -> FloatArray
     """
     if not vectors:
         raise ValueError("memory_vector() needs at least one vector")
-    units = [unit_vector(vector) for vector in vectors]
-    mean: FloatArray = np.mean(np.stack(units), axis=0).astype(np.float32)
-    return mean
+    row: FloatArray = memory_vectors([list(map(float, v)) for v in vectors], [len(vectors)])[0]
+    return row
 
 
 def memory_vectors(vectors: Sequence[Sequence[float]], sizes: Sequence[int]) -> FloatArray:
