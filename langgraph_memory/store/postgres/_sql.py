@@ -14,6 +14,8 @@ Example:
 
 from __future__ import annotations
 
+import functools
+
 from psycopg import sql
 
 from langgraph_memory.store.postgres._migrations import VectorMode
@@ -21,11 +23,15 @@ from langgraph_memory.store.postgres._migrations import VectorMode
 ITEMS = sql.Identifier("lgm_memory_items")
 HISTORY = sql.Identifier("lgm_memory_history")
 
-ITEM_COLUMNS = sql.SQL(
-    "i.id, i.ns, i.key, i.value, i.created_at, i.updated_at, i.valid_from, i.importance, "
+_OTHER_COLUMNS = (
+    "i.created_at, i.updated_at, i.valid_from, i.importance, "
     "i.access_count + coalesce(a.access_count, 0) AS access_count, "
     "coalesce(a.last_accessed_at, i.last_accessed_at) AS last_accessed_at"
 )
+ITEM_COLUMNS = sql.SQL("i.id, i.ns, i.key, i.value, " + _OTHER_COLUMNS)
+# A hybrid search returns ~100 candidates for one page: their values come back as JSON
+# text, and only the page's values are decoded.
+CANDIDATE_COLUMNS = sql.SQL("i.id, i.ns, i.key, i.value::text AS value, " + _OTHER_COLUMNS)
 # Access counters live in lgm_memory_access (narrow rows, HOT updates); every query that
 # selects ITEM_COLUMNS joins them with this clause.
 ACCESS_JOIN = sql.SQL("LEFT JOIN lgm_memory_access a ON a.id = i.id")
@@ -46,8 +52,13 @@ READ_META = "SELECT name, value FROM lgm_store_meta"
 WRITE_META = """
 INSERT INTO lgm_store_meta (name, value) VALUES (%(name)s, %(value)s)
 ON CONFLICT (name) DO NOTHING"""
+# A search transaction writes only bookkeeping (access counts, TTL refresh): its commit need
+# not wait for the WAL flush (a crash may lose the last moment's counts, never consistency).
+SEARCH_SETTINGS = """
+SELECT set_config('synchronous_commit', 'off', true)"""
 SET_HNSW_SEARCH = """
-SELECT set_config('hnsw.ef_search', %(ef)s, true),
+SELECT set_config('synchronous_commit', 'off', true),
+       set_config('hnsw.ef_search', %(ef)s, true),
        set_config('hnsw.iterative_scan', 'relaxed_order', true)"""
 SCOPE_STATS = """
 SELECT count(*)::float8 AS n, coalesce(avg(i.doc_len), 0)::float8 AS avgdl
@@ -177,13 +188,24 @@ FROM (SELECT DISTINCT hashtext(k.ns || chr(31) || k.key) & {LOCK_BUCKETS - 1} AS
 ORDER BY b.bucket"""
 
 
-def upsert_sql(vector_mode: VectorMode) -> sql.Composed:
+def upsert_sql(vector_mode: VectorMode, dims: int) -> sql.Composed:
     """Multi-row upsert of prepared values, recording add/update/invalidate history.
 
     Parameters are parallel arrays (one element per item) plus ``cfg`` and ``actor``.
+    The vectors travel as ONE parameter, ``vectors``: a flat binary ``real[]``
+    (pgvector: ``_wire.Float4Array``) or float32 ``bytea`` (exact path), and ``slot``
+    says which ``dims``-long run of it is each item's vector (NULL: no vector; a NULL
+    slice bound makes the slice NULL).
     """
-    embedding_type = sql.SQL("text[]" if vector_mode == "pgvector" else "bytea[]")
-    embedding_value = sql.SQL("n.embedding::vector" if vector_mode == "pgvector" else "n.embedding")
+    width = sql.Literal(int(dims))
+    if vector_mode == "pgvector":
+        embedding_value = sql.SQL(
+            "(%(vectors)s::real[])[n.slot * {w} + 1 : (n.slot + 1) * {w}]::vector"
+        ).format(w=width)
+    else:
+        embedding_value = sql.SQL(
+            "substring(%(vectors)s::bytea FROM n.slot * {w} * 4 + 1 FOR {w} * 4)"
+        ).format(w=width)
     return sql.SQL(
         """
 WITH incoming AS (
@@ -191,9 +213,9 @@ WITH incoming AS (
         %(ns)s::text[], %(key)s::text[], %(value)s::text[]::jsonb[], %(text)s::text[],
         %(kind)s::text[], %(importance)s::real[], %(valid_from)s::timestamptz[],
         %(invalid_at)s::timestamptz[], %(expires_at)s::timestamptz[], %(ttl)s::float8[],
-        %(derived)s::text[]::jsonb[], %(embedding)s::{embedding_type}
+        %(derived)s::text[]::jsonb[], %(slot)s::integer[]
     ) AS n(ns, key, value, text, kind, importance, valid_from, invalid_at, expires_at,
-           ttl_minutes, derived_from, embedding)
+           ttl_minutes, derived_from, slot)
 ), old AS (
     SELECT i.ns, i.key, i.text, i.value, i.invalid_at
     FROM lgm_memory_items i JOIN incoming n ON i.ns = n.ns AND i.key = n.key
@@ -228,7 +250,7 @@ SELECT u.ns, u.key,
             ELSE 'update' END,
        o.text, u.text, o.value, u.value, %(actor)s
 FROM upserted u LEFT JOIN old o ON o.ns = u.ns AND o.key = u.key"""
-    ).format(embedding_type=embedding_type, embedding_value=embedding_value)
+    ).format(embedding_value=embedding_value)
 
 
 def search_recent_sql(
@@ -257,12 +279,44 @@ def search_hybrid_sql(
     include_invalid: bool,
     filter_clause: sql.Composable | None,
 ) -> sql.Composed:
+    """:func:`build_search_hybrid_sql`, built once per shape when there is no filter."""
+    if filter_clause is None:
+        return _unfiltered_search_hybrid_sql(vector_mode, scoped, include_invalid)
+    return build_search_hybrid_sql(
+        vector_mode=vector_mode,
+        scoped=scoped,
+        include_invalid=include_invalid,
+        filter_clause=filter_clause,
+    )
+
+
+@functools.lru_cache(maxsize=8)
+def _unfiltered_search_hybrid_sql(
+    vector_mode: VectorMode, scoped: bool, include_invalid: bool
+) -> sql.Composed:
+    return build_search_hybrid_sql(
+        vector_mode=vector_mode, scoped=scoped, include_invalid=include_invalid, filter_clause=None
+    )
+
+
+def build_search_hybrid_sql(
+    *,
+    vector_mode: VectorMode,
+    scoped: bool,
+    include_invalid: bool,
+    filter_clause: sql.Composable | None,
+) -> sql.Composed:
     """Hybrid candidate query: top BM25 matches ∪ top vector neighbours, both signals filled.
 
-    BM25 (``k1``, ``b``) runs on the stored ``tsvector``: the query's lexemes OR-ed
-    (GIN), term frequency from lexeme positions, document length ``doc_len``, document
-    frequency counted over the matching visible documents in scope and corpus size /
-    average length passed in (``bm25_n``, ``bm25_avgdl``). Vector similarity is the inner
+    BM25 (``k1``, ``b``) runs on the stored ``tsvector``: term frequency from lexeme
+    positions, document length ``doc_len``, document frequency from
+    ``lgm_memory_lexicon`` and corpus size / average length from ``lgm_memory_ns_stats``
+    (both kept exact by triggers). Lexical candidates come from a GIN search for the
+    query's rarest lexemes, OR-ed, as long as their document frequencies add up to at
+    most ``lex_budget``: a query made only of words more common than that picks no
+    lexical candidates (scoring thousands of documents for one common word would cost
+    more than it ranks). Every vector candidate is BM25-scored as well, on all the
+    query's lexemes, so both signals are filled for every candidate. Vector similarity is the inner
     product of the stored vector (unit, or a mean of unit vectors: ``memory_vector``) with
     the unit query vector ``qvec``. On the pgvector path the vector list is
     ``ORDER BY embedding <#> query LIMIT n_vec`` (HNSW, ``vector_ip_ops``); on the exact
@@ -277,15 +331,15 @@ def search_hybrid_sql(
             """
 vec_top AS (
     SELECT c.id, c.dist, row_number() OVER (ORDER BY c.dist, c.id) AS rnk
-    FROM (SELECT i.id, i.embedding <#> %(qvec)s::vector AS dist
+    FROM (SELECT i.id, i.embedding <#> %(qvec)s::real[]::vector AS dist
           FROM lgm_memory_items i
           WHERE i.embedding IS NOT NULL AND {where}
-          ORDER BY i.embedding <#> %(qvec)s::vector
+          ORDER BY i.embedding <#> %(qvec)s::real[]::vector
           LIMIT %(n_vec)s) c
 )"""
         ).format(where=where)
         # vector candidates reuse their distance: each recomputation detoasts an embedding
-        similarity = sql.SQL("-coalesce(vt.dist, i.embedding <#> %(qvec)s::vector)")
+        similarity = sql.SQL("-coalesce(vt.dist, i.embedding <#> %(qvec)s::real[]::vector)")
     else:
         vector_top = sql.SQL(
             """
@@ -316,18 +370,21 @@ WITH q AS (
     GROUP BY l.lexeme HAVING sum(l.df) > 0
 ), chosen AS (
     SELECT c.lexeme FROM (
-        SELECT s.lexeme, s.df, sum(s.df) OVER (ORDER BY s.df, s.lexeme) AS cumulative,
-               row_number() OVER (ORDER BY s.df, s.lexeme) AS position
+        SELECT s.lexeme, sum(s.df) OVER (ORDER BY s.df, s.lexeme) AS cumulative
         FROM stats s) c
-    WHERE c.cumulative <= %(lex_budget)s OR c.position = 1
+    WHERE c.cumulative <= %(lex_budget)s
 ), tq AS (
     SELECT string_agg(
         '''' || replace(replace(c.lexeme, '\\', '\\\\'), '''', '''''') || '''', ' | '
     )::tsquery AS query
     FROM chosen c
-), matched AS (
+), {vector_top}, matched AS (
     SELECT i.id, i.tsv, i.doc_len FROM lgm_memory_items i
     WHERE i.tsv @@ (SELECT query FROM tq) AND {where}
+    UNION ALL
+    -- vector candidates are BM25-scored on every query lexeme, common ones included
+    SELECT i.id, i.tsv, i.doc_len FROM vec_top v JOIN lgm_memory_items i ON i.id = v.id
+    WHERE (i.tsv @@ (SELECT query FROM tq)) IS NOT TRUE
 ), terms AS (
     SELECT m.id, m.doc_len, u.lexeme,
            coalesce(array_length(u.positions, 1), 1)::float8 AS tf
@@ -344,24 +401,23 @@ WITH q AS (
                AS score
     FROM terms t JOIN stats s ON s.lexeme = t.lexeme CROSS JOIN corpus c
     GROUP BY t.id
-), lex_top AS (
-    SELECT l.id, l.score, row_number() OVER (ORDER BY l.score DESC, l.id) AS rnk
-    FROM lex l ORDER BY l.score DESC, l.id LIMIT %(n_lex)s
-), {vector_top}, cand AS (
-    SELECT id FROM lex_top UNION SELECT id FROM vec_top
+), lex_ranked AS (
+    SELECT l.id, l.score, row_number() OVER (ORDER BY l.score DESC, l.id) AS rnk FROM lex l
+), cand AS (
+    SELECT id FROM lex_ranked WHERE rnk <= %(n_lex)s UNION SELECT id FROM vec_top
 )
-SELECT {cols}, lt.rnk AS lexical_rank, coalesce(la.score, 0)::float8 AS lexical_score,
+SELECT {cols}, CASE WHEN lr.rnk <= %(n_lex)s THEN lr.rnk END AS lexical_rank,
+       coalesce(lr.score, 0)::float8 AS lexical_score,
        vt.rnk AS vector_rank, {similarity} AS vector_similarity
 FROM cand c
 JOIN lgm_memory_items i ON i.id = c.id
 {access}
-LEFT JOIN lex_top lt ON lt.id = c.id
-LEFT JOIN lex la ON la.id = c.id
+LEFT JOIN lex_ranked lr ON lr.id = c.id
 LEFT JOIN vec_top vt ON vt.id = c.id"""
     ).format(
         vector_top=vector_top,
         where=where,
-        cols=ITEM_COLUMNS,
+        cols=CANDIDATE_COLUMNS,
         access=ACCESS_JOIN,
         similarity=similarity,
         stats_scope=sql.SQL("s.ns >= %(ns_lo)s AND s.ns < %(ns_hi)s" if scoped else "true"),

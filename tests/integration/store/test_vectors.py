@@ -6,9 +6,11 @@ from __future__ import annotations
 import numpy as np
 import psycopg
 import pytest
+from langgraph.store.base import PutOp
 
 from langgraph_memory.store.postgres._exact import decode_vector, memory_vector
 from langgraph_memory.store.postgres._migrations import IP_INDEX, MIGRATIONS
+from langgraph_memory.store.postgres._wire import Float4Array
 from tests.fakes import HashingEmbeddings
 from tests.integration.store.conftest import DIMS, Driver, open_store
 
@@ -85,3 +87,85 @@ async def test_upgrade_normalises_legacy_vectors_and_swaps_the_hnsw_index(
         ]
     assert IP_INDEX in indexes and "lgm_memory_items_hnsw" not in indexes
     assert norms and all(n == pytest.approx(1.0, abs=1e-5) for n in norms)
+
+
+def test_float4_arrays_travel_in_binary_and_arrive_exact(postgres_dsn: str) -> None:
+    values = np.array([[0.1, -2.5e-8, 3.4e38], [1.0, 0.0, -1.0]], dtype=np.float32)
+    with psycopg.connect(postgres_dsn) as conn:
+        row = conn.execute(
+            "SELECT %(v)s::real[] AS v, %(e)s::real[] AS e",
+            {"v": Float4Array(values), "e": Float4Array(np.zeros(0))},
+        ).fetchone()
+    assert row is not None
+    assert np.array(row[0], dtype=np.float32).tolist() == values.ravel().tolist()
+    assert row[1] == []
+
+
+async def test_each_item_of_a_batch_gets_its_own_vector(
+    dsn: str, flavour: str, backend: str
+) -> None:
+    """Vectors travel as one parameter; items without an index take no slot of it."""
+    embedder = HashingEmbeddings(DIMS)
+    async with open_store(dsn, flavour, index={"dims": DIMS, "embed": embedder}) as store:
+        ours = Driver(store, flavour, backend, dsn)
+        await ours(
+            "batch",
+            [
+                PutOp(("m", "u"), "a", {"content": "alpha lives in Lisbon"}),
+                PutOp(("m", "u"), "b", {"content": "beta is not indexed"}, index=False),
+                PutOp(
+                    ("m", "u"),
+                    "c",
+                    {"content": CONTENT, "context": CONTEXT},
+                    ["context", "content"],
+                ),
+                PutOp(("m", "u"), "d", {"content": "delta plays chess"}),
+            ],
+        )
+        alpha, delta, whole, alone = embedder.embed_documents(
+            ["alpha lives in Lisbon", "delta plays chess", f"{CONTEXT}\n{CONTENT}", CONTENT]
+        )
+        np.testing.assert_allclose(
+            _stored_vector(dsn, backend, "a"), memory_vector([alpha]), atol=1e-6
+        )
+        np.testing.assert_allclose(
+            _stored_vector(dsn, backend, "c"), memory_vector([whole, alone]), atol=1e-6
+        )
+        np.testing.assert_allclose(
+            _stored_vector(dsn, backend, "d"), memory_vector([delta]), atol=1e-6
+        )
+        with psycopg.connect(dsn) as conn:
+            row = conn.execute("SELECT embedding FROM lgm_memory_items WHERE key = 'b'").fetchone()
+        assert row == (None,)
+
+
+class _SameVector(HashingEmbeddings):
+    """Every text gets the same vector: only the lexical signal can order the results."""
+
+    def _embed(self, text: str) -> list[float]:
+        return [1.0] + [0.0] * (self.dims - 1)
+
+
+async def test_a_word_too_common_for_the_lexical_budget_still_ranks_the_vector_candidates(
+    dsn: str, flavour: str, backend: str
+) -> None:
+    """Above ``lexical_budget`` a word picks no candidates itself, yet BM25 scores it."""
+    index = {"dims": DIMS, "embed": _SameVector(DIMS)}
+    async with open_store(dsn, flavour, index=index, lexical_budget=2) as store:
+        ours = Driver(store, flavour, backend, dsn)
+        texts = {
+            "none-1": "tea with lemon",
+            "most": "coffee coffee coffee",
+            "trip": "a trip to Lisbon",
+            "some": "coffee with milk in the morning at the office",
+            "none-2": "a walk in the park",
+            "once": "coffee before the long meeting with the whole team about budgets",
+        }
+        for key, text in texts.items():
+            await ours("put", ("m", "u"), key, {"content": text})
+        # "lisbon" (1 document) fits the budget of 2, "coffee" (3 more) does not
+        hits = await ours("search", ("m", "u"), query="Lisbon coffee", limit=6)
+        assert [hit.key for hit in hits][:4] == ["trip", "most", "some", "once"]
+        assert {hit.key for hit in hits[4:]} == {"none-1", "none-2"}
+        assert hits[3].score is not None and hits[4].score is not None
+        assert hits[3].score > hits[4].score
