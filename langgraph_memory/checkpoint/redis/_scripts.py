@@ -24,7 +24,23 @@ __all__ = ["SCRIPTS", "SCRIPT_SHAS", "STALE_ERROR_MARK"]
 
 STALE_ERROR_MARK = "LGM_STALE"
 
-_PRELUDE = r"""
+# The next fencing token of a thread. A missing counter — a thread never leased, or one whose
+# keys (the counter with them) expired with its TTL — restarts at the server clock in
+# microseconds, above every token handed out before: a writer that stalled past the TTL
+# can never hold the same token as the thread's next owner. (TIME's two fields are strings;
+# concatenating them keeps all 16 digits: a Lua number prints as 1.7960738542373e+15, so
+# a token is formatted with '%d' wherever it becomes text.)
+_NEXT_TOKEN = r"""
+local function next_token(key)
+  if redis.call('EXISTS', key) == 0 then
+    local now = redis.call('TIME')
+    redis.call('SET', key, now[1] .. string.format('%06d', tonumber(now[2])))
+  end
+  return redis.call('INCR', key)
+end
+"""
+
+_THREAD_HELPERS = r"""
 local IDX, CP, REFS, BLOBS, W, WK, RUNS, FENCE =
   KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8]
 local SEP = '\0'
@@ -154,6 +170,7 @@ local function load(m)
   return {m, rec, raw, blobs, writes}
 end
 """
+_PRELUDE = _NEXT_TOKEN + _THREAD_HELPERS
 
 # ARGV: fence token ('' = unfenced), ttl ms ('0' = none), keep-last ('0' = all),
 # member, record, refs, run member ('' = none), then blob field/value pairs.
@@ -284,7 +301,7 @@ return out
 # ARGV: fence ttl ms ('0' = none). Returns the thread's new fencing token.
 _DELETE_THREAD = r"""
 redis.call('DEL', IDX, CP, REFS, BLOBS, W, WK, RUNS)
-local token = redis.call('INCR', FENCE)
+local token = next_token(FENCE)
 if ARGV[1] ~= '0' then redis.call('PEXPIRE', FENCE, ARGV[1]) end
 return token
 """
@@ -373,8 +390,8 @@ if held then
   end
   return false
 end
-local token = redis.call('INCR', KEYS[2])
-redis.call('SET', KEYS[1], token .. '|' .. ARGV[1], 'PX', ARGV[2])
+local token = next_token(KEYS[2])
+redis.call('SET', KEYS[1], string.format('%d', token) .. '|' .. ARGV[1], 'PX', ARGV[2])
 if ARGV[3] ~= '0' then redis.call('PEXPIRE', KEYS[2], ARGV[3]) end
 return token
 """
@@ -416,7 +433,7 @@ SCRIPTS: dict[str, str] = {
     "DUMP": _PRELUDE + _DUMP,
     "RESTORE": _PRELUDE + _RESTORE,
     "REGISTRY_FORGET": _REGISTRY_FORGET,
-    "LEASE_ACQUIRE": _LEASE_ACQUIRE,
+    "LEASE_ACQUIRE": _NEXT_TOKEN + _LEASE_ACQUIRE,
     "LEASE_RENEW": _LEASE_RENEW,
     "LEASE_RELEASE": _LEASE_RELEASE,
 }

@@ -44,8 +44,10 @@ def fenced(thread_id: str, token: int) -> dict[str, Any]:
 def test_lease_exclusivity_expiry_and_renewal(saver: RedisSaver) -> None:
     leases = saver.lease_backend()
     assert isinstance(leases, LeaseBackend)
+    started_us = int(time.time() * 1_000_000)
     first = leases.try_acquire("t", "worker-a", ttl=5.0)
-    assert first is not None and first.token == 1
+    # a new thread's counter starts at the server clock in microseconds (see the next test)
+    assert first is not None and abs(first.token - started_us) < 60_000_000
     assert leases.try_acquire("t", "worker-b", ttl=5.0) is None
     assert leases.renew(first, 5.0) is True
     # a retried acquire by the same owner (its reply was lost) gets the same lease back
@@ -56,7 +58,7 @@ def test_lease_exclusivity_expiry_and_renewal(saver: RedisSaver) -> None:
     assert leases.try_acquire("t", "worker-b", ttl=5.0) is None
     leases.release(first)
     second = leases.try_acquire("t", "worker-b", ttl=0.1)
-    assert second is not None and second.token == 2
+    assert second is not None and second.token == first.token + 1
     assert leases.renew(first, 5.0) is False  # superseded
 
     # an expired lease nobody took can be renewed by its owner
@@ -67,11 +69,33 @@ def test_lease_exclusivity_expiry_and_renewal(saver: RedisSaver) -> None:
     # once it expires and someone else takes it, the old owner has lost it
     time.sleep(0.2)
     third = leases.try_acquire("t", "worker-c", ttl=5.0)
-    assert third is not None and third.token == 3
+    assert third is not None and third.token == first.token + 2
     assert leases.renew(second, 5.0) is False
 
     with pytest.raises(ValueError, match="seconds"):
         leases.try_acquire("t", "worker-d", ttl=0)
+
+
+def test_tokens_stay_unique_after_the_fence_counter_expires(
+    saver: RedisSaver, raw_redis: redis.Redis
+) -> None:
+    """The counter expires with the thread's keys; a writer that stalled past that must not
+    share a token with the thread's next owner."""
+    graph = chat_graph(saver)
+    leases = saver.lease_backend()
+    stalled = leases.try_acquire("expiring", "worker-a", ttl=0.1)
+    assert stalled is not None
+    graph.invoke({"messages": [HumanMessage(content="a")]}, fenced("expiring", stalled.token))
+    raw_redis.delete(*saver._thread_keys("expiring").data)  # what the thread's TTL does
+    time.sleep(0.2)
+    owner = leases.try_acquire("expiring", "worker-b", ttl=5.0)
+    assert owner is not None and owner.token > stalled.token
+    with pytest.raises(StaleWriteError, match="fencing token"):
+        graph.invoke(
+            {"messages": [HumanMessage(content="late")]}, fenced("expiring", stalled.token)
+        )
+    state = graph.invoke({"messages": [HumanMessage(content="b")]}, fenced("expiring", owner.token))
+    assert contents(state) == ["b", "a saw 1", "b saw 2"]
 
 
 def test_stale_token_is_rejected_and_writes_nothing(
