@@ -23,14 +23,18 @@ from langgraph_memory.retrieval._rank import (
     rank,
     recency_score,
 )
+from langgraph_memory.retrieval._time import TimeWindow, query_time_window, time_match_score
 
 __all__ = [
     "Candidate",
     "FusionMethod",
     "RetrievalConfig",
+    "TimeWindow",
     "access_score",
     "fuse_relevance",
     "importance_score",
+    "query_time_window",
     "rank",
     "recency_score",
+    "time_match_score",
 ]

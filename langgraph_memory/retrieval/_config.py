@@ -53,6 +53,12 @@ class RetrievalConfig:
         importance_weight: Weight of importance (1–10 mapped onto 0–1; unknown counts as 5).
         access_weight: Weight of access reinforcement (``log1p(count)`` over the
             candidates' maximum, decayed by the time since the last access).
+        time_match_weight: Weight of the time match: when the query names a date, month
+            or year (``query_time_window``), memories whose event time falls in that
+            period score 1, others ``0.5 ** (days outside / time_match_half_life)``.
+            Queries that name no date are unaffected. 0 turns it off.
+        time_match_half_life: Distance outside the named period at which the time
+            match halves.
         bm25_k1: BM25 term-frequency saturation.
         bm25_b: BM25 document-length normalisation.
         text_search_config: Postgres text-search configuration (``regconfig``) used for
@@ -77,6 +83,8 @@ class RetrievalConfig:
     recency_half_life: timedelta = field(default=timedelta(days=30))
     importance_weight: float = 0.05
     access_weight: float = 0.0
+    time_match_weight: float = 0.3
+    time_match_half_life: timedelta = field(default=timedelta(days=7))
     bm25_k1: float = 1.2
     bm25_b: float = 0.75
     text_search_config: str = "english"
@@ -100,6 +108,7 @@ class RetrievalConfig:
             "recency_weight",
             "importance_weight",
             "access_weight",
+            "time_match_weight",
             "bm25_k1",
         ):
             value = getattr(self, name)
@@ -120,6 +129,13 @@ class RetrievalConfig:
             raise ConfigurationError(
                 "RetrievalConfig.recency_half_life must be a positive timedelta, "
                 f"got {self.recency_half_life!r}"
+            )
+        if not isinstance(
+            self.time_match_half_life, timedelta
+        ) or self.time_match_half_life <= timedelta(0):
+            raise ConfigurationError(
+                "RetrievalConfig.time_match_half_life must be a positive timedelta, "
+                f"got {self.time_match_half_life!r}"
             )
         if not self.text_search_config or not isinstance(self.text_search_config, str):
             raise ConfigurationError(

@@ -21,6 +21,7 @@ from datetime import datetime
 
 from langgraph_memory.errors import ConfigurationError
 from langgraph_memory.retrieval._config import RetrievalConfig
+from langgraph_memory.retrieval._time import TimeWindow, time_match_score
 
 __all__ = [
     "Candidate",
@@ -203,19 +204,28 @@ def access_score(
 
 
 def rank(
-    candidates: Iterable[Candidate], *, config: RetrievalConfig, now: datetime
+    candidates: Iterable[Candidate],
+    *,
+    config: RetrievalConfig,
+    now: datetime,
+    time_window: TimeWindow | None = None,
 ) -> list[tuple[Candidate, float]]:
-    """Order candidates by hybrid relevance plus recency, importance and access.
+    """Order candidates by hybrid relevance plus recency, importance, access and time match.
 
     ``score = relevance_weight * fused_relevance + recency_weight * recency
-    + importance_weight * importance + access_weight * access`` where every factor is in
-    [0, 1]. Rows with the same ``id`` are merged first. Ties keep the better list
-    position, then input order. Candidates below ``config.min_relevance`` are dropped.
+    + importance_weight * importance + access_weight * access
+    + time_match_weight * time_match`` where every factor is in [0, 1]; the time match
+    (:func:`~langgraph_memory.retrieval.time_match_score` of the event time) counts only
+    when ``time_window`` is given. Rows with the same ``id`` are merged first. Ties keep
+    the better list position, then input order. Candidates below
+    ``config.min_relevance`` are dropped.
 
     Args:
         candidates: Rows from the store's lexical and vector candidate queries.
         config: Weights and fusion method.
         now: The reference time for recency (timezone-aware).
+        time_window: The period the query names
+            (:func:`~langgraph_memory.retrieval.query_time_window`), or ``None``.
 
     Returns:
         ``(candidate, score)`` pairs, best first. Scores compare within one call only.
@@ -257,6 +267,10 @@ def rank(
         if config.access_weight:
             score += config.access_weight * access_score(
                 candidate, max_count=max_count, now=now, config=config
+            )
+        if config.time_match_weight and time_window is not None:
+            score += config.time_match_weight * time_match_score(
+                candidate.event_time, time_window, half_life=config.time_match_half_life
             )
         best_rank = min(
             (r for r in (candidate.lexical_rank, candidate.vector_rank) if r is not None),

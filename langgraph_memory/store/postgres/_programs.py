@@ -39,7 +39,7 @@ from langgraph_memory.errors import (
     InvalidValueError,
     MigrationError,
 )
-from langgraph_memory.retrieval import Candidate, RetrievalConfig, rank
+from langgraph_memory.retrieval import Candidate, RetrievalConfig, query_time_window, rank
 from langgraph_memory.store._filters import compile_filter
 from langgraph_memory.store._namespace import (
     decode_namespace,
@@ -498,7 +498,8 @@ class MemoryPrograms:
             for row in rows
         ]
         now = _as_utc(op.as_of) if op.as_of is not None else datetime.now(timezone.utc)
-        ranked = rank(candidates, config=config, now=now)
+        window = query_time_window(op.query) if op.query and config.time_match_weight else None
+        ranked = rank(candidates, config=config, now=now, time_window=window)
         page = ranked[op.offset : op.offset + op.limit]
         return [
             (

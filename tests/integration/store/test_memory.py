@@ -205,6 +205,23 @@ async def test_hybrid_search_finds_exact_tokens_and_meaning(ours: Driver) -> Non
     assert [hit.key for hit in page] == [hit.key for hit in full[1:3]]
 
 
+async def test_a_date_in_the_query_prefers_memories_from_then(ours: Driver) -> None:
+    ns = ("memories", "u1")
+    said = {
+        "march": ("Ana: We cooked a lentil curry tonight", "2024-03-09T19:00:00+00:00"),
+        "may": ("Ana: We cooked a lentil soup tonight", "2024-05-03T19:00:00+00:00"),
+        "june": ("Ana: We cooked a lentil stew tonight", "2024-06-20T19:00:00+00:00"),
+    }
+    for key, (text, when) in said.items():
+        await ours("put", ns, key, {"content": text, "valid_from": when})
+    dated = await ours("search", ns, query="What did Ana cook on May 3, 2024?", limit=3)
+    assert dated[0].key == "may"
+    in_june = await ours("search", ns, query="What did Ana cook in June 2024?", limit=3)
+    assert in_june[0].key == "june"
+    undated = await ours("search", ns, query="What did Ana cook?", limit=3)
+    assert {hit.key for hit in undated} == set(said)
+
+
 async def test_bad_input_raises_and_writes_nothing(ours: Driver) -> None:
     ns = ("memories", "u1")
     await ours("put", ns, "keep", {"content": "original"})
