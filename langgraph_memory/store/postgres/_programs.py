@@ -121,7 +121,7 @@ class MemoryPrograms:
         max_value_bytes: int = DEFAULT_MAX_VALUE_BYTES,
         track_access: bool = True,
         ef_search: int = 64,
-        lexical_budget: int = 1000,
+        lexical_budget: int = 300,
         hnsw_m: int = 16,
         hnsw_ef_construction: int = 64,
         exact_cache_scopes: int = 32,
