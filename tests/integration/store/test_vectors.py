@@ -3,6 +3,9 @@ and the upgrade of a pgvector schema from cosine to inner product (migration 11)
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import AsyncIterator
+
 import numpy as np
 import psycopg
 import pytest
@@ -32,12 +35,20 @@ def _stored_vector(dsn: str, backend: str, key: str) -> np.ndarray:
     return decode_vector(bytes(row[0]))
 
 
+@contextlib.asynccontextmanager
+async def _hashing_store(
+    dsn: str, flavour: str, backend: str
+) -> AsyncIterator[tuple[Driver, HashingEmbeddings]]:
+    """Our store on ``dsn`` with the hashing embedder the test recomputes vectors with."""
+    embedder = HashingEmbeddings(DIMS)
+    async with open_store(dsn, flavour, index={"dims": DIMS, "embed": embedder}) as store:
+        yield Driver(store, flavour, backend, dsn), embedder
+
+
 async def test_contextual_memory_stores_the_mean_of_its_two_unit_vectors(
     dsn: str, flavour: str, backend: str
 ) -> None:
-    embedder = HashingEmbeddings(DIMS)
-    async with open_store(dsn, flavour, index={"dims": DIMS, "embed": embedder}) as store:
-        ours = Driver(store, flavour, backend, dsn)
+    async with _hashing_store(dsn, flavour, backend) as (ours, embedder):
         value = {"content": CONTENT, "context": CONTEXT}
         await ours("put", ("m", "u"), "with-context", value, index=["context", "content"])
         await ours("put", ("m", "u"), "plain", {"content": CONTENT})
@@ -105,9 +116,7 @@ async def test_each_item_of_a_batch_gets_its_own_vector(
     dsn: str, flavour: str, backend: str
 ) -> None:
     """Vectors travel as one parameter; items without an index take no slot of it."""
-    embedder = HashingEmbeddings(DIMS)
-    async with open_store(dsn, flavour, index={"dims": DIMS, "embed": embedder}) as store:
-        ours = Driver(store, flavour, backend, dsn)
+    async with _hashing_store(dsn, flavour, backend) as (ours, embedder):
         await ours(
             "batch",
             [
