@@ -72,8 +72,8 @@ class RetrievalConfig:
         30
     """
 
-    lexical_candidates: int = 50
-    vector_candidates: int = 50
+    lexical_candidates: int = 40
+    vector_candidates: int = 40
     fusion: FusionMethod = "weighted"
     lexical_weight: float = 0.4
     vector_weight: float = 0.6

@@ -120,7 +120,7 @@ class MemoryPrograms:
         retrieval: RetrievalConfig | None = None,
         max_value_bytes: int = DEFAULT_MAX_VALUE_BYTES,
         track_access: bool = True,
-        ef_search: int = 64,
+        ef_search: int = 40,
         lexical_budget: int = 300,
         hnsw_m: int = 16,
         hnsw_ef_construction: int = 64,
