@@ -86,11 +86,13 @@ def memory_vector(vectors: Sequence[Sequence[float] | FloatArray]) -> FloatArray
     """
     if not vectors:
         raise ValueError("memory_vector() needs at least one vector")
-    row: FloatArray = memory_vectors([list(map(float, v)) for v in vectors], [len(vectors)])[0]
+    row: FloatArray = memory_vectors(vectors, [len(vectors)])[0]
     return row
 
 
-def memory_vectors(vectors: Sequence[Sequence[float]], sizes: Sequence[int]) -> FloatArray:
+def memory_vectors(
+    vectors: Sequence[Sequence[float] | FloatArray], sizes: Sequence[int]
+) -> FloatArray:
     """:func:`memory_vector` for a whole batch in one numpy pass (one row per memory).
 
     ``vectors`` holds the texts' vectors of consecutive memories; ``sizes`` says how many

@@ -412,7 +412,7 @@ class MemoryPrograms:
         else:
             scored = yield from self._hybrid(op, clause, params, query_vectors[op.query])
         if scored and (self.track_access or op.refresh_ttl):
-            if not op.query:  # the hybrid search set this already
+            if not (op.query and self.vector_mode == "pgvector"):  # SET_HNSW_SEARCH did
                 yield Sql(_sql.SEARCH_SETTINGS)
             ids = [row["id"] for row, _ in scored]
             if self.track_access:
@@ -464,7 +464,6 @@ class MemoryPrograms:
             rows = yield Sql(statement, params)
         else:
             query = np.asarray(query_vector, dtype=np.float32)
-            yield Sql(_sql.SEARCH_SETTINGS)
             cache = yield from self._refreshed_cache(op.namespace_prefix)
             fetch = n_vec * 4 + 16
             while True:

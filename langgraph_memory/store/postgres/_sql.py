@@ -56,10 +56,13 @@ ON CONFLICT (name) DO NOTHING"""
 # not wait for the WAL flush (a crash may lose the last moment's counts, never consistency).
 SEARCH_SETTINGS = """
 SELECT set_config('synchronous_commit', 'off', true)"""
-SET_HNSW_SEARCH = """
-SELECT set_config('synchronous_commit', 'off', true),
+# the pgvector search sets the same in the round trip that sets its HNSW scan
+SET_HNSW_SEARCH = (
+    SEARCH_SETTINGS
+    + """,
        set_config('hnsw.ef_search', %(ef)s, true),
        set_config('hnsw.iterative_scan', 'relaxed_order', true)"""
+)
 SCOPE_STATS = """
 SELECT count(*)::float8 AS n, coalesce(avg(i.doc_len), 0)::float8 AS avgdl
 FROM lgm_memory_items i WHERE i.ns >= %(ns_lo)s AND i.ns < %(ns_hi)s AND i.tsv IS NOT NULL"""

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
+from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
@@ -77,27 +79,34 @@ async def test_sync_bridges_run_from_worker_threads(async_saver: AsyncPostgresSa
         async_saver.copy_thread("bridge", "bridge-3")  # on the loop thread: refused
 
 
-async def test_pooled_async_calls_are_not_serialised(async_saver: AsyncPostgresSaver) -> None:
-    graph = build_chat_graph(async_saver)
-    await graph.ainvoke(turn("x"), thread("abusy"))
+@contextlib.asynccontextmanager
+async def holding_a_connection(saver: AsyncPostgresSaver) -> AsyncIterator[None]:
+    """Keep one of the saver's connections busy (a cursor open) until the block ends."""
     held = asyncio.Event()
     release = asyncio.Event()
 
-    async def hold_a_cursor() -> None:
-        async with async_saver._cursor() as cur:
+    async def hold() -> None:
+        async with saver._cursor() as cur:
             await cur.execute("SELECT 1")
             held.set()
             await release.wait()
 
-    holder = asyncio.create_task(hold_a_cursor())
+    holder = asyncio.create_task(hold())
     await held.wait()
     try:
-        # would wait forever behind the official saver's instance lock
-        found = await asyncio.wait_for(async_saver.aget_tuple(thread("abusy")), timeout=10)
-        assert found is not None
+        yield
     finally:
         release.set()
         await holder
+
+
+async def test_pooled_async_calls_are_not_serialised(async_saver: AsyncPostgresSaver) -> None:
+    graph = build_chat_graph(async_saver)
+    await graph.ainvoke(turn("x"), thread("abusy"))
+    async with holding_a_connection(async_saver):
+        # would wait forever behind the official saver's instance lock
+        found = await asyncio.wait_for(async_saver.aget_tuple(thread("abusy")), timeout=10)
+        assert found is not None
 
 
 async def test_more_concurrent_calls_than_connections_queue_at_the_gate(
@@ -124,21 +133,7 @@ async def test_waiting_for_a_connection_is_bounded_by_the_pool_timeout(
         postgres_dsn, pool_config={"min_size": 1, "max_size": 1, "timeout": 0.3}
     ) as saver:
         await saver.setup()
-        held = asyncio.Event()
-        release = asyncio.Event()
-
-        async def hold_the_only_connection() -> None:
-            async with saver._cursor() as cur:
-                await cur.execute("SELECT 1")
-                held.set()
-                await release.wait()
-
-        holder = asyncio.create_task(hold_the_only_connection())
-        await held.wait()
-        try:
+        async with holding_a_connection(saver):  # the only one
             with pytest.raises(BackendUnavailableError, match="no pooled connection"):
                 await saver.aget_tuple(thread("busy"))
-        finally:
-            release.set()
-            await holder
         assert await saver.aget_tuple(thread("busy")) is None  # the permit came back
