@@ -408,7 +408,10 @@ with acting_as("notebook"):  # the actor recorded in the audit history
         """
 ### Hybrid search
 Lexical search finds exact tokens (code words, numbers) that embeddings miss; vector
-search finds paraphrases. Both are fused, then recency and importance are added.
+search finds paraphrases. Both are fused, then recency and importance are added. A query
+that names a date, month or year ("what did I cook on 3 May 2025?", "... in July 2025?")
+also prefers memories whose `valid_from` falls in that period (`RetrievalConfig`
+`time_match_weight`).
 """
     ),
     code(
