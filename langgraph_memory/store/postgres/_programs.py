@@ -278,7 +278,11 @@ class MemoryPrograms:
                 plan.gets.append((position, op))
             elif isinstance(op, (SearchOp, MemorySearchOp)):
                 search = self._normalise_search(op)
-                clause, params = compile_filter(search.filter, sql.SQL("i.value"))
+                # no filter → no clause, so the search SQL of that shape is built once
+                clause: sql.Composable | None = None
+                params: dict[str, Any] = {}
+                if search.filter is not None:
+                    clause, params = compile_filter(search.filter, sql.SQL("i.value"))
                 plan.searches.append((position, search, clause, params))
             elif isinstance(op, ListNamespacesOp):
                 for condition in op.match_conditions or ():

@@ -101,18 +101,65 @@ async def test_ttl_refresh_and_sweep(ours: Driver) -> None:
     assert await ours("get", ns, "stale") is None
     assert await keys(ours, ns) == {"fresh"}
     assert "stale" not in await keys(ours, ns, query="expired already")
-    with psycopg.connect(ours.dsn) as conn:
-        before = conn.execute(
-            "SELECT expires_at FROM lgm_memory_items WHERE key='fresh'"
-        ).fetchone()
+    before = _expiry(ours.dsn, "fresh")
     await ours("get", ns, "fresh", refresh_ttl=True)
-    with psycopg.connect(ours.dsn) as conn:
-        after = conn.execute("SELECT expires_at FROM lgm_memory_items WHERE key='fresh'").fetchone()
-    assert before is not None and after is not None and after[0] > before[0]
+    after = _expiry(ours.dsn, "fresh")
+    assert after[1] > before[1] and after[0] == before[0]  # refreshed, item row untouched
     assert await ours("sweep") == 1
     history = await ours("history", ns, "stale")
     assert [entry.action for entry in history] == ["add", "expire"]
     assert await keys(ours, ns, include_invalid=True) == {"fresh"}
+
+
+def _expiry(dsn: str, key: str) -> tuple[object, datetime]:
+    """(the item row's ctid, its effective expiry: put's ``expires_at`` or a read's refresh)."""
+    with psycopg.connect(dsn) as conn:
+        row = conn.execute(
+            "SELECT i.ctid::text, greatest(i.expires_at, a.refreshed_until) "
+            "FROM lgm_memory_items i LEFT JOIN lgm_memory_access a ON a.id = i.id "
+            "WHERE i.key = %s",
+            (key,),
+        ).fetchone()
+    assert row is not None
+    return row[0], row[1]
+
+
+def _expire_put(dsn: str, key: str) -> None:
+    """Move the expiry ``key``'s put set into the past (a read's refresh stays as it is)."""
+    with psycopg.connect(dsn) as conn:
+        conn.execute(
+            "UPDATE lgm_memory_items SET expires_at = now() - interval '1 second' WHERE key = %s",
+            (key,),
+        )
+
+
+async def test_ttl_refresh_by_reads_outlives_the_put_expiry(ours: Driver) -> None:
+    ns = ("ttl",)
+    await ours("put", ns, "read", {"content": "a memory that is read"}, ttl=60)
+    await ours("put", ns, "idle", {"content": "a memory nobody reads"}, ttl=60)
+    assert [hit.key for hit in await ours("search", ns, query="memory that is read", limit=1)] == [
+        "read"
+    ]
+    # the put's expiry passes; the search's refresh keeps "read" alive, "idle" is gone
+    _expire_put(ours.dsn, "read")
+    _expire_put(ours.dsn, "idle")
+    assert await keys(ours, ns) == {"read"}
+    assert (await ours("get", ns, "read")) is not None
+    assert await ours("sweep") == 1  # idle deleted; read's refresh folded into the item row
+    with psycopg.connect(ours.dsn) as conn:
+        row = conn.execute(
+            "SELECT i.expires_at > now() + interval '59 minutes' FROM lgm_memory_items i "
+            "WHERE i.key = 'read'"
+        ).fetchone()
+    assert row == (True,)
+    # a put restarts the TTL: the earlier refresh no longer extends it
+    await ours("get", ns, "read", refresh_ttl=True)
+    await ours("put", ns, "read", {"content": "a memory that is read, rewritten"}, ttl=60)
+    _expire_put(ours.dsn, "read")
+    assert await keys(ours, ns) == set()
+    assert await ours("sweep") == 1
+    history = await ours("history", ns, "read")
+    assert [entry.action for entry in history] == ["add", "update", "expire"]
 
 
 async def test_history_records_every_change_with_actor(ours: Driver) -> None:

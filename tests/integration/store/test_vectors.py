@@ -68,8 +68,8 @@ async def test_contextual_memory_stores_the_mean_of_its_two_unit_vectors(
 async def test_upgrade_normalises_legacy_vectors_and_swaps_the_hnsw_index(
     embedded_dsn: str,
 ) -> None:
-    version = len(MIGRATIONS) - 1
-    assert MIGRATIONS[version].__name__ == "_inner_product_vectors"
+    names = [step.__name__ for step in MIGRATIONS]
+    version = names.index("_inner_product_vectors")
     async with open_store(embedded_dsn, "sync") as store:
         store.put(("m", "u"), "a", {"content": "the lake house in Sweden"})
         store.put(("m", "u"), "b", {"content": "a pottery class on Sunday"})
