@@ -284,6 +284,25 @@ class MemoryStoreCore(MemoryPrograms, BaseStore):
     sweep_ttl = sweep
     asweep_ttl = asweep
 
+    def flush_access(self) -> None:
+        """Write the access counts searches recorded but have not written yet.
+
+        Searches buffer their access counts and the store writes them with its next
+        operation once the oldest is ``access_flush_interval`` seconds old; closing a
+        store opened with ``from_conn_string`` flushes too. Call this before handing the
+        counts to another process, e.g. at shutdown of a store built on your own pool.
+
+        Example:
+            ```python
+            store.flush_access()
+            ```
+        """
+        self._run(self._flush_access_program())
+
+    async def aflush_access(self) -> None:
+        """Async :meth:`flush_access`."""
+        await self._arun(self._flush_access_program())
+
     def forget_decayed(
         self, namespace_prefix: tuple[str, ...] = (), *, config: DecayConfig | None = None
     ) -> int:

@@ -58,6 +58,7 @@ from langgraph_memory.store._values import (
     validate_key,
 )
 from langgraph_memory.store.postgres import _sql
+from langgraph_memory.store.postgres._access import AccessLog
 from langgraph_memory.store.postgres._exact import (
     VectorCacheRegistry,
     encode_vector,
@@ -120,6 +121,7 @@ class MemoryPrograms:
         retrieval: RetrievalConfig | None = None,
         max_value_bytes: int = DEFAULT_MAX_VALUE_BYTES,
         track_access: bool = True,
+        access_flush_interval: float = 1.0,
         ef_search: int = 40,
         lexical_budget: int = 300,
         hnsw_m: int = 16,
@@ -145,6 +147,9 @@ class MemoryPrograms:
             raise ConfigurationError("max_value_bytes must be positive")
         self.max_value_bytes = max_value_bytes
         self.track_access = track_access
+        if not (math.isfinite(access_flush_interval) and access_flush_interval >= 0):
+            raise ConfigurationError("access_flush_interval must be a number of seconds >= 0")
+        self._access = AccessLog(access_flush_interval)
         self.ef_search = ef_search
         if lexical_budget <= 0 or hnsw_m <= 1 or hnsw_ef_construction <= 0:
             raise ConfigurationError("lexical_budget, hnsw_m and hnsw_ef_construction must be > 0")
@@ -346,7 +351,9 @@ class MemoryPrograms:
         if plan.gets:
             yield from self._get_all(plan)
         for position, search, clause, params in plan.searches:
-            plan.results[position] = yield from self._search(search, clause, params, query_vectors)
+            plan.results[position] = yield from self._search(
+                search, clause, params, query_vectors, plan.refresh
+            )
         for position, list_op in plan.lists:
             plan.results[position] = yield from self._list_namespaces(list_op)
         if plan.upserts:
@@ -360,7 +367,28 @@ class MemoryPrograms:
                     "actor": current_actor(),
                 },
             )
+        wrote_bookkeeping = False
+        if plan.refresh:
+            yield Sql(_sql.REFRESH_TTL, {"ids": sorted(set(plan.refresh))})
+            wrote_bookkeeping = True
+        wrote_bookkeeping |= yield from self._write_access(force=False)
+        if wrote_bookkeeping and not plan.upserts and not plan.deletes:
+            yield Sql(_sql.RELAX_COMMIT)
         return plan.results
+
+    def _write_access(self, *, force: bool) -> Program:
+        """Write the searches' pending access counts if due (or ``force``); whether it did."""
+        if not (force or self._access.due()):
+            return False
+        batch = self._access.drain()
+        if batch is None:
+            return False
+        yield Sql(_sql.RECORD_ACCESS, batch.params())
+        return True
+
+    def _flush_access_program(self) -> Program:
+        if (yield from self._write_access(force=True)):
+            yield Sql(_sql.RELAX_COMMIT)
 
     def _get_all(self, plan: Plan) -> Program:
         params = {
@@ -369,7 +397,6 @@ class MemoryPrograms:
         }
         rows = yield Sql(_sql.GET_ITEMS, params)
         by_key = {(row["ns"], row["key"]): row for row in rows}
-        refresh: list[int] = []
         for position, op in plan.gets:
             row = by_key.get((encode_namespace(op.namespace), op.key))
             if row is None:
@@ -382,9 +409,7 @@ class MemoryPrograms:
                 updated_at=row["updated_at"],
             )
             if op.refresh_ttl and row["ttl_minutes"] is not None:
-                refresh.append(row["id"])
-        if refresh:
-            yield Sql(_sql.REFRESH_TTL, {"ids": refresh})
+                plan.refresh.append(row["id"])
 
     def _scope_params(self, prefix: tuple[str, ...]) -> dict[str, Any]:
         bounds = prefix_range(prefix)
@@ -396,6 +421,7 @@ class MemoryPrograms:
         clause: sql.Composable | None,
         filter_params: dict[str, Any],
         query_vectors: Mapping[str, list[float]],
+        refresh: list[int],
     ) -> Program:
         if op.limit == 0:
             return []
@@ -415,14 +441,10 @@ class MemoryPrograms:
             scored: list[tuple[dict[str, Any], float | None]] = [(row, None) for row in rows]
         else:
             scored = yield from self._hybrid(op, clause, params, query_vectors[op.query])
-        if scored and (self.track_access or op.refresh_ttl):
-            if not (op.query and self.vector_mode == "pgvector"):  # SET_HNSW_SEARCH did
-                yield Sql(_sql.SEARCH_SETTINGS)
-            ids = [row["id"] for row, _ in scored]
-            if self.track_access:
-                yield Sql(_sql.TOUCH, {"ids": ids, "refresh": op.refresh_ttl})
-            else:
-                yield Sql(_sql.REFRESH_TTL, {"ids": ids})
+        if scored and self.track_access:
+            self._access.record([row["id"] for row, _ in scored], datetime.now(timezone.utc))
+        if op.refresh_ttl:
+            refresh.extend(row["id"] for row, _ in scored if row["ttl_minutes"] is not None)
         return [
             SearchItem(
                 namespace=decode_namespace(row["ns"]),
@@ -655,6 +677,7 @@ class MemoryPrograms:
     def _decay_program(self, namespace_prefix: tuple[str, ...], config: DecayConfig) -> Program:
         prefix = validate_prefix(namespace_prefix)
         yield from self._ensure_mode()
+        yield from self._write_access(force=True)  # decay reads the access counts
         now = datetime.now(timezone.utc)
         params = {
             **self._scope_params(prefix),

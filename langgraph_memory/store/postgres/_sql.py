@@ -26,7 +26,7 @@ HISTORY = sql.Identifier("lgm_memory_history")
 _OTHER_COLUMNS = (
     "i.created_at, i.updated_at, i.valid_from, i.importance, "
     "i.access_count + coalesce(a.access_count, 0) AS access_count, "
-    "coalesce(a.last_accessed_at, i.last_accessed_at) AS last_accessed_at"
+    "coalesce(a.last_accessed_at, i.last_accessed_at) AS last_accessed_at, i.ttl_minutes"
 )
 ITEM_COLUMNS = sql.SQL("i.id, i.ns, i.key, i.value, " + _OTHER_COLUMNS)
 # A hybrid search returns ~100 candidates for one page: their values come back as JSON
@@ -60,17 +60,14 @@ READ_META = "SELECT name, value FROM lgm_store_meta"
 WRITE_META = """
 INSERT INTO lgm_store_meta (name, value) VALUES (%(name)s, %(value)s)
 ON CONFLICT (name) DO NOTHING"""
-# A search transaction writes only bookkeeping (access counts, TTL refresh): its commit need
-# not wait for the WAL flush (a crash may lose the last moment's counts, never consistency).
-SEARCH_SETTINGS = """
+# A transaction that only reads memories writes nothing but bookkeeping (access counts, TTL
+# refreshes): its commit need not wait for the WAL flush (a crash may lose the last moment's
+# bookkeeping, never a memory and never consistency). Sent only when the batch puts nothing.
+RELAX_COMMIT = """
 SELECT set_config('synchronous_commit', 'off', true)"""
-# the pgvector search sets the same in the round trip that sets its HNSW scan
-SET_HNSW_SEARCH = (
-    SEARCH_SETTINGS
-    + """,
-       set_config('hnsw.ef_search', %(ef)s, true),
+SET_HNSW_SEARCH = """
+SELECT set_config('hnsw.ef_search', %(ef)s, true),
        set_config('hnsw.iterative_scan', 'relaxed_order', true)"""
-)
 SCOPE_STATS = """
 SELECT count(*)::float8 AS n, coalesce(avg(i.doc_len), 0)::float8 AS avgdl
 FROM lgm_memory_items i WHERE i.ns >= %(ns_lo)s AND i.ns < %(ns_hi)s AND i.tsv IS NOT NULL"""
@@ -80,7 +77,7 @@ FROM lgm_memory_items i WHERE i.tsv IS NOT NULL"""
 
 GET_ITEMS = sql.SQL(
     """
-SELECT {cols}, i.ttl_minutes
+SELECT {cols}
 FROM unnest(%(ns)s::text[], %(key)s::text[]) AS g(ns, key)
 JOIN lgm_memory_items i ON i.ns = g.ns AND i.key = g.key
 {access}
@@ -93,14 +90,17 @@ SELECT i.id, now() + i.ttl_minutes * interval '1 minute' FROM lgm_memory_items i
 WHERE i.id = ANY(%(ids)s) AND i.ttl_minutes IS NOT NULL ORDER BY i.id
 ON CONFLICT (id) DO UPDATE SET refreshed_until = excluded.refreshed_until"""
 
-TOUCH = """
-INSERT INTO lgm_memory_access AS a (id, access_count, last_accessed_at, refreshed_until)
-SELECT i.id, 1, now(),
-       CASE WHEN %(refresh)s THEN now() + i.ttl_minutes * interval '1 minute' END
-FROM lgm_memory_items i WHERE i.id = ANY(%(ids)s) ORDER BY i.id
+# Searches' access counts, written in batches (``_access.AccessLog``); ids of memories
+# deleted meanwhile are skipped.
+RECORD_ACCESS = """
+INSERT INTO lgm_memory_access AS a (id, access_count, last_accessed_at)
+SELECT i.id, t.n, t.last
+FROM unnest(%(ids)s::bigint[], %(counts)s::integer[], %(last)s::timestamptz[]) AS t(id, n, last)
+JOIN lgm_memory_items i ON i.id = t.id
+ORDER BY i.id
 ON CONFLICT (id) DO UPDATE
-SET access_count = a.access_count + 1, last_accessed_at = now(),
-    refreshed_until = coalesce(excluded.refreshed_until, a.refreshed_until)"""
+SET access_count = a.access_count + excluded.access_count,
+    last_accessed_at = greatest(a.last_accessed_at, excluded.last_accessed_at)"""
 
 DELETE_ITEMS = """
 WITH gone AS (

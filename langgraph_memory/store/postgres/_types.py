@@ -187,6 +187,8 @@ class Plan:
     lists: list[tuple[int, ListNamespacesOp]] = field(default_factory=list)
     upserts: list[tuple[PreparedValue, float | None]] = field(default_factory=list)
     deletes: list[tuple[tuple[str, ...], str]] = field(default_factory=list)
+    # ids whose TTL the batch's reads refresh (written once, at the end of the batch)
+    refresh: list[int] = field(default_factory=list)
 
 
 def current_actor() -> str | None:

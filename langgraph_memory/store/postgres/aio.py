@@ -125,6 +125,10 @@ class AsyncPostgresMemoryStore(MemoryStoreCore):
         finally:
             if store is not None:
                 await store.astop_ttl_sweeper()
+                try:
+                    await store.aflush_access()
+                except Exception as exc:  # closing must not fail over bookkeeping
+                    logger.warning("access counts not written at close: %s", exc)
             await pool.close()
 
     @contextlib.asynccontextmanager

@@ -123,6 +123,10 @@ class PostgresMemoryStore(MemoryStoreCore):
         finally:
             if "store" in locals():
                 store.stop_ttl_sweeper()
+                try:
+                    store.flush_access()
+                except Exception as exc:  # closing must not fail over bookkeeping
+                    logger.warning("access counts not written at close: %s", exc)
             pool.close()
 
     @contextlib.contextmanager

@@ -13,13 +13,14 @@ import psycopg
 import pytest
 
 from langgraph_memory.errors import (
+    ConfigurationError,
     EmbeddingError,
     InvalidFilterError,
     InvalidNamespaceError,
     InvalidValueError,
 )
 from langgraph_memory.store.postgres import DecayConfig, acting_as
-from tests.integration.store.conftest import Driver, rows_mentioning
+from tests.integration.store.conftest import Driver, open_store, rows_mentioning
 
 pytestmark = pytest.mark.postgres
 
@@ -230,6 +231,54 @@ async def test_decay_retires_low_value_memories(ours: Driver) -> None:
     strict = DecayConfig(threshold=5.0, half_life=timedelta(days=90), mode="delete")
     assert await ours("forget_decayed", ns, config=strict) == 1
     assert await ours("get", ns, "vital") is None
+
+
+def _accesses(dsn: str, key: str) -> tuple[int, datetime] | None:
+    """(access count, last access) written for ``key``, or ``None`` if none is written."""
+    with psycopg.connect(dsn) as conn:
+        row = conn.execute(
+            "SELECT a.access_count, a.last_accessed_at FROM lgm_memory_access a "
+            "JOIN lgm_memory_items i ON i.id = a.id WHERE i.key = %s",
+            (key,),
+        ).fetchone()
+    return None if row is None else (row[0], row[1])
+
+
+async def test_searches_write_access_counts_in_batches(dsn: str, flavour: str) -> None:
+    ns = ("memories", "u1")
+    started = datetime.now(UTC)
+    async with open_store(dsn, flavour, access_flush_interval=3600) as raw:
+        store = Driver(raw, flavour, "", dsn)
+        await store("put", ns, "tea", {"content": "drinks green tea every morning"})
+        await store("put", ns, "bike", {"content": "rides a red bicycle to work"})
+        for _ in range(2):
+            hits = await store("search", ns, query="green tea", limit=1)
+            assert [hit.key for hit in hits] == ["tea"]
+        assert _accesses(dsn, "tea") is None  # recorded, not yet written
+        await store("flush_access")
+        written = _accesses(dsn, "tea")
+        assert written is not None and written[0] == 2 and written[1] >= started
+        assert _accesses(dsn, "bike") is None
+        await store("flush_access")  # nothing pending: nothing changes
+        assert _accesses(dsn, "tea") == written
+        await store("search", ns, query="green tea", limit=1)
+    # closing a store opened with from_conn_string writes what is pending
+    assert (_accesses(dsn, "tea") or (0,))[0] == 3
+
+
+async def test_a_due_access_write_rides_on_the_next_operation(dsn: str, flavour: str) -> None:
+    ns = ("memories", "u1")
+    async with open_store(dsn, flavour, access_flush_interval=0) as raw:
+        store = Driver(raw, flavour, "", dsn)
+        await store("put", ns, "tea", {"content": "drinks green tea every morning"})
+        await store("search", ns, query="green tea", limit=1)
+        assert (_accesses(dsn, "tea") or (0,))[0] == 1  # due at once: the search wrote it
+        await store("delete", ns, "tea")
+        await store("put", ns, "tea", {"content": "drinks green tea every morning"})
+        assert _accesses(dsn, "tea") is None  # the delete took the old counts with it
+    with pytest.raises(ConfigurationError, match="access_flush_interval"):
+        async with open_store(dsn, flavour, access_flush_interval=float("nan")):
+            pass
 
 
 async def test_hybrid_search_finds_exact_tokens_and_meaning(ours: Driver) -> None:
