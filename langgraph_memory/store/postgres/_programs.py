@@ -219,8 +219,14 @@ class MemoryPrograms:
                     f"the embedder returned a {len(vector)}-dimensional vector; "
                     f"the store is configured for dims={self.dims}"
                 )
-            if not all(math.isfinite(x) for x in vector):
-                raise EmbeddingError("the embedder returned NaN or infinite values")
+        if not vectors:
+            return
+        try:
+            finite = bool(np.isfinite(np.asarray(vectors, dtype=np.float64)).all())
+        except (TypeError, ValueError) as exc:
+            raise EmbeddingError(f"the embedder returned non-numeric values: {exc}") from exc
+        if not finite:
+            raise EmbeddingError("the embedder returned NaN or infinite values")
 
     # ------------------------------------------------------------------ programs
     def _setup_program(self) -> Program:

@@ -352,8 +352,8 @@ def build_search_hybrid_sql(
         vector_top = sql.SQL(
             """
 vec_top AS (
-    SELECT c.id, c.dist, row_number() OVER (ORDER BY c.dist, c.id) AS rnk
-    FROM (SELECT i.id, i.embedding <#> %(qvec)s::real[]::vector AS dist
+    SELECT c.id, c.dist, c.tsv, c.doc_len, row_number() OVER (ORDER BY c.dist, c.id) AS rnk
+    FROM (SELECT i.id, i.tsv, i.doc_len, i.embedding <#> %(qvec)s::real[]::vector AS dist
           FROM lgm_memory_items i
           WHERE i.embedding IS NOT NULL AND {where}
           ORDER BY i.embedding <#> %(qvec)s::real[]::vector
@@ -366,8 +366,8 @@ vec_top AS (
         vector_top = sql.SQL(
             """
 vec_top AS (
-    SELECT c.id, row_number() OVER (ORDER BY c.ord) AS rnk
-    FROM (SELECT i.id, v.ord
+    SELECT c.id, c.tsv, c.doc_len, row_number() OVER (ORDER BY c.ord) AS rnk
+    FROM (SELECT i.id, i.tsv, i.doc_len, v.ord
           FROM unnest(%(vec_ids)s::bigint[]) WITH ORDINALITY AS v(id, ord)
           JOIN lgm_memory_items i ON i.id = v.id
           WHERE i.embedding IS NOT NULL AND {where}
@@ -405,8 +405,8 @@ WITH q AS (
     WHERE i.tsv @@ (SELECT query FROM tq) AND {where}
     UNION ALL
     -- vector candidates are BM25-scored on every query lexeme, common ones included
-    SELECT i.id, i.tsv, i.doc_len FROM vec_top v JOIN lgm_memory_items i ON i.id = v.id
-    WHERE (i.tsv @@ (SELECT query FROM tq)) IS NOT TRUE
+    SELECT v.id, v.tsv, v.doc_len FROM vec_top v
+    WHERE (v.tsv @@ (SELECT query FROM tq)) IS NOT TRUE
 ), terms AS (
     SELECT m.id, m.doc_len, u.lexeme,
            coalesce(array_length(u.positions, 1), 1)::float8 AS tf

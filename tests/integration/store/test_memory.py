@@ -352,7 +352,6 @@ async def test_bad_input_raises_and_writes_nothing(ours: Driver) -> None:
 
 async def test_wrong_embedding_dimensions_write_nothing(dsn: str, flavour: str) -> None:
     from tests.fakes import HashingEmbeddings
-    from tests.integration.store.conftest import open_store
 
     async with open_store(dsn, flavour) as good:
         driver = Driver(good, flavour, "", dsn)
