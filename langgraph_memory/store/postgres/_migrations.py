@@ -325,8 +325,19 @@ def _refreshed_expiry(_: MigrationContext) -> str:
     per returned memory, ~25 ms per search of 10 TTL'd results at 100k memories. An item
     is now unexpired while ``expires_at`` or its ``refreshed_until`` lies ahead; the
     sweeper folds a due refresh back into ``expires_at``.
+
+    The check is a function declared cheap (``COST 1``): as an inline ``EXISTS`` its
+    sub-plan cost was charged to every row a plan filters, which tipped the planner from
+    scanning a small namespace exactly to the approximate HNSW walk. It runs only for
+    items whose ``expires_at`` has passed.
     """
-    return "ALTER TABLE lgm_memory_access ADD COLUMN IF NOT EXISTS refreshed_until timestamptz"
+    return """
+ALTER TABLE lgm_memory_access ADD COLUMN IF NOT EXISTS refreshed_until timestamptz;
+CREATE OR REPLACE FUNCTION lgm_memory_refreshed(item bigint) RETURNS boolean
+LANGUAGE sql STABLE PARALLEL SAFE COST 1 AS $$
+    SELECT EXISTS (SELECT 1 FROM lgm_memory_access r
+                   WHERE r.id = item AND r.refreshed_until > now())
+$$"""
 
 
 MIGRATIONS: list[Callable[[MigrationContext], str]] = [

@@ -39,10 +39,7 @@ ACCESS_JOIN = sql.SQL("LEFT JOIN lgm_memory_access a ON a.id = i.id")
 # refreshes go to the narrow ``lgm_memory_access.refreshed_until``, because rewriting the
 # wide item row (a non-HOT update: new HNSW, GIN and btree entries) cost ~25 ms per search
 # at 100k memories. The sweeper folds a refresh back into ``expires_at`` when it is due.
-_NOT_EXPIRED = (
-    "(i.expires_at IS NULL OR i.expires_at > now() OR EXISTS ("
-    "SELECT 1 FROM lgm_memory_access r WHERE r.id = i.id AND r.refreshed_until > now()))"
-)
+_NOT_EXPIRED = "(i.expires_at IS NULL OR i.expires_at > now() OR lgm_memory_refreshed(i.id))"
 NOT_EXPIRED = sql.SQL(_NOT_EXPIRED)
 VALID_AT = sql.SQL(
     "i.valid_from <= coalesce(%(as_of)s::timestamptz, now()) AND "
