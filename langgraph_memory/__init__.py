@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from langgraph_memory.errors import (
     BackendUnavailableError,
+    CheckpointIntegrityError,
     ConfigurationError,
     EmbeddingError,
     InvalidConnectionStringError,
@@ -37,6 +38,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "BackendUnavailableError",
+    "CheckpointIntegrityError",
     "ConfigurationError",
     "EmbeddingError",
     "InvalidConnectionStringError",

@@ -18,8 +18,11 @@ Example:
 
 from __future__ import annotations
 
+from langgraph.store.base import InvalidNamespaceError as _LangGraphInvalidNamespaceError
+
 __all__ = [
     "BackendUnavailableError",
+    "CheckpointIntegrityError",
     "ConfigurationError",
     "EmbeddingError",
     "InvalidConnectionStringError",
@@ -50,8 +53,12 @@ class BackendUnavailableError(LangGraphMemoryError, ConnectionError):
     """Postgres or Redis could not be reached; the message names host and port."""
 
 
-class InvalidNamespaceError(LangGraphMemoryError, ValueError):
-    """A store namespace or namespace prefix is malformed."""
+class InvalidNamespaceError(LangGraphMemoryError, _LangGraphInvalidNamespaceError):
+    """A store namespace or namespace prefix is malformed.
+
+    Also LangGraph's own ``langgraph.store.base.InvalidNamespaceError`` (a ``ValueError``),
+    so code written against LangGraph's stores catches it unchanged.
+    """
 
 
 class InvalidValueError(LangGraphMemoryError, ValueError):
@@ -82,3 +89,9 @@ class LeaseLostError(LangGraphMemoryError, RuntimeError):
 class StaleWriteError(LangGraphMemoryError, RuntimeError):
     """A write carried a fencing token older than the thread's current one (the
     writer lost its lease, or the thread was deleted); nothing was written."""
+
+
+class CheckpointIntegrityError(LangGraphMemoryError, RuntimeError):
+    """A checkpoint could not be written or read whole: its parent or a channel blob it
+    references is gone (expired by TTL, swept, pruned). Nothing was written; the message
+    names the thread and what is missing."""
