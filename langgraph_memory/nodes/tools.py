@@ -64,6 +64,23 @@ Args:
 
 
 # -- pure core ------------------------------------------------------------------------------
+MAX_CONTENT_CHARS = 500
+"""Longest memory ``remember`` stores (as ``ExtractNode(max_content_chars=500)``)."""
+MAX_SLOT_CHARS = 64
+
+
+def _too_long(content: str, slot: str | None) -> str | None:
+    """A refusal the model can act on when model text is longer than a memory may be."""
+    if len(content.strip()) > MAX_CONTENT_CHARS:
+        return (
+            f"Not stored: the memory is {len(content.strip())} characters long; store one "
+            f"short sentence (at most {MAX_CONTENT_CHARS} characters)."
+        )
+    if slot is not None and len(slot.strip()) > MAX_SLOT_CHARS:
+        return f"Not stored: the slot must be a short name (at most {MAX_SLOT_CHARS} characters)."
+    return None
+
+
 def _candidate(content: str, kind: str, importance: int, slot: str | None) -> MemoryCandidate:
     return MemoryCandidate(
         content=content.strip(),
@@ -171,7 +188,7 @@ def create_memory_tools(
         slot: str | None = None,
     ) -> str:
         target, ns = resolve(runtime)
-        if (refused := refusal(content)) is not None:
+        if (refused := _too_long(content, slot) or refusal(content)) is not None:
             return refused
         candidate = _candidate(clean(content), kind, importance, slot)
         now = utc_now()
@@ -213,7 +230,7 @@ def create_memory_tools(
         slot: str | None = None,
     ) -> str:
         target, ns = resolve(runtime)
-        if (refused := refusal(content)) is not None:
+        if (refused := _too_long(content, slot) or refusal(content)) is not None:
             return refused
         candidate = _candidate(clean(content), kind, importance, slot)
         now = utc_now()

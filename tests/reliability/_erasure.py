@@ -4,7 +4,9 @@ Postgres database and in every Redis key (names and values) under a prefix."""
 
 from __future__ import annotations
 
+import contextlib
 import uuid
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -23,12 +25,15 @@ from langgraph_memory.nodes import (
     SummarizeNode,
 )
 from langgraph_memory.offline import TemplatedResponder
+from langgraph_memory.store.postgres import PostgresMemoryStore
+from tests.fakes import HashingEmbeddings
 from tests.reliability._servers import user_tables
 
 __all__ = [
     "WAYS",
     "Ctx",
     "arun_user",
+    "cli_store",
     "marker",
     "memory_graph",
     "pg_rows_with",
@@ -47,6 +52,17 @@ class Ctx:
     """A dataclass runtime context, as apps declare with ``context_schema``."""
 
     user_id: str
+
+
+@contextlib.contextmanager
+def cli_store(dsn: str) -> Iterator[PostgresMemoryStore]:
+    """Our store (set up) with as many dimensions as the CLI's default embedder, so
+    ``langgraph-memory inspect/forget`` open the same database (they embed nothing), and
+    the fast hashing embedder."""
+    index: Any = {"dims": 384, "embed": HashingEmbeddings(384)}
+    with PostgresMemoryStore.from_conn_string(dsn, index=index) as store:
+        store.setup()
+        yield store
 
 
 def marker() -> str:

@@ -7,7 +7,8 @@ extractor cut to a bound.
   pending and re-raises failures — sync and async.
 * A ~1.2 MB user message goes through ``RetrieveNode`` (query cut to ``max_query_chars``),
   the memory tools' ``recall`` and ``ExtractNode`` (each message cut to
-  ``max_message_chars``) on our Postgres store, both vector paths, without a raw error.
+  ``max_message_chars``) on our Postgres store, both vector paths, without a raw error;
+  ``remember`` refuses model text longer than a memory may be, and writes nothing.
 """
 
 from __future__ import annotations
@@ -174,8 +175,14 @@ def test_long_user_text_is_cut_to_a_bounded_query_on_every_path(
         builder = StateGraph(MessagesState)
         builder.add_node("tools", ToolNode(create_memory_tools()))
         builder.add_edge(START, "tools")
+        tools_graph = builder.compile(store=store)
         call = tool_call_message("recall", {"query": HUGE})
-        out = builder.compile(store=store).invoke({"messages": [call]}, CONFIG)
+        out = tools_graph.invoke({"messages": [call]}, CONFIG)
         assert "Oslo" in str(out["messages"][-1].content)
+        before = len(store.search(("memories", "soak"), limit=100, include_invalid=True))
+        for args in ({"content": HUGE}, {"content": "User likes tea.", "slot": HUGE}):
+            out = tools_graph.invoke({"messages": [tool_call_message("remember", args)]}, CONFIG)
+            assert str(out["messages"][-1].content).startswith("Not stored:")
+        assert len(store.search(("memories", "soak"), limit=100, include_invalid=True)) == before
     assert len(build_query([HumanMessage(HUGE)])) <= DEFAULT_MAX_QUERY_CHARS
-    figures.add("long_query_paths", 3)
+    figures.add("long_query_paths", 5)

@@ -23,11 +23,11 @@ from langgraph_memory import aforget_user, forget_user
 from langgraph_memory.checkpoint.postgres import AsyncPostgresSaver, PostgresSaver
 from langgraph_memory.checkpoint.redis import AsyncRedisSaver, RedisSaver
 from langgraph_memory.cli import main
-from langgraph_memory.cli._backends import open_store
 from langgraph_memory.store.postgres import AsyncPostgresMemoryStore, PostgresMemoryStore
 from tests.reliability._erasure import (
     WAYS,
     arun_user,
+    cli_store,
     marker,
     memory_graph,
     pg_rows_with,
@@ -162,7 +162,7 @@ def test_cli_forget_erases_context_and_int_threads_and_says_what_it_found(
     marks = {way: marker() for way in WAYS}
     redis_args = ["--redis", redis_url, "--redis-prefix", redis_prefix]
     with (
-        open_store(postgres_dsn) as store,  # the store as the CLI opens it (default embedder)
+        cli_store(postgres_dsn) as store,
         open_saver("redis", postgres_dsn, redis_url, redis_prefix) as saver,
     ):
         graphs = (memory_graph(store, saver), plain_graph(saver))
@@ -198,7 +198,7 @@ def test_cli_never_says_ok_with_data_left(
 ) -> None:
     mark = marker()
     with (
-        open_store(postgres_dsn) as store,
+        cli_store(postgres_dsn) as store,
         RacingSaver.from_conn_string(postgres_dsn) as saver,
     ):
         saver.setup()
