@@ -22,7 +22,7 @@ interrupted erasure can simply be run again. Finally it looks again, by both rou
 thread by thread, and reports whatever is still there (:attr:`ErasureReport.residue`).
 
 What cannot be found: a thread run by a graph in which none of our store-using nodes
-ran (retrieve, extract, reflect, summarize with a store, the memory tools) **and** whose
+ran (retrieve, extract, reflect, summarize with ``extract=``, the memory tools) **and** whose
 ``user_id`` was passed only in ``context=`` — nothing links it to the user. Threads that
 several users share are deleted whole.
 

@@ -32,6 +32,7 @@ from typing import Any
 from langchain_core.language_models import LanguageModelInput
 from langchain_core.messages import BaseMessage, HumanMessage, RemoveMessage, SystemMessage
 from langchain_core.runnables import Runnable
+from langgraph.store.base import BaseStore
 
 from langgraph_memory.errors import ConfigurationError
 from langgraph_memory.extraction.llm import format_transcript
@@ -46,7 +47,12 @@ from langgraph_memory.nodes._messages import (
     offline_summary,
     plan_summary,
 )
-from langgraph_memory.nodes._registry import aregister_thread, node_thread_link, register_thread
+from langgraph_memory.nodes._registry import (
+    ThreadLink,
+    aregister_thread,
+    node_thread_link,
+    register_thread,
+)
 from langgraph_memory.nodes.extract import ExtractNode
 from langgraph_memory.prompts import DEFAULT_SUMMARY_BLOCK_PROMPT, DEFAULT_SUMMARY_PROMPT
 
@@ -193,9 +199,16 @@ class SummarizeNode(MemoryNode):
             )
 
     # -- I/O --------------------------------------------------------------------------
+    def _link(self, ctx: NodeContext) -> tuple[BaseStore, ThreadLink | None] | None:
+        """Where and what to record when this node uses the store (overflow extraction)."""
+        store = (self.extract.store or ctx.store) if self.extract is not None else None
+        if self.extract is None or store is None:
+            return None
+        return store, node_thread_link(ctx, [self.extract.namespace], self.label)
+
     def _run(self, state: Any, ctx: NodeContext) -> dict[str, Any]:
-        if ctx.store is not None:
-            register_thread(ctx.store, node_thread_link(ctx, [], self.label))
+        if (target := self._link(ctx)) is not None:
+            register_thread(*target)
         messages = messages_of(state, self.messages_key)
         plan = self._plan(messages)
         if plan is None:
@@ -214,8 +227,8 @@ class SummarizeNode(MemoryNode):
         return self._update(plan, message_text(reply))
 
     async def _arun(self, state: Any, ctx: NodeContext) -> dict[str, Any]:
-        if ctx.store is not None:
-            await aregister_thread(ctx.store, node_thread_link(ctx, [], self.label))
+        if (target := self._link(ctx)) is not None:
+            await aregister_thread(*target)
         messages = messages_of(state, self.messages_key)
         plan = self._plan(messages)
         if plan is None:

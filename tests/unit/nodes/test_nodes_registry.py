@@ -60,7 +60,7 @@ def run_node(node: Any, store: InMemoryStore, text: str, context: Any, thread: s
         ("extract-written", ExtractNode(), "I live in Oslo."),
         ("extract-skipped", ExtractNode(), "hi"),
         ("reflect", ReflectNode(threshold=1000), "hi"),
-        ("summarize", SummarizeNode(max_tokens=4000), "hi"),
+        ("summarize", SummarizeNode(max_tokens=4000, extract=ExtractNode()), "hi"),
     ],
 )
 @pytest.mark.parametrize("context", [{"user_id": "ann@example.com"}, Ctx("ann@example.com")])
