@@ -456,6 +456,26 @@ async def _arun(
             reply = None
 
 
+def _program(
+    erase: bool,
+    store: BaseStore,
+    checkpointer: BaseCheckpointSaver[Any] | None,
+    user_id: object,
+    namespaces: Sequence[tuple[str, ...]],
+    identity: Mapping[str, Any] | None,
+) -> tuple[_Program, bool]:
+    """The checked steps of a find (``erase=False``) or an erasure, and whether the store's
+    search takes ``include_invalid``. Bad input fails here, before any I/O."""
+    user = _user_text(user_id)
+    values = identity or {}
+    _user_namespaces(user, namespaces, values)
+    native, invalid = _store_traits(store)
+    threads = checkpointer is not None
+    if erase:
+        return _forget(user, namespaces, values, threads, native), invalid
+    return _find(user, namespaces, values, threads), invalid
+
+
 # -- public API ------------------------------------------------------------------------
 def find_user_data(
     store: BaseStore,
@@ -482,9 +502,7 @@ def find_user_data(
         print(data.memories, dict(data.threads))
         ```
     """
-    user = _user_text(user_id)
-    _, invalid = _store_traits(store)
-    program = _find(user, namespaces, identity or {}, checkpointer is not None)
+    program, invalid = _program(False, store, checkpointer, user_id, namespaces, identity)
     return _run(program, store, checkpointer, invalid)  # type: ignore[no-any-return]
 
 
@@ -497,9 +515,7 @@ async def afind_user_data(
     identity: Mapping[str, Any] | None = None,
 ) -> UserData:
     """Async :func:`find_user_data` (``asearch``, ``alist``)."""
-    user = _user_text(user_id)
-    _, invalid = _store_traits(store)
-    program = _find(user, namespaces, identity or {}, checkpointer is not None)
+    program, invalid = _program(False, store, checkpointer, user_id, namespaces, identity)
     return await _arun(program, store, checkpointer, invalid)  # type: ignore[no-any-return]
 
 
@@ -537,10 +553,7 @@ def forget_user(
         assert report.complete
         ```
     """
-    user = _user_text(user_id)
-    native, invalid = _store_traits(store)
-    _user_namespaces(user, namespaces, identity or {})  # bad templates fail before any write
-    program = _forget(user, namespaces, identity or {}, checkpointer is not None, native)
+    program, invalid = _program(True, store, checkpointer, user_id, namespaces, identity)
     return _run(program, store, checkpointer, invalid)  # type: ignore[no-any-return]
 
 
@@ -553,8 +566,5 @@ async def aforget_user(
     identity: Mapping[str, Any] | None = None,
 ) -> ErasureReport:
     """Async :func:`forget_user` (``aforget``/``abatch``, ``alist``, ``adelete_thread``)."""
-    user = _user_text(user_id)
-    native, invalid = _store_traits(store)
-    _user_namespaces(user, namespaces, identity or {})
-    program = _forget(user, namespaces, identity or {}, checkpointer is not None, native)
+    program, invalid = _program(True, store, checkpointer, user_id, namespaces, identity)
     return await _arun(program, store, checkpointer, invalid)  # type: ignore[no-any-return]

@@ -42,6 +42,7 @@ from langgraph_memory.prompts import (
     DEFAULT_SUMMARY_PROMPT,
     DEFAULT_SYSTEM_PROMPT,
 )
+from tests.unit.nodes.nodes_support import pairs_intact
 
 
 def call(ids: list[str], text: str = "") -> AIMessage:
@@ -153,19 +154,6 @@ def conversations(draw: st.DrawFn) -> list[BaseMessage]:
     return msgs
 
 
-def _pairs_intact(messages: list[BaseMessage]) -> bool:
-    open_ids: set[str] = set()
-    for message in messages:
-        if isinstance(message, AIMessage) and message.tool_calls:
-            open_ids = {str(c["id"]) for c in message.tool_calls}
-        elif isinstance(message, ToolMessage):
-            if message.tool_call_id not in open_ids:
-                return False
-        else:
-            open_ids = set()
-    return True
-
-
 @settings(max_examples=150, deadline=None)
 @given(conversations(), st.integers(300, 3000), st.integers(0, 4))
 def test_summary_plan_never_splits_tool_calls(
@@ -179,7 +167,7 @@ def test_summary_plan_never_splits_tool_calls(
         return
     originals = {m.id: m for m in msgs}
     assert plan.fold + [originals[m.id] for m in plan.keep] == msgs
-    assert _pairs_intact(plan.keep) and _pairs_intact(plan.fold)
+    assert pairs_intact(plan.keep) and pairs_intact(plan.fold)
     assert not isinstance(plan.keep[0], ToolMessage)
     current = turn_messages(msgs) or group_units(msgs)[-1]
     shortest = [

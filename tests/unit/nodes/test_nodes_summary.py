@@ -25,6 +25,7 @@ from langgraph_memory.nodes._messages import (
     plan_summary,
     shrink_tool_result,
 )
+from tests.unit.nodes.nodes_support import pairs_intact
 
 
 @st.composite
@@ -44,19 +45,6 @@ def agent_conversations(draw: st.DrawFn) -> list[BaseMessage]:
         if not last or draw(st.booleans()):  # the last turn may still be in its tool loop
             msgs.append(AIMessage("answer " * draw(st.integers(1, 60)), id=f"r{turn}"))
     return msgs
-
-
-def _pairs_intact(messages: list[BaseMessage]) -> bool:
-    open_ids: set[str] = set()
-    for message in messages:
-        if isinstance(message, AIMessage) and message.tool_calls:
-            open_ids = {str(c["id"]) for c in message.tool_calls}
-        elif isinstance(message, ToolMessage):
-            if message.tool_call_id not in open_ids:
-                return False
-        else:
-            open_ids = set()
-    return True
 
 
 def _current_turn(msgs: list[BaseMessage]) -> list[BaseMessage]:
@@ -96,7 +84,7 @@ def test_summaries_never_drop_the_question(
     assert [m.id for m in plan.keep[-len(current) :]] == [m.id for m in current]
     # whole units only, on both sides; shortened copies replace their originals in place
     assert plan.fold + [originals[m.id] for m in plan.keep] == msgs
-    assert _pairs_intact(plan.fold) and _pairs_intact(plan.keep)
+    assert pairs_intact(plan.fold) and pairs_intact(plan.keep)
     by_id = {m.id: m for m in plan.keep}
     for short in plan.shrunk:
         original = originals[short.id]
@@ -117,7 +105,7 @@ def test_summaries_never_drop_the_question(
     state = add_messages(msgs, update["messages"])  # type: ignore[arg-type]
     convo = [m for m in state if m.id != SUMMARY_BLOCK_ID]
     assert [m.id for m in convo] == [m.id for m in plan.keep]
-    assert _pairs_intact(convo)
+    assert pairs_intact(convo)
     assert convo[-len(current)].content == current[0].content
 
 
