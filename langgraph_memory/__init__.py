@@ -4,6 +4,8 @@
   ``langgraph_memory.checkpoint.postgres`` checkpointers.
 * Long-term memory across threads: ``langgraph_memory.store.postgres``.
 * Prebuilt graph nodes: ``langgraph_memory.nodes``.
+* Erasing one user everywhere: :func:`forget_user` / :func:`aforget_user`
+  (``langgraph_memory.erasure``).
 
 Backends are optional extras and are imported from their own modules, so importing
 this package needs none of them.
@@ -53,12 +55,14 @@ __all__ = [
     "__version__",
 ]
 
-# Per-thread lease wrapper (multi-worker safety), imported lazily to keep `import` light.
-__all__ += ["with_thread_lease"]
+# Per-thread lease wrapper (multi-worker safety) and user erasure, imported lazily to keep
+# `import` light.
+__all__ += ["aforget_user", "forget_user", "with_thread_lease"]
 
 from typing import TYPE_CHECKING, Any  # noqa: E402
 
 if TYPE_CHECKING:
+    from langgraph_memory.erasure import aforget_user, forget_user
     from langgraph_memory.lease import with_thread_lease
 
 
@@ -67,4 +71,8 @@ def __getattr__(name: str) -> Any:
         from langgraph_memory.lease import with_thread_lease
 
         return with_thread_lease
+    if name in ("forget_user", "aforget_user"):
+        from langgraph_memory import erasure
+
+        return getattr(erasure, name)
     raise AttributeError(f"module 'langgraph_memory' has no attribute {name!r}")

@@ -7,7 +7,8 @@ demo       a multi-session conversation: cross-thread recall, a superseded fact,
            an ``as_of`` query and the summariser (offline by default)
 bench      checkpointer, store and LoCoMo retrieval benchmarks (source checkout)
 inspect    one user's memories with kind, importance, validity and history
-forget     erase one user's memories, embeddings and history
+forget     erase everything of one user: memories, embeddings, history, bookkeeping
+           and every conversation thread run for the user, then check nothing is left
 =========  ===================================================================
 
 Every command runs on the embedded Postgres in ``$LANGGRAPH_MEMORY_HOME`` unless
@@ -53,6 +54,15 @@ def _add_redis(parser: argparse.ArgumentParser) -> None:
         default=None,
         help="conversation threads are in Redis (default URL: $LANGGRAPH_MEMORY_REDIS_URL or "
         "redis://127.0.0.1:6379/0); without it the checkpointer is Postgres",
+    )
+
+
+def _add_redis_prefix(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--redis-prefix",
+        metavar="PREFIX",
+        default="lgm",
+        help="key prefix of the Redis checkpointer (default: lgm, RedisSaver's default)",
     )
 
 
@@ -138,20 +148,27 @@ def build_parser() -> argparse.ArgumentParser:
     inspect = commands.add_parser(
         "inspect", help="show a user's memories with validity and history"
     )
-    inspect.add_argument("--user", required=True, help="the user id")
+    inspect.add_argument("--user", required=True, help="the user id (as the app passes it)")
     _add_postgres(inspect)
     _add_redis(inspect)
+    _add_redis_prefix(inspect)
     inspect.add_argument(
         "--no-history", dest="history", action="store_false", help="hide the audit history"
     )
     inspect.set_defaults(handler=_inspect)
 
     forget = commands.add_parser(
-        "forget", help="erase a user's memories, embeddings, history and conversation threads"
+        "forget",
+        help="erase a user's memories, embeddings, history and conversation threads",
+        description="Erase everything of one user: memories (with embeddings, history and "
+        "derived memories), bookkeeping entries, and every conversation thread run for the "
+        "user — recorded by the memory nodes, or carrying the id in checkpoint metadata as "
+        "text or number. Then look again: exit code 2 if anything is left.",
     )
-    forget.add_argument("--user", required=True, help="the user id")
+    forget.add_argument("--user", required=True, help="the user id (as the app passes it)")
     _add_postgres(forget)
     _add_redis(forget)
+    _add_redis_prefix(forget)
     forget.add_argument("--yes", action="store_true", help="do not ask for confirmation")
     forget.set_defaults(handler=_forget)
     return parser

@@ -142,9 +142,11 @@ def open_store(dsn: str | None) -> Iterator[PostgresMemoryStore]:
 
 
 @contextlib.contextmanager
-def open_checkpointer(dsn: str | None, redis_url: str | None) -> Iterator[BaseCheckpointSaver[Any]]:
-    """A checkpointer: Redis when ``redis_url`` is given, else Postgres on ``dsn``
-    (``None``: the embedded server). Set up and closed on exit.
+def open_checkpointer(
+    dsn: str | None, redis_url: str | None, *, redis_prefix: str = "lgm"
+) -> Iterator[BaseCheckpointSaver[Any]]:
+    """A checkpointer: Redis when ``redis_url`` is given (keys under ``redis_prefix``),
+    else Postgres on ``dsn`` (``None``: the embedded server). Set up and closed on exit.
 
     Example:
         ```python
@@ -157,7 +159,7 @@ def open_checkpointer(dsn: str | None, redis_url: str | None) -> Iterator[BaseCh
             from langgraph_memory.checkpoint.redis import RedisSaver
         except ImportError as exc:
             raise _missing_extra(exc, "the Redis checkpointer") from exc
-        with RedisSaver.from_conn_string(redis_url) as redis_saver:
+        with RedisSaver.from_conn_string(redis_url, prefix=redis_prefix) as redis_saver:
             redis_saver.setup()
             yield redis_saver
         return

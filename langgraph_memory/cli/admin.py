@@ -1,10 +1,16 @@
 """``langgraph-memory inspect`` and ``forget``: look at and erase one user's data.
 
-Both work on the namespace ``("memories", <user>)`` — where the memory nodes write by
-default — of the store on ``--postgres DSN`` / ``$LANGGRAPH_MEMORY_POSTGRES_URI``, else the
-embedded Postgres in ``$LANGGRAPH_MEMORY_HOME``, and on the user's conversation threads
-(checkpoints whose metadata carries ``user_id``) in the Postgres checkpointer on the same
-database, or in Redis with ``--redis``.
+Both work on the user's namespaces — ``("memories", <user>)``, where the memory nodes
+write by default, plus any other namespace the nodes recorded for the user, and the
+bookkeeping namespace ``("memory_meta", <user>)`` — of the store on ``--postgres DSN`` /
+``$LANGGRAPH_MEMORY_POSTGRES_URI``, else the embedded Postgres in ``$LANGGRAPH_MEMORY_HOME``,
+and on the user's conversation threads in the Postgres checkpointer on the same database
+(or in Redis with ``--redis``): threads the nodes recorded for the user and threads whose
+checkpoint metadata carries the user id (as text or as a number). User ids are used as the
+nodes use them (``alice@example.com``, ``org.team/user``: see
+:func:`~langgraph_memory._internal.identity.encode_label`). ``forget`` runs
+:func:`langgraph_memory.forget_user`, which looks again afterwards: it never reports success
+while anything of the user is left.
 
 Example:
     ```python
@@ -25,6 +31,7 @@ from typing import Any
 
 from langgraph.store.base import SearchItem
 
+from langgraph_memory._internal.identity import format_namespace
 from langgraph_memory.cli._backends import (
     describe_dsn,
     open_checkpointer,
@@ -32,30 +39,37 @@ from langgraph_memory.cli._backends import (
     resolve_dsn,
 )
 from langgraph_memory.cli._console import CliError, Console, shorten
+from langgraph_memory.erasure import UserData, find_user_data, forget_user
+from langgraph_memory.nodes.context import DEFAULT_NAMESPACE
 
 __all__ = [
     "MemoryRow",
     "cmd_forget",
     "cmd_inspect",
+    "describe_threads",
     "memory_rows",
     "user_namespace",
-    "user_threads",
 ]
 
 MAX_LISTED = 1000
 
 
+def _user(user: str) -> str:
+    if not user or not user.strip():
+        raise CliError("--user must be a non-empty user id (e.g. --user demo-1234abcd)")
+    return user
+
+
 def user_namespace(user: str) -> tuple[str, ...]:
-    """The namespace of ``user``'s memories (the nodes' default template).
+    """The namespace of ``user``'s memories (the nodes' default template, same encoding).
 
     Example:
         ```python
         assert user_namespace("u1") == ("memories", "u1")
+        assert user_namespace("ann@example.com") == ("memories", "ann@example%2Ecom")
         ```
     """
-    if not user or not user.strip():
-        raise CliError("--user must be a non-empty user id (e.g. --user demo-1234abcd)")
-    return ("memories", user)
+    return format_namespace(DEFAULT_NAMESPACE, context={"user_id": _user(user)}, config=None)
 
 
 @dataclass(frozen=True)
@@ -104,23 +118,19 @@ def memory_rows(items: Sequence[SearchItem]) -> list[MemoryRow]:
     return sorted(rows, key=lambda r: (not r.is_valid, r.valid_from), reverse=False)
 
 
-def user_threads(saver: Any, user: str) -> dict[str, int]:
-    """``thread_id -> checkpoint count`` of the conversations run for ``user``.
-
-    LangGraph copies ``configurable["user_id"]`` into each checkpoint's metadata, so the
-    threads are found with a metadata filter.
+def describe_threads(data: UserData) -> str:
+    """One line: each thread with its checkpoint count and how it was found.
 
     Example:
         ```python
-        with open_checkpointer(None, None) as saver:
-            print(user_threads(saver, "demo-1234abcd"))
+        data = UserData("u", (("memory_meta", "u"),), {}, {"t1": 3}, {"t1": ("registry",)})
+        assert describe_threads(data) == "t1 (3 checkpoints, registry)"
         ```
     """
-    counts: dict[str, int] = {}
-    for item in saver.list(None, filter={"user_id": user}):
-        thread_id = str(item.config["configurable"]["thread_id"])
-        counts[thread_id] = counts.get(thread_id, 0) + 1
-    return counts
+    return ", ".join(
+        f"{thread} ({count} checkpoints, {'+'.join(data.found_by.get(thread, ()))})"
+        for thread, count in sorted(data.threads.items())
+    )
 
 
 def _history_lines(store: Any, row: MemoryRow) -> list[str]:
@@ -133,20 +143,31 @@ def _history_lines(store: Any, row: MemoryRow) -> list[str]:
 
 
 def cmd_inspect(args: Any, console: Console | None = None) -> int:
-    """``langgraph-memory inspect --user ID``: memories with kind, importance, validity, history."""
+    """``langgraph-memory inspect --user ID``: memories with kind, importance, validity,
+    history, the user's conversation threads and bookkeeping entries."""
     out = console or Console()
-    namespace = user_namespace(args.user)
+    user = _user(args.user)
     dsn = resolve_dsn(args.postgres)
-    with open_store(dsn) as store:
-        items = store.search(namespace, limit=MAX_LISTED, include_invalid=True)
+    with (
+        open_store(dsn) as store,
+        open_checkpointer(dsn, args.redis, redis_prefix=args.redis_prefix) as saver,
+    ):
+        data = find_user_data(store, saver, user)
+        items = [
+            item
+            for namespace in data.namespaces[:-1]
+            for item in store.search(namespace, limit=MAX_LISTED, include_invalid=True)
+        ]
         rows = memory_rows(items)
-        out.heading(f"Memories of {args.user} ({describe_dsn(dsn)})")
-        with open_checkpointer(dsn, args.redis) as saver:
-            threads = user_threads(saver, args.user)
-        described = ", ".join(f"{t} ({n} checkpoints)" for t, n in sorted(threads.items()))
-        out.line(f"  conversation threads: {described or 'none'}")
+        out.heading(f"Memories of {user} ({describe_dsn(dsn)})")
+        out.line(f"  conversation threads: {describe_threads(data) or 'none'}")
+        extra = [ns for ns in data.namespaces[:-1] if ns != user_namespace(user)]
+        if extra:
+            out.line(f"  other namespaces of this user: {', '.join(map(repr, extra))}")
+        meta = data.items.get(data.namespaces[-1], 0)
+        out.line(f"  bookkeeping entries (thread links, reflection cursor): {meta}")
         if not rows:
-            out.line(f"  no memories for user {args.user!r}")
+            out.line(f"  no memories for user {user!r}")
             return 0
         valid = sum(r.is_valid for r in rows)
         out.line(f"  {len(rows)} memories: {valid} valid, {len(rows) - valid} superseded")
@@ -173,36 +194,56 @@ def cmd_inspect(args: Any, console: Console | None = None) -> int:
     return 0
 
 
+def _confirm(user: str, out: Console) -> bool:
+    if not sys.stdin.isatty():
+        raise CliError("refusing to erase without confirmation: add --yes")
+    answer = input(f"  erase everything of {user!r}? [y/N] ")
+    if answer.strip().lower() in ("y", "yes"):
+        return True
+    out.line("  nothing erased")
+    return False
+
+
 def cmd_forget(args: Any, console: Console | None = None) -> int:
-    """``langgraph-memory forget --user ID [--yes]``: erase everything of one user: memories,
-    their embeddings and history, and the user's conversation threads."""
+    """``langgraph-memory forget --user ID [--yes]``: erase everything of one user — memories,
+    their embeddings, history and derived memories, bookkeeping entries and every
+    conversation thread run for the user — then check that nothing is left."""
     out = console or Console()
-    namespace = user_namespace(args.user)
+    user = _user(args.user)
     dsn = resolve_dsn(args.postgres)
     with contextlib.ExitStack() as stack:
         store = stack.enter_context(open_store(dsn))
-        items = store.search(namespace, limit=MAX_LISTED, include_invalid=True)
-        history = sum(len(store.history(tuple(i.namespace), i.key)) for i in items)
-        saver = stack.enter_context(open_checkpointer(dsn, args.redis))
-        threads = user_threads(saver, args.user)
-        out.heading(f"Erase {args.user} ({describe_dsn(dsn)})")
-        out.line(
-            f"  found {len(items)} memories with {history} history entries, "
-            f"{len(threads)} conversation threads with {sum(threads.values())} checkpoints"
+        saver = stack.enter_context(
+            open_checkpointer(dsn, args.redis, redis_prefix=args.redis_prefix)
         )
-        if not args.yes:
-            if not sys.stdin.isatty():
-                raise CliError("refusing to erase without confirmation: add --yes")
-            answer = input(f"  erase everything of {args.user!r}? [y/N] ")
-            if answer.strip().lower() not in ("y", "yes"):
-                out.line("  nothing erased")
-                return 1
-        erased = store.forget(namespace)
-        for thread_id in threads:
-            saver.delete_thread(thread_id)
-        left = store.search(namespace, limit=1, include_invalid=True)
-        out.ok(f"erased {erased} memories (with their embeddings and history) of {args.user}")
-        out.ok(f"deleted {len(threads)} conversation threads ({sum(threads.values())} checkpoints)")
-        if left or user_threads(saver, args.user):
-            raise CliError("data of this user is still present after forget; please report")
+        data = find_user_data(store, saver, user)
+        history = sum(
+            len(store.history(tuple(item.namespace), item.key))
+            for namespace in data.namespaces
+            for item in store.search(namespace, limit=MAX_LISTED, include_invalid=True)
+        )
+        out.heading(f"Erase {user} ({describe_dsn(dsn)})")
+        meta = data.items.get(data.namespaces[-1], 0)
+        out.line(
+            f"  found {data.memories} memories and {meta} bookkeeping entries with {history} "
+            f"history entries, {len(data.threads)} conversation threads with "
+            f"{data.checkpoints} checkpoints"
+        )
+        if not args.yes and not _confirm(user, out):
+            return 1
+        report = forget_user(store, saver, user)
+        if not report.complete:
+            raise CliError(
+                f"data of {user!r} is still present after forget: "
+                + "; ".join(report.residue)
+                + " (a worker may still be running for this user; run forget again)"
+            )
+        out.ok(
+            f"erased {data.memories} memories and {meta} bookkeeping entries of {user} "
+            f"({report.items_erased} items in all, with embeddings, history and derived memories)"
+        )
+        out.ok(
+            f"deleted {len(report.threads)} conversation threads ({report.checkpoints} "
+            "checkpoints); checked again: nothing of this user is left"
+        )
     return 0

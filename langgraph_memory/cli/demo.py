@@ -43,7 +43,7 @@ from langgraph.store.base import BaseStore, SearchItem
 
 from langgraph_memory.cli._backends import ModelChoice
 from langgraph_memory.cli._console import CliError, Console, shorten
-from langgraph_memory.cli.admin import memory_rows
+from langgraph_memory.cli.admin import memory_rows, user_namespace
 from langgraph_memory.errors import LangGraphMemoryError
 
 __all__ = [
@@ -253,7 +253,7 @@ def run_demo(
     started = time.perf_counter()
     user = user_id or new_user_id()
     report = DemoReport(user_id=user)
-    namespace = ("memories", user)
+    namespace = user_namespace(user)  # the nodes' namespace: the id encoded as they encode it
     graph = build_demo_graph(store, checkpointer, choice, summary_tokens=summary_tokens)
     existing = store.search(namespace, limit=100, include_invalid=True)  # type: ignore[call-arg]
     if existing:

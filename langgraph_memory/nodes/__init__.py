@@ -15,6 +15,9 @@ node                   what it does
 
 :func:`create_memory_tools` builds ``remember`` / ``recall`` / ``forget`` tools for agents
 that manage memory themselves; :func:`model_input` orders messages for your own model node.
+Every node that uses the store records which threads it ran for which user
+(:class:`ThreadLink`; :func:`register_thread` for code outside the nodes), so
+:func:`langgraph_memory.forget_user` finds every thread of a user.
 
 All nodes are LangChain Runnables (``invoke`` and ``ainvoke``), take their options as
 keywords, read ``user_id``/``thread_id`` from the runtime context (``context=``) or
@@ -54,6 +57,7 @@ from langgraph_memory.nodes._messages import (
     model_input,
     plan_summary,
 )
+from langgraph_memory.nodes._registry import ThreadLink, aregister_thread, register_thread
 from langgraph_memory.nodes.context import (
     DEFAULT_NAMESPACE,
     InjectNode,
@@ -83,11 +87,14 @@ __all__ = [
     "RespondNode",
     "RetrieveNode",
     "SummarizeNode",
+    "ThreadLink",
+    "aregister_thread",
     "block_update",
     "create_memory_tools",
     "group_units",
     "model_input",
     "plan_summary",
+    "register_thread",
 ]
 
 

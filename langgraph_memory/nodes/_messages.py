@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
@@ -37,10 +37,15 @@ from langgraph_memory.extraction.dates import parse_iso_datetime
 from langgraph_memory.extraction.rules import message_text
 
 __all__ = [
+    "DEFAULT_MAX_MESSAGE_CHARS",
+    "DEFAULT_MAX_QUERY_CHARS",
+    "DEFAULT_TOOL_RESULT_CHARS",
     "MEMORY_BLOCK_ID",
     "SUMMARY_BLOCK_ID",
     "SummaryPlan",
     "TokenCounter",
+    "bound_message",
+    "bound_text",
     "build_query",
     "conversation_messages",
     "count_tokens",
@@ -52,6 +57,7 @@ __all__ = [
     "plan_summary",
     "render_memory_block",
     "select_within_budget",
+    "shrink_tool_result",
     "turn_messages",
 ]
 
@@ -112,23 +118,74 @@ def turn_messages(messages: Sequence[BaseMessage]) -> list[BaseMessage]:
     return []
 
 
-def build_query(messages: Sequence[BaseMessage], *, context_messages: int = 1) -> str:
+DEFAULT_MAX_QUERY_CHARS = 2000
+"""Longest search query the nodes build from user text (about 500 tokens)."""
+DEFAULT_MAX_MESSAGE_CHARS = 8000
+"""Longest message text the ``extract`` node hands to its extractor (about 2,000 tokens)."""
+
+
+def bound_text(text: str, max_chars: int) -> str:
+    """``text`` cut to at most ``max_chars`` characters, at a word boundary when one is
+    near the end (pure; used for every query built from user or model text).
+
+    Example:
+        ```python
+        assert bound_text("one two three", 9) == "one two"
+        assert bound_text("short", 9) == "short"
+        ```
+    """
+    if len(text) <= max_chars:
+        return text
+    cut = text[:max_chars]
+    space = cut.rfind(" ", max_chars * 3 // 4)
+    return (cut[:space] if space > 0 else cut).rstrip()
+
+
+def bound_message(message: BaseMessage, max_chars: int) -> BaseMessage:
+    """``message``, or a copy whose text is cut to ``max_chars`` (:func:`bound_text`; same
+    id, role and tool calls) when it is longer.
+
+    Example:
+        ```python
+        assert bound_message(HumanMessage("a b c d"), 3).content == "a b"
+        ```
+    """
+    text = message_text(message)
+    if len(text) <= max_chars:
+        return message
+    return message.model_copy(update={"content": bound_text(text, max_chars)})
+
+
+def build_query(
+    messages: Sequence[BaseMessage],
+    *,
+    context_messages: int = 1,
+    max_chars: int = DEFAULT_MAX_QUERY_CHARS,
+) -> str:
     """Search query: the latest user message, plus up to ``context_messages`` earlier user
-    messages as context (newest first).
+    messages as context (newest first), cut to ``max_chars`` characters (the latest
+    message's beginning is kept first). Reads only the messages it uses.
 
     Example:
         ```python
         msgs = [HumanMessage("I moved."), AIMessage("ok"), HumanMessage("Which city?")]
         assert build_query(msgs) == "Which city?\\nI moved."
         assert build_query(msgs, context_messages=0) == "Which city?"
+        assert len(build_query([HumanMessage("word " * 10**5)])) <= 2000
         ```
     """
-    texts = [message_text(m) for m in messages if isinstance(m, HumanMessage)]
-    texts = [t.strip() for t in texts if t.strip()]
-    if not texts:
-        return ""
-    picked = texts[-1 : -(context_messages + 2) : -1]
-    return "\n".join(picked)
+    picked: list[str] = []
+    used = 0
+    for message in reversed(messages):
+        if len(picked) > context_messages or used >= max_chars:
+            break
+        if not isinstance(message, HumanMessage):
+            continue
+        text = bound_text(message_text(message).strip(), max_chars - used)
+        if text:
+            picked.append(text)
+            used += len(text) + 1
+    return bound_text("\n".join(picked), max_chars)
 
 
 def model_input(
@@ -249,19 +306,71 @@ def group_units(messages: Sequence[BaseMessage]) -> list[list[BaseMessage]]:
     return units
 
 
+DEFAULT_TOOL_RESULT_CHARS = 500
+"""How much of a tool result the summariser keeps when it must shrink one."""
+_SHRUNK = re.compile(r"\n\[… tool output shortened: \d+ of \d+ characters kept\]\Z")
+
+
+def shrink_tool_result(message: ToolMessage, max_chars: int) -> ToolMessage | None:
+    """A copy of ``message`` whose text is cut to ``max_chars`` characters plus a marker
+    line saying so (same id, ``tool_call_id``, name and status, so the tool-call pair
+    stays intact); ``None`` when it is short enough or already shortened.
+
+    Example:
+        ```python
+        long = ToolMessage("row " * 1000, tool_call_id="c1", id="t1")
+        short = shrink_tool_result(long, 20)
+        assert short is not None and short.id == "t1" and short.tool_call_id == "c1"
+        assert short.content.endswith("[… tool output shortened: 19 of 4000 characters kept]")
+        assert shrink_tool_result(short, 20) is None
+        ```
+    """
+    text = message_text(message)
+    if len(text) <= max_chars or _SHRUNK.search(text):
+        return None
+    head = bound_text(text, max_chars)
+    marker = f"[… tool output shortened: {len(head)} of {len(text)} characters kept]"
+    return message.model_copy(update={"content": f"{head}\n{marker}"})
+
+
 @dataclass(frozen=True)
 class SummaryPlan:
-    """What to fold into the summary and what to keep verbatim.
+    """What to fold into the summary, what to keep verbatim, which tool results to shorten.
+
+    ``keep`` holds the kept messages as they will be (shortened tool results in place);
+    ``shrunk`` lists those shortened copies (same ids: the ``add_messages`` reducer
+    replaces the originals). ``fold`` may be empty when shortening alone was needed.
 
     Example:
         ```python
         plan = SummaryPlan(fold=[HumanMessage("old")], keep=[HumanMessage("new")])
-        assert plan.fold[0].content == "old"
+        assert plan.fold[0].content == "old" and plan.shrunk == []
         ```
     """
 
     fold: list[BaseMessage]
     keep: list[BaseMessage]
+    shrunk: list[ToolMessage] = field(default_factory=list)
+
+
+def _shrink_to_fit(
+    kept: list[BaseMessage], budget: float, token_counter: TokenCounter, max_chars: int
+) -> tuple[list[BaseMessage], list[ToolMessage]]:
+    """Shorten tool results in ``kept``, oldest first, until it fits ``budget``."""
+    total = token_counter(kept)
+    kept = list(kept)
+    shrunk: list[ToolMessage] = []
+    for index, message in enumerate(kept):
+        if total <= budget:
+            break
+        if not isinstance(message, ToolMessage):
+            continue
+        short = shrink_tool_result(message, max_chars)
+        if short is not None:
+            total += token_counter([short]) - token_counter([message])
+            kept[index] = short
+            shrunk.append(short)
+    return kept, shrunk
 
 
 def plan_summary(
@@ -272,16 +381,21 @@ def plan_summary(
     keep_turns: int = 2,
     summary_tokens: int = 0,
     token_counter: TokenCounter = count_tokens,
+    tool_result_chars: int = DEFAULT_TOOL_RESULT_CHARS,
 ) -> SummaryPlan | None:
-    """Decide whether to summarise and where to cut.
+    """Decide whether to summarise, where to cut and which tool results to shorten.
 
     Triggers when the conversation (blocks excluded, plus ``summary_tokens`` for the
-    current summary) exceeds ``trigger_fraction * max_tokens``. Keeps the last
-    ``keep_turns`` turns verbatim, shrinking (whole units from the front) until they fit
-    in ``trigger_fraction * max_tokens - summary_tokens``; the last unit is always kept.
+    current summary) exceeds ``trigger_fraction * max_tokens``. Everything before the
+    last ``keep_turns`` turns is folded. When the kept turns alone exceed the budget
+    (``trigger_fraction * max_tokens - summary_tokens``), their tool results are
+    shortened first, oldest first (:func:`shrink_tool_result`); if that is not enough,
+    older kept units are folded too. The current turn — the last ``HumanMessage`` and
+    everything after it — is **never** folded (``keep_turns=0`` keeps just that turn),
+    even when it alone is over the budget.
 
     Returns:
-        ``None`` when under the trigger or nothing can be folded.
+        ``None`` when under the trigger or there is nothing to fold or shorten.
 
     Example:
         ```python
@@ -298,23 +412,20 @@ def plan_summary(
         return None
     units = group_units(convo)
     starts = [i for i, unit in enumerate(units) if isinstance(unit[0], HumanMessage)]
-    if keep_turns <= 0:
-        first_kept = len(units) - 1
-    elif len(starts) >= keep_turns:
-        first_kept = starts[-keep_turns]
-    else:
-        first_kept = starts[0] if starts else 0
+    last = starts[-1] if starts else len(units) - 1  # the current turn starts here
+    kept_turns = min(keep_turns, len(starts))
+    first_kept = starts[-kept_turns] if kept_turns > 0 else last
     budget = trigger - summary_tokens
-    while first_kept < len(units) - 1:
+    while True:
         kept = [m for unit in units[first_kept:] for m in unit]
-        if token_counter(kept) <= budget:
+        kept, shrunk = _shrink_to_fit(kept, budget, token_counter, tool_result_chars)
+        if first_kept >= last or token_counter(kept) <= budget:
             break
         first_kept += 1
-    if first_kept == 0:
-        return None
     fold = [m for unit in units[:first_kept] for m in unit]
-    keep = [m for unit in units[first_kept:] for m in unit]
-    return SummaryPlan(fold=fold, keep=keep)
+    if not fold and not shrunk:
+        return None
+    return SummaryPlan(fold=fold, keep=kept, shrunk=shrunk)
 
 
 def offline_summary(previous: str, messages: Sequence[BaseMessage], *, max_words: int) -> str:

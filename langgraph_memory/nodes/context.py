@@ -33,7 +33,7 @@ from typing import Any
 from langchain_core.language_models import LanguageModelInput
 from langchain_core.messages import BaseMessage, RemoveMessage, SystemMessage
 from langchain_core.runnables import Runnable
-from langgraph.store.base import BaseStore, SearchItem
+from langgraph.store.base import BaseStore, SearchItem, SearchOp
 
 from langgraph_memory.errors import ConfigurationError
 from langgraph_memory.nodes._base import (
@@ -49,6 +49,7 @@ from langgraph_memory.nodes._base import (
     utc_now,
 )
 from langgraph_memory.nodes._messages import (
+    DEFAULT_MAX_QUERY_CHARS,
     MEMORY_BLOCK_ID,
     TokenCounter,
     build_query,
@@ -56,6 +57,12 @@ from langgraph_memory.nodes._messages import (
     model_input,
     render_memory_block,
     select_within_budget,
+)
+from langgraph_memory.nodes._registry import (
+    ThreadLink,
+    abatch_with_link,
+    batch_with_link,
+    node_thread_link,
 )
 from langgraph_memory.prompts import DEFAULT_MEMORY_BLOCK_PROMPT, DEFAULT_SYSTEM_PROMPT
 
@@ -74,6 +81,8 @@ class RetrieveNode(MemoryNode):
         limit: How many search results to consider.
         token_budget: Max tokens of the memory lines kept (approximate count).
         context_messages: Earlier user messages added to the query.
+        max_query_chars: The query is cut to this many characters (the latest message's
+            beginning first), so a huge user message never reaches the store whole.
         filter: Extra store filter (e.g. ``{"kind": "preference"}``).
         messages_key / memories_key: State keys read / written.
         token_counter: Token counter for the budget.
@@ -104,6 +113,7 @@ class RetrieveNode(MemoryNode):
         limit: int = 10,
         token_budget: int = 500,
         context_messages: int = 1,
+        max_query_chars: int = DEFAULT_MAX_QUERY_CHARS,
         filter: dict[str, Any] | None = None,
         messages_key: str = "messages",
         memories_key: str = "memories",
@@ -116,10 +126,13 @@ class RetrieveNode(MemoryNode):
         super().__init__(store=store, name=name)
         if limit < 1 or token_budget < 1:
             raise ConfigurationError("RetrieveNode: limit and token_budget must be >= 1")
+        if max_query_chars < 16:
+            raise ConfigurationError("RetrieveNode: max_query_chars must be >= 16")
         self.namespace = namespace
         self.limit = limit
         self.token_budget = token_budget
         self.context_messages = context_messages
+        self.max_query_chars = max_query_chars
         self.filter = filter
         self.messages_key = messages_key
         self.memories_key = memories_key
@@ -128,12 +141,23 @@ class RetrieveNode(MemoryNode):
         self.inject = inject
         self.prompt = prompt
 
-    def _prepare(self, state: Any, ctx: NodeContext) -> tuple[BaseStore, tuple[str, ...], str]:
+    def _prepare(
+        self, state: Any, ctx: NodeContext
+    ) -> tuple[BaseStore, list[SearchOp], ThreadLink | None]:
         messages = messages_of(state, self.messages_key)
-        query = build_query(messages, context_messages=self.context_messages)
-        return ctx.require_store(self.label), ctx.namespace(self.namespace), query
+        query = build_query(
+            messages, context_messages=self.context_messages, max_chars=self.max_query_chars
+        )
+        store = ctx.require_store(self.label)
+        namespace = ctx.namespace(self.namespace)
+        ops = []
+        if query:
+            limit = self.limit if supports_as_of(store) else self.limit * 3
+            ops.append(SearchOp(namespace, filter=self.filter, limit=limit, query=query))
+        return store, ops, node_thread_link(ctx, [self.namespace], self.label)
 
-    def _finish(self, state: Any, store: BaseStore, items: Sequence[SearchItem]) -> dict[str, Any]:
+    def _finish(self, state: Any, store: BaseStore, results: Sequence[Any]) -> dict[str, Any]:
+        items: list[SearchItem] = list(results[0]) if results else []
         if not supports_as_of(store):
             now = self.clock()
             items = [item for item in items if is_current(item.value, now)][: self.limit]
@@ -148,26 +172,19 @@ class RetrieveNode(MemoryNode):
             update.update(block_update(memories, messages, self.prompt, self.messages_key))
         return update
 
-    def _fetch_limit(self, store: BaseStore) -> int:
-        return self.limit if supports_as_of(store) else self.limit * 3
-
     def _run(self, state: Any, ctx: NodeContext) -> dict[str, Any]:
-        store, namespace, query = self._prepare(state, ctx)
-        if not query:
-            return self._finish(state, store, [])
-        items = store.search(
-            namespace, query=query, filter=self.filter, limit=self._fetch_limit(store)
-        )
-        return self._finish(state, store, items)
+        store, ops, link = self._prepare(state, ctx)
+        results, put = batch_with_link(store, ops, link)
+        if put is not None:
+            store.batch([put])
+        return self._finish(state, store, results)
 
     async def _arun(self, state: Any, ctx: NodeContext) -> dict[str, Any]:
-        store, namespace, query = self._prepare(state, ctx)
-        if not query:
-            return self._finish(state, store, [])
-        items = await store.asearch(
-            namespace, query=query, filter=self.filter, limit=self._fetch_limit(store)
-        )
-        return self._finish(state, store, items)
+        store, ops, link = self._prepare(state, ctx)
+        results, put = await abatch_with_link(store, ops, link)
+        if put is not None:
+            await store.abatch([put])
+        return self._finish(state, store, results)
 
 
 def block_update(

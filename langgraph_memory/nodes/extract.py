@@ -9,7 +9,10 @@ no neighbours exist), and one batched write. Every model call is counted per tur
 
 With ``background=True`` the work runs off the response path (a worker thread for
 ``invoke``, an asyncio task for ``ainvoke``, in turn order); call :meth:`ExtractNode.flush`
-/ :meth:`ExtractNode.aflush` to wait for pending work.
+/ :meth:`ExtractNode.aflush` to wait for pending work. Memory stays bounded in long runs:
+a finished job is dropped at once (its report kept among the last ``keep_reports``, its
+failure until the next flush re-raises it), and at most ``max_pending`` jobs wait — a turn
+that would exceed that waits for the oldest job first (back-pressure).
 
 Example:
     ```python
@@ -33,7 +36,7 @@ import logging
 import threading
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal
@@ -66,7 +69,19 @@ from langgraph_memory.nodes._base import (
     search_ops,
     utc_now,
 )
-from langgraph_memory.nodes._messages import turn_messages
+from langgraph_memory.nodes._messages import (
+    DEFAULT_MAX_MESSAGE_CHARS,
+    bound_message,
+    turn_messages,
+)
+from langgraph_memory.nodes._registry import (
+    ThreadLink,
+    abatch_with_link,
+    aregister_thread,
+    batch_with_link,
+    node_thread_link,
+    register_thread,
+)
 from langgraph_memory.nodes.context import DEFAULT_NAMESPACE
 
 __all__ = ["ExtractNode", "ExtractionJob", "ExtractionReport"]
@@ -121,6 +136,7 @@ class ExtractionJob:
     messages: list[BaseMessage]
     now: datetime
     thread_id: str | None
+    link: ThreadLink | None = None
 
 
 def _turn_time(messages: Sequence[BaseMessage], clock: Clock) -> datetime:
@@ -158,10 +174,15 @@ class ExtractNode(MemoryNode):
             with PII); ``None`` disables filtering.
         min_importance: Candidates less important than this are not stored.
         max_content_chars: Longer candidates are not stored.
+        max_message_chars: Each message of the turn is cut to this many characters before
+            extraction (the beginning is kept), so a huge paste costs a bounded amount of
+            extractor time and model context.
         prefilter: ``text -> bool`` run on the user's words before any model call;
             ``None`` always extracts.
         neighbours: Nearest memories fetched per candidate for consolidation.
         background: Run extraction off the response path (see :meth:`flush`).
+        max_pending: Most background jobs waiting at once; a turn beyond it waits for the
+            oldest job to finish (bounded memory under any load).
         on_error: ``"raise"`` (default) lets an extraction failure (model or store error)
             fail the turn; ``"report"`` logs it, counts it (``errors``) and returns a report
             with status ``"error: ..."`` so the user still gets the reply.
@@ -170,6 +191,7 @@ class ExtractNode(MemoryNode):
             ``consolidate``).
         messages_key / report_key: State keys read / written.
         clock: Turn time when the message carries no ``timestamp``.
+        keep_reports: How many recent reports :attr:`reports` (and :meth:`flush`) keep.
 
     Example:
         ```python
@@ -190,9 +212,11 @@ class ExtractNode(MemoryNode):
         pii: PIIFilter | None = _DEFAULT_PII,
         min_importance: int = 3,
         max_content_chars: int = 500,
+        max_message_chars: int = DEFAULT_MAX_MESSAGE_CHARS,
         prefilter: Callable[[str], bool] | None = looks_memorable,
         neighbours: int = 5,
         background: bool = False,
+        max_pending: int = 1000,
         on_error: Literal["raise", "report"] = "raise",
         index: Literal[False] | list[str] | None = None,
         stats: MemoryStats | None = None,
@@ -211,11 +235,16 @@ class ExtractNode(MemoryNode):
             )
         if neighbours < 1:
             raise ConfigurationError("ExtractNode: neighbours must be >= 1")
+        if max_pending < 1 or keep_reports < 1:
+            raise ConfigurationError("ExtractNode: max_pending and keep_reports must be >= 1")
+        if max_message_chars < 100:
+            raise ConfigurationError("ExtractNode: max_message_chars must be >= 100")
         self.extractor = extractor
         self.namespace = namespace
         self.pii = pii
         self.min_importance = min_importance
         self.max_content_chars = max_content_chars
+        self.max_message_chars = max_message_chars
         self.prefilter = prefilter
         self.neighbours = neighbours
         self.background = background
@@ -228,19 +257,25 @@ class ExtractNode(MemoryNode):
         self.report_key = report_key
         self.clock = clock
         self.reports: deque[ExtractionReport] = deque(maxlen=keep_reports)
+        self.max_pending = max_pending
         self._executor: ThreadPoolExecutor | None = None
-        self._futures: list[Future[ExtractionReport]] = []
-        self._tasks: list[asyncio.Task[ExtractionReport]] = []
         self._lock = threading.Lock()
+        self._slots = threading.BoundedSemaphore(max_pending)
+        self._futures: dict[Future[ExtractionReport], None] = {}  # unfinished only
+        self._tasks: dict[asyncio.Task[ExtractionReport], None] = {}  # unfinished only
+        self._last_task: asyncio.Task[ExtractionReport] | None = None
+        self._finished: deque[ExtractionReport] = deque(maxlen=keep_reports)
+        self._error: BaseException | None = None  # the first failure since the last flush
 
     # -- pure steps -------------------------------------------------------------------
     def _job(self, messages: Sequence[BaseMessage], ctx: NodeContext) -> ExtractionJob:
         return ExtractionJob(
             store=ctx.require_store(self.label),
             namespace=ctx.namespace(self.namespace),
-            messages=list(messages),
+            messages=[bound_message(m, self.max_message_chars) for m in messages],
             now=_turn_time(messages, self.clock),
             thread_id=ctx.identity("thread_id"),
+            link=node_thread_link(ctx, [self.namespace], self.label),
         )
 
     def _gate(self, job: ExtractionJob) -> ExtractionReport | None:
@@ -392,6 +427,7 @@ class ExtractNode(MemoryNode):
     def _execute(self, job: ExtractionJob) -> ExtractionReport:
         report = self._gate(job)
         if report is not None:
+            register_thread(job.store, job.link)
             return self._record(report)
         report = ExtractionReport("", thread_id=job.thread_id, namespace=job.namespace)
         raw = self.extractor.extract(job.messages, now=job.now)
@@ -399,15 +435,18 @@ class ExtractNode(MemoryNode):
         candidates = self._filter(raw, report)
         if not candidates:
             report.status = "no-candidates"
+            register_thread(job.store, job.link)
             return self._record(report)
-        results = job.store.batch(search_ops(job.namespace, self._neighbour_queries(candidates)))
+        queries = search_ops(job.namespace, self._neighbour_queries(candidates))
+        results, link_write = batch_with_link(job.store, queries, job.link)
         existing = self._existing(results, job.namespace, job.now)
         report.neighbours = len(existing)
         decisions: list[ConsolidationDecision] = []
         if existing:
             decisions = self.extractor.consolidate(candidates, existing)
             self._count_call(report, "consolidate")
-        ops = self._plan(job, candidates, existing, decisions, report)
+        ops: list[PutOp] = self._plan(job, candidates, existing, decisions, report)
+        ops += [link_write] if link_write is not None else []
         if ops:
             with _actor(self.label):
                 job.store.batch(ops)
@@ -416,6 +455,7 @@ class ExtractNode(MemoryNode):
     async def _aexecute(self, job: ExtractionJob) -> ExtractionReport:
         report = self._gate(job)
         if report is not None:
+            await aregister_thread(job.store, job.link)
             return self._record(report)
         report = ExtractionReport("", thread_id=job.thread_id, namespace=job.namespace)
         raw = await self.extractor.aextract(job.messages, now=job.now)
@@ -423,16 +463,18 @@ class ExtractNode(MemoryNode):
         candidates = self._filter(raw, report)
         if not candidates:
             report.status = "no-candidates"
+            await aregister_thread(job.store, job.link)
             return self._record(report)
-        queries = self._neighbour_queries(candidates)
-        results = await job.store.abatch(search_ops(job.namespace, queries))
+        queries = search_ops(job.namespace, self._neighbour_queries(candidates))
+        results, link_write = await abatch_with_link(job.store, queries, job.link)
         existing = self._existing(results, job.namespace, job.now)
         report.neighbours = len(existing)
         decisions: list[ConsolidationDecision] = []
         if existing:
             decisions = await self.extractor.aconsolidate(candidates, existing)
             self._count_call(report, "consolidate")
-        ops = self._plan(job, candidates, existing, decisions, report)
+        ops: list[PutOp] = self._plan(job, candidates, existing, decisions, report)
+        ops += [link_write] if link_write is not None else []
         if ops:
             with _actor(self.label):
                 await job.store.abatch(ops)
@@ -449,65 +491,124 @@ class ExtractNode(MemoryNode):
     def _run(self, state: Any, ctx: NodeContext) -> dict[str, Any]:
         job = self._job(turn_messages(messages_of(state, self.messages_key)), ctx)
         if self.background:
-            with self._lock:
-                if self._executor is None:
-                    self._executor = ThreadPoolExecutor(1, thread_name_prefix="memory-extract")
-                self._futures.append(self._executor.submit(self.execute, job))
+            self._submit(job)
             return {self.report_key: {"status": "pending", "thread_id": job.thread_id}}
         return {self.report_key: self.execute(job).as_dict()}
 
     async def _arun(self, state: Any, ctx: NodeContext) -> dict[str, Any]:
         job = self._job(turn_messages(messages_of(state, self.messages_key)), ctx)
         if self.background:
-            previous = self._tasks[-1] if self._tasks else None
-            self._tasks.append(asyncio.create_task(self._after(previous, job)))
+            await self._asubmit(job)
             return {self.report_key: {"status": "pending", "thread_id": job.thread_id}}
         return {self.report_key: (await self.aexecute(job)).as_dict()}
+
+    # -- background work: only unfinished jobs are held ---------------------------------
+    def _settle(self, outcome: Future[ExtractionReport] | asyncio.Task[ExtractionReport]) -> None:
+        """Done-callback of a background job: drop it, keep its report or first failure."""
+        with self._lock:
+            if isinstance(outcome, asyncio.Task):
+                self._tasks.pop(outcome, None)
+            else:
+                self._futures.pop(outcome, None)
+            if outcome.cancelled():
+                error: BaseException | None = RuntimeError(
+                    "a background extraction job was cancelled before it finished "
+                    "(its event loop ended?); flush before the loop closes"
+                )
+            else:
+                error = outcome.exception()
+            if error is None:
+                self._finished.append(outcome.result())
+            elif self._error is None:
+                self._error = error
+        if not isinstance(outcome, asyncio.Task):
+            self._slots.release()
+
+    def _submit(self, job: ExtractionJob) -> None:
+        self._slots.acquire()  # back-pressure: at most max_pending jobs wait
+        try:
+            with self._lock:
+                if self._executor is None:
+                    self._executor = ThreadPoolExecutor(1, thread_name_prefix="memory-extract")
+                future = self._executor.submit(self.execute, job)
+                self._futures[future] = None
+        except BaseException:
+            self._slots.release()
+            raise
+        future.add_done_callback(self._settle)
+
+    async def _asubmit(self, job: ExtractionJob) -> None:
+        loop = asyncio.get_running_loop()
+        while True:
+            waiting = [t for t in self._tasks if t.get_loop() is loop]
+            if len(waiting) < self.max_pending:
+                break
+            await asyncio.wait(waiting[:1])  # back-pressure: the oldest job first
+        previous = self._last_task
+        if previous is not None and (previous.done() or previous.get_loop() is not loop):
+            previous = None
+        task = asyncio.create_task(self._after(previous, job))
+        self._last_task = task
+        with self._lock:
+            self._tasks[task] = None
+        task.add_done_callback(self._settle)
 
     async def _after(
         self, previous: asyncio.Task[ExtractionReport] | None, job: ExtractionJob
     ) -> ExtractionReport:
         if previous is not None:
-            with contextlib.suppress(Exception):
+            with contextlib.suppress(BaseException):
                 await asyncio.shield(previous)
         return await self.aexecute(job)
+
+    def _collect(self) -> list[ExtractionReport]:
+        """Reports finished since the last flush; re-raise the first failure among them."""
+        with self._lock:
+            reports, error = list(self._finished), self._error
+            self._finished.clear()
+            self._error = None
+        if error is not None:
+            raise error
+        return reports
 
     # -- background control ------------------------------------------------------------
     @property
     def pending(self) -> int:
         """Background jobs not finished yet."""
         with self._lock:
-            futures = sum(not f.done() for f in self._futures)
-        return futures + sum(not t.done() for t in self._tasks)
+            return len(self._futures) + len(self._tasks)
 
     def flush(self, timeout: float | None = None) -> list[ExtractionReport]:
         """Wait for background work started by ``invoke``; re-raise the first failure.
 
         Returns:
-            The reports of the jobs waited for.
+            The reports of the background jobs finished since the previous flush (the
+            last ``keep_reports`` of them), oldest first.
+
+        Raises:
+            TimeoutError: Jobs were still running after ``timeout`` seconds (they go on;
+                flush again later).
         """
         with self._lock:
-            futures, self._futures = self._futures, []
-        reports: list[ExtractionReport] = []
-        errors: list[BaseException] = []
-        for future in futures:
-            try:
-                reports.append(future.result(timeout=timeout))
-            except Exception as exc:  # re-raised below after waiting for the rest
-                errors.append(exc)
-        if errors:
-            raise errors[0]
-        return reports
+            futures = list(self._futures)
+        _, running = wait(futures, timeout=timeout)
+        if running:
+            raise TimeoutError(
+                f"{len(running)} background extraction jobs still running after {timeout}s"
+            )
+        return self._collect()
 
     async def aflush(self) -> list[ExtractionReport]:
         """Await background work started by ``ainvoke`` (and by ``invoke``)."""
-        tasks, self._tasks = self._tasks, []
-        results = await asyncio.gather(*tasks, return_exceptions=True)
-        reports = await asyncio.get_running_loop().run_in_executor(None, self.flush)
-        for result in results:
-            if isinstance(result, BaseException):
-                raise result
-        return [r for r in results if isinstance(r, ExtractionReport)] + reports
+        loop = asyncio.get_running_loop()
+        with self._lock:
+            tasks = [t for t in self._tasks if t.get_loop() is loop]
+            futures = list(self._futures)
+        if tasks:
+            await asyncio.wait(tasks)
+        if futures:
+            await asyncio.wait([asyncio.wrap_future(future) for future in futures])
+        return self._collect()
 
     def close(self) -> None:
         """Wait for pending work and stop the worker thread."""

@@ -29,7 +29,7 @@ from typing import Any
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage
-from langgraph.store.base import BaseStore, PutOp, SearchItem
+from langgraph.store.base import BaseStore, GetOp, Item, Op, PutOp, SearchItem, SearchOp
 from pydantic import BaseModel, Field
 
 from langgraph_memory.errors import ConfigurationError
@@ -42,6 +42,13 @@ from langgraph_memory.nodes._base import (
     NodeContext,
     is_current,
     utc_now,
+)
+from langgraph_memory.nodes._registry import (
+    USER_META_TEMPLATE,
+    ThreadLink,
+    abatch_with_link,
+    batch_with_link,
+    node_thread_link,
 )
 from langgraph_memory.nodes.context import DEFAULT_NAMESPACE
 from langgraph_memory.prompts import DEFAULT_REFLECTION_PROMPT
@@ -124,7 +131,7 @@ class ReflectNode(MemoryNode):
         model: BaseChatModel | None = None,
         store: BaseStore | None = None,
         namespace: tuple[str, ...] = DEFAULT_NAMESPACE,
-        cursor_namespace: tuple[str, ...] = ("memory_meta", "{user_id}"),
+        cursor_namespace: tuple[str, ...] = USER_META_TEMPLATE,
         threshold: float = 30.0,
         lookback: int = 50,
         max_insights: int = 3,
@@ -218,17 +225,32 @@ class ReflectNode(MemoryNode):
         return float(sum(float(v.get("importance") or 5) for _, v in fresh))
 
     # -- I/O --------------------------------------------------------------------------
-    def _run(self, state: Any, ctx: NodeContext) -> dict[str, Any]:
+    def _reads(
+        self, ctx: NodeContext
+    ) -> tuple[BaseStore, tuple[str, ...], tuple[str, ...], list[Op], ThreadLink | None]:
         store = ctx.require_store(self.label)
         namespace, cursor_ns = ctx.namespace(self.namespace), ctx.namespace(self.cursor_namespace)
-        now = self.clock()
-        cursor_item = store.get(cursor_ns, _CURSOR_KEY)
+        ops: list[Op] = [GetOp(cursor_ns, _CURSOR_KEY), SearchOp(namespace, limit=self.lookback)]
+        link = node_thread_link(ctx, [self.namespace, self.cursor_namespace], self.label)
+        return store, namespace, cursor_ns, ops, link
+
+    def _fresh_of(self, results: list[Any], now: datetime) -> list[tuple[str, dict[str, Any]]]:
+        cursor_item, items = results
         cursor = parse_iso_datetime(
-            (cursor_item.value if cursor_item else {}).get("last_reflection_at")
+            (cursor_item.value if isinstance(cursor_item, Item) else {}).get("last_reflection_at")
         )
-        fresh = self._fresh(store.search(namespace, limit=self.lookback), cursor, now)
+        return self._fresh(items or [], cursor, now)
+
+    def _run(self, state: Any, ctx: NodeContext) -> dict[str, Any]:
+        store, namespace, cursor_ns, reads, link = self._reads(ctx)
+        now = self.clock()
+        results, link_write = batch_with_link(store, reads, link)
+        fresh = self._fresh_of(results, now)
         total = self._total(fresh)
+        extra = [link_write] if link_write is not None else []
         if total < self.threshold:
+            if extra:
+                store.batch(extra)
             return self._report(fresh, total, [])
         memories = [value for _, value in fresh]
         if self.model is None:
@@ -240,20 +262,19 @@ class ReflectNode(MemoryNode):
             self.stats.record_llm_call("reflect")
             insights = ReflectionOutput.model_validate(result).insights
         ops = self._writes(namespace, cursor_ns, fresh, insights, now)
-        store.batch(ops)
+        store.batch([*ops, *extra])
         return self._report(fresh, total, ops)
 
     async def _arun(self, state: Any, ctx: NodeContext) -> dict[str, Any]:
-        store = ctx.require_store(self.label)
-        namespace, cursor_ns = ctx.namespace(self.namespace), ctx.namespace(self.cursor_namespace)
+        store, namespace, cursor_ns, reads, link = self._reads(ctx)
         now = self.clock()
-        cursor_item = await store.aget(cursor_ns, _CURSOR_KEY)
-        cursor = parse_iso_datetime(
-            (cursor_item.value if cursor_item else {}).get("last_reflection_at")
-        )
-        fresh = self._fresh(await store.asearch(namespace, limit=self.lookback), cursor, now)
+        results, link_write = await abatch_with_link(store, reads, link)
+        fresh = self._fresh_of(results, now)
         total = self._total(fresh)
+        extra = [link_write] if link_write is not None else []
         if total < self.threshold:
+            if extra:
+                await store.abatch(extra)
             return self._report(fresh, total, [])
         memories = [value for _, value in fresh]
         if self.model is None:
@@ -265,5 +286,5 @@ class ReflectNode(MemoryNode):
             self.stats.record_llm_call("reflect")
             insights = ReflectionOutput.model_validate(result).insights
         ops = self._writes(namespace, cursor_ns, fresh, insights, now)
-        await store.abatch(ops)
+        await store.abatch([*ops, *extra])
         return self._report(fresh, total, ops)

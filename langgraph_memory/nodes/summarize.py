@@ -5,7 +5,10 @@ When the conversation passes ``trigger_fraction`` of ``max_tokens``, the last
 (incremental: old summary + overflow → new summary). Folded messages are removed from
 state with ``RemoveMessage`` so checkpoints stop growing; the summary lives in one system
 message with a stable id (and in ``summary_key``). An ``AIMessage`` with tool calls and
-its ``ToolMessage`` s are never separated. Optionally an ``ExtractNode`` mines the
+its ``ToolMessage`` s are never separated, and the current turn (the last user message
+and everything after it) is never folded: when the kept turns alone exceed the budget,
+their tool results are shortened first (oldest first, to ``tool_result_chars`` with a
+marker line), then older kept turns are folded. Optionally an ``ExtractNode`` mines the
 overflow for long-term memories before it is folded.
 
 Example:
@@ -29,18 +32,26 @@ from typing import Any
 from langchain_core.language_models import LanguageModelInput
 from langchain_core.messages import BaseMessage, HumanMessage, RemoveMessage, SystemMessage
 from langchain_core.runnables import Runnable
+from langgraph.store.base import BaseStore
 
 from langgraph_memory.errors import ConfigurationError
 from langgraph_memory.extraction.llm import format_transcript
 from langgraph_memory.extraction.rules import message_text
 from langgraph_memory.nodes._base import MemoryNode, MemoryStats, NodeContext, messages_of
 from langgraph_memory.nodes._messages import (
+    DEFAULT_TOOL_RESULT_CHARS,
     SUMMARY_BLOCK_ID,
     SummaryPlan,
     TokenCounter,
     count_tokens,
     offline_summary,
     plan_summary,
+)
+from langgraph_memory.nodes._registry import (
+    ThreadLink,
+    aregister_thread,
+    node_thread_link,
+    register_thread,
 )
 from langgraph_memory.nodes.extract import ExtractNode
 from langgraph_memory.prompts import DEFAULT_SUMMARY_BLOCK_PROMPT, DEFAULT_SUMMARY_PROMPT
@@ -56,7 +67,10 @@ class SummarizeNode(MemoryNode):
             summary (offline mode, no model call).
         max_tokens: Token budget of the conversation (blocks excluded, summary included).
         trigger_fraction: Summarise when over this fraction of ``max_tokens`` (0 < f ≤ 1).
-        keep_turns: Turns (from a user message on) kept verbatim; fewer if they do not fit.
+        keep_turns: Turns (from a user message on) kept verbatim; fewer if they do not fit
+            (never fewer than the current turn; ``0`` keeps just the current turn).
+        tool_result_chars: A kept tool result is cut to this many characters (with a
+            marker line) when the kept turns alone exceed the budget, oldest first.
         max_summary_tokens: Upper bound of the summary (it is clipped to this).
         prompt / block_prompt: Override the summary prompt and the summary block template.
         extract: An :class:`ExtractNode` run on the overflow before folding (so facts
@@ -81,6 +95,7 @@ class SummarizeNode(MemoryNode):
         max_tokens: int = 4000,
         trigger_fraction: float = 0.8,
         keep_turns: int = 2,
+        tool_result_chars: int = DEFAULT_TOOL_RESULT_CHARS,
         max_summary_tokens: int | None = None,
         prompt: str = DEFAULT_SUMMARY_PROMPT,
         block_prompt: str = DEFAULT_SUMMARY_BLOCK_PROMPT,
@@ -102,10 +117,13 @@ class SummarizeNode(MemoryNode):
             )
         if keep_turns < 0:
             raise ConfigurationError("SummarizeNode: keep_turns must be >= 0")
+        if tool_result_chars < 1:
+            raise ConfigurationError("SummarizeNode: tool_result_chars must be >= 1")
         self.model = model
         self.max_tokens = max_tokens
         self.trigger_fraction = trigger_fraction
         self.keep_turns = keep_turns
+        self.tool_result_chars = tool_result_chars
         self.max_summary_tokens = max_summary_tokens or max(20, max_tokens // 5)
         self.prompt = prompt
         self.block_prompt = block_prompt
@@ -139,6 +157,7 @@ class SummarizeNode(MemoryNode):
             keep_turns=self.keep_turns,
             summary_tokens=self.max_summary_tokens,
             token_counter=self.token_counter,
+            tool_result_chars=self.tool_result_chars,
         )
 
     def _clip(self, summary: str) -> str:
@@ -160,25 +179,43 @@ class SummarizeNode(MemoryNode):
         )
         return [HumanMessage(text)]
 
-    def _update(self, plan: SummaryPlan, summary: str) -> dict[str, Any]:
+    def _update(self, plan: SummaryPlan, summary: str | None) -> dict[str, Any]:
+        """The state update: removals + new summary block (when something was folded)
+        and the shortened tool results (replacing the originals by id)."""
+        if summary is None:
+            return {self.messages_key: list(plan.shrunk)}
         summary = self._clip(summary)
         removals: list[BaseMessage] = [RemoveMessage(id=str(m.id)) for m in plan.fold if m.id]
-        return {self.messages_key: [*removals, self._block(summary)], self.summary_key: summary}
+        return {
+            self.messages_key: [*removals, self._block(summary), *plan.shrunk],
+            self.summary_key: summary,
+        }
 
     def _check_ids(self, plan: SummaryPlan) -> None:
-        if any(not m.id for m in plan.fold):
+        if any(not m.id for m in [*plan.fold, *plan.shrunk]):
             raise ConfigurationError(
                 "SummarizeNode: messages need ids to be removed; use the add_messages reducer "
                 "(MessagesState / MemoryState assign ids)"
             )
 
     # -- I/O --------------------------------------------------------------------------
+    def _link(self, ctx: NodeContext) -> tuple[BaseStore, ThreadLink | None] | None:
+        """Where and what to record when this node uses the store (overflow extraction)."""
+        store = (self.extract.store or ctx.store) if self.extract is not None else None
+        if self.extract is None or store is None:
+            return None
+        return store, node_thread_link(ctx, [self.extract.namespace], self.label)
+
     def _run(self, state: Any, ctx: NodeContext) -> dict[str, Any]:
+        if (target := self._link(ctx)) is not None:
+            register_thread(*target)
         messages = messages_of(state, self.messages_key)
         plan = self._plan(messages)
         if plan is None:
             return {}
         self._check_ids(plan)
+        if not plan.fold:
+            return self._update(plan, None)
         if self.extract is not None:
             self.extract.process(plan.fold, ctx)
         previous = self.previous_summary(messages)
@@ -190,11 +227,15 @@ class SummarizeNode(MemoryNode):
         return self._update(plan, message_text(reply))
 
     async def _arun(self, state: Any, ctx: NodeContext) -> dict[str, Any]:
+        if (target := self._link(ctx)) is not None:
+            await aregister_thread(*target)
         messages = messages_of(state, self.messages_key)
         plan = self._plan(messages)
         if plan is None:
             return {}
         self._check_ids(plan)
+        if not plan.fold:
+            return self._update(plan, None)
         if self.extract is not None:
             await self.extract.aprocess(plan.fold, ctx)
         previous = self.previous_summary(messages)

@@ -23,7 +23,7 @@ from typing import Any
 
 from langchain_core.tools import BaseTool, StructuredTool
 from langgraph.prebuilt import ToolRuntime
-from langgraph.store.base import BaseStore, Item, PutOp, SearchItem
+from langgraph.store.base import BaseStore, GetOp, Item, PutOp, SearchItem, SearchOp
 
 from langgraph_memory._internal.identity import format_namespace
 from langgraph_memory.errors import ConfigurationError
@@ -31,7 +31,12 @@ from langgraph_memory.extraction.consolidation import plan_writes, rule_decision
 from langgraph_memory.extraction.pii import PIIFilter, find_pii
 from langgraph_memory.extraction.types import MEMORY_KINDS, ExistingMemory, MemoryCandidate
 from langgraph_memory.nodes._base import is_current, search_ops, supports_as_of, utc_now
-from langgraph_memory.nodes._messages import memory_line
+from langgraph_memory.nodes._messages import DEFAULT_MAX_QUERY_CHARS, bound_text, memory_line
+from langgraph_memory.nodes._registry import (
+    ThreadLink,
+    abatch_with_link,
+    batch_with_link,
+)
 from langgraph_memory.nodes.context import DEFAULT_NAMESPACE
 
 __all__ = ["create_memory_tools"]
@@ -59,6 +64,23 @@ Args:
 
 
 # -- pure core ------------------------------------------------------------------------------
+MAX_CONTENT_CHARS = 500
+"""Longest memory ``remember`` stores (as ``ExtractNode(max_content_chars=500)``)."""
+MAX_SLOT_CHARS = 64
+
+
+def _too_long(content: str, slot: str | None) -> str | None:
+    """A refusal the model can act on when model text is longer than a memory may be."""
+    if len(content.strip()) > MAX_CONTENT_CHARS:
+        return (
+            f"Not stored: the memory is {len(content.strip())} characters long; store one "
+            f"short sentence (at most {MAX_CONTENT_CHARS} characters)."
+        )
+    if slot is not None and len(slot.strip()) > MAX_SLOT_CHARS:
+        return f"Not stored: the slot must be a short name (at most {MAX_SLOT_CHARS} characters)."
+    return None
+
+
 def _candidate(content: str, kind: str, importance: int, slot: str | None) -> MemoryCandidate:
     return MemoryCandidate(
         content=content.strip(),
@@ -95,9 +117,10 @@ def _remember_writes(
     return [PutOp(ns, w.key, w.value) for w in plan.writes], f"Remembered ({summary})."
 
 
-def _recall_text(items: Sequence[SearchItem], limit: int) -> str:
+def _recall_text(items: Any, limit: int) -> str:
     now = utc_now()
-    current = [item for item in items if is_current(item.value, now)][:limit]
+    hits = [item for item in items or [] if isinstance(item, SearchItem)]
+    current = [item for item in hits if is_current(item.value, now)][:limit]
     if not current:
         return "No memories found."
     return "\n".join(f"{item.key}: {memory_line(item.value)[2:]}" for item in current)
@@ -138,6 +161,15 @@ def create_memory_tools(
             )
         return chosen, format_namespace(namespace, context=runtime.context, config=runtime.config)
 
+    def link(runtime: ToolRuntime) -> ThreadLink | None:
+        return ThreadLink.from_identity(
+            context=runtime.context, config=runtime.config, templates=[namespace], by="memory-tools"
+        )
+
+    def recall_op(ns: tuple[str, ...], target: BaseStore, query: str, limit: int) -> SearchOp:
+        fetch = limit if supports_as_of(target) else limit * 3
+        return SearchOp(ns, query=bound_text(query, DEFAULT_MAX_QUERY_CHARS), limit=fetch)
+
     def refusal(content: str) -> str | None:
         if pii_filter.clean(content) is not None:
             return None
@@ -156,25 +188,31 @@ def create_memory_tools(
         slot: str | None = None,
     ) -> str:
         target, ns = resolve(runtime)
-        if (refused := refusal(content)) is not None:
+        if (refused := _too_long(content, slot) or refusal(content)) is not None:
             return refused
         candidate = _candidate(clean(content), kind, importance, slot)
         now = utc_now()
-        writes, reply = _remember_writes(
-            ns, candidate, target.batch(_neighbour_ops(ns, candidate)), now
-        )
-        target.batch(writes)
+        found, link_write = batch_with_link(target, _neighbour_ops(ns, candidate), link(runtime))
+        writes, reply = _remember_writes(ns, candidate, found, now)
+        target.batch([*writes, *([link_write] if link_write else [])])
         return reply
 
     def recall(query: str, runtime: ToolRuntime, limit: int = 5) -> str:
         target, ns = resolve(runtime)
-        fetch = limit if supports_as_of(target) else limit * 3
-        return _recall_text(target.search(ns, query=query, limit=fetch), limit)
+        found, link_write = batch_with_link(
+            target, [recall_op(ns, target, query, limit)], link(runtime)
+        )
+        if link_write is not None:
+            target.batch([link_write])
+        return _recall_text(found[0], limit)
 
     def forget(memory_id: str, runtime: ToolRuntime) -> str:
         target, ns = resolve(runtime)
-        item = target.get(ns, memory_id)
-        if item is None or not is_current(item.value, utc_now()):
+        found, link_write = batch_with_link(target, [GetOp(ns, memory_id)], link(runtime))
+        if link_write is not None:
+            target.batch([link_write])
+        item = found[0]
+        if not isinstance(item, Item) or not is_current(item.value, utc_now()):
             return f"No current memory with id {memory_id!r}."
         invalidate: Any = getattr(target, "invalidate", None)
         if callable(invalidate):
@@ -192,25 +230,33 @@ def create_memory_tools(
         slot: str | None = None,
     ) -> str:
         target, ns = resolve(runtime)
-        if (refused := refusal(content)) is not None:
+        if (refused := _too_long(content, slot) or refusal(content)) is not None:
             return refused
         candidate = _candidate(clean(content), kind, importance, slot)
         now = utc_now()
-        writes, reply = _remember_writes(
-            ns, candidate, await target.abatch(_neighbour_ops(ns, candidate)), now
+        found, link_write = await abatch_with_link(
+            target, _neighbour_ops(ns, candidate), link(runtime)
         )
-        await target.abatch(writes)
+        writes, reply = _remember_writes(ns, candidate, found, now)
+        await target.abatch([*writes, *([link_write] if link_write else [])])
         return reply
 
     async def arecall(query: str, runtime: ToolRuntime, limit: int = 5) -> str:
         target, ns = resolve(runtime)
-        fetch = limit if supports_as_of(target) else limit * 3
-        return _recall_text(await target.asearch(ns, query=query, limit=fetch), limit)
+        found, link_write = await abatch_with_link(
+            target, [recall_op(ns, target, query, limit)], link(runtime)
+        )
+        if link_write is not None:
+            await target.abatch([link_write])
+        return _recall_text(found[0], limit)
 
     async def aforget(memory_id: str, runtime: ToolRuntime) -> str:
         target, ns = resolve(runtime)
-        item = await target.aget(ns, memory_id)
-        if item is None or not is_current(item.value, utc_now()):
+        found, link_write = await abatch_with_link(target, [GetOp(ns, memory_id)], link(runtime))
+        if link_write is not None:
+            await target.abatch([link_write])
+        item = found[0]
+        if not isinstance(item, Item) or not is_current(item.value, utc_now()):
             return f"No current memory with id {memory_id!r}."
         ainvalidate: Any = getattr(target, "ainvalidate", None)
         if callable(ainvalidate):

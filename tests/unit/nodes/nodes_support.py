@@ -169,3 +169,17 @@ def tool_round(n: int, words: int) -> list[Any]:
         ToolMessage("result " * words, tool_call_id=ids[1], id=f"tb{n}"),
         AIMessage(f"answer {n} " + "ipsum " * words, id=f"a{n}"),
     ]
+
+
+def pairs_intact(messages: Sequence[BaseMessage]) -> bool:
+    """Every ``ToolMessage`` follows the ``AIMessage`` whose tool call it answers."""
+    open_ids: set[str] = set()
+    for message in messages:
+        if isinstance(message, AIMessage) and message.tool_calls:
+            open_ids = {str(c["id"]) for c in message.tool_calls}
+        elif isinstance(message, ToolMessage):
+            if message.tool_call_id not in open_ids:
+                return False
+        else:
+            open_ids = set()
+    return True

@@ -51,9 +51,11 @@ def test_missing_identity_names_the_key() -> None:
         require_identity("thread_id", context={}, config=None)
 
 
-def test_namespace_rejects_dots_and_empty_placeholders() -> None:
+def test_namespace_encodes_dots_and_rejects_empty_placeholders() -> None:
+    ns = format_namespace(("m", "{user_id}"), context={"user_id": "a.b"}, config=None)
+    assert ns == ("m", "a%2Eb")
     with pytest.raises(ConfigurationError, match="contains"):
-        format_namespace(("m", "{user_id}"), context={"user_id": "a.b"}, config=None)
+        format_namespace(("m.x", "{user_id}"), context={"user_id": "a"}, config=None)
     with pytest.raises(ConfigurationError, match="empty"):
         format_namespace(("m", "{}"), context={}, config=None)
 

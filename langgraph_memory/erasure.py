@@ -1,0 +1,570 @@
+"""Erase everything of one user: memories, history, bookkeeping and conversation threads.
+
+:func:`forget_user` (and :func:`aforget_user`) is what ``langgraph-memory forget --user``
+runs. It finds the user's data in two independent ways and erases the union:
+
+* **The thread registry** the memory nodes keep in the store
+  (:mod:`langgraph_memory.nodes._registry`): every thread any of our nodes ran for the
+  user, whether ``user_id`` came from ``configurable`` or from ``context=``, plus the
+  user's namespaces the nodes used (custom templates such as
+  ``("memories", "{org}", "{user_id}")`` included).
+* **Checkpoint metadata**: LangGraph copies ``configurable["user_id"]`` into each
+  checkpoint's metadata, as a string or as a number (``user_id=123``); threads are
+  listed with ``checkpointer.list(None, filter={"user_id": v})`` for every value ``v``
+  whose text is the user id, and kept only when ``str(metadata["user_id"])`` is exactly
+  the id — the same identity rule the nodes use for namespaces.
+
+Then it deletes those threads (``delete_thread``), erases the user's namespaces (on our
+``PostgresMemoryStore``: ``forget()``, which also removes history rows and derived
+memories; on any other ``BaseStore``: every item, deleted) and last the user's
+``("memory_meta", <user>)`` namespace (reflection cursor and thread registry), so an
+interrupted erasure can simply be run again. Finally it looks again, by both routes and
+thread by thread, and reports whatever is still there (:attr:`ErasureReport.residue`).
+
+What cannot be found: a thread run by a graph in which none of our store-using nodes
+ran (retrieve, extract, reflect, summarize with ``extract=``, the memory tools) **and** whose
+``user_id`` was passed only in ``context=`` — nothing links it to the user. Threads that
+several users share are deleted whole.
+
+Example:
+    ```python
+    from langgraph_memory import forget_user
+
+    report = forget_user(store, checkpointer, "alice@example.com")
+    assert report.complete, report.residue
+    ```
+"""
+
+from __future__ import annotations
+
+import inspect
+import math
+from collections.abc import AsyncIterator, Generator, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from langgraph.store.base import BaseStore, Item, PutOp
+
+from langgraph_memory._internal.identity import format_namespace, template_fields
+from langgraph_memory.errors import ConfigurationError, InvalidValueError
+from langgraph_memory.nodes._registry import (
+    USER_META_TEMPLATE,
+    ThreadLink,
+    read_record,
+    registry_namespace,
+)
+from langgraph_memory.nodes.context import DEFAULT_NAMESPACE
+
+if TYPE_CHECKING:
+    from langgraph.checkpoint.base import BaseCheckpointSaver
+
+__all__ = [
+    "ErasureReport",
+    "UserData",
+    "afind_user_data",
+    "aforget_user",
+    "find_user_data",
+    "forget_user",
+    "metadata_values",
+]
+
+PAGE = 500
+
+
+# -- pure core: the steps, as a generator of I/O requests ------------------------------
+@dataclass(frozen=True)
+class _ListThreads:
+    """``checkpointer.list(None, filter=...)`` → ``[(thread_id, metadata user_id)]``."""
+
+    filter: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class _CountCheckpoints:
+    """How many checkpoints ``thread_id`` has (all checkpoint namespaces)."""
+
+    thread_id: str
+
+
+@dataclass(frozen=True)
+class _SearchPage:
+    """One page of ``store.search(namespace, limit, offset)`` (invalidated items too)."""
+
+    namespace: tuple[str, ...]
+    offset: int
+    limit: int = PAGE
+
+
+@dataclass(frozen=True)
+class _DeleteThread:
+    thread_id: str
+
+
+@dataclass(frozen=True)
+class _Forget:
+    """Our store's ``forget(namespace)`` → items erased."""
+
+    namespace: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class _Write:
+    """``store.batch(ops)``: deletes on stores without ``forget``, links to keep."""
+
+    ops: tuple[PutOp, ...]
+
+
+_Step = _ListThreads | _CountCheckpoints | _SearchPage | _DeleteThread | _Forget | _Write
+_Program = Generator[_Step, Any, Any]
+
+
+@dataclass(frozen=True)
+class UserData:
+    """What exists of one user (what ``inspect`` shows and ``forget`` erases).
+
+    Attributes:
+        user_id: The user.
+        namespaces: The user's namespaces: the given templates filled for the user, the
+            ones the nodes recorded, and ``("memory_meta", <user>)`` last.
+        items: Items per namespace (``include_invalid`` on our store).
+        threads: ``thread_id -> number of checkpoints`` of the user's threads.
+        found_by: ``thread_id -> ("registry", "metadata")``: how each thread was found.
+    """
+
+    user_id: str
+    namespaces: tuple[tuple[str, ...], ...]
+    items: Mapping[tuple[str, ...], int]
+    threads: Mapping[str, int]
+    found_by: Mapping[str, tuple[str, ...]]
+
+    @property
+    def memories(self) -> int:
+        """Items outside the bookkeeping namespace (the user's memories)."""
+        meta = self.namespaces[-1]
+        return sum(count for ns, count in self.items.items() if ns != meta)
+
+    @property
+    def checkpoints(self) -> int:
+        """Checkpoints of all the user's threads."""
+        return sum(self.threads.values())
+
+
+@dataclass(frozen=True)
+class ErasureReport:
+    """What :func:`forget_user` erased, and what it still found afterwards.
+
+    Attributes:
+        user_id: The user.
+        items_erased: Items erased from the store (memories, derived memories,
+            reflection cursor and thread links; history rows go with them).
+        namespaces: The namespaces erased.
+        threads: The conversation threads deleted.
+        checkpoints: Their checkpoints.
+        residue: One line per thing still present after erasure (empty: complete).
+    """
+
+    user_id: str
+    items_erased: int
+    namespaces: tuple[tuple[str, ...], ...]
+    threads: tuple[str, ...]
+    checkpoints: int
+    residue: tuple[str, ...] = field(default_factory=tuple)
+
+    @property
+    def complete(self) -> bool:
+        """True when the re-scan after erasure found nothing of the user."""
+        return not self.residue
+
+
+def metadata_values(user_id: str) -> list[Any]:
+    """The checkpoint-metadata values whose text is ``user_id``: the string, and the int,
+    float or bool LangGraph would have stored for ``configurable["user_id"]=<number>``.
+
+    Example:
+        ```python
+        assert metadata_values("123") == ["123", 123]
+        assert metadata_values("alice") == ["alice"]
+        ```
+    """
+    values: list[Any] = [user_id]
+    try:
+        number = int(user_id)
+    except ValueError:
+        pass
+    else:
+        if str(number) == user_id:
+            values.append(number)
+    try:
+        real = float(user_id)
+    except ValueError:
+        pass
+    else:
+        if math.isfinite(real) and repr(real) == user_id:
+            values.append(real)
+    if user_id in ("True", "False"):
+        values.append(user_id == "True")
+    return values
+
+
+def _user_text(user_id: object) -> str:
+    if isinstance(user_id, bool) or not isinstance(user_id, (str, int)):
+        raise InvalidValueError(f"user_id must be a string or an int, got {type(user_id).__name__}")
+    text = str(user_id)
+    if not text:
+        raise InvalidValueError("user_id is empty; pass the id the app runs the user with")
+    return text
+
+
+def _user_namespaces(
+    user_id: str, templates: Sequence[tuple[str, ...]], identity: Mapping[str, Any]
+) -> list[tuple[str, ...]]:
+    values = {**identity, "user_id": user_id}
+    filled = []
+    for template in templates:
+        if "user_id" not in template_fields(template):
+            raise ConfigurationError(
+                f"namespace template {tuple(template)!r} has no '{{user_id}}': it is not one "
+                "user's data, so forget_user will not erase it"
+            )
+        filled.append(format_namespace(template, context=values, config=None))
+    return filled
+
+
+def _outermost(namespaces: Sequence[tuple[str, ...]]) -> list[tuple[str, ...]]:
+    """Drop namespaces lying under another one of the list (their prefix erases them)."""
+    unique = list(dict.fromkeys(namespaces))
+    return [
+        ns
+        for ns in unique
+        if not any(other != ns and ns[: len(other)] == other for other in unique)
+    ]
+
+
+def _pages(namespace: tuple[str, ...]) -> Generator[_Step, Any, list[Item]]:
+    found: list[Item] = []
+    while True:
+        page = yield _SearchPage(namespace, len(found))
+        found.extend(page)
+        if len(page) < PAGE:
+            return found
+
+
+def _find(
+    user_id: str,
+    templates: Sequence[tuple[str, ...]],
+    identity: Mapping[str, Any],
+    with_threads: bool,
+) -> Generator[_Step, Any, UserData]:
+    meta = format_namespace(USER_META_TEMPLATE, context={"user_id": user_id}, config=None)
+    found_by: dict[str, list[str]] = {}
+    recorded: list[tuple[str, ...]] = []
+    for item in (yield from _pages(registry_namespace(user_id))):
+        record = read_record(item, user_id)
+        if record is None:
+            continue
+        found_by.setdefault(record.thread_id, []).append("registry")
+        recorded.extend(namespace for _, namespace in record.namespaces)
+    if with_threads:
+        for value in metadata_values(user_id):
+            for thread_id, owner in (yield _ListThreads({"user_id": value})):
+                if str(owner) == user_id and "metadata" not in found_by.get(thread_id, []):
+                    found_by.setdefault(thread_id, []).append("metadata")
+    namespaces = _outermost([*_user_namespaces(user_id, templates, identity), *recorded])
+    namespaces = [ns for ns in namespaces if ns[: len(meta)] != meta] + [meta]
+    items: dict[tuple[str, ...], int] = {}
+    for namespace in namespaces:
+        items[namespace] = len((yield from _pages(namespace)))
+    threads: dict[str, int] = {}
+    if with_threads:
+        for thread_id in sorted(found_by):
+            threads[thread_id] = yield _CountCheckpoints(thread_id)
+    return UserData(
+        user_id=user_id,
+        namespaces=tuple(namespaces),
+        items=items,
+        threads=threads,
+        found_by={thread: tuple(how) for thread, how in found_by.items()},
+    )
+
+
+def _erase_namespace(namespace: tuple[str, ...], native: bool) -> Generator[_Step, Any, int]:
+    if native:
+        return int((yield _Forget(namespace)))
+    deleted: set[tuple[tuple[str, ...], str]] = set()
+    while True:
+        page = yield _SearchPage(namespace, 0)
+        batch = {(tuple(item.namespace), item.key) for item in page} - deleted
+        if not batch:  # empty, or a store that keeps what it was told to delete
+            return len(deleted)
+        yield _Write(tuple(PutOp(namespace, key, None) for namespace, key in sorted(batch)))
+        deleted |= batch
+
+
+def _residue(before: UserData, after: UserData, threads_left: Sequence[str]) -> list[str]:
+    meta = after.namespaces[-1]
+    lines = [
+        f"{count} items under {namespace!r}"
+        for namespace, count in after.items.items()
+        if count and namespace != meta
+    ]
+    kept_links = after.items.get(meta, 0) - len(threads_left)
+    if kept_links > 0:
+        lines.append(f"{kept_links} bookkeeping items under {meta!r}")
+    lines += [
+        f"thread {thread!r} still has checkpoints (written during the erasure; its link is "
+        "kept so the next run finds it)"
+        for thread in threads_left
+    ]
+    lines += [
+        f"thread {thread!r} ({', '.join(how)}) appeared after the erasure"
+        for thread, how in after.found_by.items()
+        if thread not in before.threads
+    ]
+    return lines
+
+
+def _forget(
+    user_id: str,
+    templates: Sequence[tuple[str, ...]],
+    identity: Mapping[str, Any],
+    with_threads: bool,
+    native: bool,
+) -> _Program:
+    before = yield from _find(user_id, templates, identity, with_threads)
+    for thread_id in before.threads:
+        yield _DeleteThread(thread_id)
+    erased = 0
+    for namespace in before.namespaces[:-1]:
+        erased += yield from _erase_namespace(namespace, native)
+    # the bookkeeping namespace (thread links) goes last; links a worker wrote meanwhile
+    # are read first, so a thread written during the erasure stays findable
+    linked = {
+        record.thread_id
+        for item in (yield from _pages(registry_namespace(user_id)))
+        if (record := read_record(item, user_id)) is not None
+    }
+    erased += yield from _erase_namespace(before.namespaces[-1], native)
+    left = []
+    if with_threads:
+        for thread_id in sorted(set(before.threads) | linked):
+            if (yield _CountCheckpoints(thread_id)):
+                left.append(thread_id)
+    keep = [ThreadLink(user_id, thread_id, by="forget_user").put_op(None) for thread_id in left]
+    if keep:
+        yield _Write(tuple(op for op in keep if op is not None))
+    after = yield from _find(user_id, templates, identity, with_threads)
+    return ErasureReport(
+        user_id=user_id,
+        items_erased=erased,
+        namespaces=before.namespaces,
+        threads=tuple(before.threads),
+        checkpoints=before.checkpoints,
+        residue=tuple(_residue(before, after, left)),
+    )
+
+
+# -- shells: run the steps on a store and a checkpointer -------------------------------
+def _store_traits(store: BaseStore) -> tuple[bool, bool]:
+    """``(has our forget(), search takes include_invalid)``."""
+    try:
+        from langgraph_memory.store.postgres._core import MemoryStoreCore
+    except ImportError:  # the postgres extra is not installed: not our store
+        return False, False
+    try:
+        include_invalid = "include_invalid" in inspect.signature(store.search).parameters
+    except (TypeError, ValueError):
+        include_invalid = False
+    return isinstance(store, MemoryStoreCore), include_invalid
+
+
+def _search_kwargs(step: _SearchPage, include_invalid: bool) -> dict[str, Any]:
+    kwargs: dict[str, Any] = {"limit": step.limit, "offset": step.offset}
+    if include_invalid:
+        kwargs["include_invalid"] = True
+    return kwargs
+
+
+def _owners(tuples: Iterator[Any]) -> list[tuple[str, Any]]:
+    seen: dict[str, Any] = {}
+    for item in tuples:
+        thread_id = str(item.config["configurable"]["thread_id"])
+        seen.setdefault(thread_id, (item.metadata or {}).get("user_id"))
+    return list(seen.items())
+
+
+async def _aowners(tuples: AsyncIterator[Any]) -> list[tuple[str, Any]]:
+    seen: dict[str, Any] = {}
+    async for item in tuples:
+        thread_id = str(item.config["configurable"]["thread_id"])
+        seen.setdefault(thread_id, (item.metadata or {}).get("user_id"))
+    return list(seen.items())
+
+
+def _thread_config(thread_id: str) -> Any:
+    return {"configurable": {"thread_id": thread_id}}
+
+
+def _run(
+    program: _Program, store: BaseStore, saver: BaseCheckpointSaver[Any] | None, invalid: bool
+) -> Any:
+    reply: Any = None
+    while True:
+        try:
+            step = program.send(reply)
+        except StopIteration as stop:
+            return stop.value
+        if isinstance(step, _SearchPage):
+            reply = store.search(step.namespace, **_search_kwargs(step, invalid))
+        elif isinstance(step, _Forget):
+            reply = store.forget(step.namespace)  # type: ignore[attr-defined]
+        elif isinstance(step, _Write):
+            reply = store.batch(step.ops)
+        elif saver is None:
+            raise AssertionError(f"{step!r} needs a checkpointer")  # pragma: no cover
+        elif isinstance(step, _ListThreads):
+            reply = _owners(saver.list(None, filter=step.filter))
+        elif isinstance(step, _CountCheckpoints):
+            reply = sum(1 for _ in saver.list(_thread_config(step.thread_id)))
+        else:
+            saver.delete_thread(step.thread_id)
+            reply = None
+
+
+async def _arun(
+    program: _Program, store: BaseStore, saver: BaseCheckpointSaver[Any] | None, invalid: bool
+) -> Any:
+    reply: Any = None
+    while True:
+        try:
+            step = program.send(reply)
+        except StopIteration as stop:
+            return stop.value
+        if isinstance(step, _SearchPage):
+            reply = await store.asearch(step.namespace, **_search_kwargs(step, invalid))
+        elif isinstance(step, _Forget):
+            reply = await store.aforget(step.namespace)  # type: ignore[attr-defined]
+        elif isinstance(step, _Write):
+            reply = await store.abatch(step.ops)
+        elif saver is None:
+            raise AssertionError(f"{step!r} needs a checkpointer")  # pragma: no cover
+        elif isinstance(step, _ListThreads):
+            reply = await _aowners(saver.alist(None, filter=step.filter))
+        elif isinstance(step, _CountCheckpoints):
+            reply = sum([1 async for _ in saver.alist(_thread_config(step.thread_id))])
+        else:
+            await saver.adelete_thread(step.thread_id)
+            reply = None
+
+
+def _program(
+    erase: bool,
+    store: BaseStore,
+    checkpointer: BaseCheckpointSaver[Any] | None,
+    user_id: object,
+    namespaces: Sequence[tuple[str, ...]],
+    identity: Mapping[str, Any] | None,
+) -> tuple[_Program, bool]:
+    """The checked steps of a find (``erase=False``) or an erasure, and whether the store's
+    search takes ``include_invalid``. Bad input fails here, before any I/O."""
+    user = _user_text(user_id)
+    values = identity or {}
+    _user_namespaces(user, namespaces, values)
+    native, invalid = _store_traits(store)
+    threads = checkpointer is not None
+    if erase:
+        return _forget(user, namespaces, values, threads, native), invalid
+    return _find(user, namespaces, values, threads), invalid
+
+
+# -- public API ------------------------------------------------------------------------
+def find_user_data(
+    store: BaseStore,
+    checkpointer: BaseCheckpointSaver[Any] | None,
+    user_id: str | int,
+    *,
+    namespaces: Sequence[tuple[str, ...]] = (DEFAULT_NAMESPACE,),
+    identity: Mapping[str, Any] | None = None,
+) -> UserData:
+    """Find everything of ``user_id`` (nothing is changed): namespaces with their item
+    counts and the user's threads with their checkpoint counts.
+
+    Args:
+        store: The memory store the nodes use (any ``BaseStore``).
+        checkpointer: The graph's checkpointer (``None``: look at the store only).
+        user_id: The id as the app passes it (``"alice@example.com"``, ``123``).
+        namespaces: Templates of the user's memory namespaces (each with ``{user_id}``);
+            the ones the nodes recorded in the registry are added.
+        identity: Values of other template fields (e.g. ``{"org": "acme"}``).
+
+    Example:
+        ```python
+        data = find_user_data(store, checkpointer, "alice@example.com")
+        print(data.memories, dict(data.threads))
+        ```
+    """
+    program, invalid = _program(False, store, checkpointer, user_id, namespaces, identity)
+    return _run(program, store, checkpointer, invalid)  # type: ignore[no-any-return]
+
+
+async def afind_user_data(
+    store: BaseStore,
+    checkpointer: BaseCheckpointSaver[Any] | None,
+    user_id: str | int,
+    *,
+    namespaces: Sequence[tuple[str, ...]] = (DEFAULT_NAMESPACE,),
+    identity: Mapping[str, Any] | None = None,
+) -> UserData:
+    """Async :func:`find_user_data` (``asearch``, ``alist``)."""
+    program, invalid = _program(False, store, checkpointer, user_id, namespaces, identity)
+    return await _arun(program, store, checkpointer, invalid)  # type: ignore[no-any-return]
+
+
+def forget_user(
+    store: BaseStore,
+    checkpointer: BaseCheckpointSaver[Any] | None,
+    user_id: str | int,
+    *,
+    namespaces: Sequence[tuple[str, ...]] = (DEFAULT_NAMESPACE,),
+    identity: Mapping[str, Any] | None = None,
+) -> ErasureReport:
+    """Erase every memory, history row, derived memory, bookkeeping entry and
+    conversation thread of ``user_id``, then look again and report what is left.
+
+    Args:
+        store: The memory store the nodes use (any ``BaseStore``; on our
+            ``PostgresMemoryStore`` history rows and derived memories go too).
+        checkpointer: The graph's checkpointer (``None``: erase the store only).
+        user_id: The id as the app passes it; ``"123"`` and ``123`` are one user.
+        namespaces: Templates of the user's memory namespaces (each with ``{user_id}``;
+            default ``("memories", "{user_id}")``); recorded ones are added.
+        identity: Values of other template fields (e.g. ``{"org": "acme"}``).
+
+    Returns:
+        An :class:`ErasureReport`; check ``report.complete`` (``residue`` says what is
+        still there, e.g. a thread a worker wrote again while erasing — run it again).
+
+    Raises:
+        InvalidValueError: ``user_id`` is empty or not a string / int (nothing erased).
+        ConfigurationError: A template without ``{user_id}`` (nothing erased).
+
+    Example:
+        ```python
+        report = forget_user(store, checkpointer, 123)
+        assert report.complete
+        ```
+    """
+    program, invalid = _program(True, store, checkpointer, user_id, namespaces, identity)
+    return _run(program, store, checkpointer, invalid)  # type: ignore[no-any-return]
+
+
+async def aforget_user(
+    store: BaseStore,
+    checkpointer: BaseCheckpointSaver[Any] | None,
+    user_id: str | int,
+    *,
+    namespaces: Sequence[tuple[str, ...]] = (DEFAULT_NAMESPACE,),
+    identity: Mapping[str, Any] | None = None,
+) -> ErasureReport:
+    """Async :func:`forget_user` (``aforget``/``abatch``, ``alist``, ``adelete_thread``)."""
+    program, invalid = _program(True, store, checkpointer, user_id, namespaces, identity)
+    return await _arun(program, store, checkpointer, invalid)  # type: ignore[no-any-return]
