@@ -103,11 +103,14 @@ def server_env(extra: Mapping[str, str]) -> dict[str, str]:
 
 
 @contextlib.contextmanager
-def langgraph_dev(venv: InstalledVenv, cwd: Path, env: Mapping[str, str]) -> Iterator[str]:
-    """Serve ``cwd``'s ``langgraph.json`` with ``langgraph dev``; yields the base URL."""
+def langgraph_dev(
+    venv: InstalledVenv, cwd: Path, env: Mapping[str, str], log_dir: Path
+) -> Iterator[str]:
+    """Serve ``cwd``'s ``langgraph.json`` with ``langgraph dev``; yields the base URL (the
+    server's output goes to ``log_dir``, shown when it fails)."""
     port = free_port()
     url = f"http://127.0.0.1:{port}"
-    log = (cwd / f"langgraph-dev-{port}.log").open("w")
+    log = (log_dir / f"langgraph-dev-{port}.log").open("w")
     command = [
         str(venv.tool("langgraph")),
         "dev",

@@ -43,7 +43,7 @@ async def test_langgraph_dev_from_the_repository_root_uses_our_tables(
     installed_venv: InstalledVenv, postgres_dsn: str, tmp_path: Path
 ) -> None:
     env = {"LANGGRAPH_MEMORY_POSTGRES_URI": postgres_dsn, "LANGGRAPH_MEMORY_HOME": str(tmp_path)}
-    with langgraph_dev(installed_venv, ROOT, env) as url:
+    with langgraph_dev(installed_venv, ROOT, env, tmp_path) as url:
         client = get_client(url=url)
         first = await client.threads.create()
         second = await client.threads.create()

@@ -71,7 +71,7 @@ def test_readme_python_blocks_run_from_the_installed_wheel(
         run_script(installed_venv, script, workdir, env)
     served = [s for s in readme.scripts if s.needs_server]
     assert served, "the README shows no LangGraph server call"
-    with langgraph_dev(installed_venv, workdir, env) as url:
+    with langgraph_dev(installed_venv, workdir, env, tmp_path) as url:
         for script in served:
             code = script.code.replace("http://127.0.0.1:2024", url)
             run_script(
