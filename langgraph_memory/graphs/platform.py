@@ -54,6 +54,7 @@ if TYPE_CHECKING:
     from langgraph_memory.store.postgres import AsyncPostgresMemoryStore
 
 __all__ = [
+    "ENV_REDIS_PREFIX",
     "ENV_REDIS_URL",
     "checkpointer",
     "memory_agent",
@@ -64,6 +65,8 @@ __all__ = [
 
 ENV_REDIS_URL = "LANGGRAPH_MEMORY_REDIS_URL"
 """Redis URL of :func:`redis_checkpointer` (default ``redis://127.0.0.1:6379/0``)."""
+ENV_REDIS_PREFIX = "LANGGRAPH_MEMORY_REDIS_PREFIX"
+"""Key prefix of :func:`redis_checkpointer` (default ``lgm``)."""
 
 
 @asynccontextmanager
@@ -94,7 +97,8 @@ async def checkpointer() -> AsyncIterator[AsyncPostgresSaver]:
 @asynccontextmanager
 async def redis_checkpointer() -> AsyncIterator[AsyncRedisSaver]:
     """Our :class:`~langgraph_memory.checkpoint.redis.AsyncRedisSaver` on
-    ``$LANGGRAPH_MEMORY_REDIS_URL`` (plain Redis ≥ 6.2 or Valkey), set up.
+    ``$LANGGRAPH_MEMORY_REDIS_URL`` (plain Redis ≥ 6.2 or Valkey) under the key prefix
+    ``$LANGGRAPH_MEMORY_REDIS_PREFIX``, set up.
 
     For ``"checkpointer": {"path": "langgraph_memory.graphs.platform.redis_checkpointer"}``.
 
@@ -112,7 +116,8 @@ async def redis_checkpointer() -> AsyncIterator[AsyncRedisSaver]:
     from langgraph_memory.checkpoint.redis import AsyncRedisSaver
 
     url = os.environ.get(ENV_REDIS_URL) or "redis://127.0.0.1:6379/0"
-    async with AsyncRedisSaver.from_conn_string(url) as saver:
+    prefix = os.environ.get(ENV_REDIS_PREFIX) or "lgm"
+    async with AsyncRedisSaver.from_conn_string(url, prefix=prefix) as saver:
         await saver.setup()
         yield saver
 

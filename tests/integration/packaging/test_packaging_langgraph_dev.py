@@ -75,3 +75,23 @@ async def test_langgraph_dev_from_the_repository_root_uses_our_tables(
 
         await client.threads.delete(first["thread_id"])
         assert checkpoint_rows(postgres_dsn, first["thread_id"]) == 0
+
+
+def test_platform_factories_and_their_examples_on_real_services(
+    postgres_dsn: str, redis_url: str, redis_prefix: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The docstring examples of ``langgraph_memory.graphs.platform``, on the database and
+    Redis the environment names (the factories read nothing else)."""
+    from langgraph_memory.graphs import platform
+    from tests.unit.middleware.test_middleware_properties import examples
+
+    monkeypatch.setenv("LANGGRAPH_MEMORY_POSTGRES_URI", postgres_dsn)
+    monkeypatch.setenv("LANGGRAPH_MEMORY_REDIS_URL", redis_url)
+    monkeypatch.setenv("LANGGRAPH_MEMORY_REDIS_PREFIX", redis_prefix)
+    found = examples(platform)
+    assert {name for name, _ in found} >= {"checkpointer", "redis_checkpointer", "store"}
+    for name, code in found:
+        exec(compile(code, f"platform:{name}", "exec"), dict(vars(platform)))
+    with psycopg.connect(postgres_dsn) as conn:
+        row = conn.execute("SELECT value->>'content' FROM lgm_memory_items").fetchone()
+    assert row is not None and row[0] == "User likes tea."

@@ -210,3 +210,35 @@ def examples(module: ModuleType) -> list[tuple[str, str]]:
 )
 def test_docstring_examples_run(module: ModuleType, name: str, code: str) -> None:
     exec(compile(code, f"{module.__name__}:{name}", "exec"), dict(vars(module)))
+
+
+def test_composes_with_langchains_summarization_middleware() -> None:
+    """LangChain's SummarizationMiddleware beside ours: its summaries never contain our block
+    (the block is not state), and recall keeps working after its folds."""
+    from langchain.agents import create_agent
+    from langchain.agents.middleware import SummarizationMiddleware
+
+    from tests.unit.middleware.middleware_support import get_weather
+
+    model = scripted_model()
+    summariser = scripted_model()
+    store = InMemoryStore()
+    agent = create_agent(
+        model,
+        tools=[get_weather],
+        middleware=[
+            SummarizationMiddleware(summariser, trigger=("messages", 6), keep=("messages", 2)),
+            MemoryMiddleware(),
+        ],
+        store=store,
+        checkpointer=InMemorySaver(),
+    )
+    config = {"configurable": {"user_id": "u1", "thread_id": "t"}}
+    agent.invoke({"messages": [("user", "My name is Zhang San.")]}, config)
+    for _ in range(3):
+        agent.invoke({"messages": [("user", "What's the weather in Kyoto?")]}, config)
+    out = agent.invoke({"messages": [("user", "What's my name?")]}, config)
+    assert out["messages"][-1].text == "Your name is Zhang San."
+    assert summariser.calls, "LangChain's middleware never summarised"
+    assert not any(mentions_memory_block(request) for request in summariser.calls)
+    assert not mentions_memory_block(agent.get_state(config).values["messages"])
