@@ -39,7 +39,7 @@ from pathlib import Path
 
 # The benchmarks notebook imports the repository's `bench/` package (a source checkout).
 repo = Path.cwd() if (Path.cwd() / "bench").is_dir() else Path.cwd().parent
-sys.path.insert(0, str(repo))
+sys.path.append(str(repo))  # after site-packages: the installed langgraph_memory wins
 """
 
 Cell = tuple[str, str]

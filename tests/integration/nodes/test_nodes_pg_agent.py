@@ -14,8 +14,8 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import START, StateGraph
 from psycopg import sql
 
-from langgraph_memory.graphs import aflush, build_graph
 from langgraph_memory.checkpoint.postgres import PostgresSaver
+from langgraph_memory.graphs import aflush, build_graph
 from langgraph_memory.nodes import SUMMARY_BLOCK_ID, MemoryState, SummarizeNode
 from langgraph_memory.nodes._messages import count_tokens
 from langgraph_memory.store.postgres import AsyncPostgresMemoryStore, PostgresMemoryStore

@@ -18,7 +18,7 @@ import psycopg
 import pytest
 from langgraph_sdk import get_client
 
-from tests.integration.packaging.conftest import ROOT, InstalledVenv, langgraph_dev
+from tests.integration.packaging._venv import ROOT, InstalledVenv, langgraph_dev
 
 pytestmark = [pytest.mark.postgres, pytest.mark.slow]
 

@@ -18,7 +18,7 @@ import psycopg
 import pytest
 
 from tests.integration.packaging._readme import Script, parse_readme
-from tests.integration.packaging.conftest import ROOT, InstalledVenv, langgraph_dev, server_env
+from tests.integration.packaging._venv import ROOT, InstalledVenv, langgraph_dev, server_env
 
 pytestmark = [pytest.mark.postgres, pytest.mark.redis, pytest.mark.slow]
 

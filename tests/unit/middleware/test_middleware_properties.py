@@ -242,3 +242,12 @@ def test_composes_with_langchains_summarization_middleware() -> None:
     assert summariser.calls, "LangChain's middleware never summarised"
     assert not any(mentions_memory_block(request) for request in summariser.calls)
     assert not mentions_memory_block(agent.get_state(config).values["messages"])
+
+
+def test_system_text_is_appended_to_content_blocks_without_touching_them() -> None:
+    from langgraph_memory.middleware._core import append_system_text
+
+    cached = {"type": "text", "text": "Be brief.", "cache_control": {"type": "ephemeral"}}
+    merged = append_system_text(SystemMessage(content=[cached]), "<memory>x</memory>")
+    assert merged.content == [cached, {"type": "text", "text": "<memory>x</memory>"}]
+    assert append_system_text(SystemMessage(""), "x").content == "x"

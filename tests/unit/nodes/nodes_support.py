@@ -125,8 +125,8 @@ class Scenario:
     """Runs the city scenario through langgraph_memory.graphs.build_graph on ``store``."""
 
     def __init__(self, store: Any, mode: str, checkpointer: Any = None) -> None:
-        from langgraph_memory.graphs import build_graph
         from langgraph_memory.extraction import RuleBasedExtractor
+        from langgraph_memory.graphs import build_graph
 
         self.store = store
         self.mode = mode

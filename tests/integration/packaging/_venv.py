@@ -1,5 +1,8 @@
 """The package as users get it: our wheel in a fresh virtualenv, and ``langgraph dev``.
 
+The fixture is registered for every integration test in ``tests/integration/conftest.py``
+(one install per session, shared by the README, server and notebook tests).
+
 ``installed_venv`` (session) builds the wheel from this checkout and installs it into a new
 virtualenv with exactly the requirements of the README's server install line
 (``pip install "langgraph-memory[all]" "langgraph-cli[inmem]"``, our name replaced by the
@@ -44,6 +47,10 @@ class InstalledVenv:
 
     def tool(self, name: str) -> Path:
         return self.root / "bin" / name
+
+    def pip_install(self, *requirements: str) -> None:
+        """Install more into the virtualenv (e.g. what Jupyter needs to run a kernel)."""
+        _run([str(self.python), "-m", "pip", "install", "--quiet", "--no-compile", *requirements])
 
 
 def _run(command: list[str], **kwargs: object) -> None:
