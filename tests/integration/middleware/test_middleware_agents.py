@@ -59,6 +59,13 @@ async def astore(postgres_dsn: str) -> AsyncIterator[AsyncPostgresMemoryStore]:
         yield memories
 
 
+@pytest.fixture
+def saver(postgres_dsn: str) -> Iterator[PostgresSaver]:
+    with PostgresSaver.from_conn_string(postgres_dsn) as checkpointer:
+        checkpointer.setup()
+        yield checkpointer
+
+
 def rows_with_block(dsn: str, channel: str | None = None) -> int:
     """Checkpoint rows (blobs, writes, checkpoints) whose bytes contain a memory block; with
     ``channel``, only the blobs and writes of that channel."""
@@ -98,29 +105,27 @@ def check_recall_turns(model: Any, first: dict[str, Any], second: dict[str, Any]
 
 
 def test_create_agent_recalls_across_threads_sync_postgres(
-    store: PostgresMemoryStore, postgres_dsn: str
+    store: PostgresMemoryStore, saver: PostgresSaver, postgres_dsn: str
 ) -> None:
     model = scripted_model()
-    with PostgresSaver.from_conn_string(postgres_dsn) as saver:
-        saver.setup()
-        agent, memory = memory_agent(model, store=store, checkpointer=saver)
-        first = agent.invoke(
-            {"messages": [("user", TURN_1)]}, {"configurable": {"user_id": "u1", "thread_id": "a"}}
-        )
-        assert memory.last_report is not None and memory.last_report.counts["added"] == 1
-        second = agent.invoke(
-            {"messages": [("user", "What's my name?")]},
-            {"configurable": {"user_id": "u1", "thread_id": "b"}},
-        )
-        check_recall_turns(model, first, second)
-        saved = agent.get_state({"configurable": {"thread_id": "b"}}).values["messages"]
-        assert not mentions_memory_block(saved)
-        # another user sees nothing of u1's
-        other = agent.invoke(
-            {"messages": [("user", "What's my name?")]},
-            {"configurable": {"user_id": "u2", "thread_id": "c"}},
-        )
-        assert other["messages"][-1].text == "I don't know your name."
+    agent, memory = memory_agent(model, store=store, checkpointer=saver)
+    first = agent.invoke(
+        {"messages": [("user", TURN_1)]}, {"configurable": {"user_id": "u1", "thread_id": "a"}}
+    )
+    assert memory.last_report is not None and memory.last_report.counts["added"] == 1
+    second = agent.invoke(
+        {"messages": [("user", "What's my name?")]},
+        {"configurable": {"user_id": "u1", "thread_id": "b"}},
+    )
+    check_recall_turns(model, first, second)
+    saved = agent.get_state({"configurable": {"thread_id": "b"}}).values["messages"]
+    assert not mentions_memory_block(saved)
+    # another user sees nothing of u1's
+    other = agent.invoke(
+        {"messages": [("user", "What's my name?")]},
+        {"configurable": {"user_id": "u2", "thread_id": "c"}},
+    )
+    assert other["messages"][-1].text == "I don't know your name."
     assert rows_with_block(postgres_dsn) == 0
     assert "User's name is Zhang San." in stored_contents(postgres_dsn)
 
@@ -188,16 +193,14 @@ def test_create_agent_on_redis_saver_keeps_block_out_of_redis(
 
 
 def test_extraction_applies_the_nodes_pii_filter(
-    store: PostgresMemoryStore, postgres_dsn: str
+    store: PostgresMemoryStore, saver: PostgresSaver, postgres_dsn: str
 ) -> None:
     model = scripted_model()
-    with PostgresSaver.from_conn_string(postgres_dsn) as saver:
-        saver.setup()
-        agent, memory = memory_agent(model, store=store, checkpointer=saver)
-        agent.invoke(
-            {"messages": [("user", "My email is zhang.san@example.com. I live in Lisbon.")]},
-            {"configurable": {"user_id": "u1", "thread_id": "a"}},
-        )
+    agent, memory = memory_agent(model, store=store, checkpointer=saver)
+    agent.invoke(
+        {"messages": [("user", "My email is zhang.san@example.com. I live in Lisbon.")]},
+        {"configurable": {"user_id": "u1", "thread_id": "a"}},
+    )
     report = memory.last_report
     assert report is not None and report.pii_dropped >= 1
     contents = stored_contents(postgres_dsn)
@@ -206,35 +209,33 @@ def test_extraction_applies_the_nodes_pii_filter(
 
 
 def test_summary_middleware_keeps_tool_pairs_and_bounds_the_checkpoint(
-    store: PostgresMemoryStore, postgres_dsn: str
+    store: PostgresMemoryStore, saver: PostgresSaver, postgres_dsn: str
 ) -> None:
     model = scripted_model()
-    with PostgresSaver.from_conn_string(postgres_dsn) as saver:
-        saver.setup()
-        agent, memory = memory_agent(
-            model,
-            store=store,
-            checkpointer=saver,
-            summary=SummaryMiddleware(max_tokens=400, keep_turns=1),
-        )
-        config = {"configurable": {"user_id": "u1", "thread_id": "long"}}
-        sizes = []
-        out: dict[str, Any] = {}
-        for turn in range(10):
-            text = f"Turn {turn}: what's the weather in Kyoto? " + "I plan to walk a lot. " * 8
-            out = agent.invoke({"messages": [("user", text)]}, config)
-            messages = out["messages"]
-            sizes.append(len(messages))
-            assert tool_pairs_intact([m for m in messages if m.id != SUMMARY_BLOCK_ID])
-            request = model.calls[-1]
-            assert tool_pairs_intact(request[1:])
-            assert sum(isinstance(m, SystemMessage) for m in request) == 1
-        assert out["messages"][0].id == SUMMARY_BLOCK_ID
-        assert "<conversation_summary>" in model.calls[-1][0].text  # the summary reaches the model
-        assert max(sizes[4:]) <= 9 and sizes[-1] < 4 * 10  # without summaries: 40
-        saved = saver.get_tuple({"configurable": {"thread_id": "long"}})
-        assert saved is not None
-        assert len(saved.checkpoint["channel_values"]["messages"]) == sizes[-1]
+    agent, memory = memory_agent(
+        model,
+        store=store,
+        checkpointer=saver,
+        summary=SummaryMiddleware(max_tokens=400, keep_turns=1),
+    )
+    config = {"configurable": {"user_id": "u1", "thread_id": "long"}}
+    sizes = []
+    out: dict[str, Any] = {}
+    for turn in range(10):
+        text = f"Turn {turn}: what's the weather in Kyoto? " + "I plan to walk a lot. " * 8
+        out = agent.invoke({"messages": [("user", text)]}, config)
+        messages = out["messages"]
+        sizes.append(len(messages))
+        assert tool_pairs_intact([m for m in messages if m.id != SUMMARY_BLOCK_ID])
+        request = model.calls[-1]
+        assert tool_pairs_intact(request[1:])
+        assert sum(isinstance(m, SystemMessage) for m in request) == 1
+    assert out["messages"][0].id == SUMMARY_BLOCK_ID
+    assert "<conversation_summary>" in model.calls[-1][0].text  # the summary reaches the model
+    assert max(sizes[4:]) <= 9 and sizes[-1] < 4 * 10  # without summaries: 40
+    saved = saver.get_tuple({"configurable": {"thread_id": "long"}})
+    assert saved is not None
+    assert len(saved.checkpoint["channel_values"]["messages"]) == sizes[-1]
     assert rows_with_block(postgres_dsn) == 0
     assert memory.stats.snapshot()["events"]["turns"] == 10
 
@@ -261,26 +262,24 @@ async def test_summary_middleware_async_on_async_saver(
 
 @pytest.mark.filterwarnings("ignore:create_react_agent has been moved")
 def test_react_agent_pre_model_hook_recalls_without_touching_state(
-    store: PostgresMemoryStore, postgres_dsn: str
+    store: PostgresMemoryStore, saver: PostgresSaver, postgres_dsn: str
 ) -> None:
     store.put(NS, "name", {"content": "User's name is Zhang San.", "kind": "semantic"})
     model = scripted_model()
-    with PostgresSaver.from_conn_string(postgres_dsn) as saver:
-        saver.setup()
-        agent = create_react_agent(
-            model,
-            tools=[get_weather],
-            prompt="You are a helpful assistant.",
-            pre_model_hook=MemoryPreModelHook(),
-            store=store,
-            checkpointer=saver,
-        )
-        config = {"configurable": {"user_id": "u1", "thread_id": "r"}}
-        out = agent.invoke({"messages": [("user", "What's the weather in Lisbon?")]}, config)
-        assert out["messages"][-1].text == "It is Sunny in Lisbon, 21°C."
-        out = agent.invoke({"messages": [("user", "What's my name?")]}, config)
-        assert out["messages"][-1].text == "Your name is Zhang San."
-        assert tool_pairs_intact(out["messages"]) and not mentions_memory_block(out["messages"])
+    agent = create_react_agent(
+        model,
+        tools=[get_weather],
+        prompt="You are a helpful assistant.",
+        pre_model_hook=MemoryPreModelHook(),
+        store=store,
+        checkpointer=saver,
+    )
+    config = {"configurable": {"user_id": "u1", "thread_id": "r"}}
+    out = agent.invoke({"messages": [("user", "What's the weather in Lisbon?")]}, config)
+    assert out["messages"][-1].text == "It is Sunny in Lisbon, 21°C."
+    out = agent.invoke({"messages": [("user", "What's my name?")]}, config)
+    assert out["messages"][-1].text == "Your name is Zhang San."
+    assert tool_pairs_intact(out["messages"]) and not mentions_memory_block(out["messages"])
     request = model.calls[-1]
     assert [type(m).__name__ for m in request[:2]] == ["SystemMessage", "SystemMessage"]
     assert request[0].text == "You are a helpful assistant." and "Zhang San" in request[1].text
