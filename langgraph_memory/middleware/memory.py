@@ -40,7 +40,6 @@ from langchain.agents.middleware import (
     ModelResponse,
 )
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import AIMessage
 from langchain_core.runnables import RunnableConfig
 from langgraph.runtime import Runtime
 from langgraph.store.base import BaseStore
@@ -59,8 +58,6 @@ from langgraph_memory.nodes._messages import render_memory_block
 from langgraph_memory.prompts import DEFAULT_MEMORY_BLOCK_PROMPT
 
 __all__ = ["MemoryMiddleware", "current_config"]
-
-ModelCallResult = ModelResponse[Any] | AIMessage | Any
 
 
 def current_config() -> RunnableConfig:
@@ -163,7 +160,7 @@ class MemoryMiddleware(AgentMiddleware[AgentState[Any], Any]):
         self,
         request: ModelRequest[Any],
         handler: Callable[[ModelRequest[Any]], ModelResponse[Any]],
-    ) -> ModelCallResult:
+    ) -> ModelResponse[Any]:
         """Search memories for the request's latest user turn; call the model with them."""
         found = self.retrieve.invoke(self._query_state(request), current_config())
         return handler(self._with_memories(request, found))
@@ -172,7 +169,7 @@ class MemoryMiddleware(AgentMiddleware[AgentState[Any], Any]):
         self,
         request: ModelRequest[Any],
         handler: Callable[[ModelRequest[Any]], Awaitable[ModelResponse[Any]]],
-    ) -> ModelCallResult:
+    ) -> ModelResponse[Any]:
         """Async :meth:`wrap_model_call`."""
         found = await self.retrieve.ainvoke(self._query_state(request), current_config())
         return await handler(self._with_memories(request, found))

@@ -37,7 +37,7 @@ from langchain_core.runnables import Runnable
 from langgraph.runtime import Runtime
 
 from langgraph_memory.middleware._core import lift_blocks, summary_rewrite
-from langgraph_memory.middleware.memory import ModelCallResult, current_config
+from langgraph_memory.middleware.memory import current_config
 from langgraph_memory.nodes import ExtractNode, MemoryStats, SummarizeNode
 from langgraph_memory.nodes._base import messages_of
 
@@ -115,7 +115,7 @@ class SummaryMiddleware(AgentMiddleware[AgentState[Any], Any]):
         self,
         request: ModelRequest[Any],
         handler: Callable[[ModelRequest[Any]], ModelResponse[Any]],
-    ) -> ModelCallResult:
+    ) -> ModelResponse[Any]:
         """Send the summary in the system message (providers want system text first)."""
         return handler(self._lifted(request))
 
@@ -123,6 +123,6 @@ class SummaryMiddleware(AgentMiddleware[AgentState[Any], Any]):
         self,
         request: ModelRequest[Any],
         handler: Callable[[ModelRequest[Any]], Awaitable[ModelResponse[Any]]],
-    ) -> ModelCallResult:
+    ) -> ModelResponse[Any]:
         """Async :meth:`wrap_model_call`."""
         return await handler(self._lifted(request))
