@@ -1,112 +1,13 @@
-"""An agent that manages its own long-term memory with tools: ``remember``, ``recall``,
-``forget`` (LangMem's "hot path" style), with the ``<memory>`` block injected each turn.
+"""``langgraph.json`` entry point of the memory-tools agent (built in the package).
 
-Graph: ``retrieve → inject → agent ⇄ tools``. The model must support tool calling
-(``bind_tools``); tests drive it with a scripted fake model.
-
-Example:
-    ```python
-    from langgraph.store.memory import InMemoryStore
-    from langgraph_memory.offline import ScriptedChatModel, tool_call_message
-    from graphs.memory_tools_agent import build_graph
-
-    model = ScriptedChatModel(responses=[
-        tool_call_message("remember", {"content": "User likes tea.", "slot": "drink"}),
-        "Noted!",
-    ])
-    graph = build_graph(model, store=InMemoryStore())
-    graph.invoke({"messages": [("user", "I like tea")]},
-                 {"configurable": {"user_id": "u1", "thread_id": "t1"}})
-    ```
+The graph lives in :mod:`langgraph_memory.graphs`; this file only names it for the
+LangGraph server (``./graphs/memory_tools_agent.py:graph``).
 """
 
 from __future__ import annotations
 
-from typing import Any
-
-from langchain_core.language_models import BaseChatModel
-from langgraph.checkpoint.base import BaseCheckpointSaver
-from langgraph.graph import START, StateGraph
-from langgraph.graph.state import CompiledStateGraph
-from langgraph.prebuilt import ToolNode, tools_condition
-from langgraph.store.base import BaseStore
-
-from langgraph_memory.extraction import PIIFilter
-from langgraph_memory.nodes import (
-    DEFAULT_NAMESPACE,
-    InjectNode,
-    MemoryContext,
-    MemoryState,
-    MemoryStats,
-    RespondNode,
-    RetrieveNode,
-)
-from langgraph_memory.nodes.tools import create_memory_tools
-from langgraph_memory.offline import ScriptedChatModel, default_chat_model
+from langgraph_memory.graphs import TOOLS_SYSTEM_PROMPT
+from langgraph_memory.graphs import build_memory_tools_graph as build_graph
+from langgraph_memory.graphs.platform import memory_tools_agent as graph
 
 __all__ = ["TOOLS_SYSTEM_PROMPT", "build_graph", "graph"]
-
-TOOLS_SYSTEM_PROMPT = """\
-You are a helpful assistant with long-term memory tools. When the user tells you a lasting
-fact about themselves (name, city, employer, preferences, instructions), call `remember`
-with one third-person sentence and a slot. Call `recall` to look facts up, and `forget` with
-a memory id when the user says something is no longer true. Facts you already remember are
-listed in the <memory> block."""
-
-
-def build_graph(
-    model: BaseChatModel,
-    *,
-    store: BaseStore | None,
-    checkpointer: BaseCheckpointSaver[Any] | None = None,
-    namespace: tuple[str, ...] = DEFAULT_NAMESPACE,
-    pii: PIIFilter | None = None,
-    memory_token_budget: int = 500,
-    system_prompt: str = TOOLS_SYSTEM_PROMPT,
-    stats: MemoryStats | None = None,
-) -> CompiledStateGraph[Any, Any, Any, Any]:
-    """Build and compile the memory-tools agent.
-
-    Args:
-        model: A chat model with tool calling.
-        store: Long-term memory (``None``: the platform's store at run time).
-        checkpointer: Working memory per ``thread_id``.
-        namespace: Namespace template shared by the retrieval node and the tools.
-        pii: PII filter of ``remember`` (default: refuse text with PII).
-        memory_token_budget: Budget of the injected ``<memory>`` block.
-        system_prompt: Instructions for using the tools.
-        stats: Shared :class:`MemoryStats`; agent calls count as ``respond``.
-
-    Returns:
-        The compiled graph (``graph.memory_stats`` holds the call counts).
-    """
-    stats = stats or MemoryStats()
-    tools = create_memory_tools(namespace=namespace, pii=pii)
-    agent = RespondNode(
-        model.bind_tools(tools), system_prompt=system_prompt, stats=stats, name="agent"
-    )
-    builder = StateGraph(MemoryState, context_schema=MemoryContext)
-    builder.add_sequence(
-        [RetrieveNode(namespace=namespace, token_budget=memory_token_budget), InjectNode(), agent]
-    )
-    builder.add_node("tools", ToolNode(tools))
-    builder.add_edge(START, "retrieve_memories")
-    builder.add_conditional_edges("agent", tools_condition)
-    builder.add_edge("tools", "agent")
-    graph = builder.compile(checkpointer=checkpointer, store=store, name="memory_tools_agent")
-    graph.memory_stats = stats  # type: ignore[attr-defined]
-    return graph
-
-
-def _platform_model() -> BaseChatModel:
-    model = default_chat_model()
-    if model is not None:
-        return model
-    # Offline placeholder so the module imports without a key: it only says so.
-    return ScriptedChatModel(
-        default="Offline mode: set OPENAI_API_KEY to run the memory-tools agent with a model."
-    )
-
-
-graph = build_graph(_platform_model(), store=None)
-"""Module-level graph for ``langgraph.json``."""

@@ -5,7 +5,7 @@ each reply says which turn of the conversation it answers, so clients can check 
 turn was lost or reordered. Run it under several workers::
 
     LANGGRAPH_MEMORY_CHECKPOINTER=postgres \\
-    LANGGRAPH_MEMORY_POSTGRES_DSN=postgresql://postgres@127.0.0.1:5432/postgres \\
+    LANGGRAPH_MEMORY_POSTGRES_URI=postgresql://postgres@127.0.0.1:5432/app \\
     uvicorn graphs.server:app --workers 4
 
 Endpoints:
@@ -14,13 +14,17 @@ Endpoints:
       (``ThreadBusyError``) or the run lost its lease (``LeaseLostError``).
     * ``GET /threads/{thread_id}``: the conversation (404 if unknown).
     * ``DELETE /threads/{thread_id}``: forget the thread.
-    * ``GET /healthz``: checkpointer, lease strategy and this worker's pid.
+    * ``GET /healthz``: checkpointer, where it stores (no password), lease strategy and this
+      worker's pid.
 
 Environment:
     * ``LANGGRAPH_MEMORY_CHECKPOINTER``: ``postgres``, ``redis`` or ``memory`` (default;
       ``InMemorySaver``, which loses turns as soon as there are several workers).
-    * ``LANGGRAPH_MEMORY_POSTGRES_DSN`` / ``LANGGRAPH_MEMORY_REDIS_URL`` /
-      ``LANGGRAPH_MEMORY_REDIS_PREFIX``: where the state lives.
+    * ``LANGGRAPH_MEMORY_POSTGRES_URI``: the Postgres of ``postgres`` (the README's name;
+      unset: the embedded Postgres, :func:`langgraph_memory.embedded.default_dsn`; the
+      retired ``LANGGRAPH_MEMORY_POSTGRES_DSN`` is refused so it cannot point elsewhere).
+    * ``LANGGRAPH_MEMORY_REDIS_URL`` / ``LANGGRAPH_MEMORY_REDIS_PREFIX``: the Redis of
+      ``redis``.
     * ``LANGGRAPH_MEMORY_LEASE``: ``reject`` (default), ``wait`` or ``off``;
       ``LANGGRAPH_MEMORY_LEASE_TTL`` and ``LANGGRAPH_MEMORY_LEASE_WAIT_TIMEOUT`` in seconds.
     * ``LANGGRAPH_MEMORY_REPLY_DELAY``: seconds the responder "thinks" (simulated LLM latency).
@@ -38,6 +42,7 @@ Example:
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 from collections.abc import AsyncIterator, Mapping
 from contextlib import AsyncExitStack, asynccontextmanager
@@ -49,12 +54,17 @@ from langchain_core.messages import AIMessage, AnyMessage, HumanMessage
 from langgraph.graph import START, MessagesState, StateGraph
 from pydantic import BaseModel
 
+from langgraph_memory.cli._backends import describe_dsn
+from langgraph_memory.embedded import ENV_DSN, default_dsn
 from langgraph_memory.errors import ConfigurationError, LeaseLostError, ThreadBusyError
 from langgraph_memory.lease import InMemoryLeaseBackend, with_thread_lease
 
 __all__ = ["ServerSettings", "app", "build_chat_graph", "reply_to"]
 
+logger = logging.getLogger("langgraph_memory.server")
+
 CHECKPOINTERS = ("memory", "postgres", "redis")
+RETIRED_DSN_ENV = "LANGGRAPH_MEMORY_POSTGRES_DSN"
 LEASE_MODES = ("reject", "wait", "off")
 
 
@@ -70,7 +80,7 @@ class ServerSettings:
     """
 
     checkpointer: str = "memory"
-    postgres_dsn: str = "postgresql://postgres@127.0.0.1:5432/postgres"
+    postgres_dsn: str | None = None
     redis_url: str = "redis://127.0.0.1:6379/0"
     redis_prefix: str = "lgm"
     lease: str = "reject"
@@ -91,10 +101,15 @@ class ServerSettings:
         lease = get("LANGGRAPH_MEMORY_LEASE", "reject").strip().lower()
         if lease not in LEASE_MODES:
             raise ConfigurationError(f"LANGGRAPH_MEMORY_LEASE={lease!r}; use one of {LEASE_MODES}")
+        if get(RETIRED_DSN_ENV):
+            raise ConfigurationError(
+                f"{RETIRED_DSN_ENV} is no longer read; set {ENV_DSN} (the name the README and "
+                "the library use) to the Postgres this service should use"
+            )
         defaults = cls()
         return cls(
             checkpointer=checkpointer,
-            postgres_dsn=get("LANGGRAPH_MEMORY_POSTGRES_DSN", defaults.postgres_dsn),
+            postgres_dsn=get(ENV_DSN) or None,
             redis_url=get("LANGGRAPH_MEMORY_REDIS_URL", defaults.redis_url),
             redis_prefix=get("LANGGRAPH_MEMORY_REDIS_PREFIX", defaults.redis_prefix),
             lease=lease,
@@ -147,14 +162,18 @@ def build_chat_graph(checkpointer: Any, reply_delay: float = 0.0) -> Any:
 
 
 @asynccontextmanager
-async def _open_checkpointer(settings: ServerSettings) -> AsyncIterator[Any]:
+async def _open_checkpointer(settings: ServerSettings) -> AsyncIterator[tuple[Any, str]]:
+    """The checkpointer and a description of where it stores (no password)."""
     if settings.checkpointer == "postgres":
         from langgraph_memory.checkpoint.postgres import AsyncPostgresSaver
 
-        async with AsyncPostgresSaver.from_conn_string(settings.postgres_dsn) as saver:
+        dsn = settings.postgres_dsn or await asyncio.to_thread(default_dsn)
+        location = describe_dsn(dsn)
+        logger.info("checkpointer: AsyncPostgresSaver on %s", location)
+        async with AsyncPostgresSaver.from_conn_string(dsn) as saver:
             if settings.run_setup:
                 await saver.setup()
-            yield saver
+            yield saver, location
     elif settings.checkpointer == "redis":
         from langgraph_memory.checkpoint.redis import AsyncRedisSaver
 
@@ -163,11 +182,11 @@ async def _open_checkpointer(settings: ServerSettings) -> AsyncIterator[Any]:
         ) as saver:
             if settings.run_setup:
                 await saver.asetup()
-            yield saver
+            yield saver, "Redis at " + settings.redis_url.rsplit("@", 1)[-1]
     else:
         from langgraph.checkpoint.memory import InMemorySaver
 
-        yield InMemorySaver()
+        yield InMemorySaver(), "this worker's memory"
 
 
 def _lease_graph(graph: Any, settings: ServerSettings) -> Any:
@@ -198,9 +217,10 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
     """Open the checkpointer for this worker process and build the leased graph."""
     settings = ServerSettings.from_env(os.environ)
     async with AsyncExitStack() as stack:
-        saver = await stack.enter_async_context(_open_checkpointer(settings))
+        saver, location = await stack.enter_async_context(_open_checkpointer(settings))
         graph = build_chat_graph(saver, settings.reply_delay)
         app.state.settings = settings
+        app.state.location = location
         app.state.graph = _lease_graph(graph, settings)
         yield
 
@@ -252,4 +272,9 @@ async def delete_thread(thread_id: str) -> None:
 async def healthz() -> dict[str, Any]:
     """Liveness plus what this worker serves with."""
     settings: ServerSettings = app.state.settings
-    return {"checkpointer": settings.checkpointer, "lease": settings.lease, "worker": os.getpid()}
+    return {
+        "checkpointer": settings.checkpointer,
+        "location": app.state.location,
+        "lease": settings.lease,
+        "worker": os.getpid(),
+    }

@@ -3,7 +3,7 @@
 The notebooks are committed without outputs; this script is their source of truth.
 Every notebook runs offline on the embedded Postgres (no server, no API key) and switches
 to real services and models through the environment variables in its first cell. The
-notebooks only import and call the package and ``graphs/``; no logic lives in them.
+notebooks only import and call the package (and ``bench/``); no logic lives in them.
 """
 
 from __future__ import annotations
@@ -37,9 +37,9 @@ import sys
 import uuid
 from pathlib import Path
 
-# Make the repository's `graphs/` package importable when Jupyter runs in notebooks/.
-repo = Path.cwd() if (Path.cwd() / "graphs").is_dir() else Path.cwd().parent
-sys.path.insert(0, str(repo))
+# The benchmarks notebook imports the repository's `bench/` package (a source checkout).
+repo = Path.cwd() if (Path.cwd() / "bench").is_dir() else Path.cwd().parent
+sys.path.append(str(repo))  # after site-packages: the installed langgraph_memory wins
 """
 
 Cell = tuple[str, str]
@@ -64,13 +64,13 @@ QUICKSTART: list[Cell] = [
 A LangGraph chat agent with **long-term memory across threads** in a few lines: the
 memory store and the checkpointer both live in Postgres (an embedded Postgres 18 +
 pgvector when no server is configured), and the prebuilt graph
-`graphs.memory_agent.build_graph` runs `summarize → retrieve → inject → respond → extract`.
+`langgraph_memory.graphs.build_graph` runs `summarize → retrieve → inject → respond → extract`.
 """,
     ),
     code(
         SETUP
         + """
-from graphs.memory_agent import build_graph
+from langgraph_memory.graphs import build_graph
 from langgraph_memory.checkpoint.postgres import PostgresSaver
 from langgraph_memory.embedded import default_dsn
 from langgraph_memory.offline import default_chat_model
@@ -253,7 +253,7 @@ This notebook needs a Redis server (`LANGGRAPH_MEMORY_REDIS_URL`, default
     code(
         SETUP
         + """
-from graphs.memory_agent import build_graph
+from langgraph_memory.graphs import build_graph
 from langgraph.store.memory import InMemoryStore
 from langgraph_memory.checkpoint.postgres import PostgresSaver
 from langgraph_memory.checkpoint.redis import RedisSaver
@@ -539,7 +539,7 @@ assert ("call" in removed) == ("tool" in removed)  # the tool-call unit stays to
     md("In a graph: the agent's checkpoint stays bounded however long the thread gets."),
     code(
         """
-from graphs.memory_agent import build_graph
+from langgraph_memory.graphs import build_graph
 from langgraph_memory.checkpoint.postgres import PostgresSaver
 from langgraph_memory.embedded import default_dsn
 from langgraph_memory.store.postgres import PostgresMemoryStore

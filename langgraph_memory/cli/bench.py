@@ -125,7 +125,9 @@ def to_plain(value: Any) -> Any:
 
 
 def bench_root() -> Path:
-    """The source checkout holding ``bench/`` (the parent of the ``langgraph_memory`` package).
+    """The source checkout holding ``bench/``: the parent of the ``langgraph_memory`` package
+    (an editable install), else a checkout whose ``bench`` package is importable (e.g. a
+    wheel install with the checkout on ``sys.path``, as the benchmarks notebook does).
 
     Raises:
         CliError: Not a source checkout (e.g. installed from a wheel).
@@ -135,10 +137,20 @@ def bench_root() -> Path:
         print(bench_root())  # e.g. /home/me/langgraph-memory
         ```
     """
+    import importlib.util
+
     import langgraph_memory
 
+    def checkout(root: Path) -> bool:
+        return (root / "bench" / "__init__.py").is_file() and (root / "pyproject.toml").is_file()
+
     root = Path(langgraph_memory.__file__).resolve().parent.parent
-    if not (root / "bench" / "__init__.py").is_file() or not (root / "pyproject.toml").is_file():
+    if not checkout(root):
+        spec = importlib.util.find_spec("bench")
+        if spec is not None and spec.origin is not None:
+            found = Path(spec.origin).resolve().parent.parent
+            root = found if checkout(found) else root
+    if not checkout(root):
         raise CliError(
             "`langgraph-memory bench` runs the benchmarks of a source checkout, but this "
             f"langgraph_memory is installed from {root} without bench/. Clone the repository "

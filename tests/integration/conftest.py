@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import service_missing
+from tests.integration.packaging._venv import installed_venv  # noqa: F401 (a fixture)
 
 
 @pytest.fixture(scope="session")

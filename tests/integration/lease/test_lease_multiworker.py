@@ -51,7 +51,7 @@ def test_postgres_workers_keep_every_turn(postgres_dsn: str, tmp_path: Path) -> 
         saver.setup()
     env = {
         "LANGGRAPH_MEMORY_CHECKPOINTER": "postgres",
-        "LANGGRAPH_MEMORY_POSTGRES_DSN": postgres_dsn,
+        "LANGGRAPH_MEMORY_POSTGRES_URI": postgres_dsn,
         "LANGGRAPH_MEMORY_SKIP_SETUP": "1",
         "LANGGRAPH_MEMORY_LEASE": "reject",
     }
@@ -118,7 +118,7 @@ def _backend_env(kind: str, request: pytest.FixtureRequest) -> dict[str, str]:
             saver.setup()
         return {
             "LANGGRAPH_MEMORY_CHECKPOINTER": "postgres",
-            "LANGGRAPH_MEMORY_POSTGRES_DSN": dsn,
+            "LANGGRAPH_MEMORY_POSTGRES_URI": dsn,
             "LANGGRAPH_MEMORY_SKIP_SETUP": "1",
         }
     return {
@@ -168,17 +168,22 @@ def test_double_texting_across_workers(
 @pytest.mark.postgres
 def test_uvicorn_multiprocess_workers_keep_every_turn(postgres_dsn: str, tmp_path: Path) -> None:
     """The documented deployment: ``uvicorn graphs.server:app --workers 4``."""
+    from psycopg.conninfo import conninfo_to_dict
+
     from langgraph_memory.checkpoint.postgres import PostgresSaver
 
     with PostgresSaver.from_conn_string(postgres_dsn) as saver:
         saver.setup()
     env = {
         "LANGGRAPH_MEMORY_CHECKPOINTER": "postgres",
-        "LANGGRAPH_MEMORY_POSTGRES_DSN": postgres_dsn,
+        "LANGGRAPH_MEMORY_POSTGRES_URI": postgres_dsn,
         "LANGGRAPH_MEMORY_SKIP_SETUP": "1",
         "LANGGRAPH_MEMORY_LEASE": "wait",
     }
     with start_workers(1, env, tmp_path, uvicorn_workers=WORKERS) as server:
+        dbname = conninfo_to_dict(postgres_dsn)["dbname"]
+        location = httpx.get(f"{server.urls[0]}/healthz").json()["location"]
+        assert location.endswith(f"/{dbname}"), location  # the README's variable was read
         run = run_conversations(server.urls, threads=20, turns=TURNS, seed=14, prefix="uv")
     assert run.statuses == [200] * (20 * TURNS)
     for thread_id, reply in run.last_reply.items():

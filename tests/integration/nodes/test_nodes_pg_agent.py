@@ -14,8 +14,8 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import START, StateGraph
 from psycopg import sql
 
-from graphs.memory_agent import aflush, build_graph
 from langgraph_memory.checkpoint.postgres import PostgresSaver
+from langgraph_memory.graphs import aflush, build_graph
 from langgraph_memory.nodes import SUMMARY_BLOCK_ID, MemoryState, SummarizeNode
 from langgraph_memory.nodes._messages import count_tokens
 from langgraph_memory.store.postgres import AsyncPostgresMemoryStore, PostgresMemoryStore
@@ -220,7 +220,7 @@ async def test_async_graph_background_extraction_on_async_store(
 
 
 def test_memory_tools_agent_on_postgres(memory_store: PostgresMemoryStore) -> None:
-    from graphs.memory_tools_agent import build_graph as build_tools_graph
+    from langgraph_memory.graphs import build_memory_tools_graph as build_tools_graph
     from langgraph_memory.offline import ScriptedChatModel, tool_call_message
 
     model = ScriptedChatModel(

@@ -1,8 +1,12 @@
-"""Every walkthrough notebook runs top to bottom, offline, on the embedded Postgres.
+"""Every walkthrough notebook runs top to bottom, offline, on the embedded Postgres, on the
+documented install.
 
-Each notebook is executed with nbclient on the current venv's ``python3`` kernel, in a
-temporary ``LANGGRAPH_MEMORY_HOME``, with no API key and no ``LANGGRAPH_MEMORY_POSTGRES_URI``
-(so the embedded server is used), and with a per-notebook timeout. Any cell error fails.
+Each notebook is executed with nbclient on a kernel of the **installed wheel's** virtualenv
+(``installed_venv``: ``pip install "langgraph-memory[all]"`` plus ``ipykernel``, the part of
+Jupyter that runs a kernel), so a package the notebooks need but ``[all]`` lacks fails here.
+It runs in the session's ``LANGGRAPH_MEMORY_HOME``, with no API key and no
+``LANGGRAPH_MEMORY_POSTGRES_URI`` (so the embedded server is used), and with a per-notebook
+timeout. Any cell error fails.
 The committed notebooks must also be what ``notebooks/_build.py`` generates, without outputs.
 """
 
@@ -10,6 +14,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -29,8 +34,24 @@ DEFAULT_TIMEOUT = 120
 NEEDS_REDIS = {"03_checkpointers", "06_benchmarks"}
 
 
+WHEEL_KERNEL = "langgraph-memory-wheel"
+
+
 @pytest.fixture(scope="module")
-def offline_env(embedded_server: Any) -> Iterator[None]:
+def wheel_kernel_dir(installed_venv: Any, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A Jupyter data dir with a kernelspec running the installed wheel's Python."""
+    installed_venv.pip_install("ipykernel")
+    prefix = tmp_path_factory.mktemp("jupyter")
+    subprocess.run(
+        [str(installed_venv.python), "-m", "ipykernel", "install", "--prefix", str(prefix),
+         "--name", WHEEL_KERNEL],
+        check=True, capture_output=True,
+    )
+    return prefix / "share" / "jupyter"
+
+
+@pytest.fixture(scope="module")
+def offline_env(embedded_server: Any, wheel_kernel_dir: Path) -> Iterator[None]:
     """Offline environment for the kernels (inherited from this process): no API key, no
     configured Postgres, and ``LANGGRAPH_MEMORY_HOME`` = the test session's embedded server
     (the kernels attach to it instead of starting their own)."""
@@ -39,6 +60,7 @@ def offline_env(embedded_server: Any) -> Iterator[None]:
         os.environ.pop(name, None)
     os.environ["LANGGRAPH_MEMORY_HOME"] = str(embedded_server.home)
     os.environ["MPLBACKEND"] = "Agg"
+    os.environ["JUPYTER_PATH"] = str(wheel_kernel_dir)
     try:
         yield
     finally:
@@ -84,7 +106,7 @@ def test_notebook_runs_offline(
     notebook = nbformat.read(path, as_version=4)
     client = NotebookClient(
         notebook,
-        kernel_name="python3",
+        kernel_name=WHEEL_KERNEL,
         timeout=TIMEOUT.get(path.stem, DEFAULT_TIMEOUT),
         resources={"metadata": {"path": str(NOTEBOOKS)}},
         allow_errors=False,

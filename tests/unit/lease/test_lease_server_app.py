@@ -32,12 +32,30 @@ def test_settings_from_env() -> None:
         ({"LANGGRAPH_MEMORY_CHECKPOINTER": "sqlite"}, "use one of ('memory', 'postgres', 'redis')"),
         ({"LANGGRAPH_MEMORY_LEASE": "queue"}, "use one of ('reject', 'wait', 'off')"),
         ({"LANGGRAPH_MEMORY_LEASE_TTL": "soon"}, "LEASE_TTL='soon' is not a number"),
+        (
+            {"LANGGRAPH_MEMORY_POSTGRES_DSN": "postgresql://h/app"},
+            "set LANGGRAPH_MEMORY_POSTGRES_URI",
+        ),
     ],
 )
 def test_bad_settings_name_the_variable(environ: dict[str, str], fragment: str) -> None:
     with pytest.raises(ConfigurationError) as caught:
         ServerSettings.from_env(environ)
     assert fragment in str(caught.value)
+
+
+def test_server_reads_the_readme_postgres_variable_and_never_a_default_database() -> None:
+    """The service reads LANGGRAPH_MEMORY_POSTGRES_URI, like the library and the README; unset
+    it means the embedded Postgres (default_dsn), never a hard-coded server database."""
+    dsn = "postgresql://app@db.internal:5432/app"
+    settings = ServerSettings.from_env(
+        {"LANGGRAPH_MEMORY_CHECKPOINTER": "postgres", "LANGGRAPH_MEMORY_POSTGRES_URI": dsn}
+    )
+    assert settings.postgres_dsn == dsn
+    assert (
+        ServerSettings.from_env({"LANGGRAPH_MEMORY_CHECKPOINTER": "postgres"}).postgres_dsn is None
+    )
+    assert ServerSettings().postgres_dsn is None
 
 
 def test_reply_numbers_the_turn() -> None:

@@ -122,11 +122,11 @@ SCENARIO_TABLE: dict[str, list[dict[str, Any]]] = {
 
 
 class Scenario:
-    """Runs the city scenario through graphs.memory_agent.build_graph on ``store``."""
+    """Runs the city scenario through langgraph_memory.graphs.build_graph on ``store``."""
 
     def __init__(self, store: Any, mode: str, checkpointer: Any = None) -> None:
-        from graphs.memory_agent import build_graph
         from langgraph_memory.extraction import RuleBasedExtractor
+        from langgraph_memory.graphs import build_graph
 
         self.store = store
         self.mode = mode

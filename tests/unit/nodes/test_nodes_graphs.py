@@ -14,10 +14,10 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import START, StateGraph
 from langgraph.store.memory import InMemoryStore
 
-from graphs.memory_agent import aflush, build_graph
-from graphs.memory_tools_agent import build_graph as build_tools_graph
 from langgraph_memory.errors import ConfigurationError
 from langgraph_memory.extraction import PIIFilter, RuleBasedExtractor
+from langgraph_memory.graphs import aflush, build_graph
+from langgraph_memory.graphs import build_memory_tools_graph as build_tools_graph
 from langgraph_memory.nodes import (
     MEMORY_BLOCK_ID,
     SUMMARY_BLOCK_ID,

@@ -1,0 +1,162 @@
+"""The package as users get it: our wheel in a fresh virtualenv, and ``langgraph dev``.
+
+The fixture is registered for every integration test in ``tests/integration/conftest.py``
+(one install per session, shared by the README, server and notebook tests).
+
+``installed_venv`` (session) builds the wheel from this checkout and installs it into a new
+virtualenv with exactly the requirements of the README's server install line
+(``pip install "langgraph-memory[all]" "langgraph-cli[inmem]"``, our name replaced by the
+wheel file); pip's cache makes a second run fast. ``langgraph_dev`` starts the LangGraph
+dev server of that virtualenv on a free loopback port (no browser, no reload, no tunnel,
+analytics and tracing off) and stops it — its whole process group — afterwards.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+import pytest
+
+from tests.integration.packaging._readme import pip_install_line
+
+ROOT = Path(__file__).resolve().parents[3]
+SERVER_START_TIMEOUT = 120.0
+
+
+@dataclass(frozen=True)
+class InstalledVenv:
+    """A virtualenv with our wheel installed."""
+
+    root: Path
+    wheel: Path
+    seconds: float
+
+    @property
+    def python(self) -> Path:
+        return self.root / "bin" / "python"
+
+    def tool(self, name: str) -> Path:
+        return self.root / "bin" / name
+
+    def pip_install(self, *requirements: str) -> None:
+        """Install more into the virtualenv (e.g. what Jupyter needs to run a kernel)."""
+        _run([str(self.python), "-m", "pip", "install", "--quiet", "--no-compile", *requirements])
+
+
+def _run(command: list[str], **kwargs: object) -> None:
+    result = subprocess.run(command, capture_output=True, text=True, check=False, **kwargs)  # type: ignore[call-overload]
+    if result.returncode != 0:
+        raise AssertionError(
+            f"{' '.join(command)} failed ({result.returncode}):\n{result.stdout[-3000:]}\n"
+            f"{result.stderr[-3000:]}"
+        )
+
+
+@pytest.fixture(scope="session")
+def installed_venv(tmp_path_factory: pytest.TempPathFactory) -> InstalledVenv:
+    """Build the wheel and install it (+ the README's extras and langgraph-cli[inmem])."""
+    base = tmp_path_factory.mktemp("wheel-venv")
+    started = time.monotonic()
+    dist = base / "dist"
+    _run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--quiet", "-w", str(dist), str(ROOT)])
+    (wheel,) = dist.glob("langgraph_memory-*.whl")
+    venv = base / "venv"
+    _run([sys.executable, "-m", "venv", str(venv)])
+    requirements = pip_install_line((ROOT / "README.md").read_text(), "langgraph-cli[inmem]")
+    ours = [r for r in requirements if r.startswith("langgraph-memory")]
+    assert len(ours) == 1, requirements
+    installs = [str(wheel) + ours[0].removeprefix("langgraph-memory")] + [
+        r for r in requirements if r not in ours
+    ]
+    _run(
+        [str(venv / "bin" / "python"), "-m", "pip", "install", "--quiet", "--no-compile", *installs]
+    )
+    seconds = time.monotonic() - started
+    print(f"\nwheel + fresh virtualenv ({' '.join(requirements)}): {seconds:.1f} s")
+    return InstalledVenv(venv, wheel, seconds)
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def server_env(extra: Mapping[str, str]) -> dict[str, str]:
+    """The environment of code run from the wheel: offline, nothing of the repository."""
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("OPENAI_", "LANGSMITH_", "LANGCHAIN_", "PYTHON", "VIRTUAL_ENV"))
+    }
+    env.update(
+        LANGGRAPH_CLI_NO_ANALYTICS="1",
+        LANGSMITH_TRACING="false",
+        LANGCHAIN_TRACING_V2="false",
+        PYTHONSAFEPATH="1",
+    )
+    env.update(extra)
+    return env
+
+
+@contextlib.contextmanager
+def langgraph_dev(
+    venv: InstalledVenv, cwd: Path, env: Mapping[str, str], log_dir: Path
+) -> Iterator[str]:
+    """Serve ``cwd``'s ``langgraph.json`` with ``langgraph dev``; yields the base URL (the
+    server's output goes to ``log_dir``, shown when it fails)."""
+    port = free_port()
+    url = f"http://127.0.0.1:{port}"
+    log = (log_dir / f"langgraph-dev-{port}.log").open("w")
+    command = [
+        str(venv.tool("langgraph")),
+        "dev",
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "--no-browser",
+        "--no-reload",
+    ]
+    process = subprocess.Popen(
+        command,
+        cwd=cwd,
+        env=server_env(env),
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
+    try:
+        deadline = time.monotonic() + SERVER_START_TIMEOUT
+        while True:
+            if process.poll() is not None:
+                raise AssertionError(f"langgraph dev exited: {Path(log.name).read_text()[-4000:]}")
+            with contextlib.suppress(httpx.HTTPError):
+                if httpx.get(f"{url}/ok", timeout=2.0).status_code == 200:
+                    break
+            if time.monotonic() > deadline:
+                raise AssertionError(
+                    f"langgraph dev did not answer: {Path(log.name).read_text()[-4000:]}"
+                )
+            time.sleep(0.5)
+        yield url
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGTERM)
+        try:
+            process.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(process.pid, signal.SIGKILL)
+            process.wait(timeout=10)
+        log.close()

@@ -1,0 +1,97 @@
+"""``langgraph dev`` from the repository root runs our graphs on our Postgres saver and store.
+
+The dev server (``langgraph-cli[inmem]``, in the wheel's virtualenv) is started on a free
+loopback port from the repository root with the repository's ``langgraph.json``
+(``checkpointer.path`` / ``store.path`` → ``langgraph_memory.graphs.platform``), and driven
+through ``langgraph_sdk``: a fact told on one thread is recalled on another, the checkpoints
+are rows of our saver's tables (``checkpoints``, keyed by the server's thread ids), the
+memory is a row of ``lgm_memory_items``, and deleting a thread through the API deletes its
+checkpoints from our tables.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import psycopg
+import pytest
+from langgraph_sdk import get_client
+
+from tests.integration.packaging._venv import ROOT, InstalledVenv, langgraph_dev
+
+pytestmark = [pytest.mark.postgres, pytest.mark.slow]
+
+
+def test_repository_langgraph_json_names_our_saver_and_store() -> None:
+    for path in (ROOT / "langgraph.json", ROOT / "graphs" / "langgraph.json"):
+        spec = json.loads(path.read_text())
+        assert spec["checkpointer"]["path"] == "langgraph_memory.graphs.platform.checkpointer"
+        assert spec["store"]["path"] == "langgraph_memory.graphs.platform.store"
+        assert set(spec["graphs"]) == {"memory_agent", "memory_tools_agent"}
+
+
+def checkpoint_rows(dsn: str, thread_id: str) -> int:
+    with psycopg.connect(dsn) as conn:
+        row = conn.execute(
+            "SELECT count(*) FROM checkpoints WHERE thread_id = %s", (thread_id,)
+        ).fetchone()
+    return int(row[0]) if row else 0
+
+
+async def test_langgraph_dev_from_the_repository_root_uses_our_tables(
+    installed_venv: InstalledVenv, postgres_dsn: str, tmp_path: Path
+) -> None:
+    env = {"LANGGRAPH_MEMORY_POSTGRES_URI": postgres_dsn, "LANGGRAPH_MEMORY_HOME": str(tmp_path)}
+    with langgraph_dev(installed_venv, ROOT, env, tmp_path) as url:
+        client = get_client(url=url)
+        first = await client.threads.create()
+        second = await client.threads.create()
+        told = await client.runs.wait(
+            first["thread_id"],
+            "memory_agent",
+            input={"messages": [{"role": "user", "content": "Hi, my name is Zhang San."}]},
+            config={"configurable": {"user_id": "zhang"}},
+        )
+        asked = await client.runs.wait(
+            second["thread_id"],
+            "memory_agent",
+            input={"messages": [{"role": "user", "content": "What's my name?"}]},
+            context={"user_id": "zhang"},
+        )
+        assert isinstance(told, dict) and isinstance(asked, dict)
+        assert asked["messages"][-1]["content"] == "Your name is Zhang San (from memory)."
+        state = await client.threads.get_state(second["thread_id"])
+        assert [m["type"] for m in state["values"]["messages"]][-1] == "ai"
+
+        assert checkpoint_rows(postgres_dsn, first["thread_id"]) > 0
+        assert checkpoint_rows(postgres_dsn, second["thread_id"]) > 0
+        with psycopg.connect(postgres_dsn) as conn:
+            memories = conn.execute(
+                "SELECT value->>'content' FROM lgm_memory_items WHERE ns LIKE %s",
+                ("%zhang%",),
+            ).fetchall()
+        assert [r[0] for r in memories] == ["User's name is Zhang San."]
+
+        await client.threads.delete(first["thread_id"])
+        assert checkpoint_rows(postgres_dsn, first["thread_id"]) == 0
+
+
+def test_platform_factories_and_their_examples_on_real_services(
+    postgres_dsn: str, redis_url: str, redis_prefix: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The docstring examples of ``langgraph_memory.graphs.platform``, on the database and
+    Redis the environment names (the factories read nothing else)."""
+    from langgraph_memory.graphs import platform
+    from tests.unit.middleware.test_middleware_properties import examples
+
+    monkeypatch.setenv("LANGGRAPH_MEMORY_POSTGRES_URI", postgres_dsn)
+    monkeypatch.setenv("LANGGRAPH_MEMORY_REDIS_URL", redis_url)
+    monkeypatch.setenv("LANGGRAPH_MEMORY_REDIS_PREFIX", redis_prefix)
+    found = examples(platform)
+    assert {name for name, _ in found} >= {"checkpointer", "redis_checkpointer", "store"}
+    for name, code in found:
+        exec(compile(code, f"platform:{name}", "exec"), dict(vars(platform)))
+    with psycopg.connect(postgres_dsn) as conn:
+        row = conn.execute("SELECT value->>'content' FROM lgm_memory_items").fetchone()
+    assert row is not None and row[0] == "User likes tea."
