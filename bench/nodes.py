@@ -84,8 +84,8 @@ def _plain() -> Any:
 
 @contextlib.contextmanager
 def _agents() -> Iterator[dict[str, Any]]:
-    from langgraph_memory.graphs import build_graph
     from langgraph_memory.checkpoint.postgres import PostgresSaver
+    from langgraph_memory.graphs import build_graph
     from langgraph_memory.store.postgres import PostgresMemoryStore
 
     with (
