@@ -35,6 +35,7 @@ from pydantic import BaseModel, Field
 from langgraph_memory.errors import ConfigurationError
 from langgraph_memory.extraction.dates import parse_iso_datetime
 from langgraph_memory.extraction.pii import PIIFilter
+from langgraph_memory.extraction.structured import StructuredCaller
 from langgraph_memory.nodes._base import (
     Clock,
     MemoryNode,
@@ -97,7 +98,8 @@ class ReflectNode(MemoryNode):
     """Write ``reflection`` memories when accumulated importance passes ``threshold``.
 
     Args:
-        model: Chat model with structured output; ``None`` → :func:`offline_insights`.
+        model: Any chat model (structured output, tool calling or JSON in its text);
+            ``None`` → :func:`offline_insights`.
         store / namespace: Where the memories are (default ``("memories", "{user_id}")``).
         cursor_namespace: Where the last-reflection time is kept (outside ``namespace`` so
             it never shows up in memory search).
@@ -151,6 +153,14 @@ class ReflectNode(MemoryNode):
         self.report_key = report_key
         self.pii = pii
         self.clock = clock
+        self._structured: StructuredCaller[ReflectionOutput] | None = None
+
+    def _caller(self) -> StructuredCaller[ReflectionOutput]:
+        """Structured answers from any chat model (tool calling, else JSON from text)."""
+        assert self.model is not None
+        if self._structured is None:
+            self._structured = StructuredCaller(self.model, ReflectionOutput)
+        return self._structured
 
     # -- pure -------------------------------------------------------------------------
     def _fresh(
@@ -234,11 +244,9 @@ class ReflectNode(MemoryNode):
         if self.model is None:
             insights = offline_insights(memories, self.max_insights)
         else:
-            result = self.model.with_structured_output(ReflectionOutput).invoke(
-                self._request(memories)
-            )
+            output = self._caller().invoke(self._request(memories))
             self.stats.record_llm_call("reflect")
-            insights = ReflectionOutput.model_validate(result).insights
+            insights = output.insights
         ops = self._writes(namespace, cursor_ns, fresh, insights, now)
         store.batch(ops)
         return self._report(fresh, total, ops)
@@ -259,11 +267,9 @@ class ReflectNode(MemoryNode):
         if self.model is None:
             insights = offline_insights(memories, self.max_insights)
         else:
-            result = await self.model.with_structured_output(ReflectionOutput).ainvoke(
-                self._request(memories)
-            )
+            output = await self._caller().ainvoke(self._request(memories))
             self.stats.record_llm_call("reflect")
-            insights = ReflectionOutput.model_validate(result).insights
+            insights = output.insights
         ops = self._writes(namespace, cursor_ns, fresh, insights, now)
         await store.abatch(ops)
         return self._report(fresh, total, ops)
