@@ -193,12 +193,10 @@ class ReflectNode(MemoryNode):
         for insight in insights[: self.max_insights]:
             sources = [fresh[i] for i in insight.sources if 0 <= i < len(fresh)]
             content = insight.content.strip()
-            if self.pii is not None and content:
-                content = self.pii.clean(content) or ""
             if not content or not sources:
                 continue
             importance = max(int(v.get("importance") or 5) for _, v in sources)
-            value = {
+            value: dict[str, Any] = {
                 "content": content,
                 "kind": "reflection",
                 "importance": min(10, importance),
@@ -206,7 +204,9 @@ class ReflectNode(MemoryNode):
                 "recorded_at": now.isoformat(),
                 "derived_from": [key for key, _ in sources],
             }
-            ops.append(PutOp(namespace, uuid.uuid4().hex, value))
+            screened = value if self.pii is None else self.pii.screen(value).value
+            if screened is not None:  # the gate every written value passes
+                ops.append(PutOp(namespace, uuid.uuid4().hex, screened))
         cursor_value = {"content": "reflection cursor", "last_reflection_at": now.isoformat()}
         ops.append(PutOp(cursor_ns, _CURSOR_KEY, cursor_value, index=False))
         return ops

@@ -28,7 +28,7 @@ from langgraph.store.base import BaseStore, Item, PutOp, SearchItem
 from langgraph_memory._internal.identity import format_namespace
 from langgraph_memory.errors import ConfigurationError
 from langgraph_memory.extraction.consolidation import plan_writes, rule_decisions
-from langgraph_memory.extraction.pii import PIIFilter, find_pii
+from langgraph_memory.extraction.pii import PIIFilter
 from langgraph_memory.extraction.types import MEMORY_KINDS, ExistingMemory, MemoryCandidate
 from langgraph_memory.nodes._base import is_current, search_ops, supports_as_of, utc_now
 from langgraph_memory.nodes._messages import memory_line
@@ -76,7 +76,11 @@ def _neighbour_ops(ns: tuple[str, ...], candidate: MemoryCandidate) -> list[Any]
 
 
 def _remember_writes(
-    ns: tuple[str, ...], candidate: MemoryCandidate, results: Sequence[Any], now: datetime
+    ns: tuple[str, ...],
+    candidate: MemoryCandidate,
+    results: Sequence[Any],
+    now: datetime,
+    pii: PIIFilter,
 ) -> tuple[list[PutOp], str]:
     existing: dict[str, ExistingMemory] = {}
     for batch in results:
@@ -91,6 +95,7 @@ def _remember_writes(
         now=now,
         source={"by": "remember-tool"},
     )
+    plan = pii.screen_plan(plan).plan  # the gate every written value passes
     summary = ", ".join(f"{name} {count}" for name, count in plan.counts.items() if count)
     return [PutOp(ns, w.key, w.value) for w in plan.writes], f"Remembered ({summary})."
 
@@ -120,7 +125,8 @@ def create_memory_tools(
     Args:
         store: A ``BaseStore``; default: the graph's store.
         namespace: Namespace template, filled from the runtime context / configurable.
-        pii: PII filter for ``remember`` (default: refuse text with PII).
+        pii: PII filter for every argument ``remember`` stores (content, slot, kind);
+            default: refuse text with PII.
 
     Example:
         ```python
@@ -138,14 +144,17 @@ def create_memory_tools(
             )
         return chosen, format_namespace(namespace, context=runtime.context, config=runtime.config)
 
-    def refusal(content: str) -> str | None:
-        if pii_filter.clean(content) is not None:
-            return None
-        found = sorted({m.category for m in find_pii(content)})
-        return f"Not stored: the text contains personal data ({', '.join(found)})."
-
-    def clean(content: str) -> str:
-        return pii_filter.clean(content) or ""
+    def screened(
+        content: str, kind: str, importance: int, slot: str | None
+    ) -> MemoryCandidate | str:
+        """The candidate every argument of ``remember`` makes, screened; or the refusal."""
+        candidate, screening = pii_filter.screen_candidate(
+            _candidate(content, kind, importance, slot)
+        )
+        if candidate is None:
+            found = ", ".join(screening.categories)
+            return f"Not stored: the text contains personal data ({found})."
+        return candidate
 
     # -- sync ------------------------------------------------------------------------------
     def remember(
@@ -156,12 +165,12 @@ def create_memory_tools(
         slot: str | None = None,
     ) -> str:
         target, ns = resolve(runtime)
-        if (refused := refusal(content)) is not None:
-            return refused
-        candidate = _candidate(clean(content), kind, importance, slot)
+        candidate = screened(content, kind, importance, slot)
+        if isinstance(candidate, str):
+            return candidate
         now = utc_now()
         writes, reply = _remember_writes(
-            ns, candidate, target.batch(_neighbour_ops(ns, candidate)), now
+            ns, candidate, target.batch(_neighbour_ops(ns, candidate)), now, pii_filter
         )
         target.batch(writes)
         return reply
@@ -192,12 +201,12 @@ def create_memory_tools(
         slot: str | None = None,
     ) -> str:
         target, ns = resolve(runtime)
-        if (refused := refusal(content)) is not None:
-            return refused
-        candidate = _candidate(clean(content), kind, importance, slot)
+        candidate = screened(content, kind, importance, slot)
+        if isinstance(candidate, str):
+            return candidate
         now = utc_now()
         writes, reply = _remember_writes(
-            ns, candidate, await target.abatch(_neighbour_ops(ns, candidate)), now
+            ns, candidate, await target.abatch(_neighbour_ops(ns, candidate)), now, pii_filter
         )
         await target.abatch(writes)
         return reply
