@@ -44,11 +44,13 @@ Example:
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Callable, Iterator, Sequence
 from datetime import datetime
 
 from langchain_core.messages import BaseMessage, HumanMessage
 
+from langgraph_memory.extraction._names import UPPER, greeting_only, introductions, name_value
 from langgraph_memory.extraction.consolidation import rule_decisions
 from langgraph_memory.extraction.dates import resolve_date_phrase
 from langgraph_memory.extraction.prefilter import split_sentences
@@ -60,9 +62,9 @@ from langgraph_memory.extraction.types import (
 
 __all__ = ["RuleBasedExtractor", "message_text"]
 
-_PROPER = (
-    r"(?:the\s+)?(?P<v>[A-Z\u4e00-\u9fff][\w&'\-]*"
-    r"(?:\s+(?:(?:of|de|la|du|von|van)\s+)?[A-Z][\w&'\-]*)*)"
+_PROPER = (  # capitalised words in any script ("Örebro", "Île-de-France", "Łódź") or CJK
+    rf"(?:the\s+)?(?P<v>[{UPPER}\u4e00-\u9fff][\w&'\-]*"
+    rf"(?:\s+(?:(?:of|de|la|du|von|van)\s+)?[{UPPER}][\w&'\-]*)*)"
 )
 _FREE = r"(?P<v>[^,;:!?。]+?)"
 _END = r"\s*(?:[,;:!?。]|\.(?=\s|$)|$|\s+(?:because|since|but|as|when|for|from|now|too)\b)"
@@ -185,6 +187,12 @@ def _one(
     return build
 
 
+def _named(value: str) -> Iterator[MemoryCandidate]:
+    name = name_value(_clean(value))
+    if name is not None:  # "call me Maybe", "my name is Not Important": no name
+        yield MemoryCandidate(content=f"User's name is {name}.", importance=8, slot="name")
+
+
 def _preference(match: re.Match[str]) -> Iterator[MemoryCandidate]:
     verb = _VERBS[re.sub(r"\s+", " ", match["verb"].lower())]
     value = _clean(match["v"])
@@ -221,7 +229,7 @@ _RULES: list[Rule] = [
             + r"\s+"
             + _PROPER
         ),
-        _one("User's name is {v}.", "name", importance=8),
+        lambda m: _named(m["v"]),
     ),
     (
         re.compile(r"(?:我叫|我的名字是|我的名字叫)(?P<v>[\u4e00-\u9fffA-Za-z]+)"),
@@ -406,6 +414,14 @@ def _allergy(match: re.Match[str]) -> Iterator[MemoryCandidate]:
     )
 
 
+_APOSTROPHES = str.maketrans({"\u2019": "'", "\u2018": "'", "\u02bc": "'", "\u2032": "'"})
+
+
+def _plain_text(text: str) -> str:
+    """NFKC with typographic apostrophes as ``'`` ("I’m", fullwidth letters), for the rules."""
+    return unicodedata.normalize("NFKC", text).translate(_APOSTROPHES)
+
+
 def _third_person(text: str) -> str:
     for pattern, replacement in _PRONOUNS:
         text = pattern.sub(replacement, text)
@@ -484,16 +500,21 @@ class RuleBasedExtractor:
     def extract_text(self, text: str, *, now: datetime) -> list[MemoryCandidate]:
         """Candidates found in one user message."""
         found: list[MemoryCandidate] = []
-        for sentence in split_sentences(text):
+        opening = True  # "This is Gina" / "Gina here" introduce only at the start
+        for sentence in split_sentences(_plain_text(text)):
             if sentence.endswith(("?", "？")):
+                opening = False
                 continue
             stated = resolve_date_phrase(sentence, now)
             before = len(found)
-            for clause in _clauses(sentence):
+            for position, clause in enumerate(_clauses(sentence)):
                 for pattern, build in _RULES:
                     for match in pattern.finditer(clause):
                         for candidate in build(match):
                             found.append(candidate)
+                for name in introductions(clause, opening=opening and position == 0):
+                    found.extend(_named(name))
+            opening = greeting_only(sentence)
             remember = _REMEMBER.search(sentence) if len(found) == before else None
             if remember is not None:
                 found.append(
