@@ -18,7 +18,21 @@ from collections.abc import Iterable
 
 from langgraph_memory.extraction._lexicon import COMMON_WORDS
 
-__all__ = ["UPPER", "greeting_only", "introductions", "name_value"]
+__all__ = ["UPPER", "greeting_only", "introductions", "name_value", "plain_text"]
+
+_APOSTROPHES = str.maketrans({"\u2019": "'", "\u2018": "'", "\u02bc": "'", "\u2032": "'"})
+
+
+def plain_text(text: str) -> str:
+    """NFKC with typographic apostrophes as ``'`` ("I’m", fullwidth letters): the form
+    the offline rules and the pre-filter read.
+
+    Example:
+        ```python
+        assert plain_text("Ｉ’ｍ Ｇｉｎａ") == "I'm Gina"
+        ```
+    """
+    return unicodedata.normalize("NFKC", text).translate(_APOSTROPHES)
 
 
 def _char_class(chars: Iterable[str]) -> str:

@@ -13,6 +13,7 @@ Example:
     assert not looks_memorable("What's my name?")
     assert not looks_memorable("Hi! Thanks a lot.")
     assert looks_memorable("Hi! Gina here.")
+    assert looks_memorable("Ｉ’ｍ ｖｅｇａｎ ｎｏｗ．")  # fullwidth, typographic apostrophe
     ```
 """
 
@@ -20,7 +21,7 @@ from __future__ import annotations
 
 import re
 
-from langgraph_memory.extraction._names import greeting_only, introductions
+from langgraph_memory.extraction._names import greeting_only, introductions, plain_text
 
 __all__ = ["looks_memorable", "split_sentences"]
 
@@ -64,7 +65,7 @@ def looks_memorable(text: str, *, min_chars: int = 8) -> bool:
         ```
     """
     opening = True
-    for sentence in split_sentences(text.replace("\u2019", "'")):
+    for sentence in split_sentences(plain_text(text)):
         if _is_question(sentence):
             opening = False
             continue

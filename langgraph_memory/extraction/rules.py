@@ -44,13 +44,18 @@ Example:
 from __future__ import annotations
 
 import re
-import unicodedata
 from collections.abc import Callable, Iterator, Sequence
 from datetime import datetime
 
 from langchain_core.messages import BaseMessage, HumanMessage
 
-from langgraph_memory.extraction._names import UPPER, greeting_only, introductions, name_value
+from langgraph_memory.extraction._names import (
+    UPPER,
+    greeting_only,
+    introductions,
+    name_value,
+    plain_text,
+)
 from langgraph_memory.extraction.consolidation import rule_decisions
 from langgraph_memory.extraction.dates import resolve_date_phrase
 from langgraph_memory.extraction.prefilter import split_sentences
@@ -414,14 +419,6 @@ def _allergy(match: re.Match[str]) -> Iterator[MemoryCandidate]:
     )
 
 
-_APOSTROPHES = str.maketrans({"\u2019": "'", "\u2018": "'", "\u02bc": "'", "\u2032": "'"})
-
-
-def _plain_text(text: str) -> str:
-    """NFKC with typographic apostrophes as ``'`` ("I’m", fullwidth letters), for the rules."""
-    return unicodedata.normalize("NFKC", text).translate(_APOSTROPHES)
-
-
 def _third_person(text: str) -> str:
     for pattern, replacement in _PRONOUNS:
         text = pattern.sub(replacement, text)
@@ -501,7 +498,7 @@ class RuleBasedExtractor:
         """Candidates found in one user message."""
         found: list[MemoryCandidate] = []
         opening = True  # "This is Gina" / "Gina here" introduce only at the start
-        for sentence in split_sentences(_plain_text(text)):
+        for sentence in split_sentences(plain_text(text)):
             if sentence.endswith(("?", "？")):
                 opening = False
                 continue

@@ -1,6 +1,7 @@
 """Matching on normalised text, pure: the offset map, self-introductions in the offline
-rules (both directions, table and hypothesis), and the docstring examples of the
-extraction package (executed, as the house style asks)."""
+rules (both directions, table and hypothesis), consolidation's name guard in any script,
+and the docstring examples of the extraction package (executed, as the house style
+asks)."""
 
 from __future__ import annotations
 
@@ -15,8 +16,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import langgraph_memory.extraction as extraction
-from langgraph_memory.extraction import RuleBasedExtractor, looks_memorable
+from langgraph_memory.extraction import RuleBasedExtractor, looks_memorable, plan_writes
 from langgraph_memory.extraction.textnorm import normalize_for_matching
+from langgraph_memory.extraction.types import (
+    Action,
+    ConsolidationDecision,
+    ExistingMemory,
+    MemoryCandidate,
+)
 
 NOW = datetime(2026, 11, 29, tzinfo=timezone.utc)
 FAST = settings(max_examples=300, deadline=None, database=None)
@@ -176,6 +183,45 @@ def test_any_introduction_names_the_user(
 def test_no_state_or_adjective_is_taken_for_a_name(word: str, template: str, case: str) -> None:
     shown = {"lower": word.lower(), "title": word.title(), "capitalize": word.capitalize()}[case]
     assert names(template.format(w=shown)) == []
+
+
+# -- consolidation reads Unicode names too ------------------------------------------------
+EMPLOYERS = [
+    "Google",
+    "Škoda",
+    "Ørsted",
+    "Éclair Labs",
+    "Łódź Tech",
+    "Ångström AB",
+    "华为",
+    "ソニー",
+]
+
+
+@FAST
+@given(
+    pair=st.lists(st.sampled_from(EMPLOYERS), min_size=2, max_size=2, unique=True),
+    fullwidth=st.booleans(),
+)
+def test_a_repeat_never_swallows_a_change_of_name_in_any_script(
+    pair: list[str], fullwidth: bool
+) -> None:
+    """A model's NOOP on "works at Škoda" for "works at Ørsted" is a real update."""
+    old_name, new_name = pair
+    old = ExistingMemory(
+        "k1",
+        {"content": f"User works at {old_name}.", "slot": "employer",
+         "valid_from": "2025-01-01T00:00:00+00:00"},
+    )  # fmt: skip
+    text = f"User works at {new_name}."
+    if fullwidth:
+        text = "".join(chr(ord(c) + 0xFEE0) if "!" <= c <= "~" else c for c in text)
+    new = [MemoryCandidate(text, slot="employer")]
+    noop = [ConsolidationDecision(0, Action.NOOP, target="k1")]
+    plan = plan_writes(new, [old], noop, now=NOW, new_key=lambda: "k2")
+    assert (plan.counts["invalidated"], plan.counts["added"]) == (1, 1)
+    same = [MemoryCandidate(f"User works at {old_name}．", slot="employer")]  # fullwidth stop
+    assert plan_writes(same, [old], noop, now=NOW).counts["reinforced"] == 1
 
 
 # -- every docstring example of the extraction package runs ---------------------------------
