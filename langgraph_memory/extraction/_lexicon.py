@@ -77,10 +77,12 @@ CURRENCY_BEFORE = frozenset("$€£¥₩₹₽¢₺₪฿₫")
 CURRENCY_AFTER = _words(
     "$ € £ ¥ usd eur gbp cny rmb jpy chf inr krw rub dollar dollars euro euros pound pounds "
     "yuan yen won rupees rupee franc francs 元 円 块 % percent km kg mi miles meters metres "
-    "people users times days years points votes views downloads steps calories"
+    "people users times days years points votes views downloads steps calories units items "
+    "pieces copies pages words rows records"
 )
 LENGTH_WORDS = _words(
-    "characters chars letters digits symbols long zeichen caractères caracteres 位 个字符"
+    "characters chars letters digits numbers symbols long zeichen stellen caractères "
+    "chiffres caracteres dígitos 位 个字符"
 )
 SECRET_VALUE_STOPWORDS = _words(
     # en
@@ -93,7 +95,8 @@ SECRET_VALUE_STOPWORDS = _words(
     "protected private public secret confidential mine yours ours theirs also still now "
     "just only always never every each all any some no none null undefined please "
     "being been be going gonna working broken locked unlocked enabled disabled ok okay "
-    "fine good bad great important useless"
+    "fine good bad great important useless redacted hidden removed censored masked omitted "
+    "xxx xxxx tbd n/a"
     # de / fr / es / it / pt
     " falsch richtig sicher unsicher geändert abgelaufen zu nicht sehr neu alt das der die "
     "ein eine mein dein sein ihr unser geheim vertraulich gleich anders leer "

@@ -226,26 +226,27 @@ def _emails(text: str) -> Iterator[Finding]:
 # -- secrets ---------------------------------------------------------------------------------
 _B = r"(?<![A-Za-z0-9_])"  # ASCII word boundaries: CJK text glues tokens to letters
 _E = r"(?![A-Za-z0-9_])"
-_TOKENS = [
-    ("api_key", rf"{_B}sk-(?:proj-|ant-|live-)?[A-Za-z0-9_\-]{{16,}}"),
-    ("api_key", rf"{_B}(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{{16,}}"),
-    ("api_key", rf"{_B}AKIA[0-9A-Z]{{16}}{_E}"),
-    ("api_key", rf"{_B}gh[pousr]_[A-Za-z0-9]{{30,}}{_E}"),
-    ("api_key", rf"{_B}github_pat_[A-Za-z0-9_]{{40,}}"),
-    ("api_key", rf"{_B}glpat-[A-Za-z0-9_\-]{{20,}}"),
-    ("api_key", rf"{_B}xox[abprs]-[A-Za-z0-9\-]{{10,}}"),
-    ("api_key", rf"{_B}AIza[0-9A-Za-z_\-]{{35}}{_E}"),
-    ("api_key", rf"{_B}hf_[A-Za-z0-9]{{30,}}{_E}"),
-    ("api_key", rf"{_B}npm_[A-Za-z0-9]{{36}}{_E}"),
-    ("token", rf"{_B}eyJ[A-Za-z0-9_\-]{{10,}}\.[A-Za-z0-9_\-]{{10,}}\.[A-Za-z0-9_\-]{{10,}}"),
-    ("token", rf"{_B}bearer\s+[A-Za-z0-9._~+/\-]{{20,}}=*"),
-    ("private_key", r"-----BEGIN [A-Z ]*PRIVATE KEY-----(?:[\s\S]*?-----END [A-Z ]*PRIVATE KEY"
-                    r"-----)?"),
-    ("url_credentials", rf"{_B}[a-z][a-z0-9+.\-]*://[^\s/:@]+:[^\s/@]+@"),
-    ("token", rf"{_B}(?=[A-Za-z0-9_\-]*\d)(?=[A-Za-z0-9_\-]*[A-Za-z])[A-Za-z0-9_\-]{{32,}}{_E}"),
+_JWT_PART = r"[A-Za-z0-9_\-]{10,}"
+_TOKENS = [  # (kind, lower-case literals one of which the text must contain, pattern)
+    ("api_key", ("sk-",), rf"{_B}sk-(?:proj-|ant-|live-)?[A-Za-z0-9_\-]{{16,}}"),
+    ("api_key", ("_live_", "_test_"), rf"{_B}(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{{16,}}"),
+    ("api_key", ("akia",), rf"{_B}AKIA[0-9A-Z]{{16}}{_E}"),
+    ("api_key", ("gh",), rf"{_B}gh[pousr]_[A-Za-z0-9]{{30,}}{_E}"),
+    ("api_key", ("github_pat_",), rf"{_B}github_pat_[A-Za-z0-9_]{{40,}}"),
+    ("api_key", ("glpat-",), rf"{_B}glpat-[A-Za-z0-9_\-]{{20,}}"),
+    ("api_key", ("xox",), rf"{_B}xox[abprs]-[A-Za-z0-9\-]{{10,}}"),
+    ("api_key", ("aiza",), rf"{_B}AIza[0-9A-Za-z_\-]{{35}}{_E}"),
+    ("api_key", ("hf_",), rf"{_B}hf_[A-Za-z0-9]{{30,}}{_E}"),
+    ("api_key", ("npm_",), rf"{_B}npm_[A-Za-z0-9]{{36}}{_E}"),
+    ("token", ("eyj",), rf"{_B}eyJ{_JWT_PART}\.{_JWT_PART}\.{_JWT_PART}"),
+    ("token", ("bearer",), rf"{_B}bearer\s+[A-Za-z0-9._~+/\-]{{20,}}=*"),
+    ("private_key", ("private key",), r"-----BEGIN [A-Z ]*PRIVATE KEY-----(?:[\s\S]*?-----END "
+                                      r"[A-Z ]*PRIVATE KEY-----)?"),
+    ("url_credentials", ("://",), rf"{_B}[a-z][a-z0-9+.\-]*://[^\s/:@]+:[^\s/@]+@"),
+    ("token", ("0", "1", "2", "3", "4", "5", "6", "7", "8", "9"),
+     rf"{_B}(?=[A-Za-z0-9_\-]*\d)(?=[A-Za-z0-9_\-]*[A-Za-z])[A-Za-z0-9_\-]{{32,}}{_E}"),
 ]  # fmt: skip
-# Case-insensitive: extractors and users lower-case text ("akia…" is still an AWS key id).
-_TOKEN_PATTERNS = [(kind, re.compile(pattern, re.IGNORECASE)) for kind, pattern in _TOKENS]
+_TOKEN_PATTERNS = [(kind, needles, re.compile(p, re.IGNORECASE)) for kind, needles, p in _TOKENS]
 
 _SECRET_WORDS = (
     # en
@@ -264,6 +265,11 @@ _SECRET_WORDS = (
     r"|código[ ](?:pin|secreto|de[ ]acceso|de[ ]seguridad)|senhas?|palavra-passe"
     r"|parola[ ]d'ordine|codice[ ](?:pin|segreto)|wachtwoord|пароль"
 )
+_SECRET_STEMS = (  # every keyword of _SECRET_WORDS contains one of these (lower case)
+    "pass", "pw", "pin", "secret", "token", "key", "code", "cvv", "cvc", "csc", "otp",
+    "security", "kennw", "zugang", "geheim", "clé", "contrase", "clave", "código", "senha",
+    "parola", "codice", "wachtwoord", "пароль",
+)  # fmt: skip
 _CONNECTOR = (
     r"[ ]*(?:[:=]|(?:is|was|are|is[ ]now|is[ ]still|ist|lautet|war|est|était|c'est|es|era|é|è"
     r"|is:)(?![^\W\d_])[ ]*[:=]?)[ ]*"
@@ -292,26 +298,31 @@ def _secret_value(text: str, match: re.Match[str]) -> tuple[int, int] | None:
         value = _CJK_TAIL.sub("", value)
     elif _CJK.search(value):
         value = value[: _CJK.search(value).start()]  # type: ignore[union-attr]
-    if _PLACEHOLDER.match(value):
-        return None  # already redacted: "my password is [SECRET]"
+    if _PLACEHOLDER.match(value) or not any(char.isalnum() for char in value):
+        return None  # already redacted ("[SECRET]") or masked ("********")
     value = value.rstrip(".:)]}>")  # sentence punctuation; "hunter2!" keeps its "!"
     if len(value) < (2 if value and _CJK.match(value[0]) else 3):
         return None
-    if value.lower().rstrip(".") in SECRET_VALUE_STOPWORDS:
-        return None
+    if value.lower().strip("[](){}<>.") in SECRET_VALUE_STOPWORDS:
+        return None  # "is wrong", "is the same", "is [redacted]"
     if not match["connector"].strip() and not any(char.isdigit() for char in value):
         return None  # "password manager", "token limit": no connector needs a digit
     follower = text[start + len(value) :].split(maxsplit=1)
-    if value.isdigit() and follower and follower[0].lower().rstrip(".,") in LENGTH_WORDS:
-        return None  # "the password is 12 characters long"
+    if follower and follower[0].lower().rstrip(".,") in LENGTH_WORDS:
+        return None  # "the password is 12 characters long", "the PIN is four digits"
     return start, start + len(value)
 
 
-def _secrets(text: str) -> Iterator[Finding]:
-    for kind, pattern in _TOKEN_PATTERNS:
+def _secrets(text: str, lowered: str) -> Iterator[Finding]:
+    for kind, needles, pattern in _TOKEN_PATTERNS:
+        if not any(needle in lowered for needle in needles):
+            continue  # a literal the pattern needs is absent: skip the scan
         for match in pattern.finditer(text):
             yield Finding("secret", kind, match.start(), match.end())
-    for pattern in (_SECRET_PHRASE, _CJK_SECRET):
+    phrases = [_CJK_SECRET]
+    if any(stem in lowered for stem in _SECRET_STEMS):
+        phrases.append(_SECRET_PHRASE)
+    for pattern in phrases:
         for match in pattern.finditer(text):
             span = _secret_value(text, match)
             if span is not None:
@@ -481,6 +492,8 @@ def _phone_shape(run: _Run) -> bool:
     sizes, digits = run.sizes, run.digits
     groups = [g for g, _, _ in run.groups]
     uniform = len(run.seps) <= 1 or run.seps <= {" ", "-"}
+    if len(set(digits)) == 1:
+        return False  # "000 000 0000": a placeholder (a phone word nearby still counts)
     if run.plus:
         return 8 <= len(digits) <= 15
     if digits.startswith("00") and sizes[0] in (2, 3, 4) and len(groups) > 1:
@@ -497,7 +510,13 @@ def _phone_shape(run: _Run) -> bool:
         if len(sizes) == 2:
             return 2 <= sizes[0] <= 5 and 5 <= sizes[1] <= 9
         return all(2 <= size <= 5 for size in sizes)
-    return len(sizes) >= 3 and all(3 <= s <= 4 for s in sizes) and 9 <= len(digits) <= 12
+    round_numbers = all(g.endswith("00") for g in groups)
+    return (  # "612 345 678"; not "100 200 300" without a phone word
+        len(sizes) >= 3
+        and all(3 <= s <= 4 for s in sizes)
+        and 9 <= len(digits) <= 12
+        and not round_numbers
+    )
 
 
 def _cards(text: str, run: _Run) -> Finding | None:
@@ -553,9 +572,20 @@ def _numbers(text: str) -> Iterator[Finding]:
             yield phone
 
 
+_ASCII_DIGIT = re.compile(r"[0-9]")
+_AT_WORD = re.compile(r"[\[({<]at[\])}>]")
+
+
 def detect(text: str) -> Iterable[Finding]:
-    """Every raw finding in the normalised ``text`` (overlaps not resolved)."""
-    yield from _emails(text)
-    yield from _secrets(text)
-    yield from _national_ids(text)
-    yield from _numbers(text)
+    """Every raw finding in the normalised ``text`` (overlaps not resolved).
+
+    Detectors whose patterns need a character the text lacks ("@", a digit, a keyword
+    stem) are skipped without a scan: most sentences have no "@" and no digit.
+    """
+    lowered = text.lower()
+    if "@" in text or _AT_WORD.search(lowered):
+        yield from _emails(text)
+    yield from _secrets(text, lowered)
+    if _ASCII_DIGIT.search(text):
+        yield from _national_ids(text)
+        yield from _numbers(text)

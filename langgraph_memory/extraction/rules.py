@@ -43,6 +43,7 @@ Example:
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Callable, Iterator, Sequence
 from datetime import datetime
@@ -58,6 +59,7 @@ from langgraph_memory.extraction._names import (
 )
 from langgraph_memory.extraction.consolidation import rule_decisions
 from langgraph_memory.extraction.dates import resolve_date_phrase
+from langgraph_memory.extraction.pii import find_pii
 from langgraph_memory.extraction.prefilter import split_sentences
 from langgraph_memory.extraction.types import (
     ConsolidationDecision,
@@ -469,6 +471,29 @@ def _clauses(sentence: str) -> list[str]:
     return [clause for clause in clauses if clause]
 
 
+_SHIELD = re.compile("\ue000(.)\ue001")
+
+
+def _shield(text: str) -> tuple[str, Callable[[MemoryCandidate], MemoryCandidate]]:
+    """``text`` with each PII span replaced by an opaque word (private-use characters, no
+    punctuation), and the function putting the spans back into a candidate."""
+    spans = find_pii(text)
+    if not spans:
+        return text, lambda candidate: candidate
+    originals = [text[m.start : m.end] for m in spans]
+    for index, match in reversed(list(enumerate(spans))):
+        text = text[: match.start] + f"\ue000{chr(0xE100 + index)}\ue001" + text[match.end :]
+
+    def put_back(value: str) -> str:
+        return _SHIELD.sub(lambda m: originals[ord(m.group(1)) - 0xE100], value)
+
+    def restore(candidate: MemoryCandidate) -> MemoryCandidate:
+        slot = put_back(candidate.slot) if candidate.slot else candidate.slot
+        return dataclasses.replace(candidate, content=put_back(candidate.content), slot=slot)
+
+    return text, restore
+
+
 class RuleBasedExtractor:
     """Deterministic offline extractor and consolidator (see the module docs for the rules).
 
@@ -495,10 +520,20 @@ class RuleBasedExtractor:
         self.min_importance = min_importance
 
     def extract_text(self, text: str, *, now: datetime) -> list[MemoryCandidate]:
-        """Candidates found in one user message."""
+        """Candidates found in one user message.
+
+        PII in the message is found on the whole text first and kept whole through the
+        rules (sentence and clause splitting, value captures), so a candidate carries an
+        address like ``zoë@пример。рф`` entirely — for the PII filter to see — never a
+        piece cut at its ideographic full stop.
+        """
+        shielded, restore = _shield(plain_text(text))
+        return [restore(c) for c in self._extract_plain(shielded, now=now)]
+
+    def _extract_plain(self, text: str, *, now: datetime) -> list[MemoryCandidate]:
         found: list[MemoryCandidate] = []
         opening = True  # "This is Gina" / "Gina here" introduce only at the start
-        for sentence in split_sentences(plain_text(text)):
+        for sentence in split_sentences(text):
             if sentence.endswith(("?", "？")):
                 opening = False
                 continue

@@ -262,6 +262,8 @@ def phone(draw: st.DrawFn) -> tuple[str, str]:
         "n9": draw(_digits(9)),
     }
     value = fmt.format(**parts)
+    if len({ch for ch in value if ch.isdigit()}) == 1:  # "222 222 2222": a placeholder
+        value = value[:-1] + str((int(value[-1]) + 1) % 10)
     unicode_sep = draw(st.sampled_from(["", "\u2013", "\u2011", "\u00a0", "\u2212", "\uff0f"]))
     if unicode_sep:  # one kind of separator swapped for its Unicode look-alike
         target = {"\u2013": "-", "\u2011": "-", "\u2212": "-", "\u00a0": " ", "\uff0f": "/"}
@@ -350,11 +352,11 @@ def pii_variants(draw: st.DrawFn, category: str | None = None) -> Variant:
         sentence, value = draw(password())
         return Variant(sentence, value, "secret", canonical(value), needs_context=True)
     value, core = draw(st.one_of(*VALUES[chosen]))
+    plain_ssn = chosen == "national_id" and value.isdigit() and len(value) == 9
     if chosen != "email":  # emails carry their own Unicode forms
         value = draw(_unicode_form(value))
     value = draw(_zero_width(value))
     template = draw(st.sampled_from(SENTENCES[chosen]))
-    plain_ssn = chosen == "national_id" and value.isdigit() and len(value) == 9
     if plain_ssn:
         template = "My SSN is {x}."
     return Variant(template.format(x=value), value, chosen, core, needs_context=plain_ssn)
@@ -385,6 +387,12 @@ CLEAN_CORPUS = [
     "IP 192.168.100.200 is the router", "lat 48.8566, lon 2.3522", "SKU 4006381333931",
     "Order 123-456-7890 shipped", "ticket #415-555-0100 resolved", "Part No. 0301234567",
     "I'm Not Sure", "This is great", "Nobody here", "The secret ingredient is love",
+    "We sold 100 200 300 units", "000 000 0000", "pw: ********", "password: [redacted]",
+    "The PIN code is four digits", "my lucky numbers are 4 8 15 16 23 42",
+    "coordinates 40.7128, -74.0060", "He scored 1 234 567 points", "ISBN 0-306-40615-2",
+    "the tracking number is 1Z999AA10123456784", "MAC 00:1B:44:11:3A:B7", "IP 10.0.0.1",
+    "the secret sauce is mayo", "my password is in the drawer", "my PIN is my birthday",
+    "5 000 000 people", "Temperature +12 °C", "gained +15000 followers", "I ran 10 km in 00:45:30",
 ]  # fmt: skip
 
 CLEAN_TEMPLATES = [
