@@ -49,6 +49,7 @@ from langchain_core.runnables import Runnable
 from pydantic import BaseModel, ValidationError
 
 from langgraph_memory.errors import ConfigurationError
+from langgraph_memory.extraction.rules import message_text
 
 __all__ = ["STRUCTURED_MODES", "StructuredCaller", "parse_json_reply"]
 
@@ -99,15 +100,6 @@ def parse_json_reply(text: str) -> Any:
             if isinstance(value, (dict, list)):
                 return value
     raise ValueError("no JSON object in the reply")
-
-
-def _message_text(message: BaseMessage) -> str:
-    content = message.content
-    if isinstance(content, str):
-        return content
-    return "".join(
-        str(block.get("text", "")) if isinstance(block, dict) else str(block) for block in content
-    )
 
 
 def _as_messages(prompt: LanguageModelInput) -> list[BaseMessage]:
@@ -228,7 +220,7 @@ class StructuredCaller(Generic[M]):
         if isinstance(result, AIMessage):
             for call in result.tool_calls:
                 return self._validate(call.get("args") or {})
-            result = _message_text(result)
+            result = message_text(result)
         if isinstance(result, str):
             return self._validate(parse_json_reply(result))
         return self._validate(result)
