@@ -5,7 +5,8 @@ bad input, injection/isolation/erasure) with ``LGM_RELIABILITY_FIGURES`` pointin
 temporary file the suite fills, then prints one table: faults survived (redis-server
 SIGKILLs, Postgres backends terminated), recovery and fail-fast times, the exception
 callers get during an outage, acknowledged turns/memories verified, hypothesis inputs
-tried, cross-tenant leaks found and erasure residue rows.
+tried, cross-tenant leaks found, erasure residue rows, and PII variants caught / false
+positives.
 
 Run::
 
@@ -147,6 +148,19 @@ def summarise(figures: dict[str, Any], run: dict[str, Any]) -> list[tuple[str, s
         (
             "erasure runs / residue rows in any table",
             f"{figures.get('erasure_runs', 0)} / {figures.get('residue_rows', 0)}",
+        ),
+        (
+            "PII variants caught / tried (separators, Unicode forms, zero-width, 7 languages)",
+            f"{figures.get('pii_variants_caught', 0)} / {figures.get('pii_variants_tried', 0)}",
+        ),
+        (
+            "PII false positives / clean sentences tried (dates, prices, ids, versions, LoCoMo)",
+            f"{figures.get('pii_false_positives', 0)} / {figures.get('pii_clean_tried', 0)}",
+        ),
+        (
+            "PII variants sent through every writer to Postgres / rows holding them",
+            f"{figures.get('pii_store_variants_tried', 0)} / "
+            f"{figures.get('pii_store_rows_with_pii', 0)}",
         ),
     ]
 

@@ -32,12 +32,14 @@ Example:
 from __future__ import annotations
 
 import re
+import unicodedata
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from langgraph_memory.extraction._names import UPPER
 from langgraph_memory.extraction.dates import parse_iso_datetime
 from langgraph_memory.extraction.types import (
     Action,
@@ -58,27 +60,33 @@ __all__ = [
 
 
 def normalize_content(text: str) -> str:
-    """Lower-case, collapse whitespace, strip trailing punctuation (for exact-repeat checks).
+    """NFKC, lower-case, collapse whitespace, strip trailing punctuation (for exact-repeat
+    checks: "User likes tea．" in fullwidth repeats "User likes tea.").
 
     Example:
         ```python
         assert normalize_content(" User likes  Tea. ") == "user likes tea"
+        assert normalize_content("User likes ｔｅａ！") == "user likes tea"
         ```
     """
+    text = unicodedata.normalize("NFKC", text)
     return re.sub(r"\s+", " ", text).strip().rstrip(".!。").strip().lower()
 
 
-_TERM = re.compile(r"[A-Z][\w\-+#]*|\d[\d.,]*|[\u4e00-\u9fff]+")
+_TERM = re.compile(rf"[{UPPER}][\w\-+#]*|\d[\d.,]*|[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]+")
 
 
 def key_terms(text: str) -> frozenset[str]:
-    """Proper nouns, numbers and CJK runs in ``text`` (minus the word "User").
+    """Proper nouns (capitalised in any script), numbers and CJK runs in ``text`` (minus
+    the word "User").
 
     Example:
         ```python
         assert key_terms("User works at Google.") == {"google"}
+        assert key_terms("User works at Škoda.") != key_terms("User works at Ørsted.")
         ```
     """
+    text = unicodedata.normalize("NFKC", text)
     return frozenset(
         term.lower().rstrip(".,") for term in _TERM.findall(text) if term.lower() != "user"
     )

@@ -1,8 +1,11 @@
 """``LLMExtractor``: extraction and batched consolidation with any LangChain chat model.
 
-Two model calls at most per turn, both through ``model.with_structured_output(...)``
-with the pydantic schemas below: one to extract candidates, one to consolidate **all**
-candidates of the turn against their neighbours. Existing memories are shown to the
+Two model calls per turn, both asking for the pydantic schemas below: one to extract
+candidates, one to consolidate **all** candidates of the turn against their neighbours.
+Any chat model works (:class:`~langgraph_memory.extraction.structured.StructuredCaller`):
+its ``with_structured_output`` when it has one (tool calling for most models), else JSON
+read from its text; an unreadable reply is retried, and after ``attempts`` tries a
+:class:`~langgraph_memory.errors.ConfigurationError` says so. Existing memories are shown to the
 model as ``M0, M1, ...`` (small numbers, not store keys) so it cannot invent keys.
 
 Example:
@@ -27,6 +30,7 @@ from pydantic import BaseModel, Field
 
 from langgraph_memory.extraction.dates import parse_iso_datetime, resolve_date_phrase
 from langgraph_memory.extraction.rules import message_text
+from langgraph_memory.extraction.structured import StructuredCaller, StructuredMode
 from langgraph_memory.extraction.types import (
     MEMORY_KINDS,
     Action,
@@ -141,21 +145,19 @@ def format_existing(existing: Sequence[ExistingMemory]) -> str:
     )
 
 
-def _as(model_type: type[BaseModel], result: Any) -> Any:
-    if isinstance(result, model_type):
-        return result
-    return model_type.model_validate(result)
-
-
 class LLMExtractor:
     """Extract and consolidate memories with a chat model (one call each, batched).
 
     Args:
-        model: Any LangChain chat model that supports ``with_structured_output``.
+        model: Any LangChain chat model (structured output, tool calling or plain text).
         extraction_prompt: Overrides :data:`~langgraph_memory.prompts.DEFAULT_EXTRACTION_PROMPT`.
         consolidation_prompt: Overrides
             :data:`~langgraph_memory.prompts.DEFAULT_CONSOLIDATION_PROMPT`.
         max_candidates: Keep at most this many candidates per turn (most important first).
+        structured_output: ``"auto"`` (default: the model's ``with_structured_output``
+            when it has one, else JSON from its text), ``"native"`` or ``"json"``.
+        attempts: Model calls per step before an unreadable answer raises
+            :class:`~langgraph_memory.errors.ConfigurationError`.
 
     Example:
         ```python
@@ -179,11 +181,24 @@ class LLMExtractor:
         extraction_prompt: str = DEFAULT_EXTRACTION_PROMPT,
         consolidation_prompt: str = DEFAULT_CONSOLIDATION_PROMPT,
         max_candidates: int = 10,
+        structured_output: StructuredMode = "auto",
+        attempts: int = 3,
     ) -> None:
         self.model = model
         self.extraction_prompt = extraction_prompt
         self.consolidation_prompt = consolidation_prompt
         self.max_candidates = max_candidates
+        self._extraction = StructuredCaller(
+            model, ExtractionOutput, mode=structured_output, attempts=attempts
+        )
+        self._consolidation = StructuredCaller(
+            model, ConsolidationOutput, mode=structured_output, attempts=attempts
+        )
+
+    @property
+    def structured_output(self) -> str:
+        """How answers are read from this model: ``"native"`` or ``"json"``."""
+        return self._extraction.mode
 
     # -- prompt assembly (pure) -------------------------------------------------------
     def extraction_messages(self, messages: Sequence[BaseMessage], now: datetime) -> list[Any]:
@@ -247,31 +262,28 @@ class LLMExtractor:
 
     # -- I/O --------------------------------------------------------------------------
     def extract(self, messages: Sequence[BaseMessage], *, now: datetime) -> list[MemoryCandidate]:
-        """One model call: candidates for the turn."""
-        runnable = self.model.with_structured_output(ExtractionOutput)
-        result = runnable.invoke(self.extraction_messages(messages, now))
-        return self.to_candidates(_as(ExtractionOutput, result), now)
+        """One model call (more only if a reply is unreadable): candidates for the turn."""
+        output = self._extraction.invoke(self.extraction_messages(messages, now))
+        return self.to_candidates(output, now)
 
     async def aextract(
         self, messages: Sequence[BaseMessage], *, now: datetime
     ) -> list[MemoryCandidate]:
         """Async :meth:`extract`."""
-        runnable = self.model.with_structured_output(ExtractionOutput)
-        result = await runnable.ainvoke(self.extraction_messages(messages, now))
-        return self.to_candidates(_as(ExtractionOutput, result), now)
+        output = await self._extraction.ainvoke(self.extraction_messages(messages, now))
+        return self.to_candidates(output, now)
 
     def consolidate(
         self, candidates: Sequence[MemoryCandidate], existing: Sequence[ExistingMemory]
     ) -> list[ConsolidationDecision]:
         """One model call: decisions for all candidates of the turn."""
-        runnable = self.model.with_structured_output(ConsolidationOutput)
-        result = runnable.invoke(self.consolidation_messages(candidates, existing))
-        return self.to_decisions(_as(ConsolidationOutput, result), existing)
+        output = self._consolidation.invoke(self.consolidation_messages(candidates, existing))
+        return self.to_decisions(output, existing)
 
     async def aconsolidate(
         self, candidates: Sequence[MemoryCandidate], existing: Sequence[ExistingMemory]
     ) -> list[ConsolidationDecision]:
         """Async :meth:`consolidate`."""
-        runnable = self.model.with_structured_output(ConsolidationOutput)
-        result = await runnable.ainvoke(self.consolidation_messages(candidates, existing))
-        return self.to_decisions(_as(ConsolidationOutput, result), existing)
+        messages = self.consolidation_messages(candidates, existing)
+        output = await self._consolidation.ainvoke(messages)
+        return self.to_decisions(output, existing)

@@ -2,7 +2,8 @@
 
 Runs before any extraction model call, so greetings, thanks and questions ("What's my
 name?") cost nothing. A turn passes when at least one sentence that is not a question
-speaks in the first person ("I", "I'm", "my", "we", "our", "我") or asks to remember.
+speaks in the first person ("I", "I'm", "my", "we", "our", "我") or asks to remember, or
+when the speaker introduces themselves ("Gina here", "This is Gina", "I'm Al").
 
 Example:
     ```python
@@ -11,12 +12,16 @@ Example:
     assert looks_memorable("I just moved to Beijing.")
     assert not looks_memorable("What's my name?")
     assert not looks_memorable("Hi! Thanks a lot.")
+    assert looks_memorable("Hi! Gina here.")
+    assert looks_memorable("Ｉ’ｍ ｖｅｇａｎ ｎｏｗ．")  # fullwidth, typographic apostrophe
     ```
 """
 
 from __future__ import annotations
 
 import re
+
+from langgraph_memory.extraction._names import greeting_only, introductions, plain_text
 
 __all__ = ["looks_memorable", "split_sentences"]
 
@@ -59,10 +64,15 @@ def looks_memorable(text: str, *, min_chars: int = 8) -> bool:
         assert looks_memorable("Remember that the deploy key rotates on Fridays")
         ```
     """
-    for sentence in split_sentences(text):
-        too_short = len(sentence) < min_chars and not _CJK.search(sentence)
-        if too_short or _is_question(sentence):
+    opening = True
+    for sentence in split_sentences(plain_text(text)):
+        if _is_question(sentence):
+            opening = False
             continue
-        if _FIRST_PERSON.search(sentence):
+        if introductions(sentence, opening=opening):  # "Gina here", "This is Gina", "I'm Al"
+            return True
+        opening = greeting_only(sentence)
+        too_short = len(sentence) < min_chars and not _CJK.search(sentence)
+        if not too_short and _FIRST_PERSON.search(sentence):
             return True
     return False

@@ -43,14 +43,23 @@ Example:
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Callable, Iterator, Sequence
 from datetime import datetime
 
 from langchain_core.messages import BaseMessage, HumanMessage
 
+from langgraph_memory.extraction._names import (
+    UPPER,
+    greeting_only,
+    introductions,
+    name_value,
+    plain_text,
+)
 from langgraph_memory.extraction.consolidation import rule_decisions
 from langgraph_memory.extraction.dates import resolve_date_phrase
+from langgraph_memory.extraction.pii import find_pii
 from langgraph_memory.extraction.prefilter import split_sentences
 from langgraph_memory.extraction.types import (
     ConsolidationDecision,
@@ -60,9 +69,9 @@ from langgraph_memory.extraction.types import (
 
 __all__ = ["RuleBasedExtractor", "message_text"]
 
-_PROPER = (
-    r"(?:the\s+)?(?P<v>[A-Z\u4e00-\u9fff][\w&'\-]*"
-    r"(?:\s+(?:(?:of|de|la|du|von|van)\s+)?[A-Z][\w&'\-]*)*)"
+_PROPER = (  # capitalised words in any script ("Örebro", "Île-de-France", "Łódź") or CJK
+    rf"(?:the\s+)?(?P<v>[{UPPER}\u4e00-\u9fff][\w&'\-]*"
+    rf"(?:\s+(?:(?:of|de|la|du|von|van)\s+)?[{UPPER}][\w&'\-]*)*)"
 )
 _FREE = r"(?P<v>[^,;:!?。]+?)"
 _END = r"\s*(?:[,;:!?。]|\.(?=\s|$)|$|\s+(?:because|since|but|as|when|for|from|now|too)\b)"
@@ -185,6 +194,12 @@ def _one(
     return build
 
 
+def _named(value: str) -> Iterator[MemoryCandidate]:
+    name = name_value(_clean(value))
+    if name is not None:  # "call me Maybe", "my name is Not Important": no name
+        yield MemoryCandidate(content=f"User's name is {name}.", importance=8, slot="name")
+
+
 def _preference(match: re.Match[str]) -> Iterator[MemoryCandidate]:
     verb = _VERBS[re.sub(r"\s+", " ", match["verb"].lower())]
     value = _clean(match["v"])
@@ -221,7 +236,7 @@ _RULES: list[Rule] = [
             + r"\s+"
             + _PROPER
         ),
-        _one("User's name is {v}.", "name", importance=8),
+        lambda m: _named(m["v"]),
     ),
     (
         re.compile(r"(?:我叫|我的名字是|我的名字叫)(?P<v>[\u4e00-\u9fffA-Za-z]+)"),
@@ -456,6 +471,29 @@ def _clauses(sentence: str) -> list[str]:
     return [clause for clause in clauses if clause]
 
 
+_SHIELD = re.compile("\ue000(.)\ue001")
+
+
+def _shield(text: str) -> tuple[str, Callable[[MemoryCandidate], MemoryCandidate]]:
+    """``text`` with each PII span replaced by an opaque word (private-use characters, no
+    punctuation), and the function putting the spans back into a candidate."""
+    spans = find_pii(text)
+    if not spans:
+        return text, lambda candidate: candidate
+    originals = [text[m.start : m.end] for m in spans]
+    for index, match in reversed(list(enumerate(spans))):
+        text = text[: match.start] + f"\ue000{chr(0xE100 + index)}\ue001" + text[match.end :]
+
+    def put_back(value: str) -> str:
+        return _SHIELD.sub(lambda m: originals[ord(m.group(1)) - 0xE100], value)
+
+    def restore(candidate: MemoryCandidate) -> MemoryCandidate:
+        slot = put_back(candidate.slot) if candidate.slot else candidate.slot
+        return dataclasses.replace(candidate, content=put_back(candidate.content), slot=slot)
+
+    return text, restore
+
+
 class RuleBasedExtractor:
     """Deterministic offline extractor and consolidator (see the module docs for the rules).
 
@@ -482,18 +520,33 @@ class RuleBasedExtractor:
         self.min_importance = min_importance
 
     def extract_text(self, text: str, *, now: datetime) -> list[MemoryCandidate]:
-        """Candidates found in one user message."""
+        """Candidates found in one user message.
+
+        PII in the message is found on the whole text first and kept whole through the
+        rules (sentence and clause splitting, value captures), so a candidate carries an
+        address like ``zoë@пример。рф`` entirely — for the PII filter to see — never a
+        piece cut at its ideographic full stop.
+        """
+        shielded, restore = _shield(plain_text(text))
+        return [restore(c) for c in self._extract_plain(shielded, now=now)]
+
+    def _extract_plain(self, text: str, *, now: datetime) -> list[MemoryCandidate]:
         found: list[MemoryCandidate] = []
+        opening = True  # "This is Gina" / "Gina here" introduce only at the start
         for sentence in split_sentences(text):
             if sentence.endswith(("?", "？")):
+                opening = False
                 continue
             stated = resolve_date_phrase(sentence, now)
             before = len(found)
-            for clause in _clauses(sentence):
+            for position, clause in enumerate(_clauses(sentence)):
                 for pattern, build in _RULES:
                     for match in pattern.finditer(clause):
                         for candidate in build(match):
                             found.append(candidate)
+                for name in introductions(clause, opening=opening and position == 0):
+                    found.extend(_named(name))
+            opening = greeting_only(sentence)
             remember = _REMEMBER.search(sentence) if len(found) == before else None
             if remember is not None:
                 found.append(

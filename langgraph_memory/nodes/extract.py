@@ -305,20 +305,17 @@ class ExtractNode(MemoryNode):
             ):
                 report.unworthy += 1
                 continue
-            if self.pii is not None:
-                cleaned = self.pii.clean(content)
-                slot = self.pii.clean(candidate.slot) if candidate.slot else None
-                if cleaned is None or (candidate.slot and slot is None):
-                    report.pii_dropped += 1
-                    continue
-                if cleaned != content:
-                    report.pii_redacted += 1
-                content = cleaned
             kind = candidate.kind if candidate.kind in MEMORY_KINDS else "semantic"
             importance = max(1, min(10, int(candidate.importance)))
-            kept.append(
-                dataclasses.replace(candidate, content=content, kind=kind, importance=importance)
+            screened: MemoryCandidate | None = dataclasses.replace(
+                candidate, content=content, kind=kind, importance=importance
             )
+            if self.pii is not None:  # every text field: content, subject, slot, ...
+                screened, screening = self.pii.screen_candidate(screened)
+                report.pii_dropped += screening.dropped
+                report.pii_redacted += screening.redacted
+            if screened is not None:
+                kept.append(screened)
         return kept
 
     def _neighbour_queries(
@@ -359,6 +356,11 @@ class ExtractNode(MemoryNode):
         if job.thread_id:
             source["thread_id"] = job.thread_id
         plan: WritePlan = plan_writes(candidates, existing, decisions, now=job.now, source=source)
+        if self.pii is not None:  # the gate every written value passes, whatever its field
+            screened = self.pii.screen_plan(plan)
+            plan = screened.plan
+            report.pii_dropped += screened.dropped
+            report.pii_redacted += screened.redacted
         report.counts = dict(plan.counts)
         report.notes = list(plan.notes)
         report.keys = [write.key for write in plan.writes]

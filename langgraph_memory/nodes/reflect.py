@@ -35,6 +35,7 @@ from pydantic import BaseModel, Field
 from langgraph_memory.errors import ConfigurationError
 from langgraph_memory.extraction.dates import parse_iso_datetime
 from langgraph_memory.extraction.pii import PIIFilter
+from langgraph_memory.extraction.structured import StructuredCaller
 from langgraph_memory.nodes._base import (
     Clock,
     MemoryNode,
@@ -104,7 +105,8 @@ class ReflectNode(MemoryNode):
     """Write ``reflection`` memories when accumulated importance passes ``threshold``.
 
     Args:
-        model: Chat model with structured output; ``None`` → :func:`offline_insights`.
+        model: Any chat model (structured output, tool calling or JSON in its text);
+            ``None`` → :func:`offline_insights`.
         store / namespace: Where the memories are (default ``("memories", "{user_id}")``).
         cursor_namespace: Where the last-reflection time is kept (outside ``namespace`` so
             it never shows up in memory search).
@@ -158,6 +160,14 @@ class ReflectNode(MemoryNode):
         self.report_key = report_key
         self.pii = pii
         self.clock = clock
+        self._structured: StructuredCaller[ReflectionOutput] | None = None
+
+    def _caller(self) -> StructuredCaller[ReflectionOutput]:
+        """Structured answers from any chat model (tool calling, else JSON from text)."""
+        assert self.model is not None
+        if self._structured is None:
+            self._structured = StructuredCaller(self.model, ReflectionOutput)
+        return self._structured
 
     # -- pure -------------------------------------------------------------------------
     def _fresh(
@@ -190,12 +200,10 @@ class ReflectNode(MemoryNode):
         for insight in insights[: self.max_insights]:
             sources = [fresh[i] for i in insight.sources if 0 <= i < len(fresh)]
             content = insight.content.strip()
-            if self.pii is not None and content:
-                content = self.pii.clean(content) or ""
             if not content or not sources:
                 continue
             importance = max(int(v.get("importance") or 5) for _, v in sources)
-            value = {
+            value: dict[str, Any] = {
                 "content": content,
                 "kind": "reflection",
                 "importance": min(10, importance),
@@ -203,7 +211,9 @@ class ReflectNode(MemoryNode):
                 "recorded_at": now.isoformat(),
                 "derived_from": [key for key, _ in sources],
             }
-            ops.append(PutOp(namespace, uuid.uuid4().hex, value))
+            screened = value if self.pii is None else self.pii.screen(value).value
+            if screened is not None:  # the gate every written value passes
+                ops.append(PutOp(namespace, uuid.uuid4().hex, screened))
         cursor_value = {"content": "reflection cursor", "last_reflection_at": now.isoformat()}
         ops.append(PutOp(cursor_ns, _CURSOR_KEY, cursor_value, index=False))
         return ops
@@ -256,11 +266,9 @@ class ReflectNode(MemoryNode):
         if self.model is None:
             insights = offline_insights(memories, self.max_insights)
         else:
-            result = self.model.with_structured_output(ReflectionOutput).invoke(
-                self._request(memories)
-            )
+            output = self._caller().invoke(self._request(memories))
             self.stats.record_llm_call("reflect")
-            insights = ReflectionOutput.model_validate(result).insights
+            insights = output.insights
         ops = self._writes(namespace, cursor_ns, fresh, insights, now)
         store.batch([*ops, *extra])
         return self._report(fresh, total, ops)
@@ -280,11 +288,9 @@ class ReflectNode(MemoryNode):
         if self.model is None:
             insights = offline_insights(memories, self.max_insights)
         else:
-            result = await self.model.with_structured_output(ReflectionOutput).ainvoke(
-                self._request(memories)
-            )
+            output = await self._caller().ainvoke(self._request(memories))
             self.stats.record_llm_call("reflect")
-            insights = ReflectionOutput.model_validate(result).insights
+            insights = output.insights
         ops = self._writes(namespace, cursor_ns, fresh, insights, now)
         await store.abatch([*ops, *extra])
         return self._report(fresh, total, ops)

@@ -28,7 +28,7 @@ from langgraph.store.base import BaseStore, GetOp, Item, PutOp, SearchItem, Sear
 from langgraph_memory._internal.identity import format_namespace
 from langgraph_memory.errors import ConfigurationError
 from langgraph_memory.extraction.consolidation import plan_writes, rule_decisions
-from langgraph_memory.extraction.pii import PIIFilter, find_pii
+from langgraph_memory.extraction.pii import PIIFilter
 from langgraph_memory.extraction.types import MEMORY_KINDS, ExistingMemory, MemoryCandidate
 from langgraph_memory.nodes._base import is_current, search_ops, supports_as_of, utc_now
 from langgraph_memory.nodes._messages import DEFAULT_MAX_QUERY_CHARS, bound_text, memory_line
@@ -98,7 +98,11 @@ def _neighbour_ops(ns: tuple[str, ...], candidate: MemoryCandidate) -> list[Any]
 
 
 def _remember_writes(
-    ns: tuple[str, ...], candidate: MemoryCandidate, results: Sequence[Any], now: datetime
+    ns: tuple[str, ...],
+    candidate: MemoryCandidate,
+    results: Sequence[Any],
+    now: datetime,
+    pii: PIIFilter,
 ) -> tuple[list[PutOp], str]:
     existing: dict[str, ExistingMemory] = {}
     for batch in results:
@@ -113,6 +117,7 @@ def _remember_writes(
         now=now,
         source={"by": "remember-tool"},
     )
+    plan = pii.screen_plan(plan).plan  # the gate every written value passes
     summary = ", ".join(f"{name} {count}" for name, count in plan.counts.items() if count)
     return [PutOp(ns, w.key, w.value) for w in plan.writes], f"Remembered ({summary})."
 
@@ -143,7 +148,8 @@ def create_memory_tools(
     Args:
         store: A ``BaseStore``; default: the graph's store.
         namespace: Namespace template, filled from the runtime context / configurable.
-        pii: PII filter for ``remember`` (default: refuse text with PII).
+        pii: PII filter for every argument ``remember`` stores (content, slot, kind);
+            default: refuse text with PII.
 
     Example:
         ```python
@@ -170,14 +176,17 @@ def create_memory_tools(
         fetch = limit if supports_as_of(target) else limit * 3
         return SearchOp(ns, query=bound_text(query, DEFAULT_MAX_QUERY_CHARS), limit=fetch)
 
-    def refusal(content: str) -> str | None:
-        if pii_filter.clean(content) is not None:
-            return None
-        found = sorted({m.category for m in find_pii(content)})
-        return f"Not stored: the text contains personal data ({', '.join(found)})."
-
-    def clean(content: str) -> str:
-        return pii_filter.clean(content) or ""
+    def screened(
+        content: str, kind: str, importance: int, slot: str | None
+    ) -> MemoryCandidate | str:
+        """The candidate every argument of ``remember`` makes, screened; or the refusal."""
+        candidate, screening = pii_filter.screen_candidate(
+            _candidate(content, kind, importance, slot)
+        )
+        if candidate is None:
+            found = ", ".join(screening.categories)
+            return f"Not stored: the text contains personal data ({found})."
+        return candidate
 
     # -- sync ------------------------------------------------------------------------------
     def remember(
@@ -188,12 +197,14 @@ def create_memory_tools(
         slot: str | None = None,
     ) -> str:
         target, ns = resolve(runtime)
-        if (refused := _too_long(content, slot) or refusal(content)) is not None:
+        if (refused := _too_long(content, slot)) is not None:
             return refused
-        candidate = _candidate(clean(content), kind, importance, slot)
+        candidate = screened(content, kind, importance, slot)
+        if isinstance(candidate, str):
+            return candidate
         now = utc_now()
         found, link_write = batch_with_link(target, _neighbour_ops(ns, candidate), link(runtime))
-        writes, reply = _remember_writes(ns, candidate, found, now)
+        writes, reply = _remember_writes(ns, candidate, found, now, pii_filter)
         target.batch([*writes, *([link_write] if link_write else [])])
         return reply
 
@@ -230,14 +241,16 @@ def create_memory_tools(
         slot: str | None = None,
     ) -> str:
         target, ns = resolve(runtime)
-        if (refused := _too_long(content, slot) or refusal(content)) is not None:
+        if (refused := _too_long(content, slot)) is not None:
             return refused
-        candidate = _candidate(clean(content), kind, importance, slot)
+        candidate = screened(content, kind, importance, slot)
+        if isinstance(candidate, str):
+            return candidate
         now = utc_now()
         found, link_write = await abatch_with_link(
             target, _neighbour_ops(ns, candidate), link(runtime)
         )
-        writes, reply = _remember_writes(ns, candidate, found, now)
+        writes, reply = _remember_writes(ns, candidate, found, now, pii_filter)
         await target.abatch([*writes, *([link_write] if link_write else [])])
         return reply
 

@@ -98,7 +98,7 @@ def test_no_date_in_plain_sentences(text: str) -> None:
         ("card 4111-1111-1111-1111 please", "card"),
         ("amex 378282246310005", "card"),
         ("ssn 123-45-6789", "national_id"),
-        ("身份证 11010119900307123X", "national_id"),
+        ("身份证 11010519491231002X", "national_id"),
         ("key sk-proj-abcdefghijklmnopqrstuvwxyz012345", "secret"),
         ("AKIAIOSFODNN7EXAMPLE is the key id", "secret"),
         ("token ghp_abcdefghijklmnopqrstuvwxyz0123456789", "secret"),
