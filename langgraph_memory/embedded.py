@@ -23,19 +23,31 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, Literal
 
-from langgraph_memory.errors import BackendUnavailableError, ConfigurationError
+from langgraph_memory.errors import (
+    BackendUnavailableError,
+    ConfigurationError,
+    InvalidConnectionStringError,
+)
 
 __all__ = [
+    "DEFAULT_REDIS_URL",
     "ENV_DSN",
     "ENV_HOME",
+    "ENV_REDIS",
     "EmbeddedPostgres",
     "default_dsn",
     "embedded_dsn",
     "memory_home",
+    "resolve_postgres_dsn",
+    "resolve_redis_url",
 ]
 
 ENV_HOME = "LANGGRAPH_MEMORY_HOME"
 ENV_DSN = "LANGGRAPH_MEMORY_POSTGRES_URI"
+"""The one environment variable naming the Postgres server (library, CLI, server, docs)."""
+ENV_REDIS = "LANGGRAPH_MEMORY_REDIS_URL"
+"""The one environment variable naming the Redis server."""
+DEFAULT_REDIS_URL = "redis://127.0.0.1:6379/0"
 
 # Server settings for the embedded server (ALTER SYSTEM). A new data directory gets them
 # before its first real use: the server is restarted once after initdb so shared_buffers
@@ -187,12 +199,72 @@ def embedded_dsn(home: str | Path | None = None) -> str:
     return server.start()
 
 
+def _configured(name: str, what: str) -> str | None:
+    raw = os.environ.get(name)
+    if raw is None:
+        return None
+    if not raw.strip():
+        raise InvalidConnectionStringError(
+            f"${name} is set but empty; set it to a {what}, or unset it to use the default"
+        )
+    return raw
+
+
+def resolve_postgres_dsn(conn_string: str | None = None) -> str:
+    """The Postgres DSN to use, the same way everywhere (stores, CLI, examples, server).
+
+    ``conn_string`` if given; else ``$LANGGRAPH_MEMORY_POSTGRES_URI``; else the embedded
+    server (started on first use). No other variable (``DATABASE_URL``, ``POSTGRES_URI``,
+    ...) is read. An empty string — given or in the variable — is an error, never "use
+    the default": it is what an unset variable interpolated into a config looks like.
+
+    Raises:
+        InvalidConnectionStringError: ``conn_string`` or the variable is empty.
+
+    Example:
+        ```python
+        assert resolve_postgres_dsn("postgresql://db/app") == "postgresql://db/app"
+        ```
+    """
+    if conn_string is not None:
+        if not isinstance(conn_string, str) or not conn_string.strip():
+            raise InvalidConnectionStringError(
+                f"empty Postgres connection string ({conn_string!r}); pass e.g. "
+                f"'postgresql://user@host:5432/db', or None for ${ENV_DSN} / the embedded server"
+            )
+        return conn_string
+    return _configured(ENV_DSN, "Postgres DSN") or embedded_dsn()
+
+
+def resolve_redis_url(url: str | None = None) -> str:
+    """The Redis URL to use: ``url``, else ``$LANGGRAPH_MEMORY_REDIS_URL``, else
+    ``redis://127.0.0.1:6379/0``. Empty values are errors, as in :func:`resolve_postgres_dsn`.
+
+    Raises:
+        InvalidConnectionStringError: ``url`` or the variable is empty.
+
+    Example:
+        ```python
+        assert resolve_redis_url("redis://cache:6379/1") == "redis://cache:6379/1"
+        ```
+    """
+    if url is not None:
+        if not isinstance(url, str) or not url.strip():
+            raise InvalidConnectionStringError(
+                f"empty Redis URL ({url!r}); pass e.g. 'redis://host:6379/0', or None "
+                f"for ${ENV_REDIS} / {DEFAULT_REDIS_URL}"
+            )
+        return url
+    return _configured(ENV_REDIS, "Redis URL") or DEFAULT_REDIS_URL
+
+
 def default_dsn() -> str:
-    """``$LANGGRAPH_MEMORY_POSTGRES_URI`` if set, else :func:`embedded_dsn`.
+    """``$LANGGRAPH_MEMORY_POSTGRES_URI`` if set, else :func:`embedded_dsn`
+    (:func:`resolve_postgres_dsn` with no argument).
 
     Example:
         ```python
         dsn = default_dsn()
         ```
     """
-    return os.environ.get(ENV_DSN) or embedded_dsn()
+    return resolve_postgres_dsn(None)

@@ -6,6 +6,7 @@ terms of two runners, ``_run`` and ``_arun``, which the sync and async stores im
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Mapping
 from datetime import datetime
 from typing import Any, Literal
@@ -21,6 +22,7 @@ from langgraph.store.base import (
     SearchItem,
 )
 
+from langgraph_memory.errors import ConfigurationError
 from langgraph_memory.store._namespace import (
     validate_namespace,
     validate_prefix,
@@ -40,6 +42,21 @@ class MemoryStoreCore(MemoryPrograms, BaseStore):
     """Public API of both Postgres memory stores, written once over ``_run``/``_arun``."""
 
     supports_ttl = True
+
+    def _sweep_interval_seconds(self, minutes: float | None) -> float:
+        """Seconds between TTL sweeps: ``minutes``, else the TTL config's, else 5 minutes."""
+        value = (
+            minutes
+            if minutes is not None
+            else (self.ttl_config or {}).get("sweep_interval_minutes")
+        )
+        if value is None:
+            value = 5
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise ConfigurationError(f"sweep interval must be a number of minutes, got {value!r}")
+        if not (math.isfinite(value) and value > 0):
+            raise ConfigurationError(f"sweep interval must be positive minutes, got {value!r}")
+        return float(value) * 60
 
     # ------------------------------------------------------------------ runners
     def _run(self, program: Program) -> Any:  # pragma: no cover - overridden

@@ -164,6 +164,8 @@ class MemoryPrograms:
         self.setup_report: SetupReport | None = None
         self._caches = VectorCacheRegistry(self.dims, exact_cache_scopes)
         self._cache_lock = threading.Lock()
+        self._refresh_lock = threading.Lock()
+        self._refresh_retry: set[int] = set()
 
     # ------------------------------------------------------------------ helpers
     def _search_op(
@@ -362,6 +364,12 @@ class MemoryPrograms:
             )
         for position, list_op in plan.lists:
             plan.results[position] = yield from self._list_namespaces(list_op)
+        written = [(p.namespace, p.key) for p, _ in plan.upserts] + plan.deletes
+        if written:  # every writer takes its key locks first, in one global order
+            yield Sql(
+                _sql.LOCK_KEYS,
+                {"ns": [encode_namespace(ns) for ns, _ in written], "key": [k for _, k in written]},
+            )
         if plan.upserts:
             yield from self._upsert(plan.upserts, doc_vectors)
         if plan.deletes:
@@ -373,28 +381,41 @@ class MemoryPrograms:
                     "actor": current_actor(),
                 },
             )
-        wrote_bookkeeping = False
-        if plan.refresh:
-            yield Sql(_sql.REFRESH_TTL, {"ids": sorted(set(plan.refresh))})
-            wrote_bookkeeping = True
-        wrote_bookkeeping |= yield from self._write_access(force=False)
-        if wrote_bookkeeping and not plan.upserts and not plan.deletes:
-            yield Sql(_sql.RELAX_COMMIT)
+        yield from self._refresh_ttl(plan.refresh)
+        yield from self._write_access(force=False)
         return plan.results
 
+    def _refresh_ttl(self, ids: list[int]) -> Program:
+        """Extend the TTL of what the batch read, in its own transaction (see ``Sql.isolated``).
+
+        A refresh that gave way to a lock is retried with the next operation; the lock's
+        holder is a put (which restarts the TTL anyway), a delete, or another bookkeeping
+        statement.
+        """
+        with self._refresh_lock:
+            pending = sorted(set(ids) | self._refresh_retry)
+            self._refresh_retry.clear()
+        if not pending:
+            return
+        outcome = yield Sql(_sql.REFRESH_TTL, {"ids": pending}, isolated=True)
+        if isinstance(outcome, Exception):
+            with self._refresh_lock:
+                self._refresh_retry.update(pending)
+
     def _write_access(self, *, force: bool) -> Program:
-        """Write the searches' pending access counts if due (or ``force``); whether it did."""
+        """Write the searches' pending access counts if due (or ``force``), in their own
+        transaction; counts that gave way to a lock go back to the log for the next try."""
         if not (force or self._access.due()):
-            return False
+            return
         batch = self._access.drain()
         if batch is None:
-            return False
-        yield Sql(_sql.RECORD_ACCESS, batch.params())
-        return True
+            return
+        outcome = yield Sql(_sql.RECORD_ACCESS, batch.params(), isolated=True)
+        if isinstance(outcome, Exception):
+            self._access.restore(batch)
 
     def _flush_access_program(self) -> Program:
-        if (yield from self._write_access(force=True)):
-            yield Sql(_sql.RELAX_COMMIT)
+        yield from self._write_access(force=True)
 
     def _get_all(self, plan: Plan) -> Program:
         params = {
@@ -603,7 +624,6 @@ class MemoryPrograms:
             "cfg": self.retrieval.text_search_config,
             "actor": current_actor(),
         }
-        yield Sql(_sql.LOCK_KEYS, {"ns": params["ns"], "key": params["key"]})
         yield Sql(_sql.upsert_sql(self.vector_mode or "exact", self.dims), params)
         self._written += len(upserts)
         if self._written >= self._analyze_at:

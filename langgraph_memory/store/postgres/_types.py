@@ -27,6 +27,7 @@ from langgraph_memory.store.postgres._migrations import (
 )
 
 __all__ = [
+    "BOOKKEEPING_LOCK_TIMEOUT",
     "MAX_ROWS",
     "DecayConfig",
     "EmbedDocuments",
@@ -43,6 +44,10 @@ __all__ = [
 ]
 
 MAX_ROWS = 2**62  # larger limits/offsets mean "everything"
+BOOKKEEPING_LOCK_TIMEOUT = "200ms"
+"""How long an isolated bookkeeping statement waits for a row lock before giving way (it is
+retried with the next operation): far below ``deadlock_timeout`` (1 s by default), so the
+bookkeeping statement, never a user's transaction, is the one that yields."""
 _ACTOR: ContextVar[str | None] = ContextVar("langgraph_memory_actor", default=None)
 
 
@@ -69,11 +74,20 @@ class Sql:
 
     With ``tolerate_error`` the statement runs in a savepoint and a database error is
     sent back instead of raised.
+
+    With ``isolated`` (bookkeeping: access counts, TTL refreshes) the runner first commits
+    the program's transaction so far, then runs the statement alone in a short
+    transaction of its own (``lock_timeout`` :data:`BOOKKEEPING_LOCK_TIMEOUT`,
+    asynchronous commit) and sends back a lock timeout or deadlock error instead of
+    raising it; later statements start a new transaction. Bookkeeping rows are thereby
+    never locked inside a transaction that also holds item locks, so it can neither
+    deadlock with nor fail a user's write.
     """
 
     query: sql.SQL | sql.Composed | str
     params: Mapping[str, Any] | None = None
     tolerate_error: bool = False
+    isolated: bool = False
 
 
 @dataclass(frozen=True)
@@ -114,6 +128,7 @@ class MemorySearchOp(NamedTuple):
     refresh_ttl: bool = True
     as_of: datetime | None = None
     include_invalid: bool = False
+    explain: bool = False
 
 
 @dataclass(frozen=True)
