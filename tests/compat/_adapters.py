@@ -41,6 +41,7 @@ class Backend:
 
     def __init__(self, name: str, admin_dsn: str, dsn_for: Callable[[str], str]) -> None:
         self.name = name
+        self.embeddings: Callable[[], Any] | None = None  # the suite's CharacterEmbeddings
         self.admin_dsn = admin_dsn
         self.dsn_for = dsn_for
         self.databases: list[str] = []
@@ -81,6 +82,15 @@ def activate(backend: Backend) -> Iterator[Backend]:
         backend.close()
 
 
+def _no_index(backend: Backend) -> dict[str, Any]:
+    """For a store LangGraph opens without ``index``: ours always embeds, so it gets the
+    suite's own fake embedder (64 dims) instead of the default model (far slower on the
+    suites' 60,000-operation tests, and no more faithful to "no index")."""
+    assert backend.embeddings is not None
+    embeddings = backend.embeddings()
+    return {"dims": embeddings.dims, "embed": embeddings}
+
+
 def _ttl(module: types.ModuleType) -> dict[str, Any]:
     minutes = module.TTL_MINUTES
     return {"default_ttl": minutes, "refresh_on_read": True, "sweep_interval_minutes": minutes / 2}
@@ -117,10 +127,10 @@ def _sync_store(mode: str, dsn: str, **options: Any) -> Iterator[PostgresMemoryS
 def store(request: pytest.FixtureRequest) -> Iterator[PostgresMemoryStore]:
     """LangGraph's ``store`` fixture on our store (default embedder, the suite's TTL)."""
     dsn = active().new_database()
-    ttl = _ttl(request.module)
-    with PostgresMemoryStore.from_conn_string(dsn, ttl=ttl) as first:
+    ttl, index = _ttl(request.module), _no_index(active())
+    with PostgresMemoryStore.from_conn_string(dsn, ttl=ttl, index=index) as first:  # type: ignore[arg-type]
         first.setup()
-    with _sync_store(request.param, dsn, ttl=ttl) as opened:
+    with _sync_store(request.param, dsn, ttl=ttl, index=index) as opened:
         opened.start_ttl_sweeper()
         yield opened
         opened.stop_ttl_sweeper()
@@ -227,13 +237,13 @@ async def _async_store(mode: str, dsn: str, **options: Any) -> AsyncIterator[Any
 async def _async_store_fixture(request: pytest.FixtureRequest) -> AsyncIterator[Any]:
     """LangGraph's async ``store`` fixture on our async store."""
     dsn = active().new_database()
-    ttl = _ttl(request.module)
-    async with AsyncPostgresMemoryStore.from_conn_string(dsn, ttl=ttl) as first:
-        await first.setup()
+    ttl, index = _ttl(request.module), _no_index(active())
+    async with AsyncPostgresMemoryStore.from_conn_string(dsn, ttl=ttl, index=index) as first:  # type: ignore[arg-type]
+        await first.asetup()
         with psycopg.connect(dsn, autocommit=True) as conn:
             conn.execute("DROP TABLE IF EXISTS lgm_store_migrations")
-        await first.setup()
-    async with _async_store(request.param, dsn, ttl=ttl) as opened:
+        await first.asetup()
+    async with _async_store(request.param, dsn, ttl=ttl, index=index) as opened:
         await opened.start_ttl_sweeper()
         yield opened
         await opened.stop_ttl_sweeper()
@@ -252,7 +262,7 @@ async def _acreate_vector_store(
         index=_index(vector_type, distance_type, fake_embeddings, text_fields),  # type: ignore[arg-type]
     ) as opened:
         _DSN[opened] = dsn
-        await opened.setup()
+        await opened.asetup()
         yield opened
 
 
@@ -260,10 +270,12 @@ async def _acreate_vector_store(
 async def _create_pool_store() -> AsyncIterator[Any]:
     dsn = active().new_database()
     async with AsyncPostgresMemoryStore.from_conn_string(
-        dsn, pool_config={"min_size": 1, "max_size": 1}
+        dsn,
+        pool_config={"min_size": 1, "max_size": 1},
+        index=_no_index(active()),  # type: ignore[arg-type]
     ) as opened:
         _DSN[opened] = dsn
-        await opened.setup()
+        await opened.asetup()
         yield opened
 
 
@@ -298,6 +310,8 @@ def in_memory_store(**options: Any) -> PostgresMemoryStore:
         open=True,
     )
     backend.closers.append(pool.close)
+    if "index" not in options:
+        options["index"] = _no_index(backend)
     opened = PostgresMemoryStore(pool, **options)
     backend.closers.append(opened.stop_ttl_sweeper)
     _DSN[opened] = dsn
@@ -353,8 +367,10 @@ def additions(
 
     @pytest.fixture(autouse=True)
     def _lgm_compat_backend(request: pytest.FixtureRequest) -> Iterator[Backend]:
-        with activate(make_backend(request)) as backend:
-            yield backend
+        backend = make_backend(request)
+        backend.embeddings = lambda: request.module.CharacterEmbeddings(dims=64)
+        with activate(backend) as active_backend:
+            yield active_backend
 
     def for_module(module: types.ModuleType) -> dict[str, object]:
         added: dict[str, object] = {"_lgm_compat_backend": _lgm_compat_backend}

@@ -195,6 +195,7 @@ class MemoryStoreCore(MemoryPrograms, BaseStore):
         refresh_ttl: bool | None = None,
         as_of: datetime | None = None,
         include_invalid: bool = False,
+        explain: bool = False,
     ) -> list[SearchItem]:
         """Search memories under ``namespace_prefix``.
 
@@ -203,13 +204,28 @@ class MemoryStoreCore(MemoryPrograms, BaseStore):
         ``query``: hybrid lexical + vector retrieval ranked by ``RetrievalConfig``;
         without: filter matches, most recently updated first (``score=None``).
 
+        ``score`` is the fused ranking score, **not** a similarity: with
+        ``explain=True`` the items are :class:`ExplainedSearchItem` whose
+        ``explanation`` gives each term of it (lexical, vector, recency, importance,
+        access, time match; they add up to ``score``) and the raw cosine similarity.
+
         Example:
             ```python
             store.search(("memories", "u1"), query="where does she live", limit=5)
+            hits = store.search(("memories", "u1"), query="tea", explain=True)
+            print(hits[0].explanation.similarity)
             ```
         """
         op = self._search_op(
-            namespace_prefix, query, filter, limit, offset, refresh_ttl, as_of, include_invalid
+            namespace_prefix,
+            query,
+            filter,
+            limit,
+            offset,
+            refresh_ttl,
+            as_of,
+            include_invalid,
+            explain,
         )
         ops: list[Any] = [op]
         return self.batch(ops)[0]  # type: ignore[return-value]
@@ -226,10 +242,19 @@ class MemoryStoreCore(MemoryPrograms, BaseStore):
         refresh_ttl: bool | None = None,
         as_of: datetime | None = None,
         include_invalid: bool = False,
+        explain: bool = False,
     ) -> list[SearchItem]:
         """Async :meth:`search`."""
         op = self._search_op(
-            namespace_prefix, query, filter, limit, offset, refresh_ttl, as_of, include_invalid
+            namespace_prefix,
+            query,
+            filter,
+            limit,
+            offset,
+            refresh_ttl,
+            as_of,
+            include_invalid,
+            explain,
         )
         ops: list[Any] = [op]
         return (await self.abatch(ops))[0]  # type: ignore[return-value]

@@ -39,7 +39,13 @@ from langgraph_memory.errors import (
     InvalidValueError,
     MigrationError,
 )
-from langgraph_memory.retrieval import Candidate, RetrievalConfig, query_time_window, rank
+from langgraph_memory.retrieval import (
+    Candidate,
+    RetrievalConfig,
+    ScoreBreakdown,
+    query_time_window,
+    rank_explained,
+)
 from langgraph_memory.store._filters import compile_filter
 from langgraph_memory.store._namespace import (
     decode_namespace,
@@ -65,6 +71,7 @@ from langgraph_memory.store.postgres._exact import (
     memory_vectors,
     unit_vector,
 )
+from langgraph_memory.store.postgres._index import check_unit_length, index_options
 from langgraph_memory.store.postgres._migrations import (
     MIGRATIONS,
     MIGRATIONS_TABLE_SQL,
@@ -76,6 +83,7 @@ from langgraph_memory.store.postgres._types import (
     DecayConfig,
     EmbedDocuments,
     EmbedQueries,
+    ExplainedSearchItem,
     HistoryEntry,
     MemorySearchOp,
     Plan,
@@ -104,6 +112,17 @@ def _default_embeddings() -> tuple[Embeddings, int]:
             f"({exc}); install langgraph-memory[embeddings] or pass "
             "index={'dims': ..., 'embed': ...}"
         ) from exc
+
+
+def _from_ann(from_ann: int | None, given: int, default: int, ann_name: str, name: str) -> int:
+    """An HNSW parameter from ``ann_index_config`` or the keyword, refusing a contradiction."""
+    if from_ann is None:
+        return given
+    if given not in (default, from_ann):
+        raise ConfigurationError(
+            f"ann_index_config[{ann_name!r}]={from_ann} contradicts {name}={given}; give one"
+        )
+    return from_ann
 
 
 def _as_utc(moment: datetime) -> datetime:
@@ -140,6 +159,15 @@ class MemoryPrograms:
             self.fields = list(fields) if fields else None
         if self.dims <= 0:
             raise ConfigurationError(f"index dims must be positive, got {self.dims}")
+        self.index_options = index_options(index)
+        hnsw_m = _from_ann(self.index_options.hnsw_m, hnsw_m, 16, "m", "hnsw_m")
+        hnsw_ef_construction = _from_ann(
+            self.index_options.hnsw_ef_construction,
+            hnsw_ef_construction,
+            64,
+            "ef_construction",
+            "hnsw_ef_construction",
+        )
         self.index_config = index
         self.ttl_config = ttl
         self.retrieval = retrieval or RetrievalConfig()
@@ -178,6 +206,7 @@ class MemoryPrograms:
         refresh_ttl: bool | None,
         as_of: datetime | None,
         include_invalid: bool,
+        explain: bool = False,
     ) -> MemorySearchOp:
         if refresh_ttl is None:
             refresh_ttl = (self.ttl_config or {}).get("refresh_on_read", True)
@@ -190,6 +219,7 @@ class MemoryPrograms:
             refresh_ttl,
             as_of,
             include_invalid,
+            bool(explain),
         )
 
     def _ensure_mode(self) -> Program:
@@ -229,6 +259,8 @@ class MemoryPrograms:
             raise EmbeddingError(f"the embedder returned non-numeric values: {exc}") from exc
         if not finite:
             raise EmbeddingError("the embedder returned NaN or infinite values")
+        if self.index_options.unit_length_required:
+            check_unit_length(vectors, self.index_options.distance_type)
 
     # ------------------------------------------------------------------ programs
     def _setup_program(self) -> Program:
@@ -465,13 +497,28 @@ class MemoryPrograms:
                 scoped=scoped, include_invalid=op.include_invalid, filter_clause=clause
             )
             rows = yield Sql(query, params)
-            scored: list[tuple[dict[str, Any], float | None]] = [(row, None) for row in rows]
+            scored: list[tuple[dict[str, Any], ScoreBreakdown | None]] = [
+                (row, None) for row in rows
+            ]
         else:
             scored = yield from self._hybrid(op, clause, params, query_vectors[op.query])
         if scored and self.track_access:
             self._access.record([row["id"] for row, _ in scored], datetime.now(timezone.utc))
         if op.refresh_ttl:
             refresh.extend(row["id"] for row, _ in scored if row["ttl_minutes"] is not None)
+        if op.explain:
+            return [
+                ExplainedSearchItem(
+                    namespace=decode_namespace(row["ns"]),
+                    key=row["key"],
+                    value=row["value"],
+                    created_at=row["created_at"],
+                    updated_at=row["updated_at"],
+                    score=None if parts is None else parts.score,
+                    explanation=parts,
+                )
+                for row, parts in scored
+            ]
         return [
             SearchItem(
                 namespace=decode_namespace(row["ns"]),
@@ -479,9 +526,9 @@ class MemoryPrograms:
                 value=row["value"],
                 created_at=row["created_at"],
                 updated_at=row["updated_at"],
-                score=score,
+                score=None if parts is None else parts.score,
             )
-            for row, score in scored
+            for row, parts in scored
         ]
 
     def _hybrid(
@@ -551,14 +598,11 @@ class MemoryPrograms:
         ]
         now = _as_utc(op.as_of) if op.as_of is not None else datetime.now(timezone.utc)
         window = query_time_window(op.query) if op.query and config.time_match_weight else None
-        ranked = rank(candidates, config=config, now=now, time_window=window)
+        ranked = rank_explained(candidates, config=config, now=now, time_window=window)
         page = ranked[op.offset : op.offset + op.limit]
         return [
-            (
-                {**by_id[candidate.id], "value": json.loads(by_id[candidate.id]["value"])},
-                float(score),
-            )
-            for candidate, score in page
+            ({**by_id[candidate.id], "value": json.loads(by_id[candidate.id]["value"])}, parts)
+            for candidate, parts in page
         ]
 
     def _refreshed_cache(self, prefix: tuple[str, ...]) -> Program:

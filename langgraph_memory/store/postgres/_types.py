@@ -13,12 +13,14 @@ from langgraph.store.base import (
     GetOp,
     ListNamespacesOp,
     Result,
+    SearchItem,
 )
 from psycopg import sql
 
 from langgraph_memory.errors import (
     ConfigurationError,
 )
+from langgraph_memory.retrieval import ScoreBreakdown
 from langgraph_memory.store._values import (
     PreparedValue,
 )
@@ -32,6 +34,7 @@ __all__ = [
     "DecayConfig",
     "EmbedDocuments",
     "EmbedQueries",
+    "ExplainedSearchItem",
     "HistoryEntry",
     "MemorySearchOp",
     "PoolConfig",
@@ -129,6 +132,45 @@ class MemorySearchOp(NamedTuple):
     as_of: datetime | None = None
     include_invalid: bool = False
     explain: bool = False
+
+
+class ExplainedSearchItem(SearchItem):
+    """A ``SearchItem`` from ``search(..., explain=True)``: also why it scored what it did.
+
+    ``score`` is the store's fused ranking score (lexical + vector relevance, recency,
+    importance, access, time match), **not** a vector similarity; ``explanation`` holds
+    each term of it (they add up to ``score``) and the raw BM25 score and cosine
+    similarity (``explanation.similarity``). ``None`` for searches without a query.
+
+    Example:
+        ```python
+        for item in store.search(("memories", "u1"), query="tea", explain=True):
+            print(item.key, item.score, item.explanation.similarity)
+        ```
+    """
+
+    __slots__ = ("explanation",)
+
+    def __init__(
+        self,
+        namespace: tuple[str, ...],
+        key: str,
+        value: dict[str, Any],
+        created_at: datetime,
+        updated_at: datetime,
+        score: float | None = None,
+        explanation: ScoreBreakdown | None = None,
+    ) -> None:
+        super().__init__(namespace, key, value, created_at, updated_at, score)
+        self.explanation = explanation
+
+    def dict(self) -> dict[str, Any]:
+        """``SearchItem.dict()`` plus ``explanation`` (a dict, or ``None``)."""
+        from dataclasses import asdict
+
+        result: dict[str, Any] = super().dict()
+        result["explanation"] = None if self.explanation is None else asdict(self.explanation)
+        return result
 
 
 @dataclass(frozen=True)

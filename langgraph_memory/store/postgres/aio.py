@@ -233,7 +233,7 @@ class AsyncPostgresMemoryStore(MemoryStoreCore):
         if running is not None:
             raise asyncio.InvalidStateError(
                 "synchronous calls on AsyncPostgresMemoryStore would block the event loop; "
-                "use the async methods (aget, aput, asearch, ...) or PostgresMemoryStore"
+                "use the async methods (asetup, aget, aput, asearch, ...) or PostgresMemoryStore"
             )
 
     def _store_loop(self) -> asyncio.AbstractEventLoop:
