@@ -180,3 +180,8 @@ def load_suite(
     for name, value in {**rebound, **added}.items():
         setattr(module, name, value)
     return module
+
+
+if __name__ == "__main__":  # scripts/test.sh: fetch before the test run, failing loudly
+    for pinned in read_lock():
+        print(f"==> LangGraph store suite {pinned.package}=={pinned.version}: {fetch(pinned)}")

@@ -74,7 +74,10 @@ def test_every_caller_gets_exactly_its_own_outcome(
     async def scenario() -> None:
         runs, run = _fake_store()
         coalescer = Coalescer(run, max_running=max_running, max_ops=max_ops)
-        calls = [coalescer.submit([PutOp(("n",), key, {}) for key in keys]) for keys in units]
+        calls = [
+            coalescer.submit([PutOp(("n",), key, {"unit": n}) for key in keys])
+            for n, keys in enumerate(units)
+        ]
         outcomes = await asyncio.gather(*calls, return_exceptions=True)
         for keys, outcome in zip(units, outcomes, strict=True):
             if "bad" in keys:
@@ -84,6 +87,11 @@ def test_every_caller_gets_exactly_its_own_outcome(
         merged = [ops for ops in runs if len(ops) > 0]
         lengths = {len(keys) for keys in units}
         assert all(len(ops) <= max(max_ops, *lengths) for ops in merged)
+        for ops in merged:  # writes of one key from different calls never share a run
+            writers: dict[str, set[int]] = {}
+            for op in ops:
+                writers.setdefault(op.key, set()).add(op.value["unit"])  # type: ignore[union-attr,index]
+            assert all(len(callers) == 1 for callers in writers.values()), writers
 
     asyncio.run(scenario())
 
