@@ -45,28 +45,33 @@ async def measure(
     return ConcurrencyResult(name, kind, calls, len(errors), seconds, first)
 
 
+async def _both_kinds(name: str, store: Any, calls: int) -> list[ConcurrencyResult]:
+    """``calls`` concurrent ``aput``, then as many ``asearch``, on ``store``."""
+    put = await measure(
+        name,
+        "aput",
+        calls,
+        lambda i: store.aput(("bench", str(i % 10)), f"k{i}", {"text": f"memory {i}"}),
+    )
+    search = await measure(
+        name,
+        "asearch",
+        calls,
+        lambda i: store.asearch(("bench", str(i % 10)), query=f"memory {i}", limit=5),
+    )
+    return [put, search]
+
+
 async def _ours(dsn: str, calls: int) -> list[ConcurrencyResult]:
     from langgraph_memory.store.postgres import AsyncPostgresMemoryStore
     from tests.fakes import HashingEmbeddings
 
-    index: Any = {"dims": 64, "embed": HashingEmbeddings(64)}
+    index: Any = {"dims": 64, "embed": HashingEmbeddings(64), "fields": ["text"]}
     async with AsyncPostgresMemoryStore.from_conn_string(
         dsn, index=index, pool_config=POOL
     ) as store:
         await store.asetup()
-        put = await measure(
-            "langgraph-memory",
-            "aput",
-            calls,
-            lambda i: store.aput(("bench", str(i % 10)), f"k{i}", {"text": f"memory {i}"}),
-        )
-        search = await measure(
-            "langgraph-memory",
-            "asearch",
-            calls,
-            lambda i: store.asearch(("bench", str(i % 10)), query=f"memory {i}", limit=5),
-        )
-    return [put, search]
+        return await _both_kinds("langgraph-memory", store, calls)
 
 
 async def _langgraph(dsn: str, calls: int) -> list[ConcurrencyResult]:
@@ -74,25 +79,14 @@ async def _langgraph(dsn: str, calls: int) -> list[ConcurrencyResult]:
 
     from tests.fakes import HashingEmbeddings
 
+    index: Any = {"dims": 64, "embed": HashingEmbeddings(64), "fields": ["text"]}
     async with AsyncPostgresStore.from_conn_string(
         dsn,
         pool_config=POOL,  # type: ignore[arg-type]
-        index={"dims": 64, "embed": HashingEmbeddings(64), "fields": ["text"]},
+        index=index,
     ) as store:
         await store.setup()
-        put = await measure(
-            "langgraph AsyncPostgresStore",
-            "aput",
-            calls,
-            lambda i: store.aput(("bench", str(i % 10)), f"k{i}", {"text": f"memory {i}"}),
-        )
-        search = await measure(
-            "langgraph AsyncPostgresStore",
-            "asearch",
-            calls,
-            lambda i: store.asearch(("bench", str(i % 10)), query=f"memory {i}", limit=5),
-        )
-    return [put, search]
+        return await _both_kinds("langgraph AsyncPostgresStore", store, calls)
 
 
 def run(calls: int, *, base_dsn: str | None = None) -> list[ConcurrencyResult]:

@@ -199,15 +199,24 @@ def embedded_dsn(home: str | Path | None = None) -> str:
     return server.start()
 
 
-def _configured(name: str, what: str) -> str | None:
-    raw = os.environ.get(name)
-    if raw is None:
-        return None
-    if not raw.strip():
+def _resolve(given: str | None, variable: str, what: str, example: str, fallback: str) -> str:
+    """``given``; else ``$variable``; else ``fallback``. Empty/blank values are errors."""
+    if given is not None:
+        if not isinstance(given, str) or not given.strip():
+            raise InvalidConnectionStringError(
+                f"empty {what} ({given!r}); pass e.g. {example!r}, or None for "
+                f"${variable} / {fallback}"
+            )
+        return given
+    configured = os.environ.get(variable)
+    if configured is None:
+        return ""
+    if not configured.strip():
         raise InvalidConnectionStringError(
-            f"${name} is set but empty; set it to a {what}, or unset it to use the default"
+            f"${variable} is set but empty; set it to a {what} such as {example!r}, or unset "
+            f"it to use {fallback}"
         )
-    return raw
+    return configured
 
 
 def resolve_postgres_dsn(conn_string: str | None = None) -> str:
@@ -226,14 +235,11 @@ def resolve_postgres_dsn(conn_string: str | None = None) -> str:
         assert resolve_postgres_dsn("postgresql://db/app") == "postgresql://db/app"
         ```
     """
-    if conn_string is not None:
-        if not isinstance(conn_string, str) or not conn_string.strip():
-            raise InvalidConnectionStringError(
-                f"empty Postgres connection string ({conn_string!r}); pass e.g. "
-                f"'postgresql://user@host:5432/db', or None for ${ENV_DSN} / the embedded server"
-            )
-        return conn_string
-    return _configured(ENV_DSN, "Postgres DSN") or embedded_dsn()
+    example = "postgresql://user@host:5432/db"
+    resolved = _resolve(
+        conn_string, ENV_DSN, "Postgres connection string", example, "the embedded server"
+    )
+    return resolved or embedded_dsn()
 
 
 def resolve_redis_url(url: str | None = None) -> str:
@@ -248,14 +254,8 @@ def resolve_redis_url(url: str | None = None) -> str:
         assert resolve_redis_url("redis://cache:6379/1") == "redis://cache:6379/1"
         ```
     """
-    if url is not None:
-        if not isinstance(url, str) or not url.strip():
-            raise InvalidConnectionStringError(
-                f"empty Redis URL ({url!r}); pass e.g. 'redis://host:6379/0', or None "
-                f"for ${ENV_REDIS} / {DEFAULT_REDIS_URL}"
-            )
-        return url
-    return _configured(ENV_REDIS, "Redis URL") or DEFAULT_REDIS_URL
+    resolved = _resolve(url, ENV_REDIS, "Redis URL", "redis://host:6379/0", DEFAULT_REDIS_URL)
+    return resolved or DEFAULT_REDIS_URL
 
 
 def default_dsn() -> str:

@@ -208,6 +208,8 @@ class MemoryPrograms:
         include_invalid: bool,
         explain: bool = False,
     ) -> MemorySearchOp:
+        # validated before the op is queued: a merged batch must not carry a bad op
+        namespace_prefix = validate_prefix(namespace_prefix)
         if refresh_ttl is None:
             refresh_ttl = (self.ttl_config or {}).get("refresh_on_read", True)
         return MemorySearchOp(
@@ -334,7 +336,7 @@ class MemoryPrograms:
                     validate_prefix(condition.path)
                 plan.lists.append((position, op))
             elif isinstance(op, PutOp):
-                namespace = validate_namespace(op.namespace)
+                namespace = validate_namespace(op.namespace, allow_reserved=True)
                 latest_put[(namespace, validate_key(op.key))] = op
             else:
                 raise InvalidValueError(f"unknown store operation {type(op).__name__}")
@@ -506,30 +508,7 @@ class MemoryPrograms:
             self._access.record([row["id"] for row, _ in scored], datetime.now(timezone.utc))
         if op.refresh_ttl:
             refresh.extend(row["id"] for row, _ in scored if row["ttl_minutes"] is not None)
-        if op.explain:
-            return [
-                ExplainedSearchItem(
-                    namespace=decode_namespace(row["ns"]),
-                    key=row["key"],
-                    value=row["value"],
-                    created_at=row["created_at"],
-                    updated_at=row["updated_at"],
-                    score=None if parts is None else parts.score,
-                    explanation=parts,
-                )
-                for row, parts in scored
-            ]
-        return [
-            SearchItem(
-                namespace=decode_namespace(row["ns"]),
-                key=row["key"],
-                value=row["value"],
-                created_at=row["created_at"],
-                updated_at=row["updated_at"],
-                score=None if parts is None else parts.score,
-            )
-            for row, parts in scored
-        ]
+        return [_search_item(row, parts, op.explain) for row, parts in scored]
 
     def _hybrid(
         self,
@@ -760,6 +739,19 @@ class MemoryPrograms:
         }
         rows = yield Sql(_sql.decay_sql(config.mode == "delete", bool(prefix)), params)
         return int(rows[0]["n"]) if rows else 0
+
+
+def _search_item(row: Mapping[str, Any], parts: ScoreBreakdown | None, explain: bool) -> SearchItem:
+    """A search result; with ``explain``, an :class:`ExplainedSearchItem` carrying ``parts``."""
+    fields: dict[str, Any] = {
+        "namespace": decode_namespace(row["ns"]),
+        "key": row["key"],
+        "value": row["value"],
+        "created_at": row["created_at"],
+        "updated_at": row["updated_at"],
+        "score": None if parts is None else parts.score,
+    }
+    return ExplainedSearchItem(**fields, explanation=parts) if explain else SearchItem(**fields)
 
 
 def _texts_to_embed(upserts: Sequence[tuple[PreparedValue, float | None]]) -> list[str]:
