@@ -23,19 +23,31 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, Literal
 
-from langgraph_memory.errors import BackendUnavailableError, ConfigurationError
+from langgraph_memory.errors import (
+    BackendUnavailableError,
+    ConfigurationError,
+    InvalidConnectionStringError,
+)
 
 __all__ = [
+    "DEFAULT_REDIS_URL",
     "ENV_DSN",
     "ENV_HOME",
+    "ENV_REDIS",
     "EmbeddedPostgres",
     "default_dsn",
     "embedded_dsn",
     "memory_home",
+    "resolve_postgres_dsn",
+    "resolve_redis_url",
 ]
 
 ENV_HOME = "LANGGRAPH_MEMORY_HOME"
 ENV_DSN = "LANGGRAPH_MEMORY_POSTGRES_URI"
+"""The one environment variable naming the Postgres server (library, CLI, server, docs)."""
+ENV_REDIS = "LANGGRAPH_MEMORY_REDIS_URL"
+"""The one environment variable naming the Redis server."""
+DEFAULT_REDIS_URL = "redis://127.0.0.1:6379/0"
 
 # Server settings for the embedded server (ALTER SYSTEM). A new data directory gets them
 # before its first real use: the server is restarted once after initdb so shared_buffers
@@ -187,12 +199,72 @@ def embedded_dsn(home: str | Path | None = None) -> str:
     return server.start()
 
 
+def _resolve(given: str | None, variable: str, what: str, example: str, fallback: str) -> str:
+    """``given``; else ``$variable``; else ``fallback``. Empty/blank values are errors."""
+    if given is not None:
+        if not isinstance(given, str) or not given.strip():
+            raise InvalidConnectionStringError(
+                f"empty {what} ({given!r}); pass e.g. {example!r}, or None for "
+                f"${variable} / {fallback}"
+            )
+        return given
+    configured = os.environ.get(variable)
+    if configured is None:
+        return ""
+    if not configured.strip():
+        raise InvalidConnectionStringError(
+            f"${variable} is set but empty; set it to a {what} such as {example!r}, or unset "
+            f"it to use {fallback}"
+        )
+    return configured
+
+
+def resolve_postgres_dsn(conn_string: str | None = None) -> str:
+    """The Postgres DSN to use, the same way everywhere (stores, CLI, examples, server).
+
+    ``conn_string`` if given; else ``$LANGGRAPH_MEMORY_POSTGRES_URI``; else the embedded
+    server (started on first use). No other variable (``DATABASE_URL``, ``POSTGRES_URI``,
+    ...) is read. An empty string — given or in the variable — is an error, never "use
+    the default": it is what an unset variable interpolated into a config looks like.
+
+    Raises:
+        InvalidConnectionStringError: ``conn_string`` or the variable is empty.
+
+    Example:
+        ```python
+        assert resolve_postgres_dsn("postgresql://db/app") == "postgresql://db/app"
+        ```
+    """
+    example = "postgresql://user@host:5432/db"
+    resolved = _resolve(
+        conn_string, ENV_DSN, "Postgres connection string", example, "the embedded server"
+    )
+    return resolved or embedded_dsn()
+
+
+def resolve_redis_url(url: str | None = None) -> str:
+    """The Redis URL to use: ``url``, else ``$LANGGRAPH_MEMORY_REDIS_URL``, else
+    ``redis://127.0.0.1:6379/0``. Empty values are errors, as in :func:`resolve_postgres_dsn`.
+
+    Raises:
+        InvalidConnectionStringError: ``url`` or the variable is empty.
+
+    Example:
+        ```python
+        assert resolve_redis_url("redis://cache:6379/1") == "redis://cache:6379/1"
+        ```
+    """
+    resolved = _resolve(url, ENV_REDIS, "Redis URL", "redis://host:6379/0", DEFAULT_REDIS_URL)
+    return resolved or DEFAULT_REDIS_URL
+
+
 def default_dsn() -> str:
-    """``$LANGGRAPH_MEMORY_POSTGRES_URI`` if set, else :func:`embedded_dsn`.
+    """``$LANGGRAPH_MEMORY_POSTGRES_URI`` if set, else :func:`embedded_dsn`
+    (:func:`resolve_postgres_dsn` with no argument).
 
     Example:
         ```python
         dsn = default_dsn()
         ```
     """
-    return os.environ.get(ENV_DSN) or embedded_dsn()
+    return resolve_postgres_dsn(None)

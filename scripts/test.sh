@@ -21,5 +21,9 @@ ruff check langgraph_memory graphs tests bench
 ruff format --check langgraph_memory graphs tests bench
 echo "==> mypy --strict"
 mypy
+# --- store-compat: LangGraph's own store test suites (tests/compat), fetched from the PyPI
+# sdists pinned in tests/compat/langgraph_suites.lock (sha256-checked, cached in .cache/) ---
+python -m tests.compat._suites
+# --- end store-compat ---
 echo "==> pytest"
 python -m pytest -p no:cacheprovider --timeout=900 "$@"

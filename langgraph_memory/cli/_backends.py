@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from langgraph_memory.cli._console import CliError
-from langgraph_memory.embedded import ENV_DSN, memory_home
+from langgraph_memory.embedded import ENV_DSN, ENV_REDIS, memory_home, resolve_postgres_dsn
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
@@ -44,7 +44,6 @@ __all__ = [
     "resolve_dsn",
 ]
 
-ENV_REDIS = "LANGGRAPH_MEMORY_REDIS_URL"
 DEFAULT_OPENAI_MODEL = "gpt-4o-mini"
 OFFLINE_NOTICE = "offline mode: rule-based extractor and templated responder, not an LLM"
 
@@ -72,14 +71,21 @@ def _missing_extra(exc: ImportError, what: str) -> CliError:
 
 def resolve_dsn(postgres: str | None) -> str | None:
     """The Postgres DSN to use: ``--postgres``, else ``$LANGGRAPH_MEMORY_POSTGRES_URI``,
-    else ``None`` (the embedded server).
+    else ``None`` (the embedded server) — the library's rule
+    (:func:`~langgraph_memory.embedded.resolve_postgres_dsn`): an empty ``--postgres ""`` or
+    an empty variable is an error, never the embedded server.
+
+    Raises:
+        InvalidConnectionStringError: the DSN given or in the variable is empty.
 
     Example:
         ```python
         assert resolve_dsn("postgresql://h/db") == "postgresql://h/db"
         ```
     """
-    return postgres or os.environ.get(ENV_DSN) or None
+    if postgres is None and os.environ.get(ENV_DSN) is None:
+        return None  # the embedded server, started by open_store
+    return resolve_postgres_dsn(postgres)
 
 
 def describe_dsn(dsn: str | None) -> str:

@@ -17,11 +17,14 @@ from __future__ import annotations
 from langgraph_memory.retrieval._config import FusionMethod, RetrievalConfig
 from langgraph_memory.retrieval._rank import (
     Candidate,
+    ScoreBreakdown,
     access_score,
     fuse_relevance,
     importance_score,
     rank,
+    rank_explained,
     recency_score,
+    relevance_parts,
 )
 from langgraph_memory.retrieval._time import TimeWindow, query_time_window, time_match_score
 
@@ -29,12 +32,15 @@ __all__ = [
     "Candidate",
     "FusionMethod",
     "RetrievalConfig",
+    "ScoreBreakdown",
     "TimeWindow",
     "access_score",
     "fuse_relevance",
     "importance_score",
     "query_time_window",
     "rank",
+    "rank_explained",
     "recency_score",
+    "relevance_parts",
     "time_match_score",
 ]

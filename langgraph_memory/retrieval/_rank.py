@@ -25,11 +25,14 @@ from langgraph_memory.retrieval._time import TimeWindow, time_match_score
 
 __all__ = [
     "Candidate",
+    "ScoreBreakdown",
     "access_score",
     "fuse_relevance",
     "importance_score",
     "rank",
+    "rank_explained",
     "recency_score",
+    "relevance_parts",
 ]
 
 _NEUTRAL_IMPORTANCE = 5.0
@@ -111,6 +114,45 @@ def _min_max(values: Sequence[float | None], *, missing: float | None) -> list[f
     return scaled
 
 
+def relevance_parts(
+    candidates: Sequence[Candidate], config: RetrievalConfig
+) -> list[tuple[float, float]]:
+    """The lexical and vector shares of each candidate's fused relevance (they sum to it).
+
+    Example:
+        >>> relevance_parts([Candidate("a", lexical_score=2.0, vector_similarity=0.5),
+        ...                  Candidate("b", lexical_score=0.0, vector_similarity=0.1)],
+        ...                 RetrievalConfig())
+        [(0.4, 0.6), (0.0, 0.0)]
+    """
+    total_weight = config.lexical_weight + config.vector_weight
+    if config.fusion == "rrf":
+        best = total_weight / (config.rrf_k + 1)
+        parts: list[tuple[float, float]] = []
+        for c in candidates:
+            lex = (
+                0.0
+                if c.lexical_rank is None
+                else config.lexical_weight / (config.rrf_k + c.lexical_rank)
+            )
+            vec = (
+                0.0
+                if c.vector_rank is None
+                else config.vector_weight / (config.rrf_k + c.vector_rank)
+            )
+            parts.append((lex / best, vec / best))
+        return parts
+    lexical = _min_max(
+        [c.lexical_score if c.lexical_score is not None else 0.0 for c in candidates],
+        missing=0.0,
+    )
+    vector = _min_max([c.vector_similarity for c in candidates], missing=0.0)
+    return [
+        (config.lexical_weight * lex / total_weight, config.vector_weight * vec / total_weight)
+        for lex, vec in zip(lexical, vector, strict=True)
+    ]
+
+
 def fuse_relevance(candidates: Sequence[Candidate], config: RetrievalConfig) -> list[float]:
     """Fuse lexical and vector signals into one relevance in [0, 1] per candidate.
 
@@ -132,27 +174,59 @@ def fuse_relevance(candidates: Sequence[Candidate], config: RetrievalConfig) -> 
         ...                RetrievalConfig())
         [1.0, 0.0]
     """
-    total_weight = config.lexical_weight + config.vector_weight
-    if config.fusion == "rrf":
-        best = total_weight / (config.rrf_k + 1)
-        fused: list[float] = []
-        for c in candidates:
-            value = 0.0
-            if c.lexical_rank is not None:
-                value += config.lexical_weight / (config.rrf_k + c.lexical_rank)
-            if c.vector_rank is not None:
-                value += config.vector_weight / (config.rrf_k + c.vector_rank)
-            fused.append(value / best)
-        return fused
-    lexical = _min_max(
-        [c.lexical_score if c.lexical_score is not None else 0.0 for c in candidates],
-        missing=0.0,
-    )
-    vector = _min_max([c.vector_similarity for c in candidates], missing=0.0)
-    return [
-        (config.lexical_weight * lex + config.vector_weight * vec) / total_weight
-        for lex, vec in zip(lexical, vector, strict=True)
-    ]
+    return [lex + vec for lex, vec in relevance_parts(candidates, config)]
+
+
+@dataclass(frozen=True, slots=True)
+class ScoreBreakdown:
+    """Why a memory scored what it did: each term of the ranking formula, and the signals.
+
+    The six contributions add up to ``score`` (the ``SearchItem.score`` the store
+    returns): ``lexical + vector + recency + importance + access + time_match``. Each is
+    its factor times its weight (``lexical``/``vector`` are the relevance weight times
+    their share of the fused relevance), so they compare within one search only.
+
+    Attributes:
+        lexical: Contribution of lexical (BM25) relevance.
+        vector: Contribution of vector relevance.
+        recency: Contribution of recency.
+        importance: Contribution of importance.
+        access: Contribution of access reinforcement.
+        time_match: Contribution of the match with a date the query names.
+        score: The final score (their sum).
+        bm25: Raw BM25 score (``None``: not a lexical match).
+        similarity: Raw cosine similarity to the query (``None``: not computed).
+        lexical_rank: Position in the lexical candidate list.
+        vector_rank: Position in the vector candidate list.
+
+    Example:
+        >>> parts = ScoreBreakdown(0.2, 0.5, 0.05, 0.025, 0.0, 0.0, 0.775)
+        >>> round(parts.lexical + parts.vector + parts.recency + parts.importance, 3)
+        0.775
+    """
+
+    lexical: float
+    vector: float
+    recency: float
+    importance: float
+    access: float
+    time_match: float
+    score: float
+    bm25: float | None = None
+    similarity: float | None = None
+    lexical_rank: int | None = None
+    vector_rank: int | None = None
+
+    def contributions(self) -> dict[str, float]:
+        """The six terms by name (they sum to :attr:`score`)."""
+        return {
+            "lexical": self.lexical,
+            "vector": self.vector,
+            "recency": self.recency,
+            "importance": self.importance,
+            "access": self.access,
+            "time_match": self.time_match,
+        }
 
 
 def recency_score(event_time: datetime | None, *, now: datetime, config: RetrievalConfig) -> float:
@@ -218,7 +292,7 @@ def rank(
     (:func:`~langgraph_memory.retrieval.time_match_score` of the event time) counts only
     when ``time_window`` is given. Rows with the same ``id`` are merged first. Ties keep
     the better list position, then input order. Candidates below
-    ``config.min_relevance`` are dropped.
+    ``config.min_relevance`` are dropped. :func:`rank_explained` gives each term.
 
     Args:
         candidates: Rows from the store's lexical and vector candidate queries.
@@ -242,6 +316,27 @@ def rank(
         >>> [c.id for c, _ in rank([old, new], config=RetrievalConfig(), now=now)]
         ['new', 'old']
     """
+    ranked = rank_explained(candidates, config=config, now=now, time_window=time_window)
+    return [(candidate, parts.score) for candidate, parts in ranked]
+
+
+def rank_explained(
+    candidates: Iterable[Candidate],
+    *,
+    config: RetrievalConfig,
+    now: datetime,
+    time_window: TimeWindow | None = None,
+) -> list[tuple[Candidate, ScoreBreakdown]]:
+    """:func:`rank` with each candidate's :class:`ScoreBreakdown` instead of its score.
+
+    Example:
+        >>> from datetime import datetime, timezone
+        >>> now = datetime(2026, 1, 1, tzinfo=timezone.utc)
+        >>> [(c, parts)] = rank_explained([Candidate("a", lexical_score=1.0, lexical_rank=1)],
+        ...                               config=RetrievalConfig(), now=now)
+        >>> round(sum(parts.contributions().values()), 9) == round(parts.score, 9)
+        True
+    """
     if now.tzinfo is None:
         raise ConfigurationError("rank(now=...) must be timezone-aware, e.g. datetime.now(UTC)")
     merged: dict[Hashable, Candidate] = {}
@@ -251,31 +346,46 @@ def rank(
     unique = list(merged.values())
     if not unique:
         return []
-    relevance = fuse_relevance(unique, config)
+    parts = relevance_parts(unique, config)
     max_count = max(c.access_count for c in unique)
-    scored: list[tuple[float, int, int, Candidate]] = []
-    for position, (candidate, rel) in enumerate(zip(unique, relevance, strict=True)):
-        if config.min_relevance is not None and rel < config.min_relevance:
+    scored: list[tuple[float, int, int, Candidate, ScoreBreakdown]] = []
+    for position, (candidate, (lex, vec)) in enumerate(zip(unique, parts, strict=True)):
+        if config.min_relevance is not None and lex + vec < config.min_relevance:
             continue
-        score = config.relevance_weight * rel
+        recency = importance = access = time_match = 0.0
         if config.recency_weight:
-            score += config.recency_weight * recency_score(
+            recency = config.recency_weight * recency_score(
                 candidate.event_time, now=now, config=config
             )
         if config.importance_weight:
-            score += config.importance_weight * importance_score(candidate.importance)
+            importance = config.importance_weight * importance_score(candidate.importance)
         if config.access_weight:
-            score += config.access_weight * access_score(
+            access = config.access_weight * access_score(
                 candidate, max_count=max_count, now=now, config=config
             )
         if config.time_match_weight and time_window is not None:
-            score += config.time_match_weight * time_match_score(
+            time_match = config.time_match_weight * time_match_score(
                 candidate.event_time, time_window, half_life=config.time_match_half_life
             )
+        lexical, vector = config.relevance_weight * lex, config.relevance_weight * vec
+        score = lexical + vector + recency + importance + access + time_match
+        breakdown = ScoreBreakdown(
+            lexical=lexical,
+            vector=vector,
+            recency=recency,
+            importance=importance,
+            access=access,
+            time_match=time_match,
+            score=score,
+            bm25=candidate.lexical_score,
+            similarity=candidate.vector_similarity,
+            lexical_rank=candidate.lexical_rank,
+            vector_rank=candidate.vector_rank,
+        )
         best_rank = min(
             (r for r in (candidate.lexical_rank, candidate.vector_rank) if r is not None),
             default=1 << 30,
         )
-        scored.append((score, best_rank, position, candidate))
+        scored.append((score, best_rank, position, candidate, breakdown))
     scored.sort(key=lambda row: (-row[0], row[1], row[2]))
-    return [(candidate, score) for score, _, _, candidate in scored]
+    return [(candidate, breakdown) for _, _, _, candidate, breakdown in scored]

@@ -85,8 +85,12 @@ def is_utf8(text: str) -> bool:
     return True
 
 
-def validate_namespace(namespace: object) -> tuple[str, ...]:
+def validate_namespace(namespace: object, *, allow_reserved: bool = False) -> tuple[str, ...]:
     """Check a full item namespace (non-empty, labels non-empty strings without ``.``).
+
+    The root label ``langgraph`` is refused unless ``allow_reserved``: as in LangGraph,
+    the rule belongs to ``put()`` (users' writes), not to ``batch()`` ops, which LangGraph
+    itself uses to write there.
 
     Example:
         ```python
@@ -96,7 +100,7 @@ def validate_namespace(namespace: object) -> tuple[str, ...]:
     labels = _check_labels(namespace, "namespace")
     if not labels:
         raise InvalidNamespaceError("namespace is empty; use e.g. ('memories', user_id)")
-    if labels[0] == "langgraph":
+    if labels[0] == "langgraph" and not allow_reserved:
         raise InvalidNamespaceError("the root label 'langgraph' is reserved by LangGraph")
     return labels
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import re
 import threading
 import time
 import weakref
@@ -37,6 +38,7 @@ __all__ = [
     "aprobe",
     "arun_program",
     "build_pool",
+    "connect_error",
     "probe",
 ]
 
@@ -191,19 +193,80 @@ class SyncConnector:
             return run_program(cur, program, first)
 
 
+# What the server (or libpq) says when the connection string itself is wrong: retrying
+# cannot help, so these are configuration errors, not "unavailable". Connection errors carry
+# no SQLSTATE in psycopg, hence the server's (English) messages.
+_CONFIG_FAILURES: tuple[tuple[re.Pattern[str], str], ...] = tuple(
+    (re.compile(pattern), fix)
+    for pattern, fix in (
+        (
+            r'database "[^"]*" does not exist',
+            "create it (CREATE DATABASE) or fix the dbname",
+        ),
+        (r'role "[^"]*" does not exist', "create it (CREATE ROLE ... LOGIN) or fix the DSN's user"),
+        (r"password authentication failed", "check the user and password in the DSN"),
+        (r"authentication failed", "check the user and credentials in the DSN"),
+        (r"no password supplied", "add the password to the DSN (or a ~/.pgpass entry)"),
+        (r"no pg_hba\.conf entry", "allow this client in the server's pg_hba.conf, or fix user/db"),
+        (r"permission denied for database", "GRANT CONNECT on the database to this user"),
+        (r"not permitted to log in", "ALTER ROLE ... LOGIN, or use another user"),
+        (r"ssl was required|does not support ssl", "drop sslmode=require, or enable server SSL"),
+    )
+)
+
+
+def connect_error(target: str, exc: BaseException) -> Exception:
+    """The error to raise when connecting to ``target`` failed with ``exc``.
+
+    A missing database or role, bad credentials, a refused ``pg_hba.conf`` entry or an SSL
+    mismatch is a :class:`ConfigurationError` naming the cause and the fix (the
+    server is up; retrying changes nothing); a refused/timed-out connection is a
+    :class:`BackendUnavailableError`; a malformed option an
+    :class:`InvalidConnectionStringError`.
+
+    Example:
+        ```python
+        import psycopg
+
+        err = connect_error("db:5432", psycopg.OperationalError(
+            'connection failed: FATAL:  database "app" does not exist'))
+        assert isinstance(err, ConfigurationError) and "CREATE DATABASE" in str(err)
+        ```
+    """
+    detail = str(exc).strip()
+    reason = next((line for line in detail.splitlines() if "FATAL" in line), "")
+    if not reason:
+        reason = detail.splitlines()[0] if detail else type(exc).__name__
+    reason = reason.split("FATAL:", 1)[-1].strip()
+    lowered = detail.lower()
+    if isinstance(exc, psycopg.ProgrammingError):
+        return InvalidConnectionStringError(
+            f"invalid Postgres connection string for {target}: {reason}"
+        )
+    for pattern, fix in _CONFIG_FAILURES:
+        if pattern.search(lowered):
+            return ConfigurationError(
+                f"Postgres at {target} refused the connection: {reason}. This is a "
+                f"configuration problem, not an outage: {fix}."
+            )
+    return BackendUnavailableError(_common.unavailable_message(target, exc))
+
+
 def probe(conn_string: str, connect_timeout: int, extra: dict[str, Any] | None = None) -> str:
-    """Check the DSN parses and the server answers; return its ``host:port``."""
+    """Check the DSN parses and the server answers; return its ``host:port``.
+
+    Raises:
+        InvalidConnectionStringError: malformed DSN.
+        ConfigurationError: missing database/role, bad credentials (see :func:`connect_error`).
+        BackendUnavailableError: the server cannot be reached.
+    """
     target = _common.describe_target(_common.validate_dsn(conn_string))
     kwargs = {**(extra or {}), "connect_timeout": connect_timeout, "autocommit": True}
     try:
         with psycopg.connect(conn_string, **kwargs):
             pass
-    except psycopg.ProgrammingError as exc:
-        raise InvalidConnectionStringError(
-            f"invalid Postgres connection string for {target}: {exc}"
-        ) from exc
-    except psycopg.OperationalError as exc:
-        raise BackendUnavailableError(_common.unavailable_message(target, exc)) from exc
+    except (psycopg.ProgrammingError, psycopg.OperationalError) as exc:
+        raise connect_error(target, exc) from exc
     return target
 
 
@@ -432,12 +495,8 @@ async def aprobe(
     try:
         conn = await psycopg.AsyncConnection.connect(conn_string, **kwargs)
         await conn.close()
-    except psycopg.ProgrammingError as exc:
-        raise InvalidConnectionStringError(
-            f"invalid Postgres connection string for {target}: {exc}"
-        ) from exc
-    except psycopg.OperationalError as exc:
-        raise BackendUnavailableError(_common.unavailable_message(target, exc)) from exc
+    except (psycopg.ProgrammingError, psycopg.OperationalError) as exc:
+        raise connect_error(target, exc) from exc
     return target
 
 

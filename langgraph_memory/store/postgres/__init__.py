@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from langgraph_memory.store.postgres._types import (
     DecayConfig,
+    ExplainedSearchItem,
     HistoryEntry,
     MemorySearchOp,
     PoolConfig,
@@ -25,6 +26,7 @@ from langgraph_memory.store.postgres.sync import PostgresMemoryStore
 __all__ = [
     "AsyncPostgresMemoryStore",
     "DecayConfig",
+    "ExplainedSearchItem",
     "HistoryEntry",
     "MemorySearchOp",
     "PoolConfig",

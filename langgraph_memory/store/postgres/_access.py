@@ -96,6 +96,16 @@ class AccessLog:
                 or self._clock() - self._oldest >= self.interval
             )
 
+    def restore(self, batch: AccessBatch) -> None:
+        """Put a drained batch back (its write gave way to a lock); counts add up."""
+        with self._lock:
+            for memory_id, count, last in zip(batch.ids, batch.counts, batch.last, strict=True):
+                self._counts[memory_id] = self._counts.get(memory_id, 0) + count
+                previous = self._last.get(memory_id)
+                self._last[memory_id] = last if previous is None else max(previous, last)
+            if self._counts and self._oldest is None:
+                self._oldest = self._clock()
+
     def drain(self) -> AccessBatch | None:
         """Take every pending count (ids ascending: upserts lock rows in one order)."""
         with self._lock:

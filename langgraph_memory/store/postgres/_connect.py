@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
 from psycopg.rows import dict_row
@@ -12,6 +11,8 @@ from langgraph_memory.checkpoint.postgres._common import (
     is_connection_failure,
     validate_dsn,
 )
+from langgraph_memory.checkpoint.postgres._connect import connect_error
+from langgraph_memory.embedded import ENV_DSN, resolve_postgres_dsn
 from langgraph_memory.errors import BackendUnavailableError, ConfigurationError
 from langgraph_memory.store.postgres._types import PoolConfig
 
@@ -20,31 +21,25 @@ __all__ = [
     "ENV_DSN",
     "POOL_TIMEOUT",
     "check_connection_settings",
+    "connect_error",
     "connection_kwargs",
     "describe_target",
     "resolve_dsn",
     "translate_error",
 ]
 
-ENV_DSN = "LANGGRAPH_MEMORY_POSTGRES_URI"
 CONNECT_TIMEOUT = 5
 POOL_TIMEOUT = 5.0  # seconds a call waits for a pooled connection (fail fast in an outage)
 
 
 def resolve_dsn(conn_string: str | None) -> tuple[str, str]:
-    """``(dsn, "host:port")``: ``conn_string``, else ``$LANGGRAPH_MEMORY_POSTGRES_URI``,
-    else the embedded Postgres.
+    """``(dsn, "host:port")`` of :func:`~langgraph_memory.embedded.resolve_postgres_dsn`.
 
     Raises:
-        InvalidConnectionStringError: malformed DSN, unsupported scheme or bad port.
+        InvalidConnectionStringError: empty or malformed DSN, unsupported scheme, bad port.
     """
-    dsn = conn_string or os.environ.get(ENV_DSN)
-    if not dsn:
-        from langgraph_memory.embedded import embedded_dsn
-
-        dsn = embedded_dsn()
-    params = validate_dsn(dsn)
-    return dsn, describe_target(params)
+    dsn = resolve_postgres_dsn(conn_string)
+    return dsn, describe_target(validate_dsn(dsn))
 
 
 def connection_kwargs(pool_config: PoolConfig | None) -> dict[str, Any]:
@@ -75,8 +70,38 @@ def check_connection_settings(conn: Any) -> None:
         )
 
 
-def translate_error(target: str, exc: BaseException) -> BaseException:
-    """A lost/refused connection or pool timeout → :class:`BackendUnavailableError`."""
-    if is_connection_failure(exc) or type(exc).__name__ == "PoolTimeout":
-        return BackendUnavailableError(f"Postgres at {target} is unreachable: {exc}")
+def _pool_saturated(pool: Any) -> bool:
+    """Whether every connection ``pool`` may open exists and is checked out (it is busy)."""
+    try:
+        stats = pool.get_stats()
+    except Exception:  # not a psycopg_pool pool
+        return False
+    return bool(stats.get("pool_size", 0) >= pool.max_size and stats.get("pool_available", 0) == 0)
+
+
+def translate_error(target: str, exc: BaseException, conn: Any = None) -> BaseException:
+    """The error a public call raises for a connection-level failure ``exc``.
+
+    * a pool that timed out while all its connections were busy: a
+      :class:`BackendUnavailableError` that says so (not "unreachable"): the pool is shared
+      with other users and too small, or a call holds its connection for long;
+    * a pool timeout otherwise, a lost or refused connection:
+      :class:`BackendUnavailableError` naming ``target``;
+    * a missing database/role or bad credentials: :class:`ConfigurationError`
+      (:func:`connect_error`).
+    """
+    if type(exc).__name__ == "PoolTimeout":
+        if conn is not None and _pool_saturated(conn):
+            return BackendUnavailableError(
+                f"Postgres at {target} answers, but all {conn.max_size} connections of the "
+                f"pool stayed busy ({exc}); other users of the same pool hold them. Give the "
+                "store its own pool or raise pool_config['max_size'] / ['timeout']."
+            )
+        return BackendUnavailableError(
+            f"Postgres at {target}: no pooled connection could be opened in time ({exc}); "
+            "check that the server is running and reachable."
+        )
+    if is_connection_failure(exc):
+        translated = connect_error(target, exc)
+        return translated
     return exc

@@ -6,6 +6,7 @@ terms of two runners, ``_run`` and ``_arun``, which the sync and async stores im
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Mapping
 from datetime import datetime
 from typing import Any, Literal
@@ -21,6 +22,7 @@ from langgraph.store.base import (
     SearchItem,
 )
 
+from langgraph_memory.errors import ConfigurationError
 from langgraph_memory.store._namespace import (
     validate_namespace,
     validate_prefix,
@@ -40,6 +42,21 @@ class MemoryStoreCore(MemoryPrograms, BaseStore):
     """Public API of both Postgres memory stores, written once over ``_run``/``_arun``."""
 
     supports_ttl = True
+
+    def _sweep_interval_seconds(self, minutes: float | None) -> float:
+        """Seconds between TTL sweeps: ``minutes``, else the TTL config's, else 5 minutes."""
+        value = (
+            minutes
+            if minutes is not None
+            else (self.ttl_config or {}).get("sweep_interval_minutes")
+        )
+        if value is None:
+            value = 5
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise ConfigurationError(f"sweep interval must be a number of minutes, got {value!r}")
+        if not (math.isfinite(value) and value > 0):
+            raise ConfigurationError(f"sweep interval must be positive minutes, got {value!r}")
+        return float(value) * 60
 
     # ------------------------------------------------------------------ runners
     def _run(self, program: Program) -> Any:  # pragma: no cover - overridden
@@ -178,6 +195,7 @@ class MemoryStoreCore(MemoryPrograms, BaseStore):
         refresh_ttl: bool | None = None,
         as_of: datetime | None = None,
         include_invalid: bool = False,
+        explain: bool = False,
     ) -> list[SearchItem]:
         """Search memories under ``namespace_prefix``.
 
@@ -186,13 +204,28 @@ class MemoryStoreCore(MemoryPrograms, BaseStore):
         ``query``: hybrid lexical + vector retrieval ranked by ``RetrievalConfig``;
         without: filter matches, most recently updated first (``score=None``).
 
+        ``score`` is the fused ranking score, **not** a similarity: with
+        ``explain=True`` the items are :class:`ExplainedSearchItem` whose
+        ``explanation`` gives each term of it (lexical, vector, recency, importance,
+        access, time match; they add up to ``score``) and the raw cosine similarity.
+
         Example:
             ```python
             store.search(("memories", "u1"), query="where does she live", limit=5)
+            hits = store.search(("memories", "u1"), query="tea", explain=True)
+            print(hits[0].explanation.similarity)
             ```
         """
         op = self._search_op(
-            namespace_prefix, query, filter, limit, offset, refresh_ttl, as_of, include_invalid
+            namespace_prefix,
+            query,
+            filter,
+            limit,
+            offset,
+            refresh_ttl,
+            as_of,
+            include_invalid,
+            explain,
         )
         ops: list[Any] = [op]
         return self.batch(ops)[0]  # type: ignore[return-value]
@@ -209,10 +242,19 @@ class MemoryStoreCore(MemoryPrograms, BaseStore):
         refresh_ttl: bool | None = None,
         as_of: datetime | None = None,
         include_invalid: bool = False,
+        explain: bool = False,
     ) -> list[SearchItem]:
         """Async :meth:`search`."""
         op = self._search_op(
-            namespace_prefix, query, filter, limit, offset, refresh_ttl, as_of, include_invalid
+            namespace_prefix,
+            query,
+            filter,
+            limit,
+            offset,
+            refresh_ttl,
+            as_of,
+            include_invalid,
+            explain,
         )
         ops: list[Any] = [op]
         return (await self.abatch(ops))[0]  # type: ignore[return-value]

@@ -39,7 +39,13 @@ from langgraph_memory.errors import (
     InvalidValueError,
     MigrationError,
 )
-from langgraph_memory.retrieval import Candidate, RetrievalConfig, query_time_window, rank
+from langgraph_memory.retrieval import (
+    Candidate,
+    RetrievalConfig,
+    ScoreBreakdown,
+    query_time_window,
+    rank_explained,
+)
 from langgraph_memory.store._filters import compile_filter
 from langgraph_memory.store._namespace import (
     decode_namespace,
@@ -65,6 +71,7 @@ from langgraph_memory.store.postgres._exact import (
     memory_vectors,
     unit_vector,
 )
+from langgraph_memory.store.postgres._index import check_unit_length, index_options
 from langgraph_memory.store.postgres._migrations import (
     MIGRATIONS,
     MIGRATIONS_TABLE_SQL,
@@ -76,6 +83,7 @@ from langgraph_memory.store.postgres._types import (
     DecayConfig,
     EmbedDocuments,
     EmbedQueries,
+    ExplainedSearchItem,
     HistoryEntry,
     MemorySearchOp,
     Plan,
@@ -104,6 +112,17 @@ def _default_embeddings() -> tuple[Embeddings, int]:
             f"({exc}); install langgraph-memory[embeddings] or pass "
             "index={'dims': ..., 'embed': ...}"
         ) from exc
+
+
+def _from_ann(from_ann: int | None, given: int, default: int, ann_name: str, name: str) -> int:
+    """An HNSW parameter from ``ann_index_config`` or the keyword, refusing a contradiction."""
+    if from_ann is None:
+        return given
+    if given not in (default, from_ann):
+        raise ConfigurationError(
+            f"ann_index_config[{ann_name!r}]={from_ann} contradicts {name}={given}; give one"
+        )
+    return from_ann
 
 
 def _as_utc(moment: datetime) -> datetime:
@@ -140,6 +159,15 @@ class MemoryPrograms:
             self.fields = list(fields) if fields else None
         if self.dims <= 0:
             raise ConfigurationError(f"index dims must be positive, got {self.dims}")
+        self.index_options = index_options(index)
+        hnsw_m = _from_ann(self.index_options.hnsw_m, hnsw_m, 16, "m", "hnsw_m")
+        hnsw_ef_construction = _from_ann(
+            self.index_options.hnsw_ef_construction,
+            hnsw_ef_construction,
+            64,
+            "ef_construction",
+            "hnsw_ef_construction",
+        )
         self.index_config = index
         self.ttl_config = ttl
         self.retrieval = retrieval or RetrievalConfig()
@@ -164,6 +192,8 @@ class MemoryPrograms:
         self.setup_report: SetupReport | None = None
         self._caches = VectorCacheRegistry(self.dims, exact_cache_scopes)
         self._cache_lock = threading.Lock()
+        self._refresh_lock = threading.Lock()
+        self._refresh_retry: set[int] = set()
 
     # ------------------------------------------------------------------ helpers
     def _search_op(
@@ -176,7 +206,10 @@ class MemoryPrograms:
         refresh_ttl: bool | None,
         as_of: datetime | None,
         include_invalid: bool,
+        explain: bool = False,
     ) -> MemorySearchOp:
+        # validated before the op is queued: a merged batch must not carry a bad op
+        namespace_prefix = validate_prefix(namespace_prefix)
         if refresh_ttl is None:
             refresh_ttl = (self.ttl_config or {}).get("refresh_on_read", True)
         return MemorySearchOp(
@@ -188,6 +221,7 @@ class MemoryPrograms:
             refresh_ttl,
             as_of,
             include_invalid,
+            bool(explain),
         )
 
     def _ensure_mode(self) -> Program:
@@ -227,6 +261,8 @@ class MemoryPrograms:
             raise EmbeddingError(f"the embedder returned non-numeric values: {exc}") from exc
         if not finite:
             raise EmbeddingError("the embedder returned NaN or infinite values")
+        if self.index_options.unit_length_required:
+            check_unit_length(vectors, self.index_options.distance_type)
 
     # ------------------------------------------------------------------ programs
     def _setup_program(self) -> Program:
@@ -300,7 +336,7 @@ class MemoryPrograms:
                     validate_prefix(condition.path)
                 plan.lists.append((position, op))
             elif isinstance(op, PutOp):
-                namespace = validate_namespace(op.namespace)
+                namespace = validate_namespace(op.namespace, allow_reserved=True)
                 latest_put[(namespace, validate_key(op.key))] = op
             else:
                 raise InvalidValueError(f"unknown store operation {type(op).__name__}")
@@ -362,6 +398,12 @@ class MemoryPrograms:
             )
         for position, list_op in plan.lists:
             plan.results[position] = yield from self._list_namespaces(list_op)
+        written = [(p.namespace, p.key) for p, _ in plan.upserts] + plan.deletes
+        if written:  # every writer takes its key locks first, in one global order
+            yield Sql(
+                _sql.LOCK_KEYS,
+                {"ns": [encode_namespace(ns) for ns, _ in written], "key": [k for _, k in written]},
+            )
         if plan.upserts:
             yield from self._upsert(plan.upserts, doc_vectors)
         if plan.deletes:
@@ -373,28 +415,41 @@ class MemoryPrograms:
                     "actor": current_actor(),
                 },
             )
-        wrote_bookkeeping = False
-        if plan.refresh:
-            yield Sql(_sql.REFRESH_TTL, {"ids": sorted(set(plan.refresh))})
-            wrote_bookkeeping = True
-        wrote_bookkeeping |= yield from self._write_access(force=False)
-        if wrote_bookkeeping and not plan.upserts and not plan.deletes:
-            yield Sql(_sql.RELAX_COMMIT)
+        yield from self._refresh_ttl(plan.refresh)
+        yield from self._write_access(force=False)
         return plan.results
 
+    def _refresh_ttl(self, ids: list[int]) -> Program:
+        """Extend the TTL of what the batch read, in its own transaction (see ``Sql.isolated``).
+
+        A refresh that gave way to a lock is retried with the next operation; the lock's
+        holder is a put (which restarts the TTL anyway), a delete, or another bookkeeping
+        statement.
+        """
+        with self._refresh_lock:
+            pending = sorted(set(ids) | self._refresh_retry)
+            self._refresh_retry.clear()
+        if not pending:
+            return
+        outcome = yield Sql(_sql.REFRESH_TTL, {"ids": pending}, isolated=True)
+        if isinstance(outcome, Exception):
+            with self._refresh_lock:
+                self._refresh_retry.update(pending)
+
     def _write_access(self, *, force: bool) -> Program:
-        """Write the searches' pending access counts if due (or ``force``); whether it did."""
+        """Write the searches' pending access counts if due (or ``force``), in their own
+        transaction; counts that gave way to a lock go back to the log for the next try."""
         if not (force or self._access.due()):
-            return False
+            return
         batch = self._access.drain()
         if batch is None:
-            return False
-        yield Sql(_sql.RECORD_ACCESS, batch.params())
-        return True
+            return
+        outcome = yield Sql(_sql.RECORD_ACCESS, batch.params(), isolated=True)
+        if isinstance(outcome, Exception):
+            self._access.restore(batch)
 
     def _flush_access_program(self) -> Program:
-        if (yield from self._write_access(force=True)):
-            yield Sql(_sql.RELAX_COMMIT)
+        yield from self._write_access(force=True)
 
     def _get_all(self, plan: Plan) -> Program:
         params = {
@@ -444,24 +499,16 @@ class MemoryPrograms:
                 scoped=scoped, include_invalid=op.include_invalid, filter_clause=clause
             )
             rows = yield Sql(query, params)
-            scored: list[tuple[dict[str, Any], float | None]] = [(row, None) for row in rows]
+            scored: list[tuple[dict[str, Any], ScoreBreakdown | None]] = [
+                (row, None) for row in rows
+            ]
         else:
             scored = yield from self._hybrid(op, clause, params, query_vectors[op.query])
         if scored and self.track_access:
             self._access.record([row["id"] for row, _ in scored], datetime.now(timezone.utc))
         if op.refresh_ttl:
             refresh.extend(row["id"] for row, _ in scored if row["ttl_minutes"] is not None)
-        return [
-            SearchItem(
-                namespace=decode_namespace(row["ns"]),
-                key=row["key"],
-                value=row["value"],
-                created_at=row["created_at"],
-                updated_at=row["updated_at"],
-                score=score,
-            )
-            for row, score in scored
-        ]
+        return [_search_item(row, parts, op.explain) for row, parts in scored]
 
     def _hybrid(
         self,
@@ -530,14 +577,11 @@ class MemoryPrograms:
         ]
         now = _as_utc(op.as_of) if op.as_of is not None else datetime.now(timezone.utc)
         window = query_time_window(op.query) if op.query and config.time_match_weight else None
-        ranked = rank(candidates, config=config, now=now, time_window=window)
+        ranked = rank_explained(candidates, config=config, now=now, time_window=window)
         page = ranked[op.offset : op.offset + op.limit]
         return [
-            (
-                {**by_id[candidate.id], "value": json.loads(by_id[candidate.id]["value"])},
-                float(score),
-            )
-            for candidate, score in page
+            ({**by_id[candidate.id], "value": json.loads(by_id[candidate.id]["value"])}, parts)
+            for candidate, parts in page
         ]
 
     def _refreshed_cache(self, prefix: tuple[str, ...]) -> Program:
@@ -603,7 +647,6 @@ class MemoryPrograms:
             "cfg": self.retrieval.text_search_config,
             "actor": current_actor(),
         }
-        yield Sql(_sql.LOCK_KEYS, {"ns": params["ns"], "key": params["key"]})
         yield Sql(_sql.upsert_sql(self.vector_mode or "exact", self.dims), params)
         self._written += len(upserts)
         if self._written >= self._analyze_at:
@@ -696,6 +739,19 @@ class MemoryPrograms:
         }
         rows = yield Sql(_sql.decay_sql(config.mode == "delete", bool(prefix)), params)
         return int(rows[0]["n"]) if rows else 0
+
+
+def _search_item(row: Mapping[str, Any], parts: ScoreBreakdown | None, explain: bool) -> SearchItem:
+    """A search result; with ``explain``, an :class:`ExplainedSearchItem` carrying ``parts``."""
+    fields: dict[str, Any] = {
+        "namespace": decode_namespace(row["ns"]),
+        "key": row["key"],
+        "value": row["value"],
+        "created_at": row["created_at"],
+        "updated_at": row["updated_at"],
+        "score": None if parts is None else parts.score,
+    }
+    return ExplainedSearchItem(**fields, explanation=parts) if explain else SearchItem(**fields)
 
 
 def _texts_to_embed(upserts: Sequence[tuple[PreparedValue, float | None]]) -> list[str]:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import functools
 
+import psycopg
 from psycopg import sql
 
 from langgraph_memory.store.postgres._migrations import VectorMode
@@ -57,11 +58,13 @@ READ_META = "SELECT name, value FROM lgm_store_meta"
 WRITE_META = """
 INSERT INTO lgm_store_meta (name, value) VALUES (%(name)s, %(value)s)
 ON CONFLICT (name) DO NOTHING"""
-# A transaction that only reads memories writes nothing but bookkeeping (access counts, TTL
-# refreshes): its commit need not wait for the WAL flush (a crash may lose the last moment's
-# bookkeeping, never a memory and never consistency). Sent only when the batch puts nothing.
-RELAX_COMMIT = """
-SELECT set_config('synchronous_commit', 'off', true)"""
+# Bookkeeping (access counts, TTL refreshes) runs in a transaction of its own (``Sql.isolated``):
+# its commit need not wait for the WAL flush (a crash may lose the last moment's bookkeeping,
+# never a memory and never consistency), and it waits for a row lock only briefly.
+BOOKKEEPING_SETTINGS = """
+SELECT set_config('synchronous_commit', 'off', true), set_config('lock_timeout', %(wait)s, true)"""
+# What an isolated bookkeeping statement may give way to (sent back, retried later).
+BOOKKEEPING_GAVE_WAY = (psycopg.errors.LockNotAvailable, psycopg.errors.DeadlockDetected)
 SET_HNSW_SEARCH = """
 SELECT set_config('hnsw.ef_search', %(ef)s, true),
        set_config('hnsw.iterative_scan', 'relaxed_order', true)"""

@@ -13,12 +13,14 @@ from langgraph.store.base import (
     GetOp,
     ListNamespacesOp,
     Result,
+    SearchItem,
 )
 from psycopg import sql
 
 from langgraph_memory.errors import (
     ConfigurationError,
 )
+from langgraph_memory.retrieval import ScoreBreakdown
 from langgraph_memory.store._values import (
     PreparedValue,
 )
@@ -27,10 +29,12 @@ from langgraph_memory.store.postgres._migrations import (
 )
 
 __all__ = [
+    "BOOKKEEPING_LOCK_TIMEOUT",
     "MAX_ROWS",
     "DecayConfig",
     "EmbedDocuments",
     "EmbedQueries",
+    "ExplainedSearchItem",
     "HistoryEntry",
     "MemorySearchOp",
     "PoolConfig",
@@ -43,6 +47,10 @@ __all__ = [
 ]
 
 MAX_ROWS = 2**62  # larger limits/offsets mean "everything"
+BOOKKEEPING_LOCK_TIMEOUT = "200ms"
+"""How long an isolated bookkeeping statement waits for a row lock before giving way (it is
+retried with the next operation): far below ``deadlock_timeout`` (1 s by default), so the
+bookkeeping statement, never a user's transaction, is the one that yields."""
 _ACTOR: ContextVar[str | None] = ContextVar("langgraph_memory_actor", default=None)
 
 
@@ -69,11 +77,20 @@ class Sql:
 
     With ``tolerate_error`` the statement runs in a savepoint and a database error is
     sent back instead of raised.
+
+    With ``isolated`` (bookkeeping: access counts, TTL refreshes) the runner first commits
+    the program's transaction so far, then runs the statement alone in a short
+    transaction of its own (``lock_timeout`` :data:`BOOKKEEPING_LOCK_TIMEOUT`,
+    asynchronous commit) and sends back a lock timeout or deadlock error instead of
+    raising it; later statements start a new transaction. Bookkeeping rows are thereby
+    never locked inside a transaction that also holds item locks, so it can neither
+    deadlock with nor fail a user's write.
     """
 
     query: sql.SQL | sql.Composed | str
     params: Mapping[str, Any] | None = None
     tolerate_error: bool = False
+    isolated: bool = False
 
 
 @dataclass(frozen=True)
@@ -114,6 +131,46 @@ class MemorySearchOp(NamedTuple):
     refresh_ttl: bool = True
     as_of: datetime | None = None
     include_invalid: bool = False
+    explain: bool = False
+
+
+class ExplainedSearchItem(SearchItem):
+    """A ``SearchItem`` from ``search(..., explain=True)``: also why it scored what it did.
+
+    ``score`` is the store's fused ranking score (lexical + vector relevance, recency,
+    importance, access, time match), **not** a vector similarity; ``explanation`` holds
+    each term of it (they add up to ``score``) and the raw BM25 score and cosine
+    similarity (``explanation.similarity``). ``None`` for searches without a query.
+
+    Example:
+        ```python
+        for item in store.search(("memories", "u1"), query="tea", explain=True):
+            print(item.key, item.score, item.explanation.similarity)
+        ```
+    """
+
+    __slots__ = ("explanation",)
+
+    def __init__(
+        self,
+        namespace: tuple[str, ...],
+        key: str,
+        value: dict[str, Any],
+        created_at: datetime,
+        updated_at: datetime,
+        score: float | None = None,
+        explanation: ScoreBreakdown | None = None,
+    ) -> None:
+        super().__init__(namespace, key, value, created_at, updated_at, score)
+        self.explanation = explanation
+
+    def dict(self) -> dict[str, Any]:
+        """``SearchItem.dict()`` plus ``explanation`` (a dict, or ``None``)."""
+        from dataclasses import asdict
+
+        result: dict[str, Any] = super().dict()
+        result["explanation"] = None if self.explanation is None else asdict(self.explanation)
+        return result
 
 
 @dataclass(frozen=True)

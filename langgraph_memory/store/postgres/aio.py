@@ -5,26 +5,30 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterable
 from typing import Any
 
 import psycopg
-from langgraph.store.base import IndexConfig, TTLConfig
+from langgraph.store.base import IndexConfig, Op, Result, TTLConfig
 from psycopg.conninfo import conninfo_to_dict
 from psycopg_pool import AsyncConnectionPool, PoolTimeout
 
-from langgraph_memory.errors import BackendUnavailableError, ConfigurationError
+from langgraph_memory.errors import BackendUnavailableError
 from langgraph_memory.retrieval import RetrievalConfig
+from langgraph_memory.store.postgres._coalesce import Coalescer
 from langgraph_memory.store.postgres._connect import (
     POOL_TIMEOUT,
     check_connection_settings,
+    connect_error,
     connection_kwargs,
     describe_target,
     resolve_dsn,
     translate_error,
 )
 from langgraph_memory.store.postgres._core import MemoryStoreCore
+from langgraph_memory.store.postgres._sql import BOOKKEEPING_GAVE_WAY, BOOKKEEPING_SETTINGS
 from langgraph_memory.store.postgres._types import (
+    BOOKKEEPING_LOCK_TIMEOUT,
     EmbedDocuments,
     EmbedQueries,
     PoolConfig,
@@ -69,6 +73,12 @@ class AsyncPostgresMemoryStore(MemoryStoreCore):
         self.conn = conn
         self._conn_lock = asyncio.Lock()
         self._sweeper: asyncio.Task[None] | None = None
+        self._sweeper_stop: asyncio.Event | None = None
+        # Our own calls queue for a connection here instead of timing out in the pool,
+        # and concurrent batches are merged (``_coalesce``): never one checkout per call.
+        width = conn.max_size if isinstance(conn, AsyncConnectionPool) else 1
+        self._slots = asyncio.Semaphore(width)
+        self._coalescer = Coalescer(self._abatch_now, max_running=width)
         try:
             self._loop: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
         except RuntimeError:
@@ -103,7 +113,7 @@ class AsyncPostgresMemoryStore(MemoryStoreCore):
             )
             await probe.close()
         except psycopg.Error as exc:
-            raise BackendUnavailableError(f"Postgres at {target} is unreachable: {exc}") from exc
+            raise connect_error(target, exc) from exc
         pool: AsyncConnectionPool[AConn] = AsyncConnectionPool(
             dsn,
             min_size=config.get("min_size", 1),
@@ -117,14 +127,17 @@ class AsyncPostgresMemoryStore(MemoryStoreCore):
             await pool.open(wait=True, timeout=config.get("timeout", POOL_TIMEOUT))
         except Exception as exc:
             await pool.close()
-            raise BackendUnavailableError(f"Postgres at {target} is unreachable: {exc}") from exc
+            raise BackendUnavailableError(
+                f"Postgres at {target} accepted a first connection but the pool could not "
+                f"open its connections in time: {exc}"
+            ) from exc
         store: AsyncPostgresMemoryStore | None = None
         try:
             store = cls(pool, index=index, ttl=ttl, retrieval=retrieval, **options)
             yield store
         finally:
             if store is not None:
-                await store.astop_ttl_sweeper()
+                await store.stop_ttl_sweeper()
                 try:
                     await store.aflush_access()
                 except Exception as exc:  # closing must not fail over bookkeeping
@@ -146,11 +159,28 @@ class AsyncPostgresMemoryStore(MemoryStoreCore):
             return describe_target(conninfo_to_dict(conninfo) if isinstance(conninfo, str) else {})
         return describe_target({"host": self.conn.info.host, "port": self.conn.info.port})
 
+    async def abatch(self, ops: Iterable[Op]) -> list[Result]:
+        """Run several operations in one transaction; concurrent calls are merged.
+
+        Calls made while others run wait in a queue and are merged into few transactions
+        (see ``_coalesce``); each caller still gets exactly its own results or error.
+        """
+        return await self._coalescer.submit(list(ops))
+
+    async def _abatch_now(self, ops: list[Op]) -> list[Result]:
+        return await self._arun(self._batch_program(ops))  # type: ignore[no-any-return]
+
+    def batch(self, ops: Iterable[Op]) -> list[Result]:
+        """Blocking :meth:`abatch` for other threads (raises on the store's own loop)."""
+        self._check_not_on_loop()
+        return asyncio.run_coroutine_threadsafe(self.abatch(ops), self._store_loop()).result()
+
     async def _arun(self, program: Program) -> Any:
         try:
-            return await self._arun_unchecked(program)
+            async with self._slots:
+                return await self._arun_unchecked(program)
         except (psycopg.OperationalError, PoolTimeout) as exc:
-            translated = translate_error(self._target(), exc)
+            translated = translate_error(self._target(), exc, self.conn)
             if translated is exc:
                 raise
             raise translated from exc
@@ -165,6 +195,7 @@ class AsyncPostgresMemoryStore(MemoryStoreCore):
         async with contextlib.AsyncExitStack() as stack:
             conn: AConn | None = None
             cursor: psycopg.AsyncCursor[dict[str, Any]] | None = None
+            transaction: contextlib.AsyncExitStack | None = None
             while True:
                 reply: Any
                 if isinstance(request, EmbedDocuments):
@@ -176,15 +207,25 @@ class AsyncPostgresMemoryStore(MemoryStoreCore):
                 else:
                     if conn is None or cursor is None:
                         conn = await stack.enter_async_context(self._connection())
-                        await stack.enter_async_context(conn.transaction())
                         cursor = await stack.enter_async_context(conn.cursor())
-                    reply = await _execute(conn, cursor, request)
+                    if request.isolated:
+                        if transaction is not None:  # commit what the program did so far
+                            await transaction.aclose()
+                            transaction = None
+                        reply = await _execute_isolated(conn, cursor, request)
+                    else:
+                        if transaction is None:
+                            transaction = await stack.enter_async_context(
+                                contextlib.AsyncExitStack()
+                            )
+                            await transaction.enter_async_context(conn.transaction())
+                        reply = await _execute(conn, cursor, request)
                 try:
                     request = program.send(reply)
                 except StopIteration as stop:
                     return stop.value
 
-    def _run(self, program: Program) -> Any:
+    def _check_not_on_loop(self) -> None:
         try:
             running = asyncio.get_running_loop()
         except RuntimeError:
@@ -192,57 +233,80 @@ class AsyncPostgresMemoryStore(MemoryStoreCore):
         if running is not None:
             raise asyncio.InvalidStateError(
                 "synchronous calls on AsyncPostgresMemoryStore would block the event loop; "
-                "use the async methods (aget, aput, asearch, ...) or PostgresMemoryStore"
+                "use the async methods (asetup, aget, aput, asearch, ...) or PostgresMemoryStore"
             )
+
+    def _store_loop(self) -> asyncio.AbstractEventLoop:
         if self._loop is None or not self._loop.is_running():
             raise asyncio.InvalidStateError(
                 "AsyncPostgresMemoryStore's event loop is not running; call the async "
                 "methods from that loop, or use PostgresMemoryStore in synchronous code"
             )
-        return asyncio.run_coroutine_threadsafe(self._arun(program), self._loop).result()
+        return self._loop
 
-    def start_ttl_sweeper(self, interval_minutes: float | None = None) -> asyncio.Task[None]:
-        """Sweep expired memories every ``interval_minutes`` in an asyncio task.
+    def _run(self, program: Program) -> Any:
+        self._check_not_on_loop()
+        return asyncio.run_coroutine_threadsafe(self._arun(program), self._store_loop()).result()
 
-        Must be called from the store's event loop.
+    async def start_ttl_sweeper(
+        self, sweep_interval_minutes: float | None = None
+    ) -> asyncio.Task[None]:
+        """Sweep expired memories every ``sweep_interval_minutes`` in an asyncio task.
+
+        As LangGraph's ``AsyncPostgresStore``: returns (at once) the running task; a second
+        call returns the same task. Defaults to ``ttl["sweep_interval_minutes"]`` or 5.
+
+        Raises:
+            ConfigurationError: the interval is not a positive number of minutes.
 
         Example:
             ```python
-            store.start_ttl_sweeper(1)
+            task = await store.start_ttl_sweeper(1)
+            ...
+            await store.stop_ttl_sweeper()
             ```
         """
         if self._sweeper is not None and not self._sweeper.done():
             return self._sweeper
-        interval = interval_minutes or (self.ttl_config or {}).get("sweep_interval_minutes") or 5
-        if interval <= 0:
-            raise ConfigurationError("sweep interval must be positive")
+        seconds = self._sweep_interval_seconds(sweep_interval_minutes)
+        stop = self._sweeper_stop = asyncio.Event()
 
         async def loop() -> None:
             while True:
-                await asyncio.sleep(interval * 60)
+                with contextlib.suppress(TimeoutError, asyncio.TimeoutError):
+                    await asyncio.wait_for(stop.wait(), seconds)
+                if stop.is_set():
+                    return
                 try:
                     await self.asweep()
                 except Exception:
                     logger.exception("TTL sweep failed; retrying at the next interval")
 
-        self._sweeper = asyncio.get_running_loop().create_task(loop())
+        self._sweeper = asyncio.get_running_loop().create_task(loop(), name="lgm-ttl-sweeper")
         return self._sweeper
 
-    async def astop_ttl_sweeper(self) -> bool:
-        """Cancel the sweeper task and wait for it; ``True`` when stopped."""
-        task, self._sweeper = self._sweeper, None
-        if task is None:
-            return True
-        task.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await task
-        return True
+    async def stop_ttl_sweeper(self, timeout: float | None = None) -> bool:
+        """Stop the sweeper task and wait for it (at most ``timeout`` seconds).
 
-    def stop_ttl_sweeper(self) -> bool:
-        """Request cancellation of the sweeper task (non-blocking)."""
-        if self._sweeper is not None:
-            self._sweeper.cancel()
+        Returns ``True`` when it is stopped (or was not running), ``False`` if ``timeout``
+        passed first (it then stops after its current sweep). An interrupted sweep
+        rolls back: nothing is half-deleted.
+
+        Example:
+            ```python
+            assert await store.stop_ttl_sweeper(timeout=5)
+            ```
+        """
+        task = self._sweeper
+        if task is None or task.done():
             self._sweeper = None
+            return True
+        if self._sweeper_stop is not None:
+            self._sweeper_stop.set()
+        done, _ = await asyncio.wait({task}, timeout=timeout)
+        if not done:
+            return False
+        self._sweeper = None
         return True
 
 
@@ -257,3 +321,18 @@ async def _execute(conn: AConn, cursor: psycopg.AsyncCursor[dict[str, Any]], req
         return await cursor.fetchall() if cursor.description else []
     await cursor.execute(request.query, request.params, prepare=False)
     return await cursor.fetchall() if cursor.description else []
+
+
+async def _execute_isolated(
+    conn: AConn, cursor: psycopg.AsyncCursor[dict[str, Any]], request: Sql
+) -> Any:
+    """Bookkeeping alone in its own short transaction (``Sql.isolated``)."""
+    try:
+        async with conn.transaction():
+            await cursor.execute(
+                BOOKKEEPING_SETTINGS, {"wait": BOOKKEEPING_LOCK_TIMEOUT}, prepare=False
+            )
+            await cursor.execute(request.query, request.params, prepare=False)
+            return await cursor.fetchall() if cursor.description else []
+    except BOOKKEEPING_GAVE_WAY as exc:
+        return exc

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import contextlib
 import logging
 import threading
@@ -14,18 +15,21 @@ from langgraph.store.base import IndexConfig, TTLConfig
 from psycopg.conninfo import conninfo_to_dict
 from psycopg_pool import ConnectionPool, PoolTimeout
 
-from langgraph_memory.errors import BackendUnavailableError, ConfigurationError
+from langgraph_memory.errors import BackendUnavailableError
 from langgraph_memory.retrieval import RetrievalConfig
 from langgraph_memory.store.postgres._connect import (
     POOL_TIMEOUT,
     check_connection_settings,
+    connect_error,
     connection_kwargs,
     describe_target,
     resolve_dsn,
     translate_error,
 )
 from langgraph_memory.store.postgres._core import MemoryStoreCore
+from langgraph_memory.store.postgres._sql import BOOKKEEPING_GAVE_WAY, BOOKKEEPING_SETTINGS
 from langgraph_memory.store.postgres._types import (
+    BOOKKEEPING_LOCK_TIMEOUT,
     EmbedDocuments,
     EmbedQueries,
     PoolConfig,
@@ -70,8 +74,11 @@ class PostgresMemoryStore(MemoryStoreCore):
         super().__init__(index=index, ttl=ttl, retrieval=retrieval, **options)
         self.conn = conn
         self._conn_lock = threading.Lock()
+        # Our own calls queue here for a pooled connection instead of timing out in the pool.
+        self._slots = threading.Semaphore(conn.max_size if isinstance(conn, ConnectionPool) else 1)
         self._sweeper: threading.Thread | None = None
         self._sweeper_stop = threading.Event()
+        self._sweeper_done: concurrent.futures.Future[None] | None = None
 
     @classmethod
     @contextlib.contextmanager
@@ -102,7 +109,7 @@ class PostgresMemoryStore(MemoryStoreCore):
         try:  # fail fast, naming the server, instead of letting the pool retry
             psycopg.connect(dsn, connect_timeout=kwargs["connect_timeout"]).close()
         except psycopg.Error as exc:
-            raise BackendUnavailableError(f"Postgres at {target} is unreachable: {exc}") from exc
+            raise connect_error(target, exc) from exc
         pool: ConnectionPool[Conn] = ConnectionPool(
             dsn,
             min_size=config.get("min_size", 1),
@@ -116,7 +123,10 @@ class PostgresMemoryStore(MemoryStoreCore):
             pool.open(wait=True, timeout=config.get("timeout", POOL_TIMEOUT))
         except Exception as exc:
             pool.close()
-            raise BackendUnavailableError(f"Postgres at {target} is unreachable: {exc}") from exc
+            raise BackendUnavailableError(
+                f"Postgres at {target} accepted a first connection but the pool could not "
+                f"open its connections in time: {exc}"
+            ) from exc
         try:
             store = cls(pool, index=index, ttl=ttl, retrieval=retrieval, **options)
             yield store
@@ -146,9 +156,10 @@ class PostgresMemoryStore(MemoryStoreCore):
 
     def _run(self, program: Program) -> Any:
         try:
-            return self._run_unchecked(program)
+            with self._slots:
+                return self._run_unchecked(program)
         except (psycopg.OperationalError, PoolTimeout) as exc:
-            translated = translate_error(self._target(), exc)
+            translated = translate_error(self._target(), exc, self.conn)
             if translated is exc:
                 raise
             raise translated from exc
@@ -161,6 +172,7 @@ class PostgresMemoryStore(MemoryStoreCore):
         with contextlib.ExitStack() as stack:
             conn: Conn | None = None
             cursor: psycopg.Cursor[dict[str, Any]] | None = None
+            transaction: contextlib.ExitStack | None = None
             while True:
                 reply: Any
                 if isinstance(request, EmbedDocuments):
@@ -170,9 +182,17 @@ class PostgresMemoryStore(MemoryStoreCore):
                 else:
                     if conn is None or cursor is None:
                         conn = stack.enter_context(self._connection())
-                        stack.enter_context(conn.transaction())
                         cursor = stack.enter_context(conn.cursor())
-                    reply = _execute(conn, cursor, request)
+                    if request.isolated:
+                        if transaction is not None:  # commit what the program did so far
+                            transaction.close()
+                            transaction = None
+                        reply = _execute_isolated(conn, cursor, request)
+                    else:
+                        if transaction is None:
+                            transaction = stack.enter_context(contextlib.ExitStack())
+                            transaction.enter_context(conn.transaction())
+                        reply = _execute(conn, cursor, request)
                 try:
                     request = program.send(reply)
                 except StopIteration as stop:
@@ -181,36 +201,57 @@ class PostgresMemoryStore(MemoryStoreCore):
     async def _arun(self, program: Program) -> Any:
         return await asyncio.to_thread(self._run, program)
 
-    def start_ttl_sweeper(self, interval_minutes: float | None = None) -> threading.Thread:
-        """Sweep expired memories every ``interval_minutes`` in a daemon thread.
+    def start_ttl_sweeper(
+        self, sweep_interval_minutes: float | None = None
+    ) -> concurrent.futures.Future[None]:
+        """Sweep expired memories every ``sweep_interval_minutes`` in a daemon thread.
 
-        Defaults to ``ttl["sweep_interval_minutes"]`` or 5 minutes.
+        As LangGraph's ``PostgresStore``: returns a future that completes when the sweeper
+        stops; cancelling it stops the sweeper. A second call while it runs returns the
+        same future. Defaults to ``ttl["sweep_interval_minutes"]`` or 5 minutes.
+
+        Raises:
+            ConfigurationError: the interval is not a positive number of minutes.
 
         Example:
             ```python
             store.start_ttl_sweeper(1)
+            ...
+            store.stop_ttl_sweeper(timeout=5)
             ```
         """
-        if self._sweeper is not None and self._sweeper.is_alive():
-            return self._sweeper
-        interval = interval_minutes or (self.ttl_config or {}).get("sweep_interval_minutes") or 5
-        if interval <= 0:
-            raise ConfigurationError("sweep interval must be positive")
-        self._sweeper_stop.clear()
+        if self._sweeper is not None and self._sweeper.is_alive() and self._sweeper_done:
+            return self._sweeper_done
+        seconds = self._sweep_interval_seconds(sweep_interval_minutes)
+        stop = self._sweeper_stop = threading.Event()
+        done: concurrent.futures.Future[None] = concurrent.futures.Future()
+        done.add_done_callback(lambda future: stop.set() if future.cancelled() else None)
 
         def loop() -> None:
-            while not self._sweeper_stop.wait(interval * 60):
+            while not stop.wait(seconds):
                 try:
                     self.sweep()
                 except Exception:
                     logger.exception("TTL sweep failed; retrying at the next interval")
+            if not done.done():
+                done.set_result(None)
 
         self._sweeper = threading.Thread(target=loop, name="lgm-ttl-sweeper", daemon=True)
+        self._sweeper_done = done
         self._sweeper.start()
-        return self._sweeper
+        return done
 
     def stop_ttl_sweeper(self, timeout: float | None = None) -> bool:
-        """Stop the sweeper thread; ``True`` if it is no longer running."""
+        """Stop the sweeper thread and wait for it (at most ``timeout`` seconds).
+
+        Returns ``True`` when it is no longer running, ``False`` if ``timeout`` passed
+        first (it then stops after its current sweep).
+
+        Example:
+            ```python
+            assert store.stop_ttl_sweeper(timeout=5)
+            ```
+        """
         if self._sweeper is None:
             return True
         self._sweeper_stop.set()
@@ -235,3 +276,14 @@ def _execute(conn: Conn, cursor: psycopg.Cursor[dict[str, Any]], request: Sql) -
         return cursor.fetchall() if cursor.description else []
     cursor.execute(request.query, request.params, prepare=False)
     return cursor.fetchall() if cursor.description else []
+
+
+def _execute_isolated(conn: Conn, cursor: psycopg.Cursor[dict[str, Any]], request: Sql) -> Any:
+    """Bookkeeping alone in its own short transaction (``Sql.isolated``)."""
+    try:
+        with conn.transaction():
+            cursor.execute(BOOKKEEPING_SETTINGS, {"wait": BOOKKEEPING_LOCK_TIMEOUT}, prepare=False)
+            cursor.execute(request.query, request.params, prepare=False)
+            return cursor.fetchall() if cursor.description else []
+    except BOOKKEEPING_GAVE_WAY as exc:
+        return exc

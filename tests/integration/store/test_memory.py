@@ -369,7 +369,11 @@ async def test_ttl_sweeper_runs_in_background(ours: Driver) -> None:
     ns = ("ttl", "sweeper")
     past = (datetime.now(UTC) - timedelta(seconds=1)).isoformat()
     await ours("put", ns, "gone", {"content": "short lived", "expires_at": past})
-    ours.store.start_ttl_sweeper(0.002)  # type: ignore[attr-defined]
+    if ours.flavour == "async":
+        task = await ours.store.start_ttl_sweeper(0.002)  # type: ignore[attr-defined]
+        assert isinstance(task, asyncio.Task) and not task.done()
+    else:
+        ours.store.start_ttl_sweeper(0.002)  # type: ignore[attr-defined]
     try:
         for _ in range(100):
             await asyncio.sleep(0.05)
@@ -378,7 +382,7 @@ async def test_ttl_sweeper_runs_in_background(ours: Driver) -> None:
         assert [e.action for e in await ours("history", ns, "gone")] == ["add", "expire"]
     finally:
         if ours.flavour == "async":
-            assert await ours.store.astop_ttl_sweeper()  # type: ignore[attr-defined]
+            assert await ours.store.stop_ttl_sweeper(timeout=5)  # type: ignore[attr-defined]
         else:
             assert ours.store.stop_ttl_sweeper(timeout=5)  # type: ignore[attr-defined]
 

@@ -26,8 +26,14 @@ ROW = {
 }
 
 
-def drive(program: Program) -> list[str]:
-    """Run ``program`` against a scripted database; return the statements it sent."""
+def drive(program: Program, *, give_way: bool = False) -> list[str]:
+    """Run ``program`` against a scripted database; return the statements it sent.
+
+    Isolated (bookkeeping) statements are recorded as ``"isolated:" + query``; with
+    ``give_way`` they answer with a lock timeout, as a busy row makes them do.
+    """
+    import psycopg
+
     sent: list[str] = []
     reply: Any = None
     try:
@@ -38,8 +44,10 @@ def drive(program: Program) -> list[str]:
                 continue
             assert isinstance(request, Sql)
             query = request.query if isinstance(request.query, str) else request.query.as_string()
-            sent.append(query)
-            if query == _sql.READ_META:
+            sent.append(("isolated:" if request.isolated else "") + query)
+            if request.isolated and give_way:
+                reply = psycopg.errors.LockNotAvailable("canceling statement: lock timeout")
+            elif query == _sql.READ_META:
                 reply = [
                     {"name": "vector_mode", "value": "pgvector"},
                     {"name": "dims", "value": "8"},
@@ -56,23 +64,46 @@ def programs(**options: Any) -> MemoryPrograms:
     return MemoryPrograms(index={"dims": 8, "embed": HashingEmbeddings(8)}, **options)
 
 
-def test_a_read_only_batch_relaxes_its_commit_after_the_bookkeeping() -> None:
-    sent = drive(programs()._batch_program([GetOp(("a",), "k")]))
-    assert sent[-2:] == [_sql.REFRESH_TTL, _sql.RELAX_COMMIT]
+ISOLATED_REFRESH = "isolated:" + _sql.REFRESH_TTL
+ISOLATED_ACCESS = "isolated:" + _sql.RECORD_ACCESS
 
 
-def test_a_batch_that_puts_commits_durably() -> None:
-    store = programs()
+def test_bookkeeping_never_shares_a_transaction_with_the_batch() -> None:
+    """The lock-order principle: TTL refreshes and access counts run isolated, after every
+    statement of the batch (so no transaction holds item locks and bookkeeping rows)."""
+    store = programs(access_flush_interval=0)
+    store._access.record([7], NOW)
     sent = drive(store._batch_program([GetOp(("a",), "k"), PutOp(("a",), "n", {"content": "y"})]))
-    assert _sql.REFRESH_TTL in sent and _sql.RELAX_COMMIT not in sent
+    assert sent[-2:] == [ISOLATED_REFRESH, ISOLATED_ACCESS]
+    assert _sql.REFRESH_TTL not in sent and _sql.RECORD_ACCESS not in sent
+
+
+def test_writes_take_their_key_locks_first_deletes_included() -> None:
+    sent = drive(
+        programs()._batch_program([PutOp(("a",), "x", None), PutOp(("a",), "n", {"content": "y"})])
+    )
+    lock = sent.index(_sql.LOCK_KEYS)
+    assert lock < min(i for i, q in enumerate(sent) if "DELETE FROM lgm_memory_items" in q)
+    assert lock < min(i for i, q in enumerate(sent) if "INSERT INTO lgm_memory_items" in q)
+
+
+def test_bookkeeping_that_gives_way_is_retried_with_the_next_operation() -> None:
+    store = programs(access_flush_interval=0)
+    store._access.record([7], NOW)
+    first = drive(store._batch_program([GetOp(("a",), "k")]), give_way=True)
+    assert first[-2:] == [ISOLATED_REFRESH, ISOLATED_ACCESS]
+    assert store._refresh_retry == {7} and len(store._access) == 1  # kept, not lost
+    again = drive(store._batch_program([GetOp(("b",), "other", refresh_ttl=False)]))
+    assert again[-2:] == [ISOLATED_REFRESH, ISOLATED_ACCESS]
+    assert not store._refresh_retry and len(store._access) == 0
 
 
 def test_access_counts_wait_until_due_and_decay_writes_them_first() -> None:
     store = programs(access_flush_interval=3600)
     store._access.record([7], NOW)
     sent = drive(store._batch_program([GetOp(("a",), "k", refresh_ttl=False)]))
-    assert _sql.RECORD_ACCESS not in sent and _sql.RELAX_COMMIT not in sent
+    assert ISOLATED_ACCESS not in sent
     decay = drive(store._decay_program((), DecayConfig()))
-    assert _sql.RECORD_ACCESS in decay
-    assert decay.index(_sql.RECORD_ACCESS) < len(decay) - 1  # before the decay statement
+    assert ISOLATED_ACCESS in decay
+    assert decay.index(ISOLATED_ACCESS) < len(decay) - 1  # before the decay statement
     assert drive(store._flush_access_program()) == []  # nothing left to write
