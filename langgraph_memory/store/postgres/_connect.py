@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
+import psycopg
 from psycopg.rows import dict_row
 
 from langgraph_memory.checkpoint.postgres._common import (
@@ -12,7 +13,11 @@ from langgraph_memory.checkpoint.postgres._common import (
     is_connection_failure,
     validate_dsn,
 )
-from langgraph_memory.errors import BackendUnavailableError, ConfigurationError
+from langgraph_memory.errors import (
+    BackendUnavailableError,
+    ConfigurationError,
+    InvalidValueError,
+)
 from langgraph_memory.store.postgres._types import PoolConfig
 
 __all__ = [
@@ -29,6 +34,7 @@ __all__ = [
 ENV_DSN = "LANGGRAPH_MEMORY_POSTGRES_URI"
 CONNECT_TIMEOUT = 5
 POOL_TIMEOUT = 5.0  # seconds a call waits for a pooled connection (fail fast in an outage)
+_REFUSED_INPUT = frozenset({"22", "23", "54"})  # SQLSTATE classes: data, integrity, limits
 
 
 def resolve_dsn(conn_string: str | None) -> tuple[str, str]:
@@ -76,7 +82,20 @@ def check_connection_settings(conn: Any) -> None:
 
 
 def translate_error(target: str, exc: BaseException) -> BaseException:
-    """A lost/refused connection or pool timeout → :class:`BackendUnavailableError`."""
+    """The error a public call raises for a database error.
+
+    * a lost/refused connection or pool timeout → :class:`BackendUnavailableError`;
+    * a value the database refused (data exceptions, class 22; constraint violations,
+      23; size limits, 54) → :class:`InvalidValueError`. The store checks values at the
+      door, so this is a safety net: the transaction was rolled back, nothing changed.
+    """
     if is_connection_failure(exc) or type(exc).__name__ == "PoolTimeout":
         return BackendUnavailableError(f"Postgres at {target} is unreachable: {exc}")
+    sqlstate = getattr(exc, "sqlstate", None) or ""
+    if isinstance(exc, psycopg.DataError) or sqlstate[:2] in _REFUSED_INPUT:
+        detail = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        return InvalidValueError(
+            f"Postgres at {target} refused the input ({sqlstate or type(exc).__name__}: "
+            f"{detail}); nothing was written"
+        )
     return exc

@@ -21,6 +21,7 @@ from langgraph.store.base import (
     SearchItem,
 )
 
+from langgraph_memory.errors import InvalidValueError
 from langgraph_memory.store._namespace import (
     validate_namespace,
     validate_prefix,
@@ -50,11 +51,11 @@ class MemoryStoreCore(MemoryPrograms, BaseStore):
 
     def batch(self, ops: Iterable[Op]) -> list[Result]:
         """Run several operations in one transaction (reads see the state before writes)."""
-        return self._run(self._batch_program(list(ops)))  # type: ignore[no-any-return]
+        return self._run(self._batch_program(_op_list(ops)))  # type: ignore[no-any-return]
 
     async def abatch(self, ops: Iterable[Op]) -> list[Result]:
         """Async :meth:`batch`."""
-        return await self._arun(self._batch_program(list(ops)))  # type: ignore[no-any-return]
+        return await self._arun(self._batch_program(_op_list(ops)))  # type: ignore[no-any-return]
 
     # ------------------------------------------------------------------ public API
     def setup(self) -> SetupReport:
@@ -320,3 +321,11 @@ class MemoryStoreCore(MemoryPrograms, BaseStore):
     ) -> int:
         """Async :meth:`forget_decayed`."""
         return await self._arun(self._decay_program(namespace_prefix, config or DecayConfig()))  # type: ignore[no-any-return]
+
+
+def _op_list(ops: Iterable[Op]) -> list[Op]:
+    if isinstance(ops, (str, bytes, Mapping)) or not isinstance(ops, Iterable):
+        raise InvalidValueError(
+            f"batch() takes an iterable of store operations, got {type(ops).__name__}"
+        )
+    return list(ops)

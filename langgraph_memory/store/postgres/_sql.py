@@ -49,6 +49,7 @@ SCOPE = sql.SQL("i.ns >= %(ns_lo)s AND i.ns < %(ns_hi)s")
 
 ANALYZE_ITEMS = "ANALYZE lgm_memory_items"
 ADVISORY_LOCK = "SELECT pg_advisory_xact_lock(hashtext('langgraph_memory.store'))"
+SERVER_ENCODING = "SELECT current_setting('server_encoding') AS encoding"
 CREATE_VECTOR_EXTENSION = "CREATE EXTENSION IF NOT EXISTS vector"
 VECTOR_VERSION = "SELECT extversion FROM pg_extension WHERE extname = 'vector'"
 APPLIED_MIGRATIONS = "SELECT v FROM lgm_store_migrations ORDER BY v"
@@ -109,22 +110,33 @@ WITH gone AS (
 INSERT INTO lgm_memory_history (ns, key, action, old_text, old_value, actor)
 SELECT ns, key, 'delete', text, value, %(actor)s FROM gone"""
 
+# Closes a memory's validity interval at %(at)s — unless that is before its valid_from (the
+# same interval a put would reject): then nothing changes and the row reports changed = 0.
 INVALIDATE_ITEM = f"""
 WITH old AS (
-    SELECT i.id, i.text, i.value FROM lgm_memory_items i
+    SELECT i.id, i.text, i.value, i.valid_from FROM lgm_memory_items i
     WHERE i.ns = %(ns)s AND i.key = %(key)s AND {_NOT_EXPIRED}
     FOR UPDATE OF i
 ), changed AS (
     UPDATE lgm_memory_items i
     SET invalid_at = %(at)s, updated_at = now(),
         value = jsonb_set(i.value, '{{invalid_at}}', to_jsonb(%(at_text)s::text))
-    FROM old WHERE i.id = old.id
+    FROM old WHERE i.id = old.id AND old.valid_from <= %(at)s
     RETURNING i.ns, i.key, i.text, i.value
+), logged AS (
+    INSERT INTO lgm_memory_history (ns, key, action, old_text, new_text, old_value, new_value,
+                                    actor)
+    SELECT c.ns, c.key, 'invalidate', o.text, c.text, o.value, c.value, %(actor)s
+    FROM changed c, old o
 )
-INSERT INTO lgm_memory_history (ns, key, action, old_text, new_text, old_value, new_value, actor)
-SELECT c.ns, c.key, 'invalidate', o.text, c.text, o.value, c.value, %(actor)s
-FROM changed c, old o
-RETURNING 1"""
+SELECT o.valid_from, (SELECT count(*) FROM changed) AS changed FROM old o"""
+
+# Where a put of a value without valid_from starts its interval: the stored memory's
+# valid_from (an update keeps it), else now() (a new memory).
+VALID_FROM_OF = """
+SELECT g.ns, g.key, coalesce(i.valid_from, now()) AS valid_from
+FROM unnest(%(ns)s::text[], %(key)s::text[]) AS g(ns, key)
+LEFT JOIN lgm_memory_items i ON i.ns = g.ns AND i.key = g.key"""
 
 HISTORY_OF = """
 SELECT h.ns, h.key, h.action, h.old_text, h.new_text, h.old_value, h.new_value, h.actor, h.at
@@ -171,11 +183,14 @@ DELETE FROM lgm_memory_history h
 USING unnest(%(ns)s::text[], %(key)s::text[]) AS g(ns, key)
 WHERE h.ns = g.ns AND h.key = g.key"""
 
+# The half-lives elapsed are capped at ±1000 (0.5^1000 ≈ 1e-301): Postgres raises an
+# underflow error for power(0.5, x) beyond ~1075, e.g. a one-hour half-life and a memory
+# last touched two months ago.
 DECAY_SCORE = sql.SQL(
     "(coalesce(i.importance, 5) / 10.0) "
-    "* power(0.5, extract(epoch FROM now() - "
+    "* power(0.5, greatest(-1000, least(1000, extract(epoch FROM now() - "
     "coalesce(a.last_accessed_at, i.last_accessed_at, i.updated_at)) "
-    "/ %(half_life)s) * (1 + ln(1 + i.access_count + coalesce(a.access_count, 0)))"
+    "/ %(half_life)s))) * (1 + ln(1 + i.access_count + coalesce(a.access_count, 0)))"
 )
 
 
@@ -486,7 +501,7 @@ def decay_sql(delete: bool, scoped: bool) -> sql.Composed:
     candidates = sql.SQL(
         """
 SELECT i.id FROM lgm_memory_items i {access}
-WHERE {scope} AND i.invalid_at IS NULL AND {not_expired}
+WHERE {scope} AND i.invalid_at IS NULL AND {not_expired} AND i.valid_from <= now()
   AND i.created_at < now() - %(min_age)s::interval
   AND {score} < %(threshold)s
   AND (%(kinds)s::text[] IS NULL OR i.kind = ANY(%(kinds)s::text[]))

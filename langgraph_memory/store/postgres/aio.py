@@ -149,7 +149,7 @@ class AsyncPostgresMemoryStore(MemoryStoreCore):
     async def _arun(self, program: Program) -> Any:
         try:
             return await self._arun_unchecked(program)
-        except (psycopg.OperationalError, PoolTimeout) as exc:
+        except (psycopg.Error, PoolTimeout) as exc:
             translated = translate_error(self._target(), exc)
             if translated is exc:
                 raise

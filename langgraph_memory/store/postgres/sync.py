@@ -147,7 +147,7 @@ class PostgresMemoryStore(MemoryStoreCore):
     def _run(self, program: Program) -> Any:
         try:
             return self._run_unchecked(program)
-        except (psycopg.OperationalError, PoolTimeout) as exc:
+        except (psycopg.Error, PoolTimeout) as exc:
             translated = translate_error(self._target(), exc)
             if translated is exc:
                 raise
