@@ -382,6 +382,30 @@ ALTER TABLE lgm_memory_items ADD CONSTRAINT lgm_memory_items_times CHECK (
     AND (ttl_minutes IS NULL OR ttl_minutes <= {ttl}))"""
 
 
+def _erasure_lineage(_: MigrationContext) -> str:
+    """What ``forget`` needs to find every version of every memory derived from a source.
+
+    ``lgm_memory_sources(value, ns)`` reads the ``derived_from`` refs of a stored value
+    (history keeps values as written: keys of the same namespace, or ``{"namespace",
+    "key"}`` objects) as encoded ``(ns, key)`` pairs, like ``_values._derived_refs``; a
+    partial index finds the history rows that have any.
+    """
+    return r"""
+CREATE OR REPLACE FUNCTION lgm_memory_sources(v jsonb, home text)
+RETURNS TABLE (ns text, key text) LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+    SELECT CASE WHEN jsonb_typeof(r) = 'object' AND jsonb_typeof(r -> 'namespace') = 'array'
+                THEN (SELECT coalesce(string_agg(l.label || '.', '' ORDER BY l.n), '')
+                      FROM jsonb_array_elements_text(r -> 'namespace')
+                           WITH ORDINALITY AS l(label, n))
+                ELSE home END,
+           CASE WHEN jsonb_typeof(r) = 'string' THEN r #>> '{}' ELSE r ->> 'key' END
+    FROM jsonb_array_elements(CASE WHEN jsonb_typeof(v -> 'derived_from') = 'array'
+                                   THEN v -> 'derived_from' ELSE '[]'::jsonb END) AS r
+$$;
+CREATE INDEX IF NOT EXISTS lgm_memory_history_derived ON lgm_memory_history (id)
+    WHERE old_value ? 'derived_from' OR new_value ? 'derived_from'"""
+
+
 MIGRATIONS: list[Callable[[MigrationContext], str]] = [
     _meta,
     _items,
@@ -397,4 +421,5 @@ MIGRATIONS: list[Callable[[MigrationContext], str]] = [
     _inner_product_vectors,
     _refreshed_expiry,
     _time_bounds,
+    _erasure_lineage,
 ]

@@ -68,6 +68,7 @@ from langgraph_memory.store._values import (
 )
 from langgraph_memory.store.postgres import _sql
 from langgraph_memory.store.postgres._access import AccessLog
+from langgraph_memory.store.postgres._erasure import erase_scope
 from langgraph_memory.store.postgres._exact import (
     VectorCacheRegistry,
     encode_vector,
@@ -707,21 +708,7 @@ class MemoryPrograms:
                 "forget() needs a non-empty namespace prefix such as ('memories', user_id)"
             )
         yield from self._ensure_mode()
-        scope = self._scope_params(prefix)
-        gone = yield Sql(_sql.FORGET_SCOPE, scope)
-        total = len(gone)
-        yield Sql(_sql.FORGET_HISTORY_SCOPE, scope)
-        frontier = [(row["ns"], row["key"]) for row in gone]
-        while frontier:
-            pairs = {"ns": [ns for ns, _ in frontier], "key": [key for _, key in frontier]}
-            derived = yield Sql(_sql.FORGET_DERIVED, pairs)
-            frontier = [(row["ns"], row["key"]) for row in derived]
-            total += len(frontier)
-            if frontier:
-                yield Sql(
-                    _sql.FORGET_HISTORY_ITEMS,
-                    {"ns": [ns for ns, _ in frontier], "key": [key for _, key in frontier]},
-                )
+        total = yield from erase_scope(self._scope_params(prefix))
         with self._cache_lock:
             self._caches.drop(encode_namespace(prefix))
         return total

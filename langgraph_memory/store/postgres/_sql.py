@@ -166,22 +166,75 @@ FORGET_SCOPE = """
 DELETE FROM lgm_memory_items i WHERE i.ns >= %(ns_lo)s AND i.ns < %(ns_hi)s
 RETURNING i.ns, i.key"""
 
-FORGET_DERIVED = """
-DELETE FROM lgm_memory_items i
-WHERE i.derived_from IS NOT NULL AND EXISTS (
-    SELECT 1 FROM jsonb_array_elements(i.derived_from) r
-    JOIN unnest(%(ns)s::text[], %(key)s::text[]) AS g(ns, key)
-      ON (r ->> 'ns') = g.ns AND (r ->> 'key') = g.key
-)
-RETURNING i.ns, i.key"""
-
 FORGET_HISTORY_SCOPE = """
-DELETE FROM lgm_memory_history h WHERE h.ns >= %(ns_lo)s AND h.ns < %(ns_hi)s"""
+WITH gone AS (
+    DELETE FROM lgm_memory_history h WHERE h.ns >= %(ns_lo)s AND h.ns < %(ns_hi)s
+    RETURNING h.ns, h.key
+)
+SELECT DISTINCT ns, key FROM gone"""
 
-FORGET_HISTORY_ITEMS = """
-DELETE FROM lgm_memory_history h
-USING unnest(%(ns)s::text[], %(key)s::text[]) AS g(ns, key)
-WHERE h.ns = g.ns AND h.key = g.key"""
+# One round of erasure. ``%(ns)s``/``%(key)s``: the sources found last round — memories
+# erased, or once derived from what is erased; ``%(purge)s`` flags those whose whole
+# history goes too (every one but a memory that lives on re-pointed elsewhere). Deletes
+# that history; every memory derived from a source (``derived_from``); and every history
+# row of a memory that was derived from a source in some version (deleted or re-pointed
+# since: the ``derived_from`` of its old/new value names the source). Returns the next
+# sources: those memories (``item``), and the memories whose history named a source
+# (``live`` when one still exists: it keeps its row and the history of its other versions,
+# but what was derived from it may quote the erased text, so it is a source too).
+FORGET_LINEAGE = """
+WITH f AS (
+    SELECT * FROM unnest(%(ns)s::text[], %(key)s::text[], %(purge)s::boolean[])
+        AS g(ns, key, purge)
+), own AS (
+    DELETE FROM lgm_memory_history h USING f
+    WHERE f.purge AND h.ns = f.ns AND h.key = f.key
+), items AS (
+    DELETE FROM lgm_memory_items i
+    WHERE i.derived_from IS NOT NULL AND EXISTS (
+        SELECT 1 FROM jsonb_array_elements(i.derived_from) r
+        JOIN f ON (r ->> 'ns') = f.ns AND (r ->> 'key') = f.key
+    )
+    RETURNING i.ns, i.key
+), lineage AS (
+    DELETE FROM lgm_memory_history h
+    WHERE (h.old_value ? 'derived_from' OR h.new_value ? 'derived_from')
+      AND NOT EXISTS (SELECT 1 FROM f WHERE f.purge AND f.ns = h.ns AND f.key = h.key)
+      AND EXISTS (
+        SELECT 1 FROM f JOIN (
+            SELECT * FROM lgm_memory_sources(h.old_value, h.ns)
+            UNION ALL SELECT * FROM lgm_memory_sources(h.new_value, h.ns)
+        ) s ON s.ns = f.ns AND s.key = f.key
+      )
+    RETURNING h.ns, h.key
+)
+SELECT ns, key, true AS item, false AS live FROM items
+UNION ALL
+SELECT l.ns, l.key, false, EXISTS (
+    SELECT 1 FROM lgm_memory_items i WHERE i.ns = l.ns AND i.key = l.key
+) FROM (SELECT DISTINCT ns, key FROM lineage) l"""
+
+# After an erasure the planner statistics (pg_stats: most common values and elements,
+# histograms) still quote the erased rows until the next ANALYZE: refresh them in the same
+# transaction (ANALYZE does not sample rows this transaction deleted). ANALYZE keeps a
+# table's old statistics when its sample holds no row at all — a table the erasure
+# emptied — so each table first gets a placeholder row only this transaction ever sees
+# (ANALYZE samples the transaction's own inserts; ns '' is no namespace's encoding, id 0
+# no item's), deleted again before the commit.
+ANALYZE_STORE = """
+INSERT INTO lgm_memory_items (ns, key, value) VALUES ('', '', '{}') ON CONFLICT DO NOTHING;
+INSERT INTO lgm_memory_history (ns, key, action) VALUES ('', '', 'placeholder');
+INSERT INTO lgm_memory_lexicon (lexeme, ns, df) VALUES ('', '', 0) ON CONFLICT DO NOTHING;
+INSERT INTO lgm_memory_ns_stats (ns, n_docs, total_len) VALUES ('', 0, 0)
+    ON CONFLICT DO NOTHING;
+INSERT INTO lgm_memory_access (id) VALUES (0) ON CONFLICT DO NOTHING;
+ANALYZE lgm_memory_items, lgm_memory_history, lgm_memory_lexicon, lgm_memory_ns_stats,
+    lgm_memory_access;
+DELETE FROM lgm_memory_items WHERE ns = '' AND key = '';
+DELETE FROM lgm_memory_history WHERE ns = '' AND key = '';
+DELETE FROM lgm_memory_lexicon WHERE lexeme = '' AND ns = '';
+DELETE FROM lgm_memory_ns_stats WHERE ns = '';
+DELETE FROM lgm_memory_access WHERE id = 0"""
 
 # The half-lives elapsed are capped at ±1000 (0.5^1000 ≈ 1e-301): Postgres raises an
 # underflow error for power(0.5, x) beyond ~1075, e.g. a one-hour half-life and a memory
