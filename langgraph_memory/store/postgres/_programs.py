@@ -578,12 +578,17 @@ class MemoryPrograms:
         with self._cache_lock:
             cache = self._caches.get(scope)
             since = cache.watermark
-        params = {"since": since, **self._scope_params(prefix)}
-        rows = yield Sql(_sql.cache_refresh_sql(bool(prefix)), params)
-        watermark = next(row["xmin"] for row in rows if row["xmin"] is not None)
+        scope_params = self._scope_params(prefix)
+        rows = yield Sql(_sql.cache_refresh_sql(bool(prefix)), {"since": since, **scope_params})
+        head = next(row for row in rows if row["xmin"] is not None)
         with self._cache_lock:
             cache.apply((row["id"], row["embedding"]) for row in rows if row["id"] is not None)
-            cache.watermark = watermark
+            cache.watermark = head["xmin"]
+            cached = cache.ids() if cache.should_reconcile(int(head["live"])) else None
+        if cached is not None:  # rows deleted since (by anyone) linger in the matrix
+            live = yield Sql(_sql.cache_live_ids_sql(bool(prefix)), scope_params)
+            with self._cache_lock:
+                cache.retain((row["id"] for row in live), among=cached)
         return cache
 
     def _list_namespaces(self, op: ListNamespacesOp) -> Program:

@@ -507,7 +507,7 @@ LEFT JOIN vec_top vt ON vt.id = c.id"""
         cols=CANDIDATE_COLUMNS,
         access=ACCESS_JOIN,
         similarity=similarity,
-        stats_scope=sql.SQL("s.ns >= %(ns_lo)s AND s.ns < %(ns_hi)s" if scoped else "true"),
+        stats_scope=_stats_scope(scoped),
         lexicon_scope=sql.SQL("l.ns >= %(ns_lo)s AND l.ns < %(ns_hi)s" if scoped else "true"),
     )
 
@@ -537,16 +537,31 @@ def cache_refresh_sql(scoped: bool) -> sql.Composed:
     """Rows written since the exact-path cache watermark (``txid >= %(since)s``).
 
     The first row carries the new watermark (``xmin`` of this statement's snapshot, so
-    every transaction older than it is visible here); the others carry ``id, embedding``.
+    every transaction older than it is visible here) and ``live``, the number of indexed
+    rows in the scope (they are the rows with an embedding); the others carry ``id,
+    embedding``.
     """
     return sql.SQL(
         """
-SELECT pg_snapshot_xmin(pg_current_snapshot())::text AS xmin, NULL::bigint AS id,
-       NULL::bytea AS embedding
+SELECT pg_snapshot_xmin(pg_current_snapshot())::text AS xmin,
+       (SELECT coalesce(sum(s.n_docs), 0) FROM lgm_memory_ns_stats s WHERE {stats_scope})::bigint
+           AS live,
+       NULL::bigint AS id, NULL::bytea AS embedding
 UNION ALL
-SELECT NULL, i.id, i.embedding::bytea FROM lgm_memory_items i
+SELECT NULL, NULL, i.id, i.embedding::bytea FROM lgm_memory_items i
 WHERE i.txid >= %(since)s::xid8 AND {scope}"""
+    ).format(scope=scope_clause(scoped), stats_scope=_stats_scope(scoped))
+
+
+def cache_live_ids_sql(scoped: bool) -> sql.Composed:
+    """Ids of the scope's rows that have an embedding (the exact-path cache keeps only these)."""
+    return sql.SQL(
+        "SELECT i.id FROM lgm_memory_items i WHERE i.embedding IS NOT NULL AND {scope}"
     ).format(scope=scope_clause(scoped))
+
+
+def _stats_scope(scoped: bool) -> sql.Composable:
+    return sql.SQL("s.ns >= %(ns_lo)s AND s.ns < %(ns_hi)s" if scoped else "true")
 
 
 def decay_sql(delete: bool, scoped: bool) -> sql.Composed:
