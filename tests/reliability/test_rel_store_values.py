@@ -233,6 +233,14 @@ def test_invalidate_keeps_the_interval_rule_put_keeps(
         h.key for h in any_store.search(ns, as_of=datetime(2029, 1, 1, tzinfo=timezone.utc))
     ] == ["job"]
     assert any_store.search(ns, as_of=later) == []
+    # a memory stored without valid_from, invalidated now, writes back unchanged (the row
+    # proposed for insertion used to start now, after its invalid_at: a CHECK violation)
+    any_store.put(ns, "city", {"content": "User lives in Lyon"})
+    assert any_store.invalidate(ns, "city")
+    city = any_store.get(ns, "city").value  # type: ignore[union-attr]
+    any_store.put(ns, "city", city)
+    any_store.put(ns, "city", {**city, "expires_at": later})
+    assert any_store.get(ns, "city").value["invalid_at"] == city["invalid_at"]  # type: ignore[union-attr]
     # an invalid_at later than the stored valid_from is accepted without one in the value
     any_store.put(ns, "job", {"content": "User works at Google", "invalid_at": later})
     assert any_store.invalidate(ns, "job", at=datetime(2025, 1, 1, tzinfo=timezone.utc))

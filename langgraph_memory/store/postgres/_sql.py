@@ -301,17 +301,20 @@ WITH incoming AS (
     ) AS n(ns, key, value, text, kind, importance, valid_from, invalid_at, expires_at,
            ttl_minutes, derived_from, slot)
 ), old AS (
-    SELECT i.ns, i.key, i.text, i.value, i.invalid_at
+    SELECT i.ns, i.key, i.text, i.value, i.invalid_at, i.valid_from
     FROM lgm_memory_items i JOIN incoming n ON i.ns = n.ns AND i.key = n.key
 ), upserted AS (
+    -- the row proposed for insertion already carries the valid_from an update keeps: the
+    -- CHECK constraints judge that row before ON CONFLICT turns it into an update
     INSERT INTO lgm_memory_items AS i (
         ns, key, value, text, tsv, doc_len, kind, importance, valid_from, invalid_at,
         expires_at, ttl_minutes, derived_from, embedding, txid)
     SELECT n.ns, n.key, n.value, n.text, t.tsv, t.doc_len, n.kind, n.importance,
-           coalesce(n.valid_from, now()), n.invalid_at,
+           coalesce(n.valid_from, o.valid_from, now()), n.invalid_at,
            coalesce(n.expires_at, now() + n.ttl_minutes * interval '1 minute'),
            n.ttl_minutes, n.derived_from, {embedding_value}, pg_current_xact_id()
     FROM incoming n
+    LEFT JOIN old o ON o.ns = n.ns AND o.key = n.key
     CROSS JOIN LATERAL (
         SELECT v.tsv, (SELECT coalesce(sum(coalesce(array_length(u.positions, 1), 1)), 0)
                        FROM unnest(v.tsv) u)::integer AS doc_len
