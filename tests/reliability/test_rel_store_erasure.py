@@ -21,7 +21,7 @@ from psycopg import sql
 
 from langgraph_memory.store.postgres import PostgresMemoryStore
 from tests.reliability._figures import Figures
-from tests.reliability._servers import residue, stats_containing, user_tables
+from tests.reliability._servers import residue, rows_containing, stats_containing, user_tables
 from tests.reliability.conftest import index_config
 
 pytestmark = [pytest.mark.postgres]
@@ -100,6 +100,26 @@ def test_forget_erases_deleted_and_repointed_derived_memories_and_statistics(
     assert store.get(BYSTANDER, "job") is not None and residue(any_dsn, keep)
     figures.add("erasure_runs", 1)
     figures.add("erasure_residue_rows_incl_pg_stats", 0)
+
+
+def test_erasing_many_users_refreshes_the_statistics_once_at_the_end(
+    any_store: PostgresMemoryStore, any_dsn: str
+) -> None:
+    """``forget(prefix, analyze=False)`` for all but the last user: rows go at once, the
+    statistics with the last erasure."""
+    marks = {user: f"mk{uuid.uuid4().hex[:12]}" for user in ("a", "b", "c")}
+    for user, mark in marks.items():
+        for n in range(5):
+            any_store.put(("memories", user), f"m{n}", {"content": f"{mark} fact {n}"})
+    any_store.put(("memories", "keep"), "m0", {"content": "bystander fact"})
+    analyze_everything(any_dsn)
+    assert all(stats_containing(any_dsn, mark) for mark in marks.values())
+    assert any_store.forget(("memories", "a"), analyze=False) == 5
+    assert any_store.forget(("memories", "b"), analyze=False) == 5
+    assert rows_containing(any_dsn, marks["a"]) == {} == rows_containing(any_dsn, marks["b"])
+    assert any_store.forget(("memories", "c")) == 5
+    assert all(residue(any_dsn, mark) == {} for mark in marks.values())
+    assert any_store.get(("memories", "keep"), "m0") is not None
 
 
 # ---------------------------------------------------------------- property over lineages

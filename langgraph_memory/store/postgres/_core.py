@@ -250,23 +250,29 @@ class MemoryStoreCore(MemoryPrograms, BaseStore):
         """Async :meth:`history`."""
         return await self._arun(self._history_program(namespace, key))  # type: ignore[no-any-return]
 
-    def forget(self, namespace_prefix: tuple[str, ...]) -> int:
+    def forget(self, namespace_prefix: tuple[str, ...], *, analyze: bool = True) -> int:
         """Erase everything under ``namespace_prefix`` in one transaction.
 
         Deletes the items (with their embeddings and full-text data), their history,
-        and every memory ``derived_from`` them (transitively). Returns the number of
-        items erased.
+        every memory ``derived_from`` them (transitively) and the history of every memory
+        that was derived from them, then refreshes the planner statistics that quoted
+        them (``ANALYZE``, ~0.5 s at 10k memories). Returns the number of items erased.
+
+        Args:
+            namespace_prefix: What to erase, e.g. ``("memories", user_id)``.
+            analyze: ``False`` leaves the statistics to the next ``ANALYZE``: erasing many
+                users in a row, pass it for all but the last.
 
         Example:
             ```python
             store.forget(("memories", "u1"))
             ```
         """
-        return self._run(self._forget_program(namespace_prefix))  # type: ignore[no-any-return]
+        return self._run(self._forget_program(namespace_prefix, analyze))  # type: ignore[no-any-return]
 
-    async def aforget(self, namespace_prefix: tuple[str, ...]) -> int:
+    async def aforget(self, namespace_prefix: tuple[str, ...], *, analyze: bool = True) -> int:
         """Async :meth:`forget`."""
-        return await self._arun(self._forget_program(namespace_prefix))  # type: ignore[no-any-return]
+        return await self._arun(self._forget_program(namespace_prefix, analyze))  # type: ignore[no-any-return]
 
     def sweep(self) -> int:
         """Delete expired memories now (recorded as ``expire`` in history); returns the count.

@@ -19,9 +19,10 @@ from langgraph_memory.store.postgres._types import Program, Sql
 __all__ = ["erase_scope"]
 
 
-def erase_scope(scope: dict[str, Any]) -> Program:
+def erase_scope(scope: dict[str, Any], *, analyze: bool = True) -> Program:
     """Erase the namespace range ``scope`` (``ns_lo``/``ns_hi``); returns the number of
-    items erased (the scope's and the derived ones elsewhere)."""
+    items erased (the scope's and the derived ones elsewhere). ``analyze=False`` skips the
+    statistics refresh (the caller erases more and refreshes them last)."""
     gone = yield Sql(_sql.FORGET_SCOPE, scope)
     total = len(gone)
     # every memory of the scope, living or deleted before (its history remembers it), is a
@@ -45,5 +46,6 @@ def erase_scope(scope: dict[str, Any]) -> Program:
             pair, purge = (row["ns"], row["key"]), not row["live"]
             if pair not in seen or (purge and not seen[pair]):
                 sources[pair] = seen[pair] = purge
-    yield Sql(_sql.ANALYZE_STORE)
+    if analyze:
+        yield Sql(_sql.ANALYZE_STORE)
     return total

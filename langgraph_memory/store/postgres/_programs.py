@@ -706,14 +706,14 @@ class MemoryPrograms:
             for row in rows
         ]
 
-    def _forget_program(self, namespace_prefix: tuple[str, ...]) -> Program:
+    def _forget_program(self, namespace_prefix: tuple[str, ...], analyze: bool = True) -> Program:
         prefix = validate_prefix(namespace_prefix)
         if not prefix:
             raise InvalidNamespaceError(
                 "forget() needs a non-empty namespace prefix such as ('memories', user_id)"
             )
         yield from self._ensure_mode()
-        total = yield from erase_scope(self._scope_params(prefix))
+        total = yield from erase_scope(self._scope_params(prefix), analyze=bool(analyze))
         with self._cache_lock:
             self._caches.drop(encode_namespace(prefix))
         return total
