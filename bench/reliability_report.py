@@ -162,7 +162,27 @@ def summarise(figures: dict[str, Any], run: dict[str, Any]) -> list[tuple[str, s
             f"{figures.get('pii_store_variants_tried', 0)} / "
             f"{figures.get('pii_store_rows_with_pii', 0)}",
         ),
+        (
+            "store hostile inputs tried (every public method, sync + async, exact + pgvector)"
+            " / raw errors / refused by the database instead of the door",
+            f"{figures.get('store_hostile_inputs', 0)} / {figures.get('store_raw_errors', 0)}"
+            f" / {figures.get('store_db_refusals', 0)}",
+        ),
+        (
+            "erasure residue rows incl. pg_stats (derived lineages, deletes, re-points)",
+            str(figures.get("erasure_residue_rows_incl_pg_stats", 0)),
+        ),
+        ("exact-path vector cache after puts + removals", _soak(figures.get("exact_cache_soak"))),
     ]
+
+
+def _soak(soak: Any) -> str:
+    if not isinstance(soak, dict):
+        return "n/a"
+    return (
+        f"{soak['rows_put_and_removed']:,} rows put and removed in {soak['rounds']} rounds → "
+        f"{soak['cached_rows_all_scopes']} cached ({soak['live_rows_per_scope']} live per scope)"
+    )
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -3,7 +3,10 @@
 Pure functions. A fact stated without a date is valid from the moment it was said, so
 callers use ``resolve_date_phrase(text, now) or now`` for ``valid_from``. Only the
 first date expression in the text is used; results keep ``now``'s timezone and are
-truncated to the start of the day/month/year the phrase names.
+truncated to the start of the day/month/year the phrase names. A date the memory store
+cannot keep (before 0001-01-02 or from 9999-12-31 UTC, see ``store._bounds``: "on
+0001-01-01" said at +08:00 is a BC moment) counts as no date, so user text never makes a
+write fail.
 
 Example:
     ```python
@@ -20,6 +23,8 @@ from __future__ import annotations
 
 import re
 from datetime import datetime, timedelta
+
+from langgraph_memory.store._bounds import time_in_range
 
 __all__ = ["parse_iso_datetime", "resolve_date_phrase"]
 
@@ -113,7 +118,8 @@ def _safe(year: int, month: int, day: int, like: datetime) -> datetime | None:
 
 
 def resolve_date_phrase(text: str, now: datetime) -> datetime | None:
-    """Return the moment the first date expression in ``text`` refers to, or ``None``.
+    """Return the moment the first date expression in ``text`` refers to, or ``None``
+    (also for a moment the store cannot keep).
 
     Understands ISO dates, "May 3, 2024", "3 May 2024", "May 2024", "last May",
     "since/in May" (the most recent May), "since/in 2021", "N days/weeks/months/years
@@ -132,6 +138,14 @@ def resolve_date_phrase(text: str, now: datetime) -> datetime | None:
         assert resolve_date_phrase("no date here", now) is None
         ```
     """
+    try:
+        moment = _resolve(text, now)
+    except (ValueError, OverflowError):  # "9999 years ago", year 0, ...
+        return None
+    return moment if moment is not None and time_in_range(moment) else None
+
+
+def _resolve(text: str, now: datetime) -> datetime | None:
     if match := _ISO.search(text):
         return _safe(int(match["y"]), int(match["m"]), int(match["d"]), now)
     for pattern in (_DAY_MONTH_YEAR, _MONTH_DAY_YEAR):
@@ -171,7 +185,8 @@ def resolve_date_phrase(text: str, now: datetime) -> datetime | None:
 
 
 def parse_iso_datetime(value: object) -> datetime | None:
-    """Parse an ISO-8601 string (or pass a ``datetime`` through); ``None`` if not a date.
+    """Parse an ISO-8601 string (or pass a ``datetime`` through); ``None`` if not a date
+    or not one the memory store can keep.
 
     Example:
         ```python
@@ -180,10 +195,12 @@ def parse_iso_datetime(value: object) -> datetime | None:
         ```
     """
     if isinstance(value, datetime):
-        return value
-    if not isinstance(value, str) or not value:
+        moment = value
+    elif not isinstance(value, str) or not value:
         return None
-    try:
-        return datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError:
-        return None
+    else:
+        try:
+            moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
+        except ValueError:
+            return None
+    return moment if time_in_range(moment) else None

@@ -2,7 +2,9 @@
 
 Operators: ``$eq $ne $gt $gte $lt $lte $in $nin $exists`` on a field, ``$and``/``$or``
 over sub-filters, plain values for equality and nested dicts for nested fields.
-Ordering operators compare by the operand's type:
+Filters are checked like values (:mod:`langgraph_memory.store._bounds`): nesting at most
+100 levels, dates within the store's time range, JSON operands only. Ordering operators
+compare by the operand's type:
 
 * numbers numerically (only stored JSON numbers can match),
 * ``datetime`` operands and ISO-8601 date strings as timestamps (naive = UTC),
@@ -25,16 +27,15 @@ Example:
 from __future__ import annotations
 
 import json
-import math
 import re
 from collections.abc import Mapping
-from datetime import datetime, timezone
+from datetime import datetime
 from typing import Any
 
 from psycopg import sql
 
 from langgraph_memory.errors import InvalidFilterError
-from langgraph_memory.store._namespace import is_utf8
+from langgraph_memory.store._bounds import check_depth, check_json, check_text, check_time, shown
 
 __all__ = ["FIELD_OPERATORS", "LOGICAL_OPERATORS", "compile_filter", "is_iso_datetime"]
 
@@ -75,8 +76,8 @@ class _Compiler:
         placeholder = sql.Placeholder(name)
         return sql.SQL("{}::{}").format(placeholder, sql.SQL(cast)) if cast else placeholder
 
-    def compile(self, filter_: Any, path: tuple[str, ...]) -> sql.Composable:
-        _check_text(filter_, "filter")
+    def compile(self, filter_: Any, path: tuple[str, ...], depth: int = 1) -> sql.Composable:
+        check_depth(depth, "filter", error=InvalidFilterError)
         if not isinstance(filter_, Mapping):
             raise InvalidFilterError(
                 f"filter must be a dict like {{'kind': 'semantic'}}, got {type(filter_).__name__}"
@@ -84,25 +85,30 @@ class _Compiler:
         clauses: list[sql.Composable] = []
         for name, condition in filter_.items():
             if not isinstance(name, str) or not name:
-                raise InvalidFilterError(f"filter field names must be non-empty strings: {name!r}")
+                raise InvalidFilterError(
+                    f"filter field names must be non-empty strings: {shown(name)}"
+                )
+            check_text(name, "a filter field name", error=InvalidFilterError)
             if name in LOGICAL_OPERATORS:
-                clauses.append(self.logical(name, condition, path))
+                clauses.append(self.logical(name, condition, path, depth))
             elif name.startswith("$"):
                 raise InvalidFilterError(
-                    f"unknown filter operator {name!r} at field level; "
+                    f"unknown filter operator {shown(name)} at field level; "
                     f"use $and/$or or a field name (field operators: {sorted(FIELD_OPERATORS)})"
                 )
             else:
-                clauses.append(self.field((*path, name), condition))
+                clauses.append(self.field((*path, name), condition, depth))
         return _join(clauses, "AND")
 
-    def logical(self, operator: str, parts: Any, path: tuple[str, ...]) -> sql.Composable:
+    def logical(
+        self, operator: str, parts: Any, path: tuple[str, ...], depth: int
+    ) -> sql.Composable:
         if not isinstance(parts, (list, tuple)) or not parts:
             raise InvalidFilterError(f"{operator} needs a non-empty list of filters")
-        compiled = [self.compile(part, path) for part in parts]
+        compiled = [self.compile(part, path, depth + 1) for part in parts]
         return _join(compiled, "AND" if operator == "$and" else "OR")
 
-    def field(self, path: tuple[str, ...], condition: Any) -> sql.Composable:
+    def field(self, path: tuple[str, ...], condition: Any, depth: int) -> sql.Composable:
         if isinstance(condition, Mapping) and condition:
             operators = [key for key in condition if isinstance(key, str) and key.startswith("$")]
             if operators and len(operators) != len(condition):
@@ -111,7 +117,7 @@ class _Compiler:
                 )
             if operators:
                 return _join([self.operator(path, op, arg) for op, arg in condition.items()], "AND")
-            return self.compile(condition, path)
+            return self.compile(condition, path, depth + 1)
         return self.operator(path, "$eq", condition)
 
     def json_at(self, path: tuple[str, ...]) -> sql.Composable:
@@ -123,7 +129,7 @@ class _Compiler:
     def operator(self, path: tuple[str, ...], op: str, arg: Any) -> sql.Composable:
         if op not in FIELD_OPERATORS:
             raise InvalidFilterError(
-                f"unknown filter operator {op!r} on {'.'.join(path)!r}; "
+                f"unknown filter operator {shown(op)} on {'.'.join(path)!r}; "
                 f"supported: {sorted(FIELD_OPERATORS | LOGICAL_OPERATORS)}"
             )
         if op == "$exists":
@@ -144,7 +150,7 @@ class _Compiler:
         if op in ("$eq", "$ne"):
             if isinstance(arg, datetime):
                 same = sql.SQL("(lgm_try_timestamptz({}) = {})").format(
-                    self.text_at(path), self.param(_aware(arg), "timestamptz")
+                    self.text_at(path), self.param(_moment(arg, op), "timestamptz")
                 )
             elif arg is None:
                 same = sql.SQL("({0} IS NULL OR {0} = 'null'::jsonb)").format(self.json_at(path))
@@ -162,19 +168,19 @@ class _Compiler:
         if isinstance(arg, bool) or arg is None:
             raise InvalidFilterError(f"{op} needs a number, date or string, got {arg!r}")
         if isinstance(arg, (int, float)):
-            if isinstance(arg, float) and not math.isfinite(arg):
-                raise InvalidFilterError(f"{op} operand must be finite, got {arg}")
+            check_json(arg, f"the {op} operand", error=InvalidFilterError)
             json_value = self.json_at(path)
             return sql.SQL(
                 "coalesce(CASE WHEN jsonb_typeof({0}) = 'number' THEN ({0})::numeric {1} {2} END,"
                 " false)"
             ).format(json_value, comparison, self.param(arg, "numeric"))
         if isinstance(arg, datetime) or (isinstance(arg, str) and is_iso_datetime(arg)):
-            moment = _aware(arg if isinstance(arg, datetime) else datetime.fromisoformat(arg))
+            moment = _moment(arg, op)
             return sql.SQL("coalesce(lgm_try_timestamptz({}) {} {}, false)").format(
                 self.text_at(path), comparison, self.param(moment, "timestamptz")
             )
         if isinstance(arg, str):
+            check_text(arg, f"the {op} operand", error=InvalidFilterError)
             json_value = self.json_at(path)
             return sql.SQL(
                 "coalesce(CASE WHEN jsonb_typeof({0}) = 'string' "
@@ -183,30 +189,14 @@ class _Compiler:
         raise InvalidFilterError(f"{op} needs a number, date or string, got {type(arg).__name__}")
 
 
-def _check_text(node: Any, where: str) -> None:
-    """Reject NUL bytes and unpaired surrogates anywhere in a filter (Postgres can't store them)."""
-    if isinstance(node, str):
-        if "\x00" in node or not is_utf8(node):
-            raise InvalidFilterError(
-                f"{where} contains a NUL byte or an unpaired surrogate; Postgres text cannot "
-                "hold it — remove it from the filter"
-            )
-    elif isinstance(node, Mapping):
-        for name, child in node.items():
-            _check_text(name, f"{where} field name")
-            _check_text(child, where)
-    elif isinstance(node, (list, tuple)):
-        for child in node:
-            _check_text(child, where)
-
-
-def _aware(moment: datetime) -> datetime:
-    return moment if moment.tzinfo is not None else moment.replace(tzinfo=timezone.utc)
+def _moment(arg: datetime | str, op: str) -> datetime:
+    return check_time(arg, f"the {op} operand", error=InvalidFilterError)
 
 
 def _json_literal(value: Any, op: str) -> str:
     if isinstance(value, datetime):
-        value = _aware(value).isoformat()
+        value = _moment(value, op).isoformat()
+    check_json(value, f"the {op} operand", error=InvalidFilterError)
     try:
         return json.dumps(value, allow_nan=False, ensure_ascii=False)
     except (TypeError, ValueError) as exc:

@@ -7,6 +7,9 @@ A memory value is a JSON-serialisable ``dict``. These keys have meaning to the s
 * ``importance``: number from 1 to 10.
 * ``valid_from`` / ``invalid_at``: validity interval (ISO-8601 strings or datetimes).
 * ``expires_at``: absolute expiry (TTL) time.
+
+Times, numbers, text, nesting and the indexed text's size are checked against what the
+store can keep and read back (:mod:`langgraph_memory.store._bounds`).
 * ``derived_from``: list of source memories (keys in the same namespace, or
   ``{"namespace": [...], "key": "..."}``) — erased together with their sources.
 
@@ -24,15 +27,20 @@ Example:
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import datetime
 from typing import Any
 
 from langgraph.store.base import get_text_at_path, tokenize_path
 
 from langgraph_memory.errors import InvalidValueError
+from langgraph_memory.store._bounds import (
+    MAX_INDEXED_TEXT_BYTES,
+    check_json,
+    check_time,
+    shown,
+)
 from langgraph_memory.store._namespace import encode_namespace, is_utf8, validate_prefix
 
 __all__ = [
@@ -40,9 +48,9 @@ __all__ = [
     "MEMORY_KINDS",
     "TIME_FIELDS",
     "PreparedValue",
+    "check_interval",
     "extract_text",
     "focus_text",
-    "parse_time",
     "prepare_value",
     "validate_key",
 ]
@@ -95,64 +103,25 @@ def validate_key(key: object) -> str:
     return key
 
 
-def parse_time(raw: object, field: str) -> datetime:
-    """Parse an ISO-8601 string or datetime into an aware datetime (naive means UTC).
+def check_interval(valid_from: datetime, invalid_at: datetime, field: str) -> None:
+    """The rule every write keeps: a memory stops being valid no earlier than it starts.
+
+    Raises:
+        InvalidValueError: ``invalid_at`` (named ``field``) is before ``valid_from``.
 
     Example:
         ```python
-        assert parse_time("2024-05-01", "valid_from").year == 2024
+        from datetime import datetime, timezone
+
+        check_interval(datetime(2024, 1, 1, tzinfo=timezone.utc),
+                       datetime(2025, 1, 1, tzinfo=timezone.utc), "at")
         ```
     """
-    if isinstance(raw, datetime):
-        moment = raw
-    elif isinstance(raw, str):
-        try:
-            moment = datetime.fromisoformat(raw.strip())
-        except ValueError:
-            raise InvalidValueError(
-                f"{field}={raw!r} is not an ISO-8601 date/time; "
-                "use e.g. '2024-05-01T09:00:00+00:00'"
-            ) from None
-    else:
+    if invalid_at < valid_from:
         raise InvalidValueError(
-            f"{field} must be an ISO-8601 string or a datetime, got {type(raw).__name__}"
-        )
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=timezone.utc)
-    return moment
-
-
-def _check_json(node: Any, path: str) -> None:
-    if isinstance(node, dict):
-        for name, child in node.items():
-            if not isinstance(name, str):
-                raise InvalidValueError(
-                    f"value key {name!r} at {path or 'top level'} is not a string; "
-                    "JSON objects need string keys"
-                )
-            if "\x00" in name or not is_utf8(name):
-                raise InvalidValueError(
-                    f"value key at {path or 'top level'} contains a NUL byte or an unpaired "
-                    "surrogate; text must be valid UTF-8"
-                )
-            _check_json(child, f"{path}.{name}" if path else name)
-    elif isinstance(node, (list, tuple)):
-        for index, child in enumerate(node):
-            _check_json(child, f"{path}[{index}]")
-    elif isinstance(node, float):
-        if not math.isfinite(node):
-            raise InvalidValueError(f"value field {path} is {node}; NaN and infinity are not JSON")
-    elif isinstance(node, str):
-        if "\x00" in node:
-            raise InvalidValueError(f"value field {path} contains a NUL byte; Postgres rejects it")
-        if not is_utf8(node):
-            raise InvalidValueError(
-                f"value field {path} contains an unpaired surrogate; text must be valid UTF-8"
-            )
-    elif node is not None and not isinstance(node, (bool, int)):
-        raise InvalidValueError(
-            f"value field {path} is a {type(node).__name__}, which is not JSON-serialisable; "
-            "convert it to a string, number, list or dict"
+            f"{field}={invalid_at.isoformat()} is earlier than the memory's valid_from "
+            f"({valid_from.isoformat()}); a memory cannot stop being valid before it starts "
+            "— pass a later time, or give the memory an earlier valid_from"
         )
 
 
@@ -164,7 +133,7 @@ def _derived_refs(raw: object, namespace: tuple[str, ...]) -> list[dict[str, str
         if isinstance(entry, str):
             refs.append({"ns": encode_namespace(namespace), "key": validate_key(entry)})
         elif isinstance(entry, Mapping) and "key" in entry:
-            source_ns = validate_prefix(tuple(entry.get("namespace", namespace)))
+            source_ns = validate_prefix(entry.get("namespace", namespace))  # a list, not a str
             refs.append({"ns": encode_namespace(source_ns), "key": validate_key(entry["key"])})
         else:
             raise InvalidValueError(
@@ -245,28 +214,28 @@ def prepare_value(
         if raw is None:
             times[field] = None
             continue
-        moment = parse_time(raw, field)
+        moment = check_time(raw, field)
         times[field] = moment
         normalised[field] = moment.isoformat()
-    _check_json(normalised, "")
+    check_json(normalised)
 
     content = normalised.get("content")
     if content is not None and not isinstance(content, str):
         raise InvalidValueError(f"content must be a string, got {type(content).__name__}")
     kind = normalised.get("kind")
-    if kind is not None and kind not in MEMORY_KINDS:
-        raise InvalidValueError(f"kind={kind!r} is unknown; use one of {sorted(MEMORY_KINDS)}")
+    if kind is not None and (not isinstance(kind, str) or kind not in MEMORY_KINDS):
+        raise InvalidValueError(f"kind={shown(kind)} is unknown; use one of {sorted(MEMORY_KINDS)}")
     importance_raw = normalised.get("importance")
     importance: float | None = None
     if importance_raw is not None:
         if isinstance(importance_raw, bool) or not isinstance(importance_raw, (int, float)):
             raise InvalidValueError("importance must be a number from 1 to 10")
         if not 1 <= importance_raw <= 10:
-            raise InvalidValueError(f"importance={importance_raw} is outside 1..10")
+            raise InvalidValueError(f"importance={shown(importance_raw)} is outside 1..10")
         importance = float(importance_raw)
     valid_from, invalid_at = times["valid_from"], times["invalid_at"]
-    if valid_from is not None and invalid_at is not None and invalid_at < valid_from:
-        raise InvalidValueError("invalid_at is earlier than valid_from; swap or fix the dates")
+    if valid_from is not None and invalid_at is not None:
+        check_interval(valid_from, invalid_at, "invalid_at")
     derived = normalised.get("derived_from")
     refs = _derived_refs(derived, namespace) if derived is not None else None
 
@@ -283,6 +252,13 @@ def prepare_value(
             text = extract_text(normalised, fields)
         except Exception as exc:  # malformed field paths from the index config
             raise InvalidValueError(f"cannot extract text to index: {exc}") from exc
+    text_bytes = len(text.encode()) if text is not None else 0
+    if text_bytes > MAX_INDEXED_TEXT_BYTES:
+        raise InvalidValueError(
+            f"the text to index is {text_bytes} bytes (UTF-8); full-text search "
+            f"indexes at most {MAX_INDEXED_TEXT_BYTES} bytes per memory — index fewer "
+            "fields (index=[...]), store less, or put it with index=False"
+        )
     content_text = focus_text(text, content, fields)
     return PreparedValue(
         namespace=namespace,

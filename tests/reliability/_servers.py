@@ -35,7 +35,9 @@ __all__ = [
     "TcpProxy",
     "admin_dsn_for",
     "free_port",
+    "residue",
     "rows_containing",
+    "stats_containing",
     "table_snapshot",
     "terminate_backends",
 ]
@@ -269,6 +271,29 @@ def rows_containing(dsn: str, marker: str) -> dict[str, int]:
             if count and count[0]:
                 hits[f"{schema}.{name}"] = int(count[0])
     return hits
+
+
+def stats_containing(dsn: str, marker: str) -> dict[str, int]:
+    """Planner statistics (``pg_stats``: most common values and elements, histogram bounds)
+    of every user table that quote ``marker`` (case-insensitive), as ``{table.column: 1}``.
+
+    ``ANALYZE`` copies sampled values into ``pg_statistic``; rows deleted since stay quoted
+    there until the next ``ANALYZE`` of the table.
+    """
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        rows = conn.execute(
+            "SELECT schemaname, tablename, attname FROM pg_stats "
+            "WHERE schemaname NOT IN ('pg_catalog', 'information_schema') AND strpos(lower("
+            "concat_ws(' ', most_common_vals::text, histogram_bounds::text, "
+            "most_common_elems::text)), lower(%s)) > 0",
+            (marker,),
+        ).fetchall()
+    return {f"{schema}.{table}.{column}": 1 for schema, table, column in rows}
+
+
+def residue(dsn: str, marker: str) -> dict[str, int]:
+    """Rows of any table and planner statistics still holding ``marker`` (empty: none)."""
+    return {**rows_containing(dsn, marker), **stats_containing(dsn, marker)}
 
 
 def environment_flag(name: str) -> bool:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import psycopg
 from psycopg.rows import dict_row
 
 from langgraph_memory.checkpoint.postgres._common import (
@@ -13,7 +14,7 @@ from langgraph_memory.checkpoint.postgres._common import (
 )
 from langgraph_memory.checkpoint.postgres._connect import connect_error
 from langgraph_memory.embedded import ENV_DSN, resolve_postgres_dsn
-from langgraph_memory.errors import BackendUnavailableError, ConfigurationError
+from langgraph_memory.errors import BackendUnavailableError, ConfigurationError, InvalidValueError
 from langgraph_memory.store.postgres._types import PoolConfig
 
 __all__ = [
@@ -30,6 +31,7 @@ __all__ = [
 
 CONNECT_TIMEOUT = 5
 POOL_TIMEOUT = 5.0  # seconds a call waits for a pooled connection (fail fast in an outage)
+_REFUSED_INPUT = frozenset({"22", "23", "54"})  # SQLSTATE classes: data, integrity, limits
 
 
 def resolve_dsn(conn_string: str | None) -> tuple[str, str]:
@@ -80,7 +82,7 @@ def _pool_saturated(pool: Any) -> bool:
 
 
 def translate_error(target: str, exc: BaseException, conn: Any = None) -> BaseException:
-    """The error a public call raises for a connection-level failure ``exc``.
+    """The error a public call raises for a database error ``exc``.
 
     * a pool that timed out while all its connections were busy: a
       :class:`BackendUnavailableError` that says so (not "unreachable"): the pool is shared
@@ -88,7 +90,10 @@ def translate_error(target: str, exc: BaseException, conn: Any = None) -> BaseEx
     * a pool timeout otherwise, a lost or refused connection:
       :class:`BackendUnavailableError` naming ``target``;
     * a missing database/role or bad credentials: :class:`ConfigurationError`
-      (:func:`connect_error`).
+      (:func:`connect_error`);
+    * a value the database refused (data exceptions, class 22; constraint violations,
+      23; size limits, 54) → :class:`InvalidValueError`. The store checks values at the
+      door, so this is a safety net: the transaction was rolled back, nothing changed.
     """
     if type(exc).__name__ == "PoolTimeout":
         if conn is not None and _pool_saturated(conn):
@@ -104,4 +109,11 @@ def translate_error(target: str, exc: BaseException, conn: Any = None) -> BaseEx
     if is_connection_failure(exc):
         translated = connect_error(target, exc)
         return translated
+    sqlstate = getattr(exc, "sqlstate", None) or ""
+    if isinstance(exc, psycopg.DataError) or sqlstate[:2] in _REFUSED_INPUT:
+        detail = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        return InvalidValueError(
+            f"Postgres at {target} refused the input ({sqlstate or type(exc).__name__}: "
+            f"{detail}); nothing was written"
+        )
     return exc

@@ -22,7 +22,7 @@ from langgraph.store.base import (
     SearchItem,
 )
 
-from langgraph_memory.errors import ConfigurationError
+from langgraph_memory.errors import ConfigurationError, InvalidValueError
 from langgraph_memory.store._namespace import (
     validate_namespace,
     validate_prefix,
@@ -67,11 +67,11 @@ class MemoryStoreCore(MemoryPrograms, BaseStore):
 
     def batch(self, ops: Iterable[Op]) -> list[Result]:
         """Run several operations in one transaction (reads see the state before writes)."""
-        return self._run(self._batch_program(list(ops)))  # type: ignore[no-any-return]
+        return self._run(self._batch_program(_op_list(ops)))  # type: ignore[no-any-return]
 
     async def abatch(self, ops: Iterable[Op]) -> list[Result]:
         """Async :meth:`batch`."""
-        return await self._arun(self._batch_program(list(ops)))  # type: ignore[no-any-return]
+        return await self._arun(self._batch_program(_op_list(ops)))  # type: ignore[no-any-return]
 
     # ------------------------------------------------------------------ public API
     def setup(self) -> SetupReport:
@@ -291,23 +291,29 @@ class MemoryStoreCore(MemoryPrograms, BaseStore):
         """Async :meth:`history`."""
         return await self._arun(self._history_program(namespace, key))  # type: ignore[no-any-return]
 
-    def forget(self, namespace_prefix: tuple[str, ...]) -> int:
+    def forget(self, namespace_prefix: tuple[str, ...], *, analyze: bool = True) -> int:
         """Erase everything under ``namespace_prefix`` in one transaction.
 
         Deletes the items (with their embeddings and full-text data), their history,
-        and every memory ``derived_from`` them (transitively). Returns the number of
-        items erased.
+        every memory ``derived_from`` them (transitively) and the history of every memory
+        that was derived from them, then refreshes the planner statistics that quoted
+        them (``ANALYZE``, ~0.5 s at 10k memories). Returns the number of items erased.
+
+        Args:
+            namespace_prefix: What to erase, e.g. ``("memories", user_id)``.
+            analyze: ``False`` leaves the statistics to the next ``ANALYZE``: erasing many
+                users in a row, pass it for all but the last.
 
         Example:
             ```python
             store.forget(("memories", "u1"))
             ```
         """
-        return self._run(self._forget_program(namespace_prefix))  # type: ignore[no-any-return]
+        return self._run(self._forget_program(namespace_prefix, analyze))  # type: ignore[no-any-return]
 
-    async def aforget(self, namespace_prefix: tuple[str, ...]) -> int:
+    async def aforget(self, namespace_prefix: tuple[str, ...], *, analyze: bool = True) -> int:
         """Async :meth:`forget`."""
-        return await self._arun(self._forget_program(namespace_prefix))  # type: ignore[no-any-return]
+        return await self._arun(self._forget_program(namespace_prefix, analyze))  # type: ignore[no-any-return]
 
     def sweep(self) -> int:
         """Delete expired memories now (recorded as ``expire`` in history); returns the count.
@@ -362,3 +368,11 @@ class MemoryStoreCore(MemoryPrograms, BaseStore):
     ) -> int:
         """Async :meth:`forget_decayed`."""
         return await self._arun(self._decay_program(namespace_prefix, config or DecayConfig()))  # type: ignore[no-any-return]
+
+
+def _op_list(ops: Iterable[Op]) -> list[Op]:
+    if isinstance(ops, (str, bytes, Mapping)) or not isinstance(ops, Iterable):
+        raise InvalidValueError(
+            f"batch() takes an iterable of store operations, got {type(ops).__name__}"
+        )
+    return list(ops)

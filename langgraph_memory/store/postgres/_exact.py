@@ -8,9 +8,16 @@ store keeps a :class:`VectorCache` (row ids + the stored float32 matrix) and kee
 it in sync incrementally: rows carry the writing transaction id (``txid``); the cache
 remembers the snapshot ``xmin`` of its last refresh and re-reads only rows written by
 transactions at or after it (every earlier transaction has finished, so nothing is
-missed). Deleted rows stay in the matrix until the next rebuild but can never be
-returned: the candidate query re-checks every id against the table with the same
-predicates as the pgvector path, which is why both paths give the same results.
+missed). A deleted row leaves no trace there, so each refresh also reads how many
+indexed rows the scope holds (``lgm_memory_ns_stats``, kept exact by triggers): once the
+cache holds more than that by :func:`VectorCache.dead_rows` above
+``max(RECONCILE_MIN_DEAD, live / RECONCILE_DEAD_FRACTION)``, the store reads the scope's
+live ids and :meth:`VectorCache.retain` drops the rest and compacts the matrix — whoever
+deleted them (this process, another one, ``forget``, the TTL sweeper, decay). The cache
+thus holds at most ~1.25× the live rows (plus a few hundred) and memory stays flat under
+any mix of puts and deletes. Until then a dead row can never be returned: the candidate
+query re-checks every id against the table with the same predicates as the pgvector
+path, which is why both paths give the same results.
 
 Example:
     ```python
@@ -33,6 +40,8 @@ import numpy as np
 import numpy.typing as npt
 
 __all__ = [
+    "RECONCILE_DEAD_FRACTION",
+    "RECONCILE_MIN_DEAD",
     "VectorCache",
     "VectorCacheRegistry",
     "decode_vector",
@@ -44,6 +53,10 @@ __all__ = [
 
 FloatArray = npt.NDArray[np.float32]
 IntArray = npt.NDArray[np.int64]
+
+RECONCILE_MIN_DEAD = 256  # dead rows a cache may hold before it reconciles, at least ...
+RECONCILE_DEAD_FRACTION = 4  # ... or a quarter of the live rows
+MIN_CAPACITY = 64
 
 
 def encode_vector(vector: Sequence[float] | FloatArray) -> bytes:
@@ -134,11 +147,57 @@ class VectorCache:
     def __len__(self) -> int:
         return len(self._row_of)
 
+    @property
+    def nbytes(self) -> int:
+        """Bytes held by the id array and the matrix (allocated capacity, not just rows)."""
+        return int(self._ids.nbytes + self._matrix.nbytes)
+
+    def dead_rows(self, live: int) -> int:
+        """How many cached rows exceed ``live``, the number of indexed rows in the scope."""
+        return max(0, len(self) - live)
+
+    def should_reconcile(self, live: int) -> bool:
+        """Whether enough deleted rows linger that :meth:`retain` should drop them."""
+        return self.dead_rows(live) > max(RECONCILE_MIN_DEAD, live // RECONCILE_DEAD_FRACTION)
+
+    def ids(self) -> set[int]:
+        """The cached row ids."""
+        return set(self._row_of)
+
+    def retain(self, live_ids: Iterable[int], *, among: set[int] | None = None) -> int:
+        """Drop the cached rows of ``among`` (default: all) that are not in ``live_ids``, and
+        compact the matrix; returns how many rows were dropped.
+
+        ``among`` is the set of ids cached when ``live_ids`` was read: rows another thread
+        added since then are newer than that read and are kept.
+
+        Example:
+            ```python
+            cache = VectorCache(dims=2)
+            cache.apply([(1, encode_vector([1.0, 0.0])), (2, encode_vector([0.0, 1.0]))])
+            assert cache.retain([2, 3]) == 1 and len(cache) == 1
+            ```
+        """
+        live = set(live_ids)
+        doomed = (self.ids() if among is None else among) - live
+        keep = sorted(slot for row_id, slot in self._row_of.items() if row_id not in doomed)
+        dropped = len(self._row_of) - len(keep)
+        slots = np.asarray(keep, dtype=np.int64)
+        capacity = max(len(keep), MIN_CAPACITY)
+        ids = np.full(capacity, -1, dtype=np.int64)
+        matrix = np.zeros((capacity, self.dims), dtype=np.float32)
+        ids[: len(keep)] = self._ids[slots]
+        matrix[: len(keep)] = self._matrix[slots]
+        self._ids, self._matrix, self._size = ids, matrix, len(keep)
+        self._row_of = {int(row_id): slot for slot, row_id in enumerate(ids[: len(keep)])}
+        self._free = []
+        return dropped
+
     def _grow(self, needed: int) -> None:
         capacity = len(self._ids)
         if needed <= capacity:
             return
-        new_capacity = max(needed, capacity * 2, 64)
+        new_capacity = max(needed, capacity * 2, MIN_CAPACITY)
         ids = np.full(new_capacity, -1, dtype=np.int64)
         ids[:capacity] = self._ids
         matrix = np.zeros((new_capacity, self.dims), dtype=np.float32)
@@ -205,6 +264,15 @@ class VectorCacheRegistry:
         self.dims = dims
         self.max_scopes = max_scopes
         self._caches: OrderedDict[str, VectorCache] = OrderedDict()
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes the caches of every scope hold (allocated capacity)."""
+        return sum(cache.nbytes for cache in self._caches.values())
+
+    def rows(self) -> int:
+        """Rows cached over every scope (a row cached by two scopes counts twice)."""
+        return sum(len(cache) for cache in self._caches.values())
 
     def get(self, scope: str) -> VectorCache:
         cache = self._caches.get(scope)

@@ -19,6 +19,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
+from langgraph_memory.store._bounds import MAX_TIME, MAX_TTL_MINUTES, MIN_TIME
+
 __all__ = ["MIGRATIONS", "MIGRATIONS_TABLE_SQL", "MigrationContext", "VectorMode"]
 
 VectorMode = Literal["pgvector", "exact"]
@@ -340,6 +342,70 @@ LANGUAGE sql STABLE PARALLEL SAFE COST 1 AS $$
 $$"""
 
 
+def _time_bounds(_: MigrationContext) -> str:
+    """Every stored time is one Python can read back, and no interval ends before it starts.
+
+    Rows written before this version may hold times outside ``_bounds.MIN_TIME`` ..
+    ``MAX_TIME`` (a ``valid_from`` of year 1 at +14:00 is a BC timestamp, and reading it
+    failed every search of its namespace): they are clamped into the range, and an interval
+    that ended before it started is closed at its start (never valid either way, as before).
+    A TTL beyond ``MAX_TTL_MINUTES`` (stored when a put also gave ``expires_at``) made
+    every read's TTL refresh overflow; it is capped.
+    Constraints then keep every writer inside the rules the store checks at its door.
+    """
+    low, high = f"'{MIN_TIME.isoformat()}'::timestamptz", f"'{MAX_TIME.isoformat()}'::timestamptz"
+    last = f"({high} - interval '1 microsecond')"
+    ttl = repr(MAX_TTL_MINUTES)
+
+    def clamp(column: str) -> str:  # NULL stays NULL (least/greatest would skip it)
+        return (
+            f"CASE WHEN {column} < {low} THEN {low} "
+            f"WHEN {column} >= {high} THEN {last} ELSE {column} END"
+        )
+
+    def outside(column: str) -> str:
+        return f"({column} < {low} OR {column} >= {high})"
+
+    def inside(column: str) -> str:
+        return f"({column} IS NULL OR ({column} >= {low} AND {column} < {high}))"
+
+    return f"""
+UPDATE lgm_memory_items SET valid_from = {clamp("valid_from")},
+    invalid_at = {clamp("invalid_at")}, expires_at = {clamp("expires_at")}
+WHERE {outside("valid_from")} OR {outside("invalid_at")} OR {outside("expires_at")};
+UPDATE lgm_memory_items SET invalid_at = valid_from WHERE invalid_at < valid_from;
+UPDATE lgm_memory_items SET ttl_minutes = {ttl} WHERE ttl_minutes > {ttl};
+ALTER TABLE lgm_memory_items DROP CONSTRAINT IF EXISTS lgm_memory_items_times;
+ALTER TABLE lgm_memory_items ADD CONSTRAINT lgm_memory_items_times CHECK (
+    {inside("valid_from")} AND {inside("invalid_at")} AND {inside("expires_at")}
+    AND (invalid_at IS NULL OR invalid_at >= valid_from)
+    AND (ttl_minutes IS NULL OR ttl_minutes <= {ttl}))"""
+
+
+def _erasure_lineage(_: MigrationContext) -> str:
+    """What ``forget`` needs to find every version of every memory derived from a source.
+
+    ``lgm_memory_sources(value, ns)`` reads the ``derived_from`` refs of a stored value
+    (history keeps values as written: keys of the same namespace, or ``{"namespace",
+    "key"}`` objects) as encoded ``(ns, key)`` pairs, like ``_values._derived_refs``; a
+    partial index finds the history rows that have any.
+    """
+    return r"""
+CREATE OR REPLACE FUNCTION lgm_memory_sources(v jsonb, home text)
+RETURNS TABLE (ns text, key text) LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+    SELECT CASE WHEN jsonb_typeof(r) = 'object' AND jsonb_typeof(r -> 'namespace') = 'array'
+                THEN (SELECT coalesce(string_agg(l.label || '.', '' ORDER BY l.n), '')
+                      FROM jsonb_array_elements_text(r -> 'namespace')
+                           WITH ORDINALITY AS l(label, n))
+                ELSE home END,
+           CASE WHEN jsonb_typeof(r) = 'string' THEN r #>> '{}' ELSE r ->> 'key' END
+    FROM jsonb_array_elements(CASE WHEN jsonb_typeof(v -> 'derived_from') = 'array'
+                                   THEN v -> 'derived_from' ELSE '[]'::jsonb END) AS r
+$$;
+CREATE INDEX IF NOT EXISTS lgm_memory_history_derived ON lgm_memory_history (id)
+    WHERE old_value ? 'derived_from' OR new_value ? 'derived_from'"""
+
+
 MIGRATIONS: list[Callable[[MigrationContext], str]] = [
     _meta,
     _items,
@@ -354,4 +420,6 @@ MIGRATIONS: list[Callable[[MigrationContext], str]] = [
     _access_table,
     _inner_product_vectors,
     _refreshed_expiry,
+    _time_bounds,
+    _erasure_lineage,
 ]

@@ -23,6 +23,7 @@ from langgraph.store.base import (
     IndexConfig,
     Item,
     ListNamespacesOp,
+    MatchCondition,
     Op,
     PutOp,
     SearchItem,
@@ -46,11 +47,19 @@ from langgraph_memory.retrieval import (
     query_time_window,
     rank_explained,
 )
+from langgraph_memory.store._bounds import (
+    MAX_ROWS,
+    MAX_VALUE_BYTES,
+    bound_query,
+    check_rows,
+    check_time,
+    check_ttl,
+    shown,
+)
 from langgraph_memory.store._filters import compile_filter
 from langgraph_memory.store._namespace import (
     decode_namespace,
     encode_namespace,
-    is_utf8,
     matches_conditions,
     prefix_range,
     validate_namespace,
@@ -59,12 +68,13 @@ from langgraph_memory.store._namespace import (
 from langgraph_memory.store._values import (
     DEFAULT_MAX_VALUE_BYTES,
     PreparedValue,
-    parse_time,
+    check_interval,
     prepare_value,
     validate_key,
 )
 from langgraph_memory.store.postgres import _sql
 from langgraph_memory.store.postgres._access import AccessLog
+from langgraph_memory.store.postgres._erasure import erase_scope
 from langgraph_memory.store.postgres._exact import (
     VectorCacheRegistry,
     encode_vector,
@@ -79,7 +89,6 @@ from langgraph_memory.store.postgres._migrations import (
     VectorMode,
 )
 from langgraph_memory.store.postgres._types import (
-    MAX_ROWS,
     DecayConfig,
     EmbedDocuments,
     EmbedQueries,
@@ -97,6 +106,7 @@ from langgraph_memory.store.postgres._wire import Float4Array
 logger = logging.getLogger("langgraph_memory.store")
 
 ANALYZE_FIRST_AT = 2000  # rows this store wrote before it first refreshes planner statistics
+MAX_EF_SEARCH = 1000  # pgvector's upper bound of hnsw.ef_search
 
 __all__ = ["MemoryPrograms"]
 
@@ -170,14 +180,24 @@ class MemoryPrograms:
         )
         self.index_config = index
         self.ttl_config = ttl
+        if ttl:
+            try:
+                check_ttl(ttl.get("default_ttl"))
+            except InvalidValueError as exc:
+                raise ConfigurationError(f"TTLConfig default_ttl: {exc}") from None
         self.retrieval = retrieval or RetrievalConfig()
-        if max_value_bytes <= 0:
-            raise ConfigurationError("max_value_bytes must be positive")
+        if not (isinstance(max_value_bytes, int) and 0 < max_value_bytes <= MAX_VALUE_BYTES):
+            raise ConfigurationError(
+                f"max_value_bytes must be a positive integer up to {MAX_VALUE_BYTES} "
+                "(what one JSONB value holds comfortably)"
+            )
         self.max_value_bytes = max_value_bytes
         self.track_access = track_access
         if not (math.isfinite(access_flush_interval) and access_flush_interval >= 0):
             raise ConfigurationError("access_flush_interval must be a number of seconds >= 0")
         self._access = AccessLog(access_flush_interval)
+        if not (isinstance(ef_search, int) and 1 <= ef_search <= MAX_EF_SEARCH):
+            raise ConfigurationError(f"ef_search must be an integer from 1 to {MAX_EF_SEARCH}")
         self.ef_search = ef_search
         if lexical_budget <= 0 or hnsw_m <= 1 or hnsw_ef_construction <= 0:
             raise ConfigurationError("lexical_budget, hnsw_m and hnsw_ef_construction must be > 0")
@@ -213,7 +233,7 @@ class MemoryPrograms:
         if refresh_ttl is None:
             refresh_ttl = (self.ttl_config or {}).get("refresh_on_read", True)
         return MemorySearchOp(
-            tuple(namespace_prefix),
+            namespace_prefix,  # checked (and made a tuple) by _normalise_search
             filter,
             limit,
             offset,
@@ -255,17 +275,26 @@ class MemoryPrograms:
                 )
         if not vectors:
             return
-        try:
-            finite = bool(np.isfinite(np.asarray(vectors, dtype=np.float64)).all())
-        except (TypeError, ValueError) as exc:
+        try:  # stored as float32: 1e39 would become infinity there
+            with np.errstate(over="ignore"):
+                finite = bool(np.isfinite(np.asarray(vectors, dtype=np.float32)).all())
+        except (TypeError, ValueError, OverflowError) as exc:
             raise EmbeddingError(f"the embedder returned non-numeric values: {exc}") from exc
         if not finite:
-            raise EmbeddingError("the embedder returned NaN or infinite values")
+            raise EmbeddingError(
+                "the embedder returned NaN or infinite values (or values beyond float32)"
+            )
         if self.index_options.unit_length_required:
             check_unit_length(vectors, self.index_options.distance_type)
 
     # ------------------------------------------------------------------ programs
     def _setup_program(self) -> Program:
+        encoding = (yield Sql(_sql.SERVER_ENCODING))[0]["encoding"]
+        if encoding != "UTF8":  # text a user writes must come back as written
+            raise ConfigurationError(
+                f"the memory store needs a UTF8 database, this one is {encoding}; "
+                "create it with CREATE DATABASE ... ENCODING 'UTF8'"
+            )
         yield Sql(_sql.ADVISORY_LOCK)
         yield Sql(MIGRATIONS_TABLE_SQL)
         applied = {row["v"] for row in (yield Sql(_sql.APPLIED_MIGRATIONS))}
@@ -332,9 +361,7 @@ class MemoryPrograms:
                     clause, params = compile_filter(search.filter, sql.SQL("i.value"))
                 plan.searches.append((position, search, clause, params))
             elif isinstance(op, ListNamespacesOp):
-                for condition in op.match_conditions or ():
-                    validate_prefix(condition.path)
-                plan.lists.append((position, op))
+                plan.lists.append((position, _checked_list_op(op)))
             elif isinstance(op, PutOp):
                 namespace = validate_namespace(op.namespace, allow_reserved=True)
                 latest_put[(namespace, validate_key(op.key))] = op
@@ -345,6 +372,13 @@ class MemoryPrograms:
             if put.value is None:
                 plan.deletes.append((namespace, key))
                 continue
+            if put.index not in (None, False) and not (
+                isinstance(put.index, list) and all(isinstance(f, str) for f in put.index)
+            ):
+                raise InvalidValueError(
+                    "index must be False, None or a list of field paths such as "
+                    f"['content'], got {shown(put.index)}"
+                )
             fields = put.index if isinstance(put.index, list) else self.fields
             prepared = prepare_value(
                 namespace,
@@ -354,26 +388,24 @@ class MemoryPrograms:
                 index=put.index is not False,
                 max_value_bytes=self.max_value_bytes,
             )
-            if put.ttl is not None and (not math.isfinite(put.ttl) or put.ttl <= 0):
-                raise InvalidValueError(f"ttl must be a positive number of minutes, got {put.ttl}")
-            plan.upserts.append((prepared, put.ttl))
+            plan.upserts.append((prepared, check_ttl(put.ttl)))
         return plan
 
     def _normalise_search(self, op: SearchOp | MemorySearchOp) -> MemorySearchOp:
         prefix = validate_prefix(op.namespace_prefix)
-        if not isinstance(op.limit, int) or op.limit < 0:  # bool is an int, as in InMemoryStore
-            raise InvalidValueError(f"limit must be a non-negative integer, got {op.limit!r}")
-        if not isinstance(op.offset, int) or op.offset < 0:
-            raise InvalidValueError(f"offset must be a non-negative integer, got {op.offset!r}")
-        if op.query is not None and not isinstance(op.query, str):
-            raise InvalidValueError("query must be a string")
-        if op.query is not None and ("\x00" in op.query or not is_utf8(op.query)):
-            raise InvalidValueError("query contains a NUL byte or an unpaired surrogate")
-        op = op._replace(limit=min(int(op.limit), MAX_ROWS), offset=min(int(op.offset), MAX_ROWS))
+        limit = check_rows(op.limit, "limit")  # bool is an int, as in InMemoryStore
+        offset = check_rows(op.offset, "offset")
+        query = op.query
+        if query is not None:
+            if not isinstance(query, str):
+                raise InvalidValueError(f"query must be a string, got {type(query).__name__}")
+            query = bound_query(query)
         if isinstance(op, MemorySearchOp):
-            as_of = parse_time(op.as_of, "as_of") if op.as_of is not None else None
-            return op._replace(namespace_prefix=prefix, as_of=as_of)
-        return MemorySearchOp(prefix, op.filter, op.limit, op.offset, op.query, op.refresh_ttl)
+            as_of = check_time(op.as_of, "as_of") if op.as_of is not None else None
+            return op._replace(
+                namespace_prefix=prefix, limit=limit, offset=offset, query=query, as_of=as_of
+            )
+        return MemorySearchOp(prefix, op.filter, limit, offset, query, op.refresh_ttl)
 
     def _batch_program(self, ops: list[Op]) -> Program:
         plan = self._plan(ops)
@@ -518,7 +550,7 @@ class MemoryPrograms:
         query_vector: list[float],
     ) -> Program:
         config = self.retrieval
-        wanted = op.offset + op.limit
+        wanted = min(op.offset + op.limit, MAX_ROWS)  # a bigint parameter
         n_lex = max(config.lexical_candidates, wanted)
         n_vec = max(config.vector_candidates, wanted)
         params.update(
@@ -539,7 +571,8 @@ class MemoryPrograms:
         similarity: dict[int, float] = {}
         if self.vector_mode == "pgvector":
             params["qvec"] = Float4Array(unit_vector(query_vector))
-            yield Sql(_sql.SET_HNSW_SEARCH, {"ef": str(max(self.ef_search, n_vec))})
+            ef = min(max(self.ef_search, n_vec), MAX_EF_SEARCH)  # deep pages: iterative scan
+            yield Sql(_sql.SET_HNSW_SEARCH, {"ef": str(ef)})
             rows = yield Sql(statement, params)
         else:
             query = np.asarray(query_vector, dtype=np.float32)
@@ -589,12 +622,17 @@ class MemoryPrograms:
         with self._cache_lock:
             cache = self._caches.get(scope)
             since = cache.watermark
-        params = {"since": since, **self._scope_params(prefix)}
-        rows = yield Sql(_sql.cache_refresh_sql(bool(prefix)), params)
-        watermark = next(row["xmin"] for row in rows if row["xmin"] is not None)
+        scope_params = self._scope_params(prefix)
+        rows = yield Sql(_sql.cache_refresh_sql(bool(prefix)), {"since": since, **scope_params})
+        head = next(row for row in rows if row["xmin"] is not None)
         with self._cache_lock:
             cache.apply((row["id"], row["embedding"]) for row in rows if row["id"] is not None)
-            cache.watermark = watermark
+            cache.watermark = head["xmin"]
+            cached = cache.ids() if cache.should_reconcile(int(head["live"])) else None
+        if cached is not None:  # rows deleted since (by anyone) linger in the matrix
+            live = yield Sql(_sql.cache_live_ids_sql(bool(prefix)), scope_params)
+            with self._cache_lock:
+                cache.retain((row["id"] for row in live), among=cached)
         return cache
 
     def _list_namespaces(self, op: ListNamespacesOp) -> Program:
@@ -647,6 +685,21 @@ class MemoryPrograms:
             "cfg": self.retrieval.text_search_config,
             "actor": current_actor(),
         }
+        open_ended = [p for p, _ in upserts if p.invalid_at is not None and p.valid_from is None]
+        if open_ended:  # their interval starts where the stored memory's does (or now)
+            rows = yield Sql(
+                _sql.VALID_FROM_OF,
+                {
+                    "ns": [encode_namespace(p.namespace) for p in open_ended],
+                    "key": [p.key for p in open_ended],
+                },
+            )
+            starts = {(row["ns"], row["key"]): row["valid_from"] for row in rows}
+            for p in open_ended:
+                assert p.invalid_at is not None
+                check_interval(
+                    starts[(encode_namespace(p.namespace), p.key)], p.invalid_at, "invalid_at"
+                )
         yield Sql(_sql.upsert_sql(self.vector_mode or "exact", self.dims), params)
         self._written += len(upserts)
         if self._written >= self._analyze_at:
@@ -658,7 +711,7 @@ class MemoryPrograms:
     ) -> Program:
         namespace = validate_namespace(namespace)
         validate_key(key)
-        moment = _as_utc(at) if at is not None else datetime.now(timezone.utc)
+        moment = check_time(at, "at") if at is not None else datetime.now(timezone.utc)
         yield from self._ensure_mode()
         rows = yield Sql(
             _sql.INVALIDATE_ITEM,
@@ -670,7 +723,11 @@ class MemoryPrograms:
                 "actor": current_actor(),
             },
         )
-        return bool(rows)
+        if not rows:
+            return False
+        if not rows[0]["changed"]:
+            check_interval(rows[0]["valid_from"], moment, "at")
+        return True
 
     def _history_program(self, namespace: tuple[str, ...], key: str) -> Program:
         namespace = validate_namespace(namespace)
@@ -692,28 +749,14 @@ class MemoryPrograms:
             for row in rows
         ]
 
-    def _forget_program(self, namespace_prefix: tuple[str, ...]) -> Program:
+    def _forget_program(self, namespace_prefix: tuple[str, ...], analyze: bool = True) -> Program:
         prefix = validate_prefix(namespace_prefix)
         if not prefix:
             raise InvalidNamespaceError(
                 "forget() needs a non-empty namespace prefix such as ('memories', user_id)"
             )
         yield from self._ensure_mode()
-        scope = self._scope_params(prefix)
-        gone = yield Sql(_sql.FORGET_SCOPE, scope)
-        total = len(gone)
-        yield Sql(_sql.FORGET_HISTORY_SCOPE, scope)
-        frontier = [(row["ns"], row["key"]) for row in gone]
-        while frontier:
-            pairs = {"ns": [ns for ns, _ in frontier], "key": [key for _, key in frontier]}
-            derived = yield Sql(_sql.FORGET_DERIVED, pairs)
-            frontier = [(row["ns"], row["key"]) for row in derived]
-            total += len(frontier)
-            if frontier:
-                yield Sql(
-                    _sql.FORGET_HISTORY_ITEMS,
-                    {"ns": [ns for ns, _ in frontier], "key": [key for _, key in frontier]},
-                )
+        total = yield from erase_scope(self._scope_params(prefix), analyze=bool(analyze))
         with self._cache_lock:
             self._caches.drop(encode_namespace(prefix))
         return total
@@ -725,6 +768,8 @@ class MemoryPrograms:
 
     def _decay_program(self, namespace_prefix: tuple[str, ...], config: DecayConfig) -> Program:
         prefix = validate_prefix(namespace_prefix)
+        if not isinstance(config, DecayConfig):
+            raise ConfigurationError(f"config must be a DecayConfig, got {type(config).__name__}")
         yield from self._ensure_mode()
         yield from self._write_access(force=True)  # decay reads the access counts
         now = datetime.now(timezone.utc)
@@ -752,6 +797,32 @@ def _search_item(row: Mapping[str, Any], parts: ScoreBreakdown | None, explain: 
         "score": None if parts is None else parts.score,
     }
     return ExplainedSearchItem(**fields, explanation=parts) if explain else SearchItem(**fields)
+
+
+def _checked_list_op(op: ListNamespacesOp) -> ListNamespacesOp:
+    """``op`` with its conditions and counts checked (negative counts slice like
+    ``InMemoryStore``'s; huge ones are clamped)."""
+    conditions = op.match_conditions or ()
+    if not isinstance(conditions, (list, tuple)):
+        raise InvalidValueError("match_conditions must be a tuple of MatchCondition")
+    for condition in conditions:
+        if not isinstance(condition, MatchCondition) or condition.match_type not in (
+            "prefix",
+            "suffix",
+        ):
+            raise InvalidValueError(
+                f"match condition {shown(condition)} is not a prefix/suffix MatchCondition"
+            )
+        validate_prefix(condition.path)
+    max_depth = op.max_depth
+    if max_depth is not None:
+        max_depth = check_rows(max_depth, "max_depth", allow_negative=True)
+    return op._replace(
+        match_conditions=tuple(conditions),
+        max_depth=max_depth,
+        limit=check_rows(op.limit, "limit", allow_negative=True),
+        offset=check_rows(op.offset, "offset", allow_negative=True),
+    )
 
 
 def _texts_to_embed(upserts: Sequence[tuple[PreparedValue, float | None]]) -> list[str]:

@@ -50,6 +50,7 @@ SCOPE = sql.SQL("i.ns >= %(ns_lo)s AND i.ns < %(ns_hi)s")
 
 ANALYZE_ITEMS = "ANALYZE lgm_memory_items"
 ADVISORY_LOCK = "SELECT pg_advisory_xact_lock(hashtext('langgraph_memory.store'))"
+SERVER_ENCODING = "SELECT current_setting('server_encoding') AS encoding"
 CREATE_VECTOR_EXTENSION = "CREATE EXTENSION IF NOT EXISTS vector"
 VECTOR_VERSION = "SELECT extversion FROM pg_extension WHERE extname = 'vector'"
 APPLIED_MIGRATIONS = "SELECT v FROM lgm_store_migrations ORDER BY v"
@@ -112,22 +113,33 @@ WITH gone AS (
 INSERT INTO lgm_memory_history (ns, key, action, old_text, old_value, actor)
 SELECT ns, key, 'delete', text, value, %(actor)s FROM gone"""
 
+# Closes a memory's validity interval at %(at)s — unless that is before its valid_from (the
+# same interval a put would reject): then nothing changes and the row reports changed = 0.
 INVALIDATE_ITEM = f"""
 WITH old AS (
-    SELECT i.id, i.text, i.value FROM lgm_memory_items i
+    SELECT i.id, i.text, i.value, i.valid_from FROM lgm_memory_items i
     WHERE i.ns = %(ns)s AND i.key = %(key)s AND {_NOT_EXPIRED}
     FOR UPDATE OF i
 ), changed AS (
     UPDATE lgm_memory_items i
     SET invalid_at = %(at)s, updated_at = now(),
         value = jsonb_set(i.value, '{{invalid_at}}', to_jsonb(%(at_text)s::text))
-    FROM old WHERE i.id = old.id
+    FROM old WHERE i.id = old.id AND old.valid_from <= %(at)s
     RETURNING i.ns, i.key, i.text, i.value
+), logged AS (
+    INSERT INTO lgm_memory_history (ns, key, action, old_text, new_text, old_value, new_value,
+                                    actor)
+    SELECT c.ns, c.key, 'invalidate', o.text, c.text, o.value, c.value, %(actor)s
+    FROM changed c, old o
 )
-INSERT INTO lgm_memory_history (ns, key, action, old_text, new_text, old_value, new_value, actor)
-SELECT c.ns, c.key, 'invalidate', o.text, c.text, o.value, c.value, %(actor)s
-FROM changed c, old o
-RETURNING 1"""
+SELECT o.valid_from, (SELECT count(*) FROM changed) AS changed FROM old o"""
+
+# Where a put of a value without valid_from starts its interval: the stored memory's
+# valid_from (an update keeps it), else now() (a new memory).
+VALID_FROM_OF = """
+SELECT g.ns, g.key, coalesce(i.valid_from, now()) AS valid_from
+FROM unnest(%(ns)s::text[], %(key)s::text[]) AS g(ns, key)
+LEFT JOIN lgm_memory_items i ON i.ns = g.ns AND i.key = g.key"""
 
 HISTORY_OF = """
 SELECT h.ns, h.key, h.action, h.old_text, h.new_text, h.old_value, h.new_value, h.actor, h.at
@@ -157,28 +169,84 @@ FORGET_SCOPE = """
 DELETE FROM lgm_memory_items i WHERE i.ns >= %(ns_lo)s AND i.ns < %(ns_hi)s
 RETURNING i.ns, i.key"""
 
-FORGET_DERIVED = """
-DELETE FROM lgm_memory_items i
-WHERE i.derived_from IS NOT NULL AND EXISTS (
-    SELECT 1 FROM jsonb_array_elements(i.derived_from) r
-    JOIN unnest(%(ns)s::text[], %(key)s::text[]) AS g(ns, key)
-      ON (r ->> 'ns') = g.ns AND (r ->> 'key') = g.key
-)
-RETURNING i.ns, i.key"""
-
 FORGET_HISTORY_SCOPE = """
-DELETE FROM lgm_memory_history h WHERE h.ns >= %(ns_lo)s AND h.ns < %(ns_hi)s"""
+WITH gone AS (
+    DELETE FROM lgm_memory_history h WHERE h.ns >= %(ns_lo)s AND h.ns < %(ns_hi)s
+    RETURNING h.ns, h.key
+)
+SELECT DISTINCT ns, key FROM gone"""
 
-FORGET_HISTORY_ITEMS = """
-DELETE FROM lgm_memory_history h
-USING unnest(%(ns)s::text[], %(key)s::text[]) AS g(ns, key)
-WHERE h.ns = g.ns AND h.key = g.key"""
+# One round of erasure. ``%(ns)s``/``%(key)s``: the sources found last round — memories
+# erased, or once derived from what is erased; ``%(purge)s`` flags those whose whole
+# history goes too (every one but a memory that lives on re-pointed elsewhere). Deletes
+# that history; every memory derived from a source (``derived_from``); and every history
+# row of a memory that was derived from a source in some version (deleted or re-pointed
+# since: the ``derived_from`` of its old/new value names the source). Returns the next
+# sources: those memories (``item``), and the memories whose history named a source
+# (``live`` when one still exists: it keeps its row and the history of its other versions,
+# but what was derived from it may quote the erased text, so it is a source too).
+FORGET_LINEAGE = """
+WITH f AS (
+    SELECT * FROM unnest(%(ns)s::text[], %(key)s::text[], %(purge)s::boolean[])
+        AS g(ns, key, purge)
+), own AS (
+    DELETE FROM lgm_memory_history h USING f
+    WHERE f.purge AND h.ns = f.ns AND h.key = f.key
+), items AS (
+    DELETE FROM lgm_memory_items i
+    WHERE i.derived_from IS NOT NULL AND EXISTS (
+        SELECT 1 FROM jsonb_array_elements(i.derived_from) r
+        JOIN f ON (r ->> 'ns') = f.ns AND (r ->> 'key') = f.key
+    )
+    RETURNING i.ns, i.key
+), lineage AS (
+    DELETE FROM lgm_memory_history h
+    WHERE (h.old_value ? 'derived_from' OR h.new_value ? 'derived_from')
+      AND NOT EXISTS (SELECT 1 FROM f WHERE f.purge AND f.ns = h.ns AND f.key = h.key)
+      AND EXISTS (
+        SELECT 1 FROM f JOIN (
+            SELECT * FROM lgm_memory_sources(h.old_value, h.ns)
+            UNION ALL SELECT * FROM lgm_memory_sources(h.new_value, h.ns)
+        ) s ON s.ns = f.ns AND s.key = f.key
+      )
+    RETURNING h.ns, h.key
+)
+SELECT ns, key, true AS item, false AS live FROM items
+UNION ALL
+SELECT l.ns, l.key, false, EXISTS (
+    SELECT 1 FROM lgm_memory_items i WHERE i.ns = l.ns AND i.key = l.key
+) FROM (SELECT DISTINCT ns, key FROM lineage) l"""
 
+# After an erasure the planner statistics (pg_stats: most common values and elements,
+# histograms) still quote the erased rows until the next ANALYZE: refresh them in the same
+# transaction (ANALYZE does not sample rows this transaction deleted). ANALYZE keeps a
+# table's old statistics when its sample holds no row at all — a table the erasure
+# emptied — so each table first gets a placeholder row only this transaction ever sees
+# (ANALYZE samples the transaction's own inserts; ns '' is no namespace's encoding, id 0
+# no item's), deleted again before the commit.
+ANALYZE_STORE = """
+INSERT INTO lgm_memory_items (ns, key, value) VALUES ('', '', '{}') ON CONFLICT DO NOTHING;
+INSERT INTO lgm_memory_history (ns, key, action) VALUES ('', '', 'placeholder');
+INSERT INTO lgm_memory_lexicon (lexeme, ns, df) VALUES ('', '', 0) ON CONFLICT DO NOTHING;
+INSERT INTO lgm_memory_ns_stats (ns, n_docs, total_len) VALUES ('', 0, 0)
+    ON CONFLICT DO NOTHING;
+INSERT INTO lgm_memory_access (id) VALUES (0) ON CONFLICT DO NOTHING;
+ANALYZE lgm_memory_items, lgm_memory_history, lgm_memory_lexicon, lgm_memory_ns_stats,
+    lgm_memory_access;
+DELETE FROM lgm_memory_items WHERE ns = '' AND key = '';
+DELETE FROM lgm_memory_history WHERE ns = '' AND key = '';
+DELETE FROM lgm_memory_lexicon WHERE lexeme = '' AND ns = '';
+DELETE FROM lgm_memory_ns_stats WHERE ns = '';
+DELETE FROM lgm_memory_access WHERE id = 0"""
+
+# The half-lives elapsed are capped at ±1000 (0.5^1000 ≈ 1e-301): Postgres raises an
+# underflow error for power(0.5, x) beyond ~1075, e.g. a one-hour half-life and a memory
+# last touched two months ago.
 DECAY_SCORE = sql.SQL(
     "(coalesce(i.importance, 5) / 10.0) "
-    "* power(0.5, extract(epoch FROM now() - "
+    "* power(0.5, greatest(-1000, least(1000, extract(epoch FROM now() - "
     "coalesce(a.last_accessed_at, i.last_accessed_at, i.updated_at)) "
-    "/ %(half_life)s) * (1 + ln(1 + i.access_count + coalesce(a.access_count, 0)))"
+    "/ %(half_life)s))) * (1 + ln(1 + i.access_count + coalesce(a.access_count, 0)))"
 )
 
 
@@ -236,17 +304,20 @@ WITH incoming AS (
     ) AS n(ns, key, value, text, kind, importance, valid_from, invalid_at, expires_at,
            ttl_minutes, derived_from, slot)
 ), old AS (
-    SELECT i.ns, i.key, i.text, i.value, i.invalid_at
+    SELECT i.ns, i.key, i.text, i.value, i.invalid_at, i.valid_from
     FROM lgm_memory_items i JOIN incoming n ON i.ns = n.ns AND i.key = n.key
 ), upserted AS (
+    -- the row proposed for insertion already carries the valid_from an update keeps: the
+    -- CHECK constraints judge that row before ON CONFLICT turns it into an update
     INSERT INTO lgm_memory_items AS i (
         ns, key, value, text, tsv, doc_len, kind, importance, valid_from, invalid_at,
         expires_at, ttl_minutes, derived_from, embedding, txid)
     SELECT n.ns, n.key, n.value, n.text, t.tsv, t.doc_len, n.kind, n.importance,
-           coalesce(n.valid_from, now()), n.invalid_at,
+           coalesce(n.valid_from, o.valid_from, now()), n.invalid_at,
            coalesce(n.expires_at, now() + n.ttl_minutes * interval '1 minute'),
            n.ttl_minutes, n.derived_from, {embedding_value}, pg_current_xact_id()
     FROM incoming n
+    LEFT JOIN old o ON o.ns = n.ns AND o.key = n.key
     CROSS JOIN LATERAL (
         SELECT v.tsv, (SELECT coalesce(sum(coalesce(array_length(u.positions, 1), 1)), 0)
                        FROM unnest(v.tsv) u)::integer AS doc_len
@@ -442,7 +513,7 @@ LEFT JOIN vec_top vt ON vt.id = c.id"""
         cols=CANDIDATE_COLUMNS,
         access=ACCESS_JOIN,
         similarity=similarity,
-        stats_scope=sql.SQL("s.ns >= %(ns_lo)s AND s.ns < %(ns_hi)s" if scoped else "true"),
+        stats_scope=_stats_scope(scoped),
         lexicon_scope=sql.SQL("l.ns >= %(ns_lo)s AND l.ns < %(ns_hi)s" if scoped else "true"),
     )
 
@@ -472,16 +543,31 @@ def cache_refresh_sql(scoped: bool) -> sql.Composed:
     """Rows written since the exact-path cache watermark (``txid >= %(since)s``).
 
     The first row carries the new watermark (``xmin`` of this statement's snapshot, so
-    every transaction older than it is visible here); the others carry ``id, embedding``.
+    every transaction older than it is visible here) and ``live``, the number of indexed
+    rows in the scope (they are the rows with an embedding); the others carry ``id,
+    embedding``.
     """
     return sql.SQL(
         """
-SELECT pg_snapshot_xmin(pg_current_snapshot())::text AS xmin, NULL::bigint AS id,
-       NULL::bytea AS embedding
+SELECT pg_snapshot_xmin(pg_current_snapshot())::text AS xmin,
+       (SELECT coalesce(sum(s.n_docs), 0) FROM lgm_memory_ns_stats s WHERE {stats_scope})::bigint
+           AS live,
+       NULL::bigint AS id, NULL::bytea AS embedding
 UNION ALL
-SELECT NULL, i.id, i.embedding::bytea FROM lgm_memory_items i
+SELECT NULL, NULL, i.id, i.embedding::bytea FROM lgm_memory_items i
 WHERE i.txid >= %(since)s::xid8 AND {scope}"""
+    ).format(scope=scope_clause(scoped), stats_scope=_stats_scope(scoped))
+
+
+def cache_live_ids_sql(scoped: bool) -> sql.Composed:
+    """Ids of the scope's rows that have an embedding (the exact-path cache keeps only these)."""
+    return sql.SQL(
+        "SELECT i.id FROM lgm_memory_items i WHERE i.embedding IS NOT NULL AND {scope}"
     ).format(scope=scope_clause(scoped))
+
+
+def _stats_scope(scoped: bool) -> sql.Composable:
+    return sql.SQL("s.ns >= %(ns_lo)s AND s.ns < %(ns_hi)s" if scoped else "true")
 
 
 def decay_sql(delete: bool, scoped: bool) -> sql.Composed:
@@ -489,7 +575,7 @@ def decay_sql(delete: bool, scoped: bool) -> sql.Composed:
     candidates = sql.SQL(
         """
 SELECT i.id FROM lgm_memory_items i {access}
-WHERE {scope} AND i.invalid_at IS NULL AND {not_expired}
+WHERE {scope} AND i.invalid_at IS NULL AND {not_expired} AND i.valid_from <= now()
   AND i.created_at < now() - %(min_age)s::interval
   AND {score} < %(threshold)s
   AND (%(kinds)s::text[] IS NULL OR i.kind = ANY(%(kinds)s::text[]))

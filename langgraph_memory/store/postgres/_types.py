@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import math
 from collections.abc import Generator, Iterator, Mapping
 from contextvars import ContextVar
 from dataclasses import dataclass, field
@@ -19,8 +20,10 @@ from psycopg import sql
 
 from langgraph_memory.errors import (
     ConfigurationError,
+    InvalidValueError,
 )
 from langgraph_memory.retrieval import ScoreBreakdown
+from langgraph_memory.store._bounds import MAX_ROWS, check_text
 from langgraph_memory.store._values import (
     PreparedValue,
 )
@@ -46,11 +49,11 @@ __all__ = [
     "current_actor",
 ]
 
-MAX_ROWS = 2**62  # larger limits/offsets mean "everything"
 BOOKKEEPING_LOCK_TIMEOUT = "200ms"
 """How long an isolated bookkeeping statement waits for a row lock before giving way (it is
 retried with the next operation): far below ``deadlock_timeout`` (1 s by default), so the
 bookkeeping statement, never a user's transaction, is the one that yields."""
+MAX_DECAY_SPAN = timedelta(days=365_250)  # 1,000 years: now() - min_age stays a valid time
 _ACTOR: ContextVar[str | None] = ContextVar("langgraph_memory_actor", default=None)
 
 
@@ -64,6 +67,10 @@ def acting_as(actor: str | None) -> Iterator[None]:
             store.put(("memories", "u1"), "k", {"content": "likes tea"})
         ```
     """
+    if actor is not None:
+        if not isinstance(actor, str):
+            raise InvalidValueError(f"actor must be a string or None, got {type(actor).__name__}")
+        check_text(actor, "actor")
     token = _ACTOR.set(actor)
     try:
         yield
@@ -228,10 +235,33 @@ class DecayConfig:
     kinds: tuple[str, ...] | None = None
 
     def __post_init__(self) -> None:
+        threshold = self.threshold
+        if isinstance(threshold, bool) or not isinstance(threshold, (int, float)):
+            raise ConfigurationError("DecayConfig.threshold must be a number")
+        try:
+            finite = math.isfinite(float(threshold))
+        except OverflowError:  # an int beyond float
+            finite = False
+        if not finite:
+            raise ConfigurationError("DecayConfig.threshold must be a finite number")
+        for name in ("half_life", "min_age"):
+            span = getattr(self, name)
+            if not isinstance(span, timedelta) or not timedelta(0) <= span <= MAX_DECAY_SPAN:
+                raise ConfigurationError(
+                    f"DecayConfig.{name} must be a timedelta from 0 to 1,000 years"
+                )
         if self.half_life.total_seconds() <= 0:
             raise ConfigurationError("DecayConfig.half_life must be positive")
         if self.mode not in ("invalidate", "delete"):
             raise ConfigurationError("DecayConfig.mode must be 'invalidate' or 'delete'")
+        kinds = self.kinds
+        if kinds is not None and (
+            not isinstance(kinds, (tuple, list, frozenset, set))
+            or not all(isinstance(kind, str) for kind in kinds)
+        ):
+            raise ConfigurationError("DecayConfig.kinds must be a tuple of kind names or None")
+        for kind in kinds or ():
+            check_text(kind, "a DecayConfig kind", error=ConfigurationError)
 
 
 @dataclass

@@ -179,7 +179,7 @@ class AsyncPostgresMemoryStore(MemoryStoreCore):
         try:
             async with self._slots:
                 return await self._arun_unchecked(program)
-        except (psycopg.OperationalError, PoolTimeout) as exc:
+        except (psycopg.Error, PoolTimeout) as exc:
             translated = translate_error(self._target(), exc, self.conn)
             if translated is exc:
                 raise

@@ -158,7 +158,7 @@ class PostgresMemoryStore(MemoryStoreCore):
         try:
             with self._slots:
                 return self._run_unchecked(program)
-        except (psycopg.OperationalError, PoolTimeout) as exc:
+        except (psycopg.Error, PoolTimeout) as exc:
             translated = translate_error(self._target(), exc, self.conn)
             if translated is exc:
                 raise
