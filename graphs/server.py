@@ -55,7 +55,7 @@ from langgraph.graph import START, MessagesState, StateGraph
 from pydantic import BaseModel
 
 from langgraph_memory.cli._backends import describe_dsn
-from langgraph_memory.embedded import ENV_DSN, default_dsn
+from langgraph_memory.embedded import ENV_DSN, resolve_postgres_dsn, resolve_redis_url
 from langgraph_memory.errors import ConfigurationError, LeaseLostError, ThreadBusyError
 from langgraph_memory.lease import InMemoryLeaseBackend, with_thread_lease
 
@@ -109,8 +109,8 @@ class ServerSettings:
         defaults = cls()
         return cls(
             checkpointer=checkpointer,
-            postgres_dsn=get(ENV_DSN) or None,
-            redis_url=get("LANGGRAPH_MEMORY_REDIS_URL", defaults.redis_url),
+            postgres_dsn=get(ENV_DSN),
+            redis_url=resolve_redis_url(None),
             redis_prefix=get("LANGGRAPH_MEMORY_REDIS_PREFIX", defaults.redis_prefix),
             lease=lease,
             lease_ttl=_seconds(environ, "LANGGRAPH_MEMORY_LEASE_TTL", defaults.lease_ttl),
@@ -167,7 +167,7 @@ async def _open_checkpointer(settings: ServerSettings) -> AsyncIterator[tuple[An
     if settings.checkpointer == "postgres":
         from langgraph_memory.checkpoint.postgres import AsyncPostgresSaver
 
-        dsn = settings.postgres_dsn or await asyncio.to_thread(default_dsn)
+        dsn = await asyncio.to_thread(resolve_postgres_dsn, settings.postgres_dsn)
         location = describe_dsn(dsn)
         logger.info("checkpointer: AsyncPostgresSaver on %s", location)
         async with AsyncPostgresSaver.from_conn_string(dsn) as saver:

@@ -25,7 +25,6 @@ Example:
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 import warnings
 from collections.abc import Sequence
@@ -45,12 +44,32 @@ def _add_postgres(parser: argparse.ArgumentParser) -> None:
     )
 
 
+class _RedisUrl(argparse.Action):
+    """``--redis [URL]``: the URL given, else the library's rule (``resolve_redis_url``)."""
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: object,
+        option_string: str | None = None,
+    ) -> None:
+        from langgraph_memory.embedded import resolve_redis_url
+        from langgraph_memory.errors import InvalidConnectionStringError
+
+        try:
+            url = values if isinstance(values, str) else None
+            setattr(namespace, self.dest, resolve_redis_url(url))
+        except InvalidConnectionStringError as exc:
+            parser.error(str(exc))
+
+
 def _add_redis(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--redis",
         metavar="URL",
         nargs="?",
-        const=os.environ.get("LANGGRAPH_MEMORY_REDIS_URL", "redis://127.0.0.1:6379/0"),
+        action=_RedisUrl,
         default=None,
         help="conversation threads are in Redis (default URL: $LANGGRAPH_MEMORY_REDIS_URL or "
         "redis://127.0.0.1:6379/0); without it the checkpointer is Postgres",

@@ -43,7 +43,7 @@ from typing import TYPE_CHECKING, Any
 from langchain_core.language_models import BaseChatModel
 from langgraph.graph.state import CompiledStateGraph
 
-from langgraph_memory.embedded import default_dsn
+from langgraph_memory.embedded import default_dsn, resolve_redis_url
 from langgraph_memory.graphs.memory_agent import build_graph
 from langgraph_memory.graphs.memory_tools_agent import build_graph as build_memory_tools_graph
 from langgraph_memory.offline import ScriptedChatModel, default_chat_model
@@ -115,7 +115,7 @@ async def redis_checkpointer() -> AsyncIterator[AsyncRedisSaver]:
     """
     from langgraph_memory.checkpoint.redis import AsyncRedisSaver
 
-    url = os.environ.get(ENV_REDIS_URL) or "redis://127.0.0.1:6379/0"
+    url = resolve_redis_url(None)
     prefix = os.environ.get(ENV_REDIS_PREFIX) or "lgm"
     async with AsyncRedisSaver.from_conn_string(url, prefix=prefix) as saver:
         await saver.setup()
