@@ -35,7 +35,7 @@ from langgraph_memory.store.postgres._types import (
     SetupReport,
 )
 
-__all__ = ["MemoryStoreCore"]
+__all__ = ["MemoryStoreCore", "op_list"]
 
 
 class MemoryStoreCore(MemoryPrograms, BaseStore):
@@ -67,11 +67,11 @@ class MemoryStoreCore(MemoryPrograms, BaseStore):
 
     def batch(self, ops: Iterable[Op]) -> list[Result]:
         """Run several operations in one transaction (reads see the state before writes)."""
-        return self._run(self._batch_program(_op_list(ops)))  # type: ignore[no-any-return]
+        return self._run(self._batch_program(op_list(ops)))  # type: ignore[no-any-return]
 
     async def abatch(self, ops: Iterable[Op]) -> list[Result]:
         """Async :meth:`batch`."""
-        return await self._arun(self._batch_program(_op_list(ops)))  # type: ignore[no-any-return]
+        return await self._arun(self._batch_program(op_list(ops)))  # type: ignore[no-any-return]
 
     # ------------------------------------------------------------------ public API
     def setup(self) -> SetupReport:
@@ -370,7 +370,8 @@ class MemoryStoreCore(MemoryPrograms, BaseStore):
         return await self._arun(self._decay_program(namespace_prefix, config or DecayConfig()))  # type: ignore[no-any-return]
 
 
-def _op_list(ops: Iterable[Op]) -> list[Op]:
+def op_list(ops: Iterable[Op]) -> list[Op]:
+    """``ops`` as a list, or :class:`InvalidValueError` when it is not an iterable of ops."""
     if isinstance(ops, (str, bytes, Mapping)) or not isinstance(ops, Iterable):
         raise InvalidValueError(
             f"batch() takes an iterable of store operations, got {type(ops).__name__}"

@@ -25,7 +25,7 @@ from langgraph_memory.store.postgres._connect import (
     resolve_dsn,
     translate_error,
 )
-from langgraph_memory.store.postgres._core import MemoryStoreCore
+from langgraph_memory.store.postgres._core import MemoryStoreCore, op_list
 from langgraph_memory.store.postgres._sql import BOOKKEEPING_GAVE_WAY, BOOKKEEPING_SETTINGS
 from langgraph_memory.store.postgres._types import (
     BOOKKEEPING_LOCK_TIMEOUT,
@@ -165,7 +165,7 @@ class AsyncPostgresMemoryStore(MemoryStoreCore):
         Calls made while others run wait in a queue and are merged into few transactions
         (see ``_coalesce``); each caller still gets exactly its own results or error.
         """
-        return await self._coalescer.submit(list(ops))
+        return await self._coalescer.submit(op_list(ops))
 
     async def _abatch_now(self, ops: list[Op]) -> list[Result]:
         return await self._arun(self._batch_program(ops))  # type: ignore[no-any-return]
