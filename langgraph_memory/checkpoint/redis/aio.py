@@ -220,7 +220,7 @@ class AsyncRedisSaver(BaseRedisSaver):
 
     async def adelete_thread(self, thread_id: str) -> None:
         """Delete the thread (all namespaces) and advance its fencing token."""
-        await self._execute(self._delete_thread_commands(str(thread_id)))
+        await self._execute(self._delete_thread_commands(thread_id))
 
     async def adelete_for_runs(self, run_ids: Sequence[str]) -> None:
         """Delete the checkpoints (and their writes) whose metadata ``run_id`` is listed."""
@@ -228,11 +228,13 @@ class AsyncRedisSaver(BaseRedisSaver):
 
     async def acopy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
         """Copy every checkpoint, blob and write of one thread to another."""
-        await self._run(self._copy_thread_plan(str(source_thread_id), str(target_thread_id)))
+        await self._run(self._copy_thread_plan(source_thread_id, target_thread_id))
 
-    async def aprune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
-        """Async :meth:`RedisSaver.prune`."""
-        await self._run(self._prune_plan(thread_ids, strategy))
+    async def aprune(
+        self, thread_ids: Sequence[str], *, strategy: str = "keep_latest", keep_last: int = 1
+    ) -> None:
+        """Async :meth:`RedisSaver.prune` (``"keep_latest"``, ``"keep_last"``, ``"delete"``)."""
+        await self._run(self._prune_plan(thread_ids, strategy, keep_last))
 
     # ----- sync bridges (from other threads) --------------------------------------------
 
@@ -293,9 +295,11 @@ class AsyncRedisSaver(BaseRedisSaver):
         """Sync bridge of :meth:`acopy_thread`."""
         self._bridge(self.acopy_thread(source_thread_id, target_thread_id))
 
-    def prune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
+    def prune(
+        self, thread_ids: Sequence[str], *, strategy: str = "keep_latest", keep_last: int = 1
+    ) -> None:
         """Sync bridge of :meth:`aprune`."""
-        self._bridge(self.aprune(thread_ids, strategy=strategy))
+        self._bridge(self.aprune(thread_ids, strategy=strategy, keep_last=keep_last))
 
     def _bridge(self, coro: Coroutine[Any, Any, T]) -> T:
         loop = self.loop

@@ -222,7 +222,7 @@ class RedisSaver(ThreadedAsyncMethods, BaseRedisSaver):
     def delete_thread(self, thread_id: str) -> None:
         """Delete every checkpoint, blob and write of the thread (all namespaces) and
         advance its fencing token, so late writes from older leases are rejected."""
-        self._execute(self._delete_thread_commands(str(thread_id)))
+        self._execute(self._delete_thread_commands(thread_id))
 
     def delete_for_runs(self, run_ids: Sequence[str]) -> None:
         """Delete the checkpoints (and their writes) whose metadata ``run_id`` is listed."""
@@ -230,18 +230,32 @@ class RedisSaver(ThreadedAsyncMethods, BaseRedisSaver):
 
     def copy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
         """Copy every checkpoint, blob and write of one thread to another."""
-        self._run(self._copy_thread_plan(str(source_thread_id), str(target_thread_id)))
+        self._run(self._copy_thread_plan(source_thread_id, target_thread_id))
 
-    def prune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
+    def prune(
+        self, thread_ids: Sequence[str], *, strategy: str = "keep_latest", keep_last: int = 1
+    ) -> None:
         """``"keep_latest"``: keep the newest checkpoint per namespace (plus the ancestors
-        a ``DeltaChannel`` needs); ``"delete"``: delete the threads."""
-        self._run(self._prune_plan(thread_ids, strategy))
+        a ``DeltaChannel`` needs); ``"keep_last"``: the newest ``keep_last`` (likewise);
+        ``"delete"``: delete the threads. Same strategies and arguments as the Postgres
+        savers.
+
+        Example:
+            ```python
+            saver.prune(["thread-1"], strategy="keep_last", keep_last=5)
+            ```
+        """
+        self._run(self._prune_plan(thread_ids, strategy, keep_last))
 
     # ----- async API (runs the sync methods in a worker thread) ---------------------
 
-    async def aprune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
+    async def aprune(
+        self, thread_ids: Sequence[str], *, strategy: str = "keep_latest", keep_last: int = 1
+    ) -> None:
         """:meth:`prune` in a worker thread."""
-        await asyncio.to_thread(lambda: self.prune(thread_ids, strategy=strategy))
+        await asyncio.to_thread(
+            lambda: self.prune(thread_ids, strategy=strategy, keep_last=keep_last)
+        )
 
     # ----- I/O -----------------------------------------------------------------------
 
