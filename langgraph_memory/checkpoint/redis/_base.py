@@ -36,6 +36,7 @@ from langgraph.checkpoint.base import (
 )
 from langgraph.checkpoint.serde.base import SerializerProtocol
 from redis import exceptions as redis_errors
+from redis.cluster import RedisCluster
 
 from langgraph_memory.checkpoint import _config
 from langgraph_memory.checkpoint.redis import _codec, _keys
@@ -49,6 +50,9 @@ from langgraph_memory.errors import (
 )
 
 __all__ = [
+    "CLUSTER_RETRIED_ERRORS",
+    "DEFAULT_CONNECT_TIMEOUT",
+    "DEFAULT_SOCKET_TIMEOUT",
     "MIN_SERVER_VERSION",
     "BaseRedisSaver",
     "Command",
@@ -57,6 +61,7 @@ __all__ = [
     "RedisTTL",
     "RedisTTLConfig",
     "check_server_version",
+    "client_defaults",
     "client_url_options",
     "describe_client",
     "keep_latest_drops",
@@ -170,6 +175,40 @@ Step: TypeAlias = "list[Command] | Emit"
 Plan = Generator[Step, Any, T]
 
 
+DEFAULT_CONNECT_TIMEOUT = 5.0
+"""Seconds ``from_conn_string`` waits for a TCP connection before reporting the server
+unreachable."""
+
+DEFAULT_SOCKET_TIMEOUT = 5.0
+"""Seconds ``from_conn_string`` lets a command wait for its reply: the bound of a call
+against a hung server (redis-py < 8 has no default, so a frozen server would block a call
+forever; 8 uses 5 s)."""
+
+
+def client_defaults(options: Mapping[str, Any]) -> dict[str, Any]:
+    """``from_url`` options with our timeouts unless given (a URL's own query wins too).
+
+    Example:
+        ```python
+        assert client_defaults({"socket_timeout": 1})["socket_timeout"] == 1
+        assert client_defaults({})["socket_connect_timeout"] == DEFAULT_CONNECT_TIMEOUT
+        ```
+    """
+    return {
+        "socket_connect_timeout": DEFAULT_CONNECT_TIMEOUT,
+        "socket_timeout": DEFAULT_SOCKET_TIMEOUT,
+        **options,
+    }
+
+
+CLUSTER_RETRIED_ERRORS: tuple[type[Exception], ...] = tuple(
+    error for error in RedisCluster.ERRORS_ALLOW_RETRY if error is not redis_errors.TimeoutError
+)
+"""What the cluster clients ``from_conn_string`` builds retry after refreshing the slot
+map: redis-py's list without ``TimeoutError`` (a hung node would otherwise cost up to
+eleven timeouts, 55 s, in one call); connection errors and moved slots still are."""
+
+
 def check_server_version(info: Mapping[str, Any]) -> str:
     """The server version from ``INFO server``; raises if it is older than 6.2."""
     raw = str(info.get("redis_version", "0"))
@@ -224,6 +263,12 @@ def translate_errors(where: str) -> Iterator[None]:
     ``where``) and fencing rejections into :class:`StaleWriteError`; re-raise the rest."""
     try:
         yield
+    except (redis_errors.ClusterError, redis_errors.RedisClusterException) as exc:
+        # before ResponseError: ClusterDownError / TryAgainError are both
+        raise BackendUnavailableError(
+            f"Redis at {where} is unavailable: {exc}. Check that every cluster node is "
+            "running and reachable; the next call retries."
+        ) from exc
     except redis_errors.ResponseError as exc:
         if STALE_ERROR_MARK in str(exc):
             message = str(exc).split(STALE_ERROR_MARK, 1)[1].split(" script:")[0].strip()
@@ -232,12 +277,13 @@ def translate_errors(where: str) -> Iterator[None]:
                 "(or the thread was deleted) and nothing was written"
             ) from exc
         raise
-    except (
-        redis_errors.ConnectionError,
-        redis_errors.TimeoutError,
-        redis_errors.ClusterError,
-        redis_errors.RedisClusterException,
-    ) as exc:
+    except redis_errors.TimeoutError as exc:
+        raise BackendUnavailableError(
+            f"Redis at {where} did not answer in time ({exc}): the server is hung, "
+            "overloaded or cut off. The call was not retried (one timeout bounds a call: "
+            "the client's socket_timeout, 5 s by default); the next call tries again."
+        ) from exc
+    except redis_errors.ConnectionError as exc:
         raise BackendUnavailableError(
             f"Redis at {where} is unreachable: {exc}. Check that the server is running and "
             "that the URL's host and port are right."

@@ -24,22 +24,30 @@ from redis.exceptions import NoScriptError
 
 from langgraph_memory.checkpoint.redis import _codec, _keys
 from langgraph_memory.checkpoint.redis._base import (
+    CLUSTER_RETRIED_ERRORS,
     BaseRedisSaver,
     Command,
     Emit,
     Plan,
     RedisTTLConfig,
+    client_defaults,
     client_url_options,
     translate_errors,
 )
 from langgraph_memory.checkpoint.redis._scripts import SCRIPTS
 from langgraph_memory.checkpoint.redis.lease import AsyncRedisLeaseBackend
-from langgraph_memory.checkpoint.redis.saver import DEFAULT_CONNECT_TIMEOUT
 from langgraph_memory.errors import ConfigurationError, InvalidConnectionStringError
 
-__all__ = ["AsyncRedisSaver"]
+__all__ = ["AsyncRedisSaver", "BoundedAsyncRedisCluster"]
 
 T = TypeVar("T")
+
+
+class BoundedAsyncRedisCluster(AsyncRedisCluster):
+    """The async ``RedisCluster`` ``from_conn_string(cluster=True)`` builds: a timed-out
+    command is not retried, so one timeout bounds a call (see ``BoundedRedisCluster``)."""
+
+    ERRORS_ALLOW_RETRY = CLUSTER_RETRIED_ERRORS  # type: ignore[assignment]
 
 
 class AsyncRedisSaver(BaseRedisSaver):
@@ -109,10 +117,10 @@ class AsyncRedisSaver(BaseRedisSaver):
             ```
         """
         where = client_url_options(url)
-        options = {"socket_connect_timeout": DEFAULT_CONNECT_TIMEOUT, **client_options}
+        options = client_defaults(client_options)
         try:
             client: AsyncRedis | AsyncRedisCluster = (
-                AsyncRedisCluster.from_url(url, **options)
+                BoundedAsyncRedisCluster.from_url(url, **options)
                 if cluster
                 else AsyncRedis.from_url(url, **options)
             )

@@ -26,11 +26,15 @@ from redis.exceptions import NoScriptError
 from langgraph_memory.checkpoint._threaded import ThreadedAsyncMethods
 from langgraph_memory.checkpoint.redis import _codec, _keys
 from langgraph_memory.checkpoint.redis._base import (
+    CLUSTER_RETRIED_ERRORS,
+    DEFAULT_CONNECT_TIMEOUT,
+    DEFAULT_SOCKET_TIMEOUT,
     BaseRedisSaver,
     Command,
     Emit,
     Plan,
     RedisTTLConfig,
+    client_defaults,
     client_url_options,
     translate_errors,
 )
@@ -39,12 +43,16 @@ from langgraph_memory.checkpoint.redis._wire import DirectLane, pack_command
 from langgraph_memory.checkpoint.redis.lease import RedisLeaseBackend
 from langgraph_memory.errors import InvalidConnectionStringError
 
-__all__ = ["RedisSaver"]
+__all__ = ["DEFAULT_CONNECT_TIMEOUT", "DEFAULT_SOCKET_TIMEOUT", "BoundedRedisCluster", "RedisSaver"]
 
 T = TypeVar("T")
 
-DEFAULT_CONNECT_TIMEOUT = 5.0
-"""Seconds to wait for a TCP connection before reporting the server unreachable."""
+
+class BoundedRedisCluster(RedisCluster):
+    """The ``RedisCluster`` ``from_conn_string(cluster=True)`` builds: a timed-out command
+    is not retried (:data:`~._base.CLUSTER_RETRIED_ERRORS`), so one timeout bounds a call."""
+
+    ERRORS_ALLOW_RETRY = CLUSTER_RETRIED_ERRORS  # type: ignore[assignment]
 
 
 class RedisSaver(ThreadedAsyncMethods, BaseRedisSaver):
@@ -112,7 +120,9 @@ class RedisSaver(ThreadedAsyncMethods, BaseRedisSaver):
             keep_last: Keep-last-N retention per thread and namespace.
             serde: Serializer.
             cluster: Connect with ``RedisCluster`` (``url`` names any node).
-            **client_options: Passed to ``from_url`` (``socket_connect_timeout`` defaults to 5 s).
+            **client_options: Passed to ``from_url``; ``socket_connect_timeout`` and
+                ``socket_timeout`` default to 5 s, so one call against a hung server fails
+                after 5 s with ``BackendUnavailableError`` (on every redis-py version).
 
         Raises:
             InvalidConnectionStringError: The URL is malformed.
@@ -125,11 +135,11 @@ class RedisSaver(ThreadedAsyncMethods, BaseRedisSaver):
             ```
         """
         where = client_url_options(url)
-        options = {"socket_connect_timeout": DEFAULT_CONNECT_TIMEOUT, **client_options}
+        options = client_defaults(client_options)
         with translate_errors(where):
             try:
                 client: Redis | RedisCluster = (
-                    RedisCluster.from_url(url, **options)
+                    BoundedRedisCluster.from_url(url, **options)
                     if cluster
                     else Redis.from_url(url, **options)
                 )
@@ -268,8 +278,11 @@ class RedisSaver(ThreadedAsyncMethods, BaseRedisSaver):
             packed = b"".join([pack_command(command.wire()) for command in commands])
             try:
                 return self._lane.execute(packed, len(commands))
-            except (redis_errors.ConnectionError, redis_errors.TimeoutError):
-                pass  # the connection was dropped; retry below with redis-py's retry policy
+            except redis_errors.ConnectionError:
+                # A kept connection went stale (server restarted, idle timeout): retry once
+                # on a fresh one through redis-py. A TimeoutError is NOT retried here: a
+                # hung server would then cost a second full timeout.
+                pass
         if len(commands) == 1 or self.is_cluster:
             return [self._client.execute_command(*c.wire()) for c in commands]
         pipe = self._client.pipeline(transaction=False)

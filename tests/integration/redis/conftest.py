@@ -57,7 +57,13 @@ def own_redis_server() -> Iterator[LocalServer]:
 
 
 @pytest.fixture(scope="module")
-def redis_cluster_nodes() -> Iterator[list[tuple[str, int]]]:
+def redis_cluster_nodes(redis_cluster_servers: list[LocalServer]) -> list[tuple[str, int]]:
+    """``(host, port)`` of the nodes of :func:`redis_cluster_servers`."""
+    return [("127.0.0.1", server.port) for server in redis_cluster_servers]
+
+
+@pytest.fixture(scope="module")
+def redis_cluster_servers() -> Iterator[list[LocalServer]]:
     """A fresh 3-primary Redis Cluster on loopback (own ports and temp dirs), torn down after."""
     if shutil.which("redis-server") is None or shutil.which("redis-cli") is None:
         pytest.fail("redis-server/redis-cli are not installed (needed for the cluster test)")
@@ -103,7 +109,7 @@ def redis_cluster_nodes() -> Iterator[list[tuple[str, int]]]:
                 if time.monotonic() > deadline:
                     raise RuntimeError(f"cluster did not become ready: {infos}")
                 time.sleep(0.1)
-            yield [("127.0.0.1", p) for p in ports]
+            yield servers
         finally:
             for server in servers:
                 server.stop()
