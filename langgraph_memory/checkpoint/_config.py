@@ -424,6 +424,15 @@ def checked_put(
     for channel, version in new_versions.items():
         checked_key(channel, "channel")
         checked_version(version)
+    for part in ("metadata", "configurable"):  # LangGraph copies their entries in
+        entries = config.get(part)
+        if entries is None:
+            continue
+        if not isinstance(entries, Mapping):
+            raise ConfigurationError(f"config[{part!r}] must be a dict, got {_short(entries)}")
+        for key in entries:
+            if type(key) is not str:
+                raise ConfigurationError(f"config[{part!r}] keys must be str, got {_short(key)}")
     header = {key: value for key, value in checkpoint.items() if key != "channel_values"}
     stored = dict(get_serializable_checkpoint_metadata(config, metadata))
     size = _values.check_json(header, "checkpoint") + _values.check_json(stored, "metadata")

@@ -293,7 +293,9 @@ def check_json(
     """Check that ``value`` is JSON every backend stores and reads back the same way, and
     return its approximate size in bytes.
 
-    JSON here: ``None``, ``bool``, ``int`` within 64 bits, finite ``float``, ``str``
+    JSON here: ``None``, ``bool``, ``int`` within 64 bits, finite ``float`` below ``1e16``
+    (JSONB stores ``6.8e16`` as the numeral ``68215460816945770`` and reads back an int that
+    is not even equal to the float), ``str``
     without NUL or unpaired surrogates, lists / tuples (read back as lists) and dicts with
     ``str`` keys (the same text rule), nested at most :data:`MAX_JSON_DEPTH` levels.
     Metadata must be JSON: Postgres stores it as JSONB (and filters on it there), so the
@@ -333,6 +335,10 @@ def check_json(
             size += 8
             if not math.isfinite(item):
                 raise _json_error(error, path, f"the float {item!r} (JSON has no NaN/inf)")
+            if "e+" in repr(item):  # Postgres JSONB prints it back as a different integer
+                raise _json_error(
+                    error, path, f"the float {item!r} (JSONB returns floats >= 1e16 as integers)"
+                )
         elif isinstance(item, (dict, Mapping, list, tuple)):
             if depth >= MAX_JSON_DEPTH:
                 raise _json_error(error, path, f"nesting deeper than {MAX_JSON_DEPTH} levels")
@@ -357,6 +363,6 @@ def check_json(
 def _json_error(error: type[LangGraphMemoryError], path: str, what: str) -> LangGraphMemoryError:
     return error(
         f"{path} holds {what}; metadata and filters must be JSON (str without NUL, finite "
-        "numbers, integers within 64 bits, bool, None, lists, dicts with str keys) that "
-        "every backend stores alike. Nothing was written."
+        "floats below 1e16, integers within 64 bits, bool, None, lists, dicts with str keys) "
+        "that every backend stores alike. Nothing was written."
     )

@@ -48,12 +48,14 @@ def frozen(server: OwnedRedis) -> Iterator[None]:
         os.kill(server.process.pid, signal.SIGCONT)
 
 
-def check_failure(error: BaseException | None, seconds: float, bound: float, port: int) -> None:
-    assert isinstance(error, BackendUnavailableError), repr(error)
+def check_failure(
+    error: BaseException | None, seconds: float, bound: float, port: int, what: str = "call"
+) -> None:
+    assert isinstance(error, BackendUnavailableError), (what, repr(error))
     assert isinstance(error, ConnectionError) and isinstance(error, LangGraphMemoryError)
     assert f"127.0.0.1:{port}" in str(error)
     assert "did not answer in time" in str(error)
-    assert seconds < bound + EPSILON, f"{seconds:.2f} s for a {bound} s timeout"
+    assert seconds < bound + EPSILON, f"{what}: {seconds:.2f} s for a {bound} s timeout"
 
 
 def timed(call: Callable[[], Any]) -> tuple[BaseException | None, float]:
@@ -115,7 +117,7 @@ def test_one_timeout_bounds_a_sync_call_to_a_frozen_redis(
         with frozen(owned_redis):
             for name, call in calls.items():
                 error, seconds = timed(call)
-                check_failure(error, seconds, SHORT_TIMEOUT, owned_redis.port)
+                check_failure(error, seconds, SHORT_TIMEOUT, owned_redis.port, name)
                 figures.add("frozen_redis_calls")
         graph = build_chat_graph(saver)
         graph.invoke(turn_input("after"), thread_config("t"))
@@ -152,9 +154,9 @@ async def test_one_timeout_bounds_an_async_call_to_a_frozen_redis(
             "ainvoke": lambda: build_chat_graph(saver).ainvoke(turn_input("x"), thread_config("t")),
         }
         with frozen(owned_redis):
-            for call in calls.values():
+            for name, call in calls.items():
                 error, seconds = await atimed(call)
-                check_failure(error, seconds, SHORT_TIMEOUT, owned_redis.port)
+                check_failure(error, seconds, SHORT_TIMEOUT, owned_redis.port, name)
                 figures.add("frozen_redis_calls")
         await asyncio.sleep(0)
         await build_chat_graph(saver).ainvoke(turn_input("after"), thread_config("t"))

@@ -654,8 +654,8 @@ class BaseRedisSaver(BaseCheckpointSaver[str]):
                 Command.call("HGETALL", keys.cp),
             ]
             drops = keep_latest_drops(
-                {_text(k): _codec.decode_refs(v)[0] for k, v in refs.items()},
-                {_text(k): v for k, v in records.items()},
+                {_text(k): _codec.decode_refs(v)[0] for k, v in _field_pairs(refs)},
+                {_text(k): v for k, v in _field_pairs(records)},
                 self.serde,
                 keep,
             )
@@ -699,6 +699,15 @@ class BaseRedisSaver(BaseCheckpointSaver[str]):
                 f"this langgraph-memory (v{_keys.SCHEMA_VERSION}); upgrade the package"
             )
         return [Command.call("SET", _keys.schema_key(self.prefix), _keys.SCHEMA_VERSION)]
+
+
+def _field_pairs(reply: Any) -> list[tuple[Any, Any]]:
+    """``(field, value)`` pairs of an ``HGETALL`` reply: a dict (redis-py's response
+    callback on the generic path; redis-py 8's parser even on the fast lane) or the flat
+    RESP2 list redis-py 5.2 - 7 return on the fast lane (``prune`` failed there before)."""
+    if isinstance(reply, Mapping):
+        return list(reply.items())
+    return [(reply[i], reply[i + 1]) for i in range(0, len(reply), 2)]
 
 
 def _group(pairs: Sequence[tuple[str, str]]) -> dict[str, list[str]]:

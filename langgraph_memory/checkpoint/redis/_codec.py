@@ -248,16 +248,40 @@ def decode_metadata(serde: SerializerProtocol, record: bytes) -> CheckpointMetad
 
 
 def _contains(actual: Any, wanted: Any) -> bool:
+    """Postgres ``jsonb @>`` containment (what the Postgres savers' filter runs)."""
     if isinstance(wanted, Mapping):
         return isinstance(actual, Mapping) and all(
             key in actual and _contains(actual[key], value) for key, value in wanted.items()
         )
-    return bool(actual == wanted)
+    if isinstance(wanted, (list, tuple)):  # every wanted element is in some actual one
+        return isinstance(actual, (list, tuple)) and all(
+            any(_contains(item, part) for item in actual) for part in wanted
+        )
+    return _json_equal(actual, wanted)
+
+
+def _json_equal(actual: Any, wanted: Any) -> bool:
+    """JSON scalar equality: ``true`` is not ``1``, ``1`` is ``1.0``, ``null`` only ``null``."""
+    if isinstance(actual, bool) or isinstance(wanted, bool):
+        return type(actual) is type(wanted) and actual == wanted
+    if isinstance(actual, (int, float)) and isinstance(wanted, (int, float)):
+        return bool(actual == wanted)
+    if isinstance(actual, str) and isinstance(wanted, str):
+        return actual == wanted
+    return actual is None and wanted is None
 
 
 def matches_filter(metadata: Mapping[str, Any], wanted: Mapping[str, Any] | None) -> bool:
-    """Metadata containment like Postgres ``metadata @> filter``: every key must match
-    (nested dicts match when they contain the wanted sub-dict)."""
+    """Metadata containment exactly like Postgres ``metadata @> filter``: every key must
+    match; nested dicts match when they contain the wanted sub-dict, lists when every
+    wanted element is contained in some element; ``True`` never matches ``1``.
+
+    Example:
+        ```python
+        assert matches_filter({"tags": ["a", "b"], "n": 1}, {"tags": ["b"], "n": 1.0})
+        assert not matches_filter({"flag": 1}, {"flag": True})
+        ```
+    """
     return not wanted or _contains(metadata, wanted)
 
 

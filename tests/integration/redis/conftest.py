@@ -14,6 +14,8 @@ import pytest
 import redis
 from redis_saver_helpers import LocalServer, free_ports, start_server, wait_ping
 
+from tests.reliability._servers import redis_server_binary
+
 from langgraph_memory.checkpoint.redis import AsyncRedisSaver, RedisSaver
 
 
@@ -44,8 +46,8 @@ async def async_saver(redis_url: str, redis_prefix: str) -> AsyncIterator[AsyncR
 @pytest.fixture
 def own_redis_server() -> Iterator[LocalServer]:
     """A private standalone redis-server (tests may stop it)."""
-    if shutil.which("redis-server") is None:
-        pytest.fail("redis-server is not installed (needed for the Redis tests)")
+    if shutil.which(redis_server_binary()) is None:
+        pytest.fail(f"{redis_server_binary()} is not installed (needed for the Redis tests)")
     (port,) = free_ports(1)
     with tempfile.TemporaryDirectory(prefix="lgm-redis-") as workdir:
         server = LocalServer(port, start_server(port, workdir))
@@ -65,7 +67,7 @@ def redis_cluster_nodes(redis_cluster_servers: list[LocalServer]) -> list[tuple[
 @pytest.fixture(scope="module")
 def redis_cluster_servers() -> Iterator[list[LocalServer]]:
     """A fresh 3-primary Redis Cluster on loopback (own ports and temp dirs), torn down after."""
-    if shutil.which("redis-server") is None or shutil.which("redis-cli") is None:
+    if shutil.which(redis_server_binary()) is None or shutil.which("redis-cli") is None:
         pytest.fail("redis-server/redis-cli are not installed (needed for the cluster test)")
     ports = free_ports(3, with_bus=True)
     servers: list[LocalServer] = []
