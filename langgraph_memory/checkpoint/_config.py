@@ -131,6 +131,9 @@ def checked_text(
         text = str.__str__(value)
     else:
         raise error(f"{what} must be a str (or an int), got {type(value).__name__} {_short(value)}")
+    limit = max_bytes if max_bytes is not None else _limit_for(what)
+    if text.isascii() and len(text) <= limit and "\x00" not in text:
+        return text  # the common case: nothing to encode or measure
     if "\x00" in text:
         raise error(
             f"{what} {_short(text)} contains a NUL character ('\\x00'), which no saver stores "
@@ -146,7 +149,6 @@ def checked_text(
             f"(U+{ord(bad):04X}); decode the {what} properly (e.g. raw.decode('utf-8')) "
             "before passing it"
         ) from None
-    limit = max_bytes if max_bytes is not None else _limit_for(what)
     if size > limit:
         raise error(
             f"{what} is {size} bytes long (UTF-8); the savers accept at most {limit} bytes "

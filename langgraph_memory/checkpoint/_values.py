@@ -311,53 +311,73 @@ def check_json(
         ```
     """
     size = 0
-    stack: list[tuple[Any, str, int]] = [(value, where, 0)]
+    stack: list[tuple[Any, tuple[Any, ...], int]] = [(value, (), 0)]
+    push = stack.append
     while stack:
-        item, path, depth = stack.pop()
+        item, keys, depth = stack.pop()
         kind = type(item)
         if kind is str:
             size += len(item) + 2
             if "\x00" in item:
                 raise error(
-                    f"{path} contains a NUL character ('\\x00'), which Postgres JSONB cannot "
-                    "store, so no saver accepts it there; remove it or encode the text"
+                    f"{_path(where, keys)} contains a NUL character ('\\x00'), which Postgres "
+                    "JSONB cannot store, so no saver accepts it there; remove it or encode the text"
                 )
-            found = _surrogate_of(item, "")
-            if found:
-                raise _json_error(error, path, f"an unpaired surrogate (U+{found[1]:04X})")
+            if not item.isascii() and _surrogate_of(item, "") is not None:
+                code_point = ord(next(ch for ch in item if 0xD800 <= ord(ch) <= 0xDFFF))
+                raise _json_error(
+                    error, _path(where, keys), f"an unpaired surrogate (U+{code_point:04X})"
+                )
         elif item is None or kind is bool:
             size += 4
         elif kind is int:
             size += 8
             if not _INT_MIN <= item <= _INT_MAX:
-                raise _json_error(error, path, "an integer beyond 64 bits")
+                raise _json_error(error, _path(where, keys), "an integer beyond 64 bits")
         elif kind is float:
             size += 8
             if not math.isfinite(item):
-                raise _json_error(error, path, f"the float {item!r} (JSON has no NaN/inf)")
+                raise _json_error(
+                    error, _path(where, keys), f"the float {item!r} (JSON has no NaN/inf)"
+                )
             if "e+" in repr(item):  # Postgres JSONB prints it back as a different integer
                 raise _json_error(
-                    error, path, f"the float {item!r} (JSONB returns floats >= 1e16 as integers)"
+                    error,
+                    _path(where, keys),
+                    f"the float {item!r} (JSONB returns floats >= 1e16 as integers)",
                 )
-        elif isinstance(item, (dict, Mapping, list, tuple)):
+        elif kind is dict or kind is list or isinstance(item, (Mapping, list, tuple)):
             if depth >= MAX_JSON_DEPTH:
-                raise _json_error(error, path, f"nesting deeper than {MAX_JSON_DEPTH} levels")
+                raise _json_error(
+                    error, _path(where, keys), f"nesting deeper than {MAX_JSON_DEPTH} levels"
+                )
             if isinstance(item, (list, tuple)):
-                stack.extend((child, path, depth + 1) for child in item)
+                for child in item:
+                    push((child, keys, depth + 1))
                 continue
             for key, child in item.items():
                 if type(key) is not str:
-                    raise _json_error(error, f"{path} key {_label(key)}", "a key that is not a str")
-                stack.append((key, f"{path} key {_label(key)}", depth + 1))
-                stack.append((child, f"{path}[{_label(key)}]", depth + 1))
+                    raise _json_error(
+                        error, f"{_path(where, keys)} key {_label(key)}", "a key that is not a str"
+                    )
+                push((key, (*keys, (key,)), depth + 1))  # (key,): the key itself
+                push((child, (*keys, key), depth + 1))
         else:
-            raise _json_error(error, path, f"a {kind.__name__} (not a JSON value)")
+            raise _json_error(error, _path(where, keys), f"a {kind.__name__} (not a JSON value)")
         if size > max_bytes:
             raise error(
                 f"{where} is over {max_bytes:,} bytes; the savers store at most that much. "
                 "Nothing was written."
             )
     return size
+
+
+def _path(where: str, keys: tuple[Any, ...]) -> str:
+    """``where['a']['b']`` (or ``where['a'] key 'b'`` for a dict key), built for messages."""
+    text = where
+    for key in keys:
+        text += f" key {_label(key[0])}" if type(key) is tuple else f"[{_label(key)}]"
+    return text
 
 
 def _json_error(error: type[LangGraphMemoryError], path: str, what: str) -> LangGraphMemoryError:

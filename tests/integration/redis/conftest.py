@@ -14,9 +14,8 @@ import pytest
 import redis
 from redis_saver_helpers import LocalServer, free_ports, start_server, wait_ping
 
-from tests.reliability._servers import redis_server_binary
-
 from langgraph_memory.checkpoint.redis import AsyncRedisSaver, RedisSaver
+from tests.reliability._servers import redis_server_binary
 
 
 @pytest.fixture

@@ -69,7 +69,7 @@ def test_identifiers_are_bounded_so_they_fit_an_index_entry() -> None:
         _config.checked_thread_id("t" * (_config.MAX_THREAD_ID_BYTES + 1))
     with pytest.raises(ConfigurationError, match="at most 1024 bytes"):  # bytes, not chars
         _config.checked_thread_id("é" * 513)
-    with pytest.raises(InvalidValueError, match="task_id.*at most 256 bytes"):
+    with pytest.raises(InvalidValueError, match=r"task_id.*at most 256 bytes"):
         _config.checked_writes([], "t" * 257, "")
     for bad in (None, "", b"raw", 1.5, ["t"], object()):
         with pytest.raises(ConfigurationError):
