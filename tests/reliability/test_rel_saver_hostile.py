@@ -60,6 +60,10 @@ SEEN_BEFORE: list[Call] = [  # found by this property once: always tried first
              {"messages": "1"}), {}),
     ("put_writes", ({"configurable": {"thread_id": "good", "checkpoint_id": "1"}},
                     [("a\x00b", 1)], None, ""), {}),
+    ("put", ({"configurable": {"thread_id": "good"}}, {**_CHECKPOINT, "id": 0}, {}, {}), {}),
+    ("put", ({"configurable": {"thread_id": "good"}},
+             {**_CHECKPOINT, "channel_values": {5: "x"}}, {}, {5: "1"}), {}),
+    ("list", (None,), {"filter": None, "before": {"configurable": None}, "limit": None}),
 ]  # fmt: skip
 
 
@@ -164,11 +168,19 @@ async def _drive_async(saver: Any, snapshot: Snapshot, call: Call, figures: Figu
     assert state.values["messages"][-1].content == f"b:{text}"
 
 
+def hostile_property(*, sweep: bool) -> Callable[[Callable[..., Any]], Any]:
+    """``@given`` hostile calls (``sweep``: the saver has one), the cases found before first."""
+
+    def wrap(test: Callable[..., Any]) -> Any:
+        for call in SEEN_BEFORE:
+            test = example(call=call)(test)
+        return HOSTILE(given(call=saver_calls(sweep=sweep))(test))
+
+    return wrap
+
+
 @pytest.mark.redis
-@HOSTILE
-@given(call=saver_calls(sweep=False))
-@example(call=SEEN_BEFORE[0])
-@example(call=SEEN_BEFORE[1])
+@hostile_property(sweep=False)
 def test_redis_saver_hostile_inputs_raise_only_our_errors_and_change_nothing(
     redis_target: tuple[RedisSaver, Snapshot], call: Call, figures: Figures
 ) -> None:
@@ -176,10 +188,7 @@ def test_redis_saver_hostile_inputs_raise_only_our_errors_and_change_nothing(
 
 
 @pytest.mark.redis
-@HOSTILE
-@given(call=saver_calls(sweep=False))
-@example(call=SEEN_BEFORE[0])
-@example(call=SEEN_BEFORE[1])
+@hostile_property(sweep=False)
 async def test_async_redis_saver_hostile_inputs_raise_only_our_errors_and_change_nothing(
     async_redis_target: tuple[AsyncRedisSaver, Snapshot], call: Call, figures: Figures
 ) -> None:
@@ -187,10 +196,7 @@ async def test_async_redis_saver_hostile_inputs_raise_only_our_errors_and_change
 
 
 @pytest.mark.postgres
-@HOSTILE
-@given(call=saver_calls(sweep=True))
-@example(call=SEEN_BEFORE[0])
-@example(call=SEEN_BEFORE[1])
+@hostile_property(sweep=True)
 def test_postgres_saver_hostile_inputs_raise_only_our_errors_and_change_nothing(
     postgres_target: tuple[PostgresSaver, Snapshot], call: Call, figures: Figures
 ) -> None:
@@ -198,10 +204,7 @@ def test_postgres_saver_hostile_inputs_raise_only_our_errors_and_change_nothing(
 
 
 @pytest.mark.postgres
-@HOSTILE
-@given(call=saver_calls(sweep=True))
-@example(call=SEEN_BEFORE[0])
-@example(call=SEEN_BEFORE[1])
+@hostile_property(sweep=True)
 async def test_async_postgres_saver_hostile_inputs_raise_only_our_errors_and_change_nothing(
     async_postgres_target: tuple[AsyncPostgresSaver, Snapshot], call: Call, figures: Figures
 ) -> None:
