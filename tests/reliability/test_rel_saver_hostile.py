@@ -29,6 +29,7 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.graph.message import add_messages
 from typing_extensions import TypedDict
 
+from langgraph_memory.checkpoint._values import MAX_VALUE_BYTES
 from langgraph_memory.checkpoint.postgres import AsyncPostgresSaver, PostgresSaver
 from langgraph_memory.checkpoint.redis import AsyncRedisSaver, RedisSaver
 from langgraph_memory.errors import InvalidValueError
@@ -296,3 +297,30 @@ def test_no_raw_driver_error_escapes_put_writes(
         assert snapshot() == before
         outcomes.append(errors)
     assert outcomes[0] == outcomes[1]
+
+
+@pytest.mark.redis
+@pytest.mark.postgres
+def test_every_value_in_range_reads_back_and_an_oversize_one_changes_nothing(
+    redis_target: tuple[RedisSaver, Snapshot], postgres_target: tuple[PostgresSaver, Snapshot]
+) -> None:
+    """A large value (8 MiB of text with NUL) is stored and read back exactly by both
+    savers; one over ``MAX_VALUE_BYTES`` is refused by both before any I/O."""
+    large = ("a\x00é " * (2 * 1024 * 1024))[: 8 * 1024 * 1024]
+    oversize = b"x" * (MAX_VALUE_BYTES + 1)
+    for saver, snapshot in (redis_target, postgres_target):
+        head = saver.get_tuple(thread_config("good"))
+        assert head is not None
+        checkpoint = {**head.checkpoint, "id": "1f0ce000-0000-6fff-8000-000000000001"}
+        checkpoint["channel_values"] = {"big": large}
+        checkpoint["channel_versions"] = {**checkpoint["channel_versions"], "big": "9"}
+        stored = saver.put(head.config, checkpoint, {"source": "update", "step": 9}, {"big": "9"})
+        loaded = saver.get_tuple(stored)
+        assert loaded is not None and loaded.checkpoint["channel_values"]["big"] == large
+        before = snapshot()
+        checkpoint["channel_values"] = {"big": oversize}
+        with pytest.raises(InvalidValueError, match="at most 134,217,728 bytes per value"):
+            saver.put(stored, checkpoint, {"source": "update", "step": 10}, {"big": "10"})
+        with pytest.raises(InvalidValueError, match="at most 134,217,728 bytes per value"):
+            saver.put_writes(stored, [("big", oversize)], "task")
+        assert snapshot() == before
