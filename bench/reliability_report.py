@@ -173,6 +173,21 @@ def summarise(figures: dict[str, Any], run: dict[str, Any]) -> list[tuple[str, s
             str(figures.get("erasure_residue_rows_incl_pg_stats", 0)),
         ),
         ("exact-path vector cache after puts + removals", _soak(figures.get("exact_cache_soak"))),
+        # ---- saver inputs, parity, frozen Redis (issue 13 findings 7, 9, 10)
+        (
+            "saver hostile inputs tried (4 savers, every public method) / raw errors",
+            f"{figures.get('saver_hostile_inputs', 0)} / {figures.get('saver_raw_errors', 0)}",
+        ),
+        (
+            "same operations on RedisSaver and PostgresSaver / different outcomes",
+            f"{figures.get('saver_parity_steps', 0)} / "
+            f"{figures.get('saver_parity_differences', 0)}",
+        ),
+        (
+            "calls against a frozen (SIGSTOP) Redis / slowest with the default 5 s timeout",
+            f"{figures.get('frozen_redis_calls', 0)} / "
+            f"{_seconds(_max(figures.get('frozen_redis_call_seconds')))}",
+        ),
     ]
 
 

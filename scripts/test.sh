@@ -27,3 +27,8 @@ python -m tests.compat._suites
 # --- end store-compat ---
 echo "==> pytest"
 python -m pytest -p no:cacheprovider --timeout=900 "$@"
+# ---- Redis savers on Valkey and on the lowest redis-py allowed (issue 14 item 9) ------------
+# Full runs only (no pytest arguments); LANGGRAPH_MEMORY_SKIP_REDIS_COMPAT=1 skips it.
+if [ "$#" -eq 0 ] && [ "${LANGGRAPH_MEMORY_SKIP_REDIS_COMPAT:-0}" != "1" ]; then
+  bash scripts/test_redis_compat.sh
+fi

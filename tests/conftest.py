@@ -4,6 +4,11 @@ Service URLs come from ``LANGGRAPH_MEMORY_TEST_POSTGRES_URI`` and
 ``LANGGRAPH_MEMORY_TEST_REDIS_URL`` (defaults: the machine's local servers). When a
 service is down the test is skipped locally, but **fails** when
 ``LANGGRAPH_MEMORY_REQUIRE_SERVICES=1`` or ``CI`` is set, so CI never skips silently.
+
+``LANGGRAPH_MEMORY_TEST_REDIS_SERVER=/path/to/valkey-server`` runs the Redis tests on
+another Redis-compatible server: the session starts that binary on a free port (its own
+temporary directory, nothing persisted) and every ``redis_url`` points at it; the
+test-owned servers of the fault tests run the same binary.
 """
 
 from __future__ import annotations
@@ -62,19 +67,32 @@ def postgres_dsn() -> Iterator[str]:
             admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
+@pytest.fixture(scope="session")
+def redis_server_url() -> Iterator[str]:
+    """``LANGGRAPH_MEMORY_TEST_REDIS_URL``, or the URL of a server this session starts
+    from ``LANGGRAPH_MEMORY_TEST_REDIS_SERVER`` (e.g. Valkey), stopped at the end."""
+    if not os.environ.get("LANGGRAPH_MEMORY_TEST_REDIS_SERVER"):
+        yield REDIS_URL
+        return
+    from tests.reliability._servers import OwnedRedis
+
+    with OwnedRedis.running(durable=False) as server:
+        yield server.url
+
+
 @pytest.fixture
-def redis_url() -> str:
+def redis_url(redis_server_url: str) -> str:
     """URL of the real Redis server (checked to answer PING)."""
     import redis
 
-    client = redis.Redis.from_url(REDIS_URL, socket_connect_timeout=3)
+    client = redis.Redis.from_url(redis_server_url, socket_connect_timeout=3)
     try:
         client.ping()
     except redis.RedisError as exc:
-        service_missing(f"Redis at {REDIS_URL}", exc)
+        service_missing(f"Redis at {redis_server_url}", exc)
     finally:
         client.close()
-    return REDIS_URL
+    return redis_server_url
 
 
 @pytest.fixture

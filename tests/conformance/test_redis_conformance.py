@@ -64,3 +64,22 @@ def assert_full_conformance(report: CapabilityReport) -> None:
         assert result.passed is True, f"{capability}: {result.failures}"
         assert result.tests_passed > 0 and result.tests_failed == 0
     assert report.conformance_level() == "FULL"
+
+
+def test_the_server_under_test_is_the_one_configured(redis_url: str) -> None:
+    """The Valkey run of CI really runs on Valkey (``$LANGGRAPH_MEMORY_TEST_REDIS_SERVER``)."""
+    import os
+
+    import redis
+
+    client = redis.Redis.from_url(redis_url)
+    try:
+        info = client.info("server")
+    finally:
+        client.close()
+    binary = os.path.basename(os.environ.get("LANGGRAPH_MEMORY_TEST_REDIS_SERVER", ""))
+    if binary.startswith("valkey"):
+        assert info.get("server_name") == "valkey" and info.get("valkey_version"), info
+    else:
+        assert "valkey_version" not in info, info
+    assert tuple(int(p) for p in str(info["redis_version"]).split(".")[:2]) >= (6, 2)

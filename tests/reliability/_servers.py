@@ -1,9 +1,10 @@
 """Test-owned servers and database probes for the reliability suite.
 
-* :class:`OwnedRedis` — a private ``redis-server`` on a free port with its own data
-  directory, ``--appendonly yes --appendfsync always`` (every acknowledged write is on
-  disk before the reply), that a test may SIGKILL and restart on the same port. The
-  shared server on 6379 is never touched.
+* :class:`OwnedRedis` — a private ``redis-server`` (or the binary named by
+  ``$LANGGRAPH_MEMORY_TEST_REDIS_SERVER``, e.g. Valkey's) on a free port with its own
+  data directory, ``--appendonly yes --appendfsync always`` (every acknowledged write is
+  on disk before the reply), that a test may SIGKILL, SIGSTOP and restart on the same
+  port. The shared server on 6379 is never touched.
 * :func:`terminate_backends` — ``pg_terminate_backend`` for every backend of ONE
   database (the test's own), from an admin session on another database.
 * :func:`table_snapshot` / :func:`rows_containing` — a full text dump of every user
@@ -30,17 +31,29 @@ from psycopg import sql
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
 __all__ = [
+    "REDIS_SERVER_ENV",
     "BackendKiller",
     "OwnedRedis",
     "TcpProxy",
     "admin_dsn_for",
     "free_port",
+    "redis_server_binary",
     "residue",
     "rows_containing",
     "stats_containing",
     "table_snapshot",
     "terminate_backends",
 ]
+
+
+REDIS_SERVER_ENV = "LANGGRAPH_MEMORY_TEST_REDIS_SERVER"
+"""Names the Redis-compatible server binary the tests start (default ``redis-server``;
+CI sets it to Valkey's ``valkey-server`` for a second run of the Redis tests)."""
+
+
+def redis_server_binary() -> str:
+    """The server binary test-owned servers run (:data:`REDIS_SERVER_ENV`)."""
+    return os.environ.get(REDIS_SERVER_ENV) or "redis-server"
 
 
 def free_port() -> int:
@@ -61,9 +74,10 @@ class OwnedRedis:
         ```
     """
 
-    def __init__(self, workdir: Path, port: int | None = None) -> None:
+    def __init__(self, workdir: Path, port: int | None = None, *, durable: bool = True) -> None:
         self.workdir = workdir
         self.port = port or free_port()
+        self.durable = durable
         self.process: subprocess.Popen[bytes] | None = None
         self.kills = 0
         self.restarts = 0
@@ -74,10 +88,11 @@ class OwnedRedis:
 
     @classmethod
     @contextlib.contextmanager
-    def running(cls) -> Iterator[OwnedRedis]:
-        """Start a server in a temporary directory; stop it and delete the directory after."""
+    def running(cls, *, durable: bool = True) -> Iterator[OwnedRedis]:
+        """Start a server in a temporary directory; stop it and delete the directory after
+        (``durable=False``: no AOF, for a session's plain test server)."""
         with tempfile.TemporaryDirectory(prefix="lgm-redis-") as workdir:
-            server = cls(Path(workdir))
+            server = cls(Path(workdir), durable=durable)
             server.start()
             try:
                 yield server
@@ -93,7 +108,7 @@ class OwnedRedis:
         log = open(self.workdir / "redis.log", "ab")  # noqa: SIM115 - owned by the process
         self.process = subprocess.Popen(
             [
-                "redis-server",
+                redis_server_binary(),
                 "--port",
                 str(self.port),
                 "--bind",
@@ -101,7 +116,7 @@ class OwnedRedis:
                 "--dir",
                 str(self.workdir),
                 "--appendonly",
-                "yes",
+                "yes" if self.durable else "no",
                 "--appendfsync",
                 "always",
                 "--save",

@@ -22,7 +22,7 @@ from tests.conftest import service_missing
 from tests.fakes import HashingEmbeddings
 from tests.integration.conftest import embedded_dsn, embedded_server
 from tests.reliability._figures import FIGURES_ENV, Figures
-from tests.reliability._servers import OwnedRedis
+from tests.reliability._servers import OwnedRedis, redis_server_binary
 
 DIMS = 32
 
@@ -48,8 +48,8 @@ def index_config() -> dict[str, Any]:
 @pytest.fixture
 def owned_redis() -> Iterator[OwnedRedis]:
     """A private durable redis-server (AOF, fsync always) this test may kill."""
-    if shutil.which("redis-server") is None:
-        service_missing("redis-server binary", FileNotFoundError("redis-server"))
+    if shutil.which(redis_server_binary()) is None:
+        service_missing("redis-server binary", FileNotFoundError(redis_server_binary()))
     try:
         context = OwnedRedis.running()
         server = context.__enter__()

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from langgraph_memory.checkpoint.postgres import PostgresSaver
 from langgraph_memory.checkpoint.redis import RedisSaver
-from langgraph_memory.errors import LangGraphMemoryError
+from langgraph_memory.errors import ConfigurationError, InvalidFilterError, LangGraphMemoryError
 from tests.reliability._figures import Figures
 from tests.reliability._workload import build_chat_graph, thread_config, turn_input
 
@@ -86,10 +86,14 @@ def test_postgres_saver_takes_any_thread_id(
 
 
 @pytest.mark.redis
-def test_redis_saver_handles_nul_and_odd_list_arguments(redis_saver: RedisSaver) -> None:
-    roundtrip(redis_saver, "a\x00b")
+def test_redis_saver_refuses_nul_ids_like_postgres_and_odd_list_arguments(
+    redis_saver: RedisSaver,
+) -> None:
+    with pytest.raises(ConfigurationError, match="NUL"):
+        roundtrip(redis_saver, "a\x00b")
     assert list(redis_saver.list(None, limit=-1)) == []
-    assert list(redis_saver.list(None, filter={"a\x00": 1})) == []
+    with pytest.raises(InvalidFilterError, match="NUL"):
+        list(redis_saver.list(None, filter={"a\x00": 1}))
 
 
 @pytest.mark.redis

@@ -22,7 +22,6 @@ from langgraph.checkpoint.base import (
     ChannelVersions,
     Checkpoint,
     CheckpointMetadata,
-    get_serializable_checkpoint_metadata,
 )
 from langgraph.checkpoint.postgres.base import BasePostgresSaver
 from langgraph.checkpoint.serde.types import _DeltaSnapshot
@@ -30,7 +29,7 @@ from psycopg import Cursor
 from psycopg.rows import DictRow
 from psycopg.types.json import Jsonb
 
-from langgraph_memory.checkpoint import _config
+from langgraph_memory.checkpoint import _config, _values
 from langgraph_memory.checkpoint.postgres import _sql
 from langgraph_memory.errors import (
     BackendUnavailableError,
@@ -39,7 +38,6 @@ from langgraph_memory.errors import (
     MigrationError,
     StaleWriteError,
 )
-from langgraph_memory.lease._protocol import FENCE_CONFIG_KEY
 
 __all__ = [
     "Finished",
@@ -321,11 +319,7 @@ def retention_seconds(value: float | timedelta | None, what: str) -> float | Non
 
 def check_keep_last(keep_last: int | None) -> int | None:
     """Validate ``keep_last`` (checkpoints kept per thread and namespace)."""
-    if keep_last is None:
-        return None
-    if isinstance(keep_last, bool) or not isinstance(keep_last, int) or keep_last < 1:
-        raise ConfigurationError(f"keep_last must be an int >= 1, got {keep_last!r}")
-    return keep_last
+    return None if keep_last is None else _config.checked_keep_last(keep_last)
 
 
 @dataclass(frozen=True)
@@ -355,16 +349,7 @@ def list_args(
         assert args.config["configurable"]["thread_id"] == "5" and args.limit == 0
         ```
     """
-    if before is not None:
-        before_id = (before.get("configurable") or {}).get("checkpoint_id")
-        if before_id is not None:
-            before = {
-                **before,
-                "configurable": {
-                    **before["configurable"],
-                    "checkpoint_id": _config.checked_text(before_id, "checkpoint_id"),
-                },
-            }
+    before = _config.checked_before(before)
     return ListArgs(
         config=None if config is None else _config.normalized_config(config),
         filter=_config.checked_filter(filter),
@@ -444,15 +429,7 @@ def fence_token(config: RunnableConfig) -> int | None:
         assert fence_token({"configurable": {}}) is None
         ```
     """
-    token = (config.get("configurable") or {}).get(FENCE_CONFIG_KEY)
-    if token is None:
-        return None
-    if isinstance(token, bool) or not isinstance(token, int):
-        raise ConfigurationError(
-            f"configurable[{FENCE_CONFIG_KEY!r}] must be the int fencing token of a lease, "
-            f"got {token!r}"
-        )
-    return token
+    return _config.checked_fence_token(config)
 
 
 def check_fence(thread_id: str, token: int, rows: Rows) -> None:
@@ -494,19 +471,25 @@ def put_program(
     thread_id = configurable["thread_id"]
     checkpoint_ns = configurable.get("checkpoint_ns", "")
     token = fence_token(config)
+    checked = _config.checked_put(config, checkpoint, metadata, new_versions)
+    size = checked.header_bytes
     copy = checkpoint.copy()
     inline: dict[str, Any] = {}
     blob_params: list[Any] = [thread_id, checkpoint_ns]
-    dumps = saver.serde.dumps_typed
     for key, value in checkpoint["channel_values"].items():
+        if type(value) is str:  # checked even if unchanged: it may be copied inline
+            _values.check_text(value, f"channel {key!r}")
         if isinstance(value, _DeltaSnapshot):
             inline[key] = True
-        elif value is None or isinstance(value, (str, int, float, bool)):
+        elif _values.fits_jsonb(value):  # primitives JSONB holds exactly stay inline
             inline[key] = value
             continue
         version = new_versions.get(key)
         if version is not None:
-            blob_params.extend((key, str(version), *dumps(value)))
+            type_, data = _values.dump_value(saver.serde, value, f"channel {key!r}")
+            size += len(data)
+            blob_params.extend((key, _config.checked_version(version), type_, data))
+    _values.check_call_size(size, "put")
     copy["channel_values"] = inline
     blobs = (len(blob_params) - 2) // 4
     row = (
@@ -515,7 +498,7 @@ def put_program(
         checkpoint["id"],
         configurable.get("checkpoint_id"),
         Jsonb(copy),
-        Jsonb(get_serializable_checkpoint_metadata(config, metadata)),
+        Jsonb(checked.metadata),
     )
     params = (*(blob_params if blobs else ()), *row)
 
@@ -569,12 +552,16 @@ def put_writes_program(
             "the writes belong to, as returned by put)"
         )
     token = fence_token(config)
-    upsert = all(channel in WRITES_IDX_MAP for channel, _ in writes)
+    pairs, task_id, task_path = _config.checked_writes(writes, task_id, task_path)
+    upsert = all(channel in WRITES_IDX_MAP for channel, _ in pairs)
     checkpoint_ns = configurable.get("checkpoint_ns", "")
     by_idx: dict[int, tuple[Any, ...]] = {}
-    dumps = saver.serde.dumps_typed
-    for idx, (channel, value) in enumerate(writes):
+    size = 0
+    for idx, (channel, value) in enumerate(pairs):
         key = WRITES_IDX_MAP.get(channel, idx)
+        # every value is checked (like on Redis), even one a later write replaces
+        type_, data = _values.dump_value(saver.serde, value, f"write to channel {channel!r}")
+        size += len(data)
         if upsert or key not in by_idx:
             by_idx[key] = (
                 thread_id,
@@ -584,8 +571,10 @@ def put_writes_program(
                 task_path,
                 key,
                 channel,
-                *dumps(value),
+                type_,
+                data,
             )
+    _values.check_call_size(size, "put_writes")
     rows = list(by_idx.values())
     limit = _sql.MAX_ROWS_PER_STATEMENT
 
@@ -606,7 +595,7 @@ def put_writes_program(
 
 def delete_threads_program(thread_ids: Sequence[str]) -> Program[None]:
     """Delete whole threads and advance their fencing tokens (one transaction)."""
-    ids = [_config.checked_thread_id(t) for t in thread_ids]
+    ids = _config.checked_ids(thread_ids)
     yield Stmt(_sql.ACTIVITY_FORGET, (ids,))
     yield Stmt(_sql.BUMP_TOKENS, (ids,))
     for sql in _sql.DELETE_THREADS[1:]:
@@ -641,7 +630,7 @@ def _gc_blobs_program(thread_id: str, ns: str, freed: Iterable[tuple[str, str]])
 def delete_for_runs_program(run_ids: Sequence[str]) -> Program[int]:
     """Delete checkpoints whose metadata ``run_id`` is listed, with their writes and
     the blobs nothing else references. Returns the number of checkpoints deleted."""
-    ids = [_config.checked_text(r, "run_id") for r in run_ids]
+    ids = _config.checked_ids(run_ids, "run_ids")
     rows = yield Stmt(_sql.RUN_CHECKPOINTS, (ids,), fetch=True)
     groups: dict[tuple[str, str], list[Mapping[str, Any]]] = {}
     for row in rows:

@@ -18,7 +18,6 @@ from langgraph_memory.checkpoint.postgres._common import (
     SWEEP_BATCH,
     Program,
     Stmt,
-    check_keep_last,
 )
 
 __all__ = [
@@ -217,15 +216,9 @@ def keep_last_program(thread_id: str, keep: int, *, mark_swept: bool = False) ->
 
 
 def check_prune_args(thread_ids: Sequence[str], strategy: str, keep_last: int) -> list[str]:
-    """Validate ``prune`` arguments and return the thread ids as strings."""
-    if isinstance(thread_ids, str):
-        raise TypeError("thread_ids must be a sequence of thread IDs, not a str")
-    if strategy not in ("keep_latest", "keep_last", "delete"):
-        raise ValueError(
-            f"unknown prune strategy {strategy!r}; use 'keep_latest', 'keep_last' or 'delete'"
-        )
-    check_keep_last(keep_last)
-    return [_config.checked_thread_id(t) for t in thread_ids]
+    """Validate ``prune`` arguments and return the thread ids as strings (the rule every
+    saver applies: :func:`~langgraph_memory.checkpoint._config.checked_prune`)."""
+    return _config.checked_prune(thread_ids, strategy, keep_last)
 
 
 # --------------------------------------------------------------------------- retention

@@ -218,9 +218,7 @@ class AsyncPostgresSaver(_OfficialAsyncPostgresSaver):
 
     async def adelete_for_runs(self, run_ids: Sequence[str]) -> None:
         """Delete the checkpoints (and their writes and unreferenced blobs) of runs."""
-        if isinstance(run_ids, str):
-            raise TypeError("run_ids must be a sequence of run IDs, not a str")
-        ids = [_config.checked_text(r, "run_id") for r in run_ids]
+        ids = _config.checked_ids(run_ids, "run_ids")
         if ids:
             await self._connector.run(_common.delete_for_runs_program(ids))
 
@@ -388,7 +386,8 @@ class AsyncPostgresSaver(_OfficialAsyncPostgresSaver):
     ) -> Mapping[str, DeltaChannelHistory]:
         """``DeltaChannel`` writes and seed along the parent chain (config validated first)."""
         return await super().aget_delta_channel_history(
-            config=_config.normalized_config(config), channels=channels
+            config=_config.normalized_config(config),
+            channels=_config.checked_channels(channels),
         )
 
     # ----------------------------------------------------------------- sync bridges

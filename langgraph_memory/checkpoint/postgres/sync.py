@@ -245,9 +245,7 @@ class PostgresSaver(ThreadedAsyncMethods, _OfficialPostgresSaver):
             saver.delete_for_runs([run_id])
             ```
         """
-        if isinstance(run_ids, str):
-            raise TypeError("run_ids must be a sequence of run IDs, not a str")
-        ids = [_config.checked_text(r, "run_id") for r in run_ids]
+        ids = _config.checked_ids(run_ids, "run_ids")
         if ids:
             self._connector.run(_common.delete_for_runs_program(ids))
 
@@ -414,7 +412,8 @@ class PostgresSaver(ThreadedAsyncMethods, _OfficialPostgresSaver):
     ) -> Mapping[str, DeltaChannelHistory]:
         """``DeltaChannel`` writes and seed along the parent chain (config validated first)."""
         return super().get_delta_channel_history(
-            config=_config.normalized_config(config), channels=channels
+            config=_config.normalized_config(config),
+            channels=_config.checked_channels(channels),
         )
 
     # ----------------------------------------------------------------- async API

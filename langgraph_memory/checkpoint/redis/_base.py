@@ -33,10 +33,10 @@ from langgraph.checkpoint.base import (
     CheckpointMetadata,
     CheckpointTuple,
     get_checkpoint_id,
-    get_serializable_checkpoint_metadata,
 )
 from langgraph.checkpoint.serde.base import SerializerProtocol
 from redis import exceptions as redis_errors
+from redis.cluster import RedisCluster
 
 from langgraph_memory.checkpoint import _config
 from langgraph_memory.checkpoint.redis import _codec, _keys
@@ -48,9 +48,11 @@ from langgraph_memory.errors import (
     MigrationError,
     StaleWriteError,
 )
-from langgraph_memory.lease._protocol import FENCE_CONFIG_KEY
 
 __all__ = [
+    "CLUSTER_RETRIED_ERRORS",
+    "DEFAULT_CONNECT_TIMEOUT",
+    "DEFAULT_SOCKET_TIMEOUT",
     "MIN_SERVER_VERSION",
     "BaseRedisSaver",
     "Command",
@@ -59,6 +61,7 @@ __all__ = [
     "RedisTTL",
     "RedisTTLConfig",
     "check_server_version",
+    "client_defaults",
     "client_url_options",
     "describe_client",
     "keep_latest_drops",
@@ -172,6 +175,40 @@ Step: TypeAlias = "list[Command] | Emit"
 Plan = Generator[Step, Any, T]
 
 
+DEFAULT_CONNECT_TIMEOUT = 5.0
+"""Seconds ``from_conn_string`` waits for a TCP connection before reporting the server
+unreachable."""
+
+DEFAULT_SOCKET_TIMEOUT = 5.0
+"""Seconds ``from_conn_string`` lets a command wait for its reply: the bound of a call
+against a hung server (redis-py < 8 has no default, so a frozen server would block a call
+forever; 8 uses 5 s)."""
+
+
+def client_defaults(options: Mapping[str, Any]) -> dict[str, Any]:
+    """``from_url`` options with our timeouts unless given (a URL's own query wins too).
+
+    Example:
+        ```python
+        assert client_defaults({"socket_timeout": 1})["socket_timeout"] == 1
+        assert client_defaults({})["socket_connect_timeout"] == DEFAULT_CONNECT_TIMEOUT
+        ```
+    """
+    return {
+        "socket_connect_timeout": DEFAULT_CONNECT_TIMEOUT,
+        "socket_timeout": DEFAULT_SOCKET_TIMEOUT,
+        **options,
+    }
+
+
+CLUSTER_RETRIED_ERRORS: tuple[type[Exception], ...] = tuple(
+    error for error in RedisCluster.ERRORS_ALLOW_RETRY if error is not redis_errors.TimeoutError
+)
+"""What the cluster clients ``from_conn_string`` builds retry after refreshing the slot
+map: redis-py's list without ``TimeoutError`` (a hung node would otherwise cost up to
+eleven timeouts, 55 s, in one call); connection errors and moved slots still are."""
+
+
 def check_server_version(info: Mapping[str, Any]) -> str:
     """The server version from ``INFO server``; raises if it is older than 6.2."""
     raw = str(info.get("redis_version", "0"))
@@ -226,6 +263,12 @@ def translate_errors(where: str) -> Iterator[None]:
     ``where``) and fencing rejections into :class:`StaleWriteError`; re-raise the rest."""
     try:
         yield
+    except (redis_errors.ClusterError, redis_errors.RedisClusterException) as exc:
+        # before ResponseError: ClusterDownError / TryAgainError are both
+        raise BackendUnavailableError(
+            f"Redis at {where} is unavailable: {exc}. Check that every cluster node is "
+            "running and reachable; the next call retries."
+        ) from exc
     except redis_errors.ResponseError as exc:
         if STALE_ERROR_MARK in str(exc):
             message = str(exc).split(STALE_ERROR_MARK, 1)[1].split(" script:")[0].strip()
@@ -234,12 +277,13 @@ def translate_errors(where: str) -> Iterator[None]:
                 "(or the thread was deleted) and nothing was written"
             ) from exc
         raise
-    except (
-        redis_errors.ConnectionError,
-        redis_errors.TimeoutError,
-        redis_errors.ClusterError,
-        redis_errors.RedisClusterException,
-    ) as exc:
+    except redis_errors.TimeoutError as exc:
+        raise BackendUnavailableError(
+            f"Redis at {where} did not answer in time ({exc}): the server is hung, "
+            "overloaded or cut off. The call was not retried (one timeout bounds a call: "
+            "the client's socket_timeout, 5 s by default); the next call tries again."
+        ) from exc
+    except redis_errors.ConnectionError as exc:
         raise BackendUnavailableError(
             f"Redis at {where} is unreachable: {exc}. Check that the server is running and "
             "that the URL's host and port are right."
@@ -289,10 +333,8 @@ class BaseRedisSaver(BaseCheckpointSaver[str]):
                 "the Redis client must be created with decode_responses=False "
                 "(checkpoints are binary)"
             )
-        if keep_last is not None and (
-            isinstance(keep_last, bool) or not isinstance(keep_last, int) or keep_last < 1
-        ):
-            raise ConfigurationError(f"keep_last must be a positive int or None, got {keep_last!r}")
+        if keep_last is not None:
+            _config.checked_keep_last(keep_last)
         self._client = client
         self.prefix = _keys.validate_prefix(prefix)
         self.ttl = RedisTTL.from_option(ttl)
@@ -315,12 +357,12 @@ class BaseRedisSaver(BaseCheckpointSaver[str]):
     # ----- small helpers -------------------------------------------------------------
 
     def _thread_keys(self, thread_id: Any) -> _keys.ThreadKeys:
-        # NUL is escaped in keys; unpaired surrogates cannot be encoded -> ConfigurationError
+        # the identifier rule of checkpoint._config (as on Postgres) -> ConfigurationError
         if type(thread_id) is str:  # the hot path: a checked id seen recently
             cached = self._keys_cache.get(thread_id)
             if cached is not None:
                 return cached
-        checked = _config.checked_thread_id(thread_id, allow_nul=True)
+        checked = _config.checked_thread_id(thread_id)
         keys = _keys.ThreadKeys.build(self.prefix, checked)
         if len(self._keys_cache) >= _KEYS_CACHE_SIZE:
             self._keys_cache.clear()  # a plain bound; rebuilding keys is cheap
@@ -333,17 +375,17 @@ class BaseRedisSaver(BaseCheckpointSaver[str]):
 
     @staticmethod
     def _thread_id(config: RunnableConfig) -> str:
-        return _config.thread_id_of(config, allow_nul=True)
+        return _config.thread_id_of(config)
 
     @staticmethod
     def _normalized(config: RunnableConfig) -> RunnableConfig:
         """``config`` with ids ``str()``-ed and checked (see ``checkpoint._config``)."""
-        return _config.normalized_config(config, allow_nul=True)
+        return _config.normalized_config(config)
 
     @staticmethod
     def _fence(config: RunnableConfig) -> str:
-        token = config["configurable"].get(FENCE_CONFIG_KEY)
-        return "" if token is None else str(int(token))
+        token = _config.checked_fence_token(config)
+        return "" if token is None else str(token)
 
     def _decode(self, thread_id: str, row: Any) -> CheckpointTuple:
         return _codec.decode_row(self.serde, thread_id, row)
@@ -361,17 +403,20 @@ class BaseRedisSaver(BaseCheckpointSaver[str]):
         conf = config["configurable"]
         thread_id = conf["thread_id"]
         checkpoint_ns = conf.get("checkpoint_ns", "") or ""
+        fence = self._fence(config)
+        checked = _config.checked_put(config, checkpoint, metadata, new_versions)
         args = _codec.encode_put(
             self.serde,
             checkpoint,
             checkpoint_ns,
             conf.get("checkpoint_id"),
-            get_serializable_checkpoint_metadata(config, metadata),
+            checked.metadata,  # type: ignore[arg-type]
             new_versions,
+            checked.header_bytes,
         )
         keep = max(self.keep_last, args.depth) if self.keep_last else 0
         script_args = [
-            self._fence(config),
+            fence,
             self.ttl.arg,
             keep,
             args.member,
@@ -413,18 +458,20 @@ class BaseRedisSaver(BaseCheckpointSaver[str]):
                 "the writes belong to, as returned by put)"
             )
         checkpoint_ns = conf.get("checkpoint_ns", "") or ""
+        fence = self._fence(config)
+        pairs, task_id, task_path = _config.checked_writes(writes, task_id, task_path)
         triples = _codec.encode_writes(
             self.serde,
             checkpoint_ns,
             conf["checkpoint_id"],
             task_id,
             task_path,
-            writes,
+            pairs,
         )
         guard = ""
         if self.keep_last:  # late writes of a retired checkpoint are dropped by the script
             guard = _keys.checkpoint_member(checkpoint_ns, conf["checkpoint_id"])
-        script_args = [self._fence(config), self.ttl.arg, guard, *triples]
+        script_args = [fence, self.ttl.arg, guard, *triples]
         return [Command.run("PUT_WRITES", self._thread_keys(thread_id).data, script_args)]
 
     def _get_commands(self, config: RunnableConfig) -> tuple[str, list[Command]]:
@@ -456,7 +503,7 @@ class BaseRedisSaver(BaseCheckpointSaver[str]):
             self.ttl.read_arg,
             _keys.quote(conf.get("checkpoint_ns", "") or ""),
             _keys.quote(get_checkpoint_id(config) or ""),
-            *(_keys.quote(ch) for ch in channels),
+            *(_keys.quote(ch) for ch in _config.checked_channels(channels)),
         ]
         keys = self._thread_keys(self._thread_id(config))
         return [Command.run("DELTA_HISTORY", keys.data, args)]
@@ -464,8 +511,9 @@ class BaseRedisSaver(BaseCheckpointSaver[str]):
     def _delete_thread_commands(self, thread_id: str) -> list[Command]:
         # Unregister first: a concurrent put re-registers after its own write, so the
         # registry may hold an empty thread but never misses a live one.
+        thread_id = _config.checked_thread_id(thread_id)
         return [
-            Command.call("ZREM", self._registry, str(thread_id)),
+            Command.call("ZREM", self._registry, thread_id),
             Command.run("DELETE_THREAD", self._thread_keys(thread_id).data, [self.ttl.arg]),
         ]
 
@@ -542,13 +590,12 @@ class BaseRedisSaver(BaseCheckpointSaver[str]):
     ) -> Plan[None]:
         if config is not None:
             config = self._normalized(config)
-        filter = _config.checked_filter(filter, allow_nul=True)
+        filter = _config.checked_filter(filter)
         limit = _config.checked_limit(limit)
+        before = _config.checked_before(before)
         if limit == 0:  # also negative limits: nothing to list
             return
         before_id = get_checkpoint_id(before) if before else None
-        if before_id is not None:
-            before_id = _config.checked_text(before_id, "checkpoint_id", allow_nul=True)
         candidates = yield from self._candidates_plan(config, before_id, None if filter else limit)
         remaining = limit if limit is not None else len(candidates)
         for start in range(0, len(candidates), _PAGE):
@@ -592,14 +639,14 @@ class BaseRedisSaver(BaseCheckpointSaver[str]):
             and _codec.matches_filter(_codec.decode_metadata(self.serde, records[pair]), wanted)
         ]
 
-    def _prune_plan(self, thread_ids: Sequence[str], strategy: str) -> Plan[None]:
-        if isinstance(thread_ids, str):
-            raise TypeError("thread_ids must be a sequence of thread ids, not a str")
-        if strategy not in ("keep_latest", "delete"):
-            raise ValueError(f"unknown prune strategy {strategy!r}; use 'keep_latest' or 'delete'")
-        for thread_id in thread_ids:
+    def _prune_plan(
+        self, thread_ids: Sequence[str], strategy: str, keep_last: int = 1
+    ) -> Plan[None]:
+        ids = _config.checked_prune(thread_ids, strategy, keep_last)
+        keep = 1 if strategy == "keep_latest" else keep_last
+        for thread_id in ids:
             if strategy == "delete":
-                yield self._delete_thread_commands(str(thread_id))
+                yield self._delete_thread_commands(thread_id)
                 continue
             keys = self._thread_keys(thread_id)
             refs, records = yield [
@@ -607,17 +654,16 @@ class BaseRedisSaver(BaseCheckpointSaver[str]):
                 Command.call("HGETALL", keys.cp),
             ]
             drops = keep_latest_drops(
-                {_text(k): _codec.decode_refs(v)[0] for k, v in refs.items()},
-                {_text(k): v for k, v in records.items()},
+                {_text(k): _codec.decode_refs(v)[0] for k, v in _field_pairs(refs)},
+                {_text(k): v for k, v in _field_pairs(records)},
                 self.serde,
+                keep,
             )
             if drops:
                 yield [Command.run("PRUNE", keys.data, drops)]
 
     def _delete_for_runs_plan(self, run_ids: Sequence[str]) -> Plan[None]:
-        if isinstance(run_ids, str):
-            raise TypeError("run_ids must be a sequence of run ids, not a str")
-        quoted = [_keys.quote(_config.checked_text(r, "run_id", allow_nul=True)) for r in run_ids]
+        quoted = [_keys.quote(r) for r in _config.checked_ids(run_ids, "run_ids")]
         if not quoted:
             return
         registered = yield from self._threads_plan()
@@ -627,12 +673,12 @@ class BaseRedisSaver(BaseCheckpointSaver[str]):
 
     def _copy_thread_plan(self, source_thread_id: str, target_thread_id: str) -> Plan[None]:
         source = self._thread_keys(source_thread_id)
+        target = _config.checked_thread_id(target_thread_id)
         (dump,) = yield [Command.run("DUMP", source.data)]
         if not dump[0]:
             return
         lengths = [len(part) for part in dump]
         items = [item for part in dump for item in part]
-        target = str(target_thread_id)
         yield [
             Command.run(
                 "RESTORE", self._thread_keys(target).data, [self.ttl.arg, *lengths, *items]
@@ -655,6 +701,15 @@ class BaseRedisSaver(BaseCheckpointSaver[str]):
         return [Command.call("SET", _keys.schema_key(self.prefix), _keys.SCHEMA_VERSION)]
 
 
+def _field_pairs(reply: Any) -> list[tuple[Any, Any]]:
+    """``(field, value)`` pairs of an ``HGETALL`` reply: a dict (redis-py's response
+    callback on the generic path; redis-py 8's parser even on the fast lane) or the flat
+    RESP2 list redis-py 5.2 - 7 return on the fast lane (``prune`` failed there before)."""
+    if isinstance(reply, Mapping):
+        return list(reply.items())
+    return [(reply[i], reply[i + 1]) for i in range(0, len(reply), 2)]
+
+
 def _group(pairs: Sequence[tuple[str, str]]) -> dict[str, list[str]]:
     groups: dict[str, list[str]] = {}
     for thread, member in pairs:
@@ -663,33 +718,37 @@ def _group(pairs: Sequence[tuple[str, str]]) -> dict[str, list[str]]:
 
 
 def keep_latest_drops(
-    parents: Mapping[str, str | None], records: Mapping[str, bytes], serde: SerializerProtocol
+    parents: Mapping[str, str | None],
+    records: Mapping[str, bytes],
+    serde: SerializerProtocol,
+    keep: int = 1,
 ) -> list[str]:
-    """Members ``prune(strategy="keep_latest")`` deletes from one thread.
+    """Members ``prune(strategy="keep_latest" | "keep_last")`` deletes from one thread.
 
-    Keeps the newest checkpoint of each namespace and, when its metadata says a
-    ``DeltaChannel`` has not snapshotted since (``counters_since_delta_snapshot``), every
-    ancestor on its parent chain up to and including the one where each such channel was
-    last snapshotted (or first written), so the kept head still rebuilds its value.
+    Keeps the newest ``keep`` checkpoints of each namespace and, when a kept one's
+    metadata says a ``DeltaChannel`` has not snapshotted since
+    (``counters_since_delta_snapshot``), every ancestor on its parent chain up to and
+    including the one where each such channel was last snapshotted (or first written),
+    so every kept checkpoint still rebuilds its value.
     """
     by_ns: dict[str, list[str]] = {}
     for member in records:
         by_ns.setdefault(member.partition(_keys.SEP)[0], []).append(member)
-    keep: set[str] = set()
+    kept: set[str] = set()
     for ns, members in by_ns.items():
-        head = max(members, key=lambda m: _keys.split_member(m)[1])
-        keep.add(head)
-        pending = set(_delta_counters(serde, records[head]))
-        current = head
-        while pending:
-            parent = parents.get(current)
-            parent_member = f"{ns}{_keys.SEP}{_keys.quote(parent)}" if parent else None
-            if parent_member is None or parent_member not in records:
-                break
-            keep.add(parent_member)
-            pending &= set(_delta_counters(serde, records[parent_member]))
-            current = parent_member
-    return sorted(m for m in records if m not in keep)
+        newest = sorted(members, key=lambda m: _keys.split_member(m)[1], reverse=True)[:keep]
+        kept.update(newest)
+        for current in newest:
+            pending = set(_delta_counters(serde, records[current]))
+            while pending:
+                parent = parents.get(current)
+                parent_member = f"{ns}{_keys.SEP}{_keys.quote(parent)}" if parent else None
+                if parent_member is None or parent_member not in records:
+                    break
+                kept.add(parent_member)
+                pending &= set(_delta_counters(serde, records[parent_member]))
+                current = parent_member
+    return sorted(m for m in records if m not in kept)
 
 
 def _delta_counters(serde: SerializerProtocol, record: bytes) -> Mapping[str, Any]:

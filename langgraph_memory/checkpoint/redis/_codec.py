@@ -39,6 +39,7 @@ from langgraph.checkpoint.base import (
 )
 from langgraph.checkpoint.serde.base import SerializerProtocol
 
+from langgraph_memory.checkpoint import _values
 from langgraph_memory.checkpoint.redis import _keys
 
 __all__ = [
@@ -60,9 +61,14 @@ __all__ = [
 ]
 
 
-def encode_blob(serde: SerializerProtocol, value: Any) -> bytes:
-    """Serialize one channel value as ``type + NUL + bytes``."""
-    type_, data = serde.dumps_typed(value)
+def encode_blob(serde: SerializerProtocol, value: Any, where: str = "channel value") -> bytes:
+    """Serialize one channel value as ``type + NUL + bytes`` (checked by
+    :func:`~langgraph_memory.checkpoint._values.dump_value`: what cannot be stored exactly
+    raises ``InvalidValueError``)."""
+    return _blob(*_values.dump_value(serde, value, where))
+
+
+def _blob(type_: str, data: bytes) -> bytes:
     return type_.encode() + b"\x00" + data
 
 
@@ -120,22 +126,36 @@ def encode_put(
     parent_id: str | None,
     metadata: CheckpointMetadata,
     new_versions: ChannelVersions,
+    header_bytes: int = 0,
 ) -> PutArgs:
-    """Serialize a checkpoint: record, refs and the blobs of the ``new_versions`` channels."""
+    """Serialize a checkpoint: record, refs and the blobs of the ``new_versions`` channels.
+
+    ``metadata`` and the checkpoint were checked by ``_config.checked_put`` (whose size
+    estimate is ``header_bytes``); each value by ``_values.dump_value``. The call's size
+    is counted like the Postgres saver counts it (header + serialized values), so both
+    refuse the same puts."""
     values = checkpoint["channel_values"]
     bare = {key: value for key, value in checkpoint.items() if key != "channel_values"}
-    cp_type, cp_bytes = serde.dumps_typed(bare)
-    md_type, md_bytes = serde.dumps_typed(metadata)
+    cp_type, cp_bytes = _values.dump_value(serde, bare, "checkpoint", limit=False)
+    md_type, md_bytes = _values.dump_value(serde, metadata, "metadata", limit=False)
     record = ormsgpack.packb([cp_type, cp_bytes, md_type, md_bytes])
     fields = [
         _keys.blob_field(checkpoint_ns, channel, version)
         for channel, version in checkpoint["channel_versions"].items()
     ]
     blobs: list[bytes | str] = []
-    for channel, version in new_versions.items():
-        if channel in values:
-            blobs.append(_keys.blob_field(checkpoint_ns, channel, version))
-            blobs.append(encode_blob(serde, values[channel]))
+    size = header_bytes
+    for channel, value in values.items():  # in the order the Postgres saver checks them
+        version = new_versions.get(channel)
+        if version is None:
+            if type(value) is str:  # Postgres keeps it inline, so checks it: so do we
+                _values.check_text(value, f"channel {channel!r}")
+            continue
+        type_, data = _values.dump_value(serde, value, f"channel {channel!r}")
+        size += len(data)
+        blobs.append(_keys.blob_field(checkpoint_ns, channel, version))
+        blobs.append(_blob(type_, data))
+    _values.check_call_size(size, "put")
     run_id = metadata.get("run_id")
     run = str(run_id) if run_id is not None else None
     member = _keys.checkpoint_member(checkpoint_ns, checkpoint["id"])
@@ -164,13 +184,16 @@ def encode_writes(
     """
     member = _keys.checkpoint_member(checkpoint_ns, checkpoint_id)
     args: list[bytes | str] = []
+    size = 0
     for position, (channel, value) in enumerate(writes):
         idx = WRITES_IDX_MAP.get(channel, position)
-        type_, data = serde.dumps_typed(value)
+        type_, data = _values.dump_value(serde, value, f"write to channel {channel!r}")
         payload = ormsgpack.packb([task_id, task_path, idx, channel, type_, data])
+        size += len(data)
         args.append(_keys.write_field(member, task_id, idx))
         args.append(payload)
         args.append("1" if channel in WRITES_IDX_MAP else "0")
+    _values.check_call_size(size, "put_writes")
     return args
 
 
@@ -225,16 +248,40 @@ def decode_metadata(serde: SerializerProtocol, record: bytes) -> CheckpointMetad
 
 
 def _contains(actual: Any, wanted: Any) -> bool:
+    """Postgres ``jsonb @>`` containment (what the Postgres savers' filter runs)."""
     if isinstance(wanted, Mapping):
         return isinstance(actual, Mapping) and all(
             key in actual and _contains(actual[key], value) for key, value in wanted.items()
         )
-    return bool(actual == wanted)
+    if isinstance(wanted, (list, tuple)):  # every wanted element is in some actual one
+        return isinstance(actual, (list, tuple)) and all(
+            any(_contains(item, part) for item in actual) for part in wanted
+        )
+    return _json_equal(actual, wanted)
+
+
+def _json_equal(actual: Any, wanted: Any) -> bool:
+    """JSON scalar equality: ``true`` is not ``1``, ``1`` is ``1.0``, ``null`` only ``null``."""
+    if isinstance(actual, bool) or isinstance(wanted, bool):
+        return type(actual) is type(wanted) and actual == wanted
+    if isinstance(actual, (int, float)) and isinstance(wanted, (int, float)):
+        return bool(actual == wanted)
+    if isinstance(actual, str) and isinstance(wanted, str):
+        return actual == wanted
+    return actual is None and wanted is None
 
 
 def matches_filter(metadata: Mapping[str, Any], wanted: Mapping[str, Any] | None) -> bool:
-    """Metadata containment like Postgres ``metadata @> filter``: every key must match
-    (nested dicts match when they contain the wanted sub-dict)."""
+    """Metadata containment exactly like Postgres ``metadata @> filter``: every key must
+    match; nested dicts match when they contain the wanted sub-dict, lists when every
+    wanted element is contained in some element; ``True`` never matches ``1``.
+
+    Example:
+        ```python
+        assert matches_filter({"tags": ["a", "b"], "n": 1}, {"tags": ["b"], "n": 1.0})
+        assert not matches_filter({"flag": 1}, {"flag": True})
+        ```
+    """
     return not wanted or _contains(metadata, wanted)
 
 

@@ -10,9 +10,12 @@ so those extra syscalls cost far more than their own time.
 :class:`DirectLane` keeps a few connections of the client's own pool checked out, sends
 each batch of commands with ONE ``sendall`` and reads the replies with the connection's
 own parser. The socket of a kept connection keeps its timeout, enforced by the kernel
-(``SO_RCVTIMEO`` / ``SO_SNDTIMEO``) instead of a ``poll`` before every call. Nothing is
-buffered: a call returns when Redis has answered it. Connections go back to the pool
-(with their Python timeout restored) when the lane is closed or has too many idle ones.
+(``SO_RCVTIMEO`` / ``SO_SNDTIMEO``) instead of a ``poll`` before every call; when it
+expires the lane raises ``redis.exceptions.TimeoutError`` on every redis-py version (5.2
+to 7 report the kernel's ``EAGAIN`` as a ``ConnectionError``), so a hung server costs one
+timeout, never a second attempt. Nothing is buffered: a call returns when Redis has
+answered it. Connections go back to the pool (with their Python timeout restored) when
+the lane is closed or has too many idle ones.
 
 Example:
     ```python
@@ -28,6 +31,8 @@ Example:
 
 from __future__ import annotations
 
+import errno
+import inspect
 import os
 import socket
 import struct
@@ -39,7 +44,7 @@ from redis import Redis
 from redis import exceptions as redis_errors
 from redis.connection import BlockingConnectionPool, ConnectionPool
 
-__all__ = ["DirectLane", "pack_command"]
+__all__ = ["DirectLane", "pack_command", "timed_out"]
 
 _MIN_POOL_SIZE = 64
 """A pool smaller than this is left to redis-py (the lane must not hoard its connections)."""
@@ -77,6 +82,39 @@ def pack_command(args: Sequence[Any]) -> bytes:
     return b"".join(parts)
 
 
+def timed_out(exc: BaseException) -> bool:
+    """Whether a socket error (or the redis-py error wrapping it) is an expired timeout:
+    ``socket.timeout`` / ``TimeoutError``, or the ``EAGAIN`` a kernel-enforced
+    ``SO_RCVTIMEO`` / ``SO_SNDTIMEO`` returns.
+
+    Example:
+        ```python
+        assert timed_out(BlockingIOError(errno.EAGAIN, "Resource temporarily unavailable"))
+        assert not timed_out(ConnectionResetError())
+        ```
+    """
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        if isinstance(current, (TimeoutError, redis_errors.TimeoutError)):
+            return True
+        if isinstance(current, OSError) and current.errno in (errno.EAGAIN, errno.EWOULDBLOCK):
+            return True
+        current = current.__cause__ or current.__context__
+    return False
+
+
+def _needs_command_name(pool: ConnectionPool) -> bool:
+    """redis-py 5.2's ``get_connection(command_name, ...)`` requires the (unused) name;
+    5.3+ deprecate passing it."""
+    try:
+        parameter = inspect.signature(pool.get_connection).parameters.get("command_name")
+    except (TypeError, ValueError):
+        return False
+    return parameter is not None and parameter.default is inspect.Parameter.empty
+
+
 def _timeval(seconds: float | None) -> bytes:
     whole = int(seconds or 0)
     micros = round(((seconds or 0) - whole) * 1_000_000)
@@ -100,6 +138,7 @@ class DirectLane:
         self._pool = pool
         self._idle: deque[Any] = deque()  # redis.connection.AbstractConnection
         self._pid = os.getpid()
+        self._checkout_args: tuple[str, ...] = ("EVALSHA",) if _needs_command_name(pool) else ()
 
     @classmethod
     def for_client(cls, client: Any) -> DirectLane | None:
@@ -131,7 +170,7 @@ class DirectLane:
         try:
             return self._idle.pop()
         except IndexError:
-            return self._pool.get_connection()
+            return self._pool.get_connection(*self._checkout_args)
 
     def _give_back(self, connection: Any) -> None:
         if len(self._idle) < _MAX_IDLE:
@@ -185,17 +224,19 @@ class DirectLane:
         (the connection stays usable), like a non-transactional pipeline.
 
         Raises:
-            redis.exceptions.ConnectionError: The connection failed (it is disconnected).
-            redis.exceptions.TimeoutError: Redis did not answer within ``socket_timeout``.
+            redis.exceptions.ConnectionError: The connection failed (it is disconnected);
+                the caller may retry it on a fresh connection.
+            redis.exceptions.TimeoutError: Redis did not answer within ``socket_timeout``
+                (the connection is disconnected); a hung server is not retried.
         """
         connection = self._take()
         try:
             sock = self._socket(connection)
             try:
                 sock.sendall(packed)
-            except TimeoutError as exc:
-                raise redis_errors.TimeoutError("Timeout writing to socket") from exc
             except OSError as exc:
+                if timed_out(exc):
+                    raise redis_errors.TimeoutError("Timeout writing to socket") from exc
                 raise redis_errors.ConnectionError(f"Error while writing to socket: {exc}") from exc
             replies: list[Any] = []
             error: redis_errors.ResponseError | None = None
@@ -205,6 +246,12 @@ class DirectLane:
                 except redis_errors.ResponseError as exc:
                     replies.append(exc)
                     error = error or exc
+        except (redis_errors.ConnectionError, OSError) as exc:
+            connection.disconnect()
+            self._release(connection)
+            if timed_out(exc) and not isinstance(exc, redis_errors.TimeoutError):
+                raise redis_errors.TimeoutError("Timeout reading from socket") from exc
+            raise
         except BaseException:
             connection.disconnect()
             self._release(connection)

@@ -24,22 +24,30 @@ from redis.exceptions import NoScriptError
 
 from langgraph_memory.checkpoint.redis import _codec, _keys
 from langgraph_memory.checkpoint.redis._base import (
+    CLUSTER_RETRIED_ERRORS,
     BaseRedisSaver,
     Command,
     Emit,
     Plan,
     RedisTTLConfig,
+    client_defaults,
     client_url_options,
     translate_errors,
 )
 from langgraph_memory.checkpoint.redis._scripts import SCRIPTS
 from langgraph_memory.checkpoint.redis.lease import AsyncRedisLeaseBackend
-from langgraph_memory.checkpoint.redis.saver import DEFAULT_CONNECT_TIMEOUT
 from langgraph_memory.errors import ConfigurationError, InvalidConnectionStringError
 
-__all__ = ["AsyncRedisSaver"]
+__all__ = ["AsyncRedisSaver", "BoundedAsyncRedisCluster"]
 
 T = TypeVar("T")
+
+
+class BoundedAsyncRedisCluster(AsyncRedisCluster):
+    """The async ``RedisCluster`` ``from_conn_string(cluster=True)`` builds: a timed-out
+    command is not retried, so one timeout bounds a call (see ``BoundedRedisCluster``)."""
+
+    ERRORS_ALLOW_RETRY = CLUSTER_RETRIED_ERRORS  # type: ignore[assignment]
 
 
 class AsyncRedisSaver(BaseRedisSaver):
@@ -109,10 +117,10 @@ class AsyncRedisSaver(BaseRedisSaver):
             ```
         """
         where = client_url_options(url)
-        options = {"socket_connect_timeout": DEFAULT_CONNECT_TIMEOUT, **client_options}
+        options = client_defaults(client_options)
         try:
             client: AsyncRedis | AsyncRedisCluster = (
-                AsyncRedisCluster.from_url(url, **options)
+                BoundedAsyncRedisCluster.from_url(url, **options)
                 if cluster
                 else AsyncRedis.from_url(url, **options)
             )
@@ -220,7 +228,7 @@ class AsyncRedisSaver(BaseRedisSaver):
 
     async def adelete_thread(self, thread_id: str) -> None:
         """Delete the thread (all namespaces) and advance its fencing token."""
-        await self._execute(self._delete_thread_commands(str(thread_id)))
+        await self._execute(self._delete_thread_commands(thread_id))
 
     async def adelete_for_runs(self, run_ids: Sequence[str]) -> None:
         """Delete the checkpoints (and their writes) whose metadata ``run_id`` is listed."""
@@ -228,11 +236,13 @@ class AsyncRedisSaver(BaseRedisSaver):
 
     async def acopy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
         """Copy every checkpoint, blob and write of one thread to another."""
-        await self._run(self._copy_thread_plan(str(source_thread_id), str(target_thread_id)))
+        await self._run(self._copy_thread_plan(source_thread_id, target_thread_id))
 
-    async def aprune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
-        """Async :meth:`RedisSaver.prune`."""
-        await self._run(self._prune_plan(thread_ids, strategy))
+    async def aprune(
+        self, thread_ids: Sequence[str], *, strategy: str = "keep_latest", keep_last: int = 1
+    ) -> None:
+        """Async :meth:`RedisSaver.prune` (``"keep_latest"``, ``"keep_last"``, ``"delete"``)."""
+        await self._run(self._prune_plan(thread_ids, strategy, keep_last))
 
     # ----- sync bridges (from other threads) --------------------------------------------
 
@@ -293,9 +303,11 @@ class AsyncRedisSaver(BaseRedisSaver):
         """Sync bridge of :meth:`acopy_thread`."""
         self._bridge(self.acopy_thread(source_thread_id, target_thread_id))
 
-    def prune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
+    def prune(
+        self, thread_ids: Sequence[str], *, strategy: str = "keep_latest", keep_last: int = 1
+    ) -> None:
         """Sync bridge of :meth:`aprune`."""
-        self._bridge(self.aprune(thread_ids, strategy=strategy))
+        self._bridge(self.aprune(thread_ids, strategy=strategy, keep_last=keep_last))
 
     def _bridge(self, coro: Coroutine[Any, Any, T]) -> T:
         loop = self.loop

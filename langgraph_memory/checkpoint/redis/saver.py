@@ -26,11 +26,15 @@ from redis.exceptions import NoScriptError
 from langgraph_memory.checkpoint._threaded import ThreadedAsyncMethods
 from langgraph_memory.checkpoint.redis import _codec, _keys
 from langgraph_memory.checkpoint.redis._base import (
+    CLUSTER_RETRIED_ERRORS,
+    DEFAULT_CONNECT_TIMEOUT,
+    DEFAULT_SOCKET_TIMEOUT,
     BaseRedisSaver,
     Command,
     Emit,
     Plan,
     RedisTTLConfig,
+    client_defaults,
     client_url_options,
     translate_errors,
 )
@@ -39,12 +43,16 @@ from langgraph_memory.checkpoint.redis._wire import DirectLane, pack_command
 from langgraph_memory.checkpoint.redis.lease import RedisLeaseBackend
 from langgraph_memory.errors import InvalidConnectionStringError
 
-__all__ = ["RedisSaver"]
+__all__ = ["DEFAULT_CONNECT_TIMEOUT", "DEFAULT_SOCKET_TIMEOUT", "BoundedRedisCluster", "RedisSaver"]
 
 T = TypeVar("T")
 
-DEFAULT_CONNECT_TIMEOUT = 5.0
-"""Seconds to wait for a TCP connection before reporting the server unreachable."""
+
+class BoundedRedisCluster(RedisCluster):
+    """The ``RedisCluster`` ``from_conn_string(cluster=True)`` builds: a timed-out command
+    is not retried (:data:`~._base.CLUSTER_RETRIED_ERRORS`), so one timeout bounds a call."""
+
+    ERRORS_ALLOW_RETRY = CLUSTER_RETRIED_ERRORS  # type: ignore[assignment]
 
 
 class RedisSaver(ThreadedAsyncMethods, BaseRedisSaver):
@@ -112,7 +120,9 @@ class RedisSaver(ThreadedAsyncMethods, BaseRedisSaver):
             keep_last: Keep-last-N retention per thread and namespace.
             serde: Serializer.
             cluster: Connect with ``RedisCluster`` (``url`` names any node).
-            **client_options: Passed to ``from_url`` (``socket_connect_timeout`` defaults to 5 s).
+            **client_options: Passed to ``from_url``; ``socket_connect_timeout`` and
+                ``socket_timeout`` default to 5 s, so one call against a hung server fails
+                after 5 s with ``BackendUnavailableError`` (on every redis-py version).
 
         Raises:
             InvalidConnectionStringError: The URL is malformed.
@@ -125,11 +135,11 @@ class RedisSaver(ThreadedAsyncMethods, BaseRedisSaver):
             ```
         """
         where = client_url_options(url)
-        options = {"socket_connect_timeout": DEFAULT_CONNECT_TIMEOUT, **client_options}
+        options = client_defaults(client_options)
         with translate_errors(where):
             try:
                 client: Redis | RedisCluster = (
-                    RedisCluster.from_url(url, **options)
+                    BoundedRedisCluster.from_url(url, **options)
                     if cluster
                     else Redis.from_url(url, **options)
                 )
@@ -222,7 +232,7 @@ class RedisSaver(ThreadedAsyncMethods, BaseRedisSaver):
     def delete_thread(self, thread_id: str) -> None:
         """Delete every checkpoint, blob and write of the thread (all namespaces) and
         advance its fencing token, so late writes from older leases are rejected."""
-        self._execute(self._delete_thread_commands(str(thread_id)))
+        self._execute(self._delete_thread_commands(thread_id))
 
     def delete_for_runs(self, run_ids: Sequence[str]) -> None:
         """Delete the checkpoints (and their writes) whose metadata ``run_id`` is listed."""
@@ -230,18 +240,32 @@ class RedisSaver(ThreadedAsyncMethods, BaseRedisSaver):
 
     def copy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
         """Copy every checkpoint, blob and write of one thread to another."""
-        self._run(self._copy_thread_plan(str(source_thread_id), str(target_thread_id)))
+        self._run(self._copy_thread_plan(source_thread_id, target_thread_id))
 
-    def prune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
+    def prune(
+        self, thread_ids: Sequence[str], *, strategy: str = "keep_latest", keep_last: int = 1
+    ) -> None:
         """``"keep_latest"``: keep the newest checkpoint per namespace (plus the ancestors
-        a ``DeltaChannel`` needs); ``"delete"``: delete the threads."""
-        self._run(self._prune_plan(thread_ids, strategy))
+        a ``DeltaChannel`` needs); ``"keep_last"``: the newest ``keep_last`` (likewise);
+        ``"delete"``: delete the threads. Same strategies and arguments as the Postgres
+        savers.
+
+        Example:
+            ```python
+            saver.prune(["thread-1"], strategy="keep_last", keep_last=5)
+            ```
+        """
+        self._run(self._prune_plan(thread_ids, strategy, keep_last))
 
     # ----- async API (runs the sync methods in a worker thread) ---------------------
 
-    async def aprune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
+    async def aprune(
+        self, thread_ids: Sequence[str], *, strategy: str = "keep_latest", keep_last: int = 1
+    ) -> None:
         """:meth:`prune` in a worker thread."""
-        await asyncio.to_thread(lambda: self.prune(thread_ids, strategy=strategy))
+        await asyncio.to_thread(
+            lambda: self.prune(thread_ids, strategy=strategy, keep_last=keep_last)
+        )
 
     # ----- I/O -----------------------------------------------------------------------
 
@@ -254,8 +278,11 @@ class RedisSaver(ThreadedAsyncMethods, BaseRedisSaver):
             packed = b"".join([pack_command(command.wire()) for command in commands])
             try:
                 return self._lane.execute(packed, len(commands))
-            except (redis_errors.ConnectionError, redis_errors.TimeoutError):
-                pass  # the connection was dropped; retry below with redis-py's retry policy
+            except redis_errors.ConnectionError:
+                # A kept connection went stale (server restarted, idle timeout): retry once
+                # on a fresh one through redis-py. A TimeoutError is NOT retried here: a
+                # hung server would then cost a second full timeout.
+                pass
         if len(commands) == 1 or self.is_cluster:
             return [self._client.execute_command(*c.wire()) for c in commands]
         pipe = self._client.pipeline(transaction=False)

@@ -15,6 +15,7 @@ import redis
 from redis_saver_helpers import LocalServer, free_ports, start_server, wait_ping
 
 from langgraph_memory.checkpoint.redis import AsyncRedisSaver, RedisSaver
+from tests.reliability._servers import redis_server_binary
 
 
 @pytest.fixture
@@ -44,8 +45,8 @@ async def async_saver(redis_url: str, redis_prefix: str) -> AsyncIterator[AsyncR
 @pytest.fixture
 def own_redis_server() -> Iterator[LocalServer]:
     """A private standalone redis-server (tests may stop it)."""
-    if shutil.which("redis-server") is None:
-        pytest.fail("redis-server is not installed (needed for the Redis tests)")
+    if shutil.which(redis_server_binary()) is None:
+        pytest.fail(f"{redis_server_binary()} is not installed (needed for the Redis tests)")
     (port,) = free_ports(1)
     with tempfile.TemporaryDirectory(prefix="lgm-redis-") as workdir:
         server = LocalServer(port, start_server(port, workdir))
@@ -57,9 +58,15 @@ def own_redis_server() -> Iterator[LocalServer]:
 
 
 @pytest.fixture(scope="module")
-def redis_cluster_nodes() -> Iterator[list[tuple[str, int]]]:
+def redis_cluster_nodes(redis_cluster_servers: list[LocalServer]) -> list[tuple[str, int]]:
+    """``(host, port)`` of the nodes of :func:`redis_cluster_servers`."""
+    return [("127.0.0.1", server.port) for server in redis_cluster_servers]
+
+
+@pytest.fixture(scope="module")
+def redis_cluster_servers() -> Iterator[list[LocalServer]]:
     """A fresh 3-primary Redis Cluster on loopback (own ports and temp dirs), torn down after."""
-    if shutil.which("redis-server") is None or shutil.which("redis-cli") is None:
+    if shutil.which(redis_server_binary()) is None or shutil.which("redis-cli") is None:
         pytest.fail("redis-server/redis-cli are not installed (needed for the cluster test)")
     ports = free_ports(3, with_bus=True)
     servers: list[LocalServer] = []
@@ -103,7 +110,7 @@ def redis_cluster_nodes() -> Iterator[list[tuple[str, int]]]:
                 if time.monotonic() > deadline:
                     raise RuntimeError(f"cluster did not become ready: {infos}")
                 time.sleep(0.1)
-            yield [("127.0.0.1", p) for p in ports]
+            yield servers
         finally:
             for server in servers:
                 server.stop()

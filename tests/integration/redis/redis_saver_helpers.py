@@ -18,6 +18,8 @@ from langgraph.channels import DeltaChannel
 from langgraph.graph import END, START, MessagesState, StateGraph
 from typing_extensions import TypedDict
 
+from tests.reliability._servers import redis_server_binary
+
 
 def chat_graph(checkpointer: Any) -> Any:
     """START -> a -> b -> END, each node appending one message."""
@@ -72,7 +74,7 @@ def free_ports(count: int, *, with_bus: bool = False) -> list[int]:
 def start_server(port: int, workdir: str, *extra: str) -> subprocess.Popen[bytes]:
     return subprocess.Popen(
         [
-            shutil.which("redis-server") or "redis-server",
+            shutil.which(redis_server_binary()) or redis_server_binary(),
             "--port",
             str(port),
             "--bind",

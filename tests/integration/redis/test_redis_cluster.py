@@ -6,15 +6,19 @@ with the sync and the async saver, including leases and fencing."""
 
 from __future__ import annotations
 
+import os
+import signal
+import time
+
 import pytest
 from langchain_core.messages import HumanMessage
 from redis.asyncio.cluster import RedisCluster as AsyncRedisCluster
 from redis.cluster import ClusterNode, RedisCluster
-from redis_saver_helpers import chat_graph, contents
+from redis_saver_helpers import LocalServer, chat_graph, contents
 
 from langgraph_memory.checkpoint.redis import AsyncRedisSaver, RedisSaver
 from langgraph_memory.checkpoint.redis._keys import ThreadKeys
-from langgraph_memory.errors import StaleWriteError
+from langgraph_memory.errors import BackendUnavailableError, StaleWriteError
 from langgraph_memory.lease._protocol import FENCE_CONFIG_KEY
 
 pytestmark = [pytest.mark.redis, pytest.mark.slow]
@@ -129,3 +133,47 @@ async def test_from_conn_string_with_cluster_option(
         loaded = await async_saver.aget_tuple({"configurable": {"thread_id": "u"}})
         assert loaded is not None
         assert contents(loaded.checkpoint["channel_values"]) == ["hi", "a saw 1", "b saw 2"]
+
+
+async def test_one_timeout_bounds_a_call_to_a_frozen_cluster_node(
+    redis_cluster_servers: list[LocalServer],
+) -> None:
+    """redis-py's cluster client retries a timed-out command up to 10 times (55 s with a
+    5 s timeout); the clients ``from_conn_string(cluster=True)`` builds do not."""
+    timeout = 1.0  # well under the fixture's cluster-node-timeout: no failover starts
+    url = f"redis://127.0.0.1:{redis_cluster_servers[0].port}"
+    config = {"configurable": {"thread_id": "frozen"}}
+    with RedisSaver.from_conn_string(
+        url, cluster=True, prefix="clfrz", socket_timeout=timeout
+    ) as saver:
+        chat_graph(saver).invoke({"messages": [HumanMessage(content="hi")]}, config)
+        slot = saver.client.keyslot(ThreadKeys.build("clfrz", "frozen").data[0])
+        owner = saver.client.nodes_manager.get_node_from_slot(slot).port
+        (server,) = [s for s in redis_cluster_servers if s.port == owner]
+        async with AsyncRedisSaver.from_conn_string(
+            url, cluster=True, prefix="clfrz", socket_timeout=timeout
+        ) as async_saver:
+            assert await async_saver.aget_tuple(config) is not None
+            os.kill(server.process.pid, signal.SIGSTOP)
+            try:
+                for call in (
+                    lambda: saver.get_tuple(config),
+                    lambda: saver.put_writes(
+                        {"configurable": {**config["configurable"], "checkpoint_id": "1"}},
+                        [("x", 1)],
+                        "task",
+                    ),
+                ):
+                    started = time.monotonic()
+                    with pytest.raises(BackendUnavailableError, match="did not answer in time"):
+                        call()
+                    assert time.monotonic() - started < timeout + 1.5
+                started = time.monotonic()
+                with pytest.raises(BackendUnavailableError, match="did not answer in time"):
+                    await async_saver.aget_tuple(config)
+                assert time.monotonic() - started < timeout + 1.5
+            finally:
+                os.kill(server.process.pid, signal.SIGCONT)
+            loaded = await async_saver.aget_tuple(config)
+            assert loaded is not None
+        assert contents(saver.get_tuple(config).checkpoint["channel_values"])[0] == "hi"

@@ -1,8 +1,9 @@
 """Bad input on the Redis savers (H8-14) and ``await AsyncRedisSaver.setup()`` parity.
 
 Same rules as the Postgres savers (``checkpoint/_config.py``): ids are ``str()``-ed,
-unpaired surrogates raise ``ConfigurationError`` before any command is sent (nothing is
-written); NUL is escaped in keys and accepted; a negative ``limit`` lists nothing."""
+unpaired surrogates and NUL in ids raise ``ConfigurationError`` before any command is
+sent (nothing is written: Postgres text cannot store NUL, so no saver accepts it in an
+id); bad filters raise ``InvalidFilterError``; a negative ``limit`` lists nothing."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ from langgraph.checkpoint.base import empty_checkpoint
 from redis_saver_helpers import chat_graph, contents, scan_keys
 
 from langgraph_memory.checkpoint.redis import AsyncRedisSaver, RedisSaver
-from langgraph_memory.errors import ConfigurationError
+from langgraph_memory.errors import ConfigurationError, InvalidFilterError
 
 pytestmark = pytest.mark.redis
 
@@ -57,7 +58,7 @@ def test_surrogates_raise_configuration_error_and_write_nothing(
     chat_graph(saver).invoke(turn("keep"), {"configurable": {"thread_id": "good"}})
     keys_before = sorted(scan_keys(raw_redis, redis_prefix))
     for name, call in bad_calls(saver).items():
-        with pytest.raises(ConfigurationError) as info:
+        with pytest.raises((ConfigurationError, InvalidFilterError)) as info:
             call()
         assert isinstance(info.value, ValueError), name
         assert "surrogate" in str(info.value) or "limit" in str(info.value), name
@@ -66,20 +67,24 @@ def test_surrogates_raise_configuration_error_and_write_nothing(
     assert good is not None and good.config["configurable"]["thread_id"] == "good"
 
 
-def test_int_and_nul_ids_and_negative_limit(saver: RedisSaver) -> None:
+def test_int_ids_and_negative_limit_and_nul_ids_refused(
+    saver: RedisSaver, raw_redis: redis.Redis, redis_prefix: str
+) -> None:
     graph = chat_graph(saver)
-    for thread_id in (5, "a\x00b"):
-        config = {"configurable": {"thread_id": thread_id}}
-        graph.invoke(turn("hi"), config)
-        assert contents(graph.get_state(config).values) == ["hi", "a saw 1", "b saw 2"]
+    config = {"configurable": {"thread_id": 5}}
+    graph.invoke(turn("hi"), config)
+    assert contents(graph.get_state(config).values) == ["hi", "a saw 1", "b saw 2"]
     latest = saver.get_tuple({"configurable": {"thread_id": "5"}})
     assert latest is not None and latest.config["configurable"]["thread_id"] == "5"
     assert len(list(saver.list({"configurable": {"thread_id": 5}}, limit=2))) == 2
     assert list(saver.list({"configurable": {"thread_id": 5}}, limit=-1)) == []
     assert list(saver.list(None, limit=0)) == []
+    keys_before = scan_keys(raw_redis, redis_prefix)
+    with pytest.raises(ConfigurationError, match="NUL"):  # as on Postgres
+        graph.invoke(turn("hi"), {"configurable": {"thread_id": "a\x00b"}})
+    assert scan_keys(raw_redis, redis_prefix) == keys_before
     saver.delete_thread(5)
     assert saver.get_tuple({"configurable": {"thread_id": 5}}) is None
-    assert saver.get_tuple({"configurable": {"thread_id": "a\x00b"}}) is not None
 
 
 async def test_async_setup_is_awaitable_and_asetup_is_an_alias(

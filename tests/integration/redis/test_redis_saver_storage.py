@@ -27,6 +27,7 @@ from langgraph_memory.errors import (
     BackendUnavailableError,
     ConfigurationError,
     InvalidConnectionStringError,
+    InvalidValueError,
     MigrationError,
 )
 
@@ -195,7 +196,7 @@ def test_failed_puts_write_nothing(saver: RedisSaver, raw_redis: redis.Redis) ->
     checkpoint["channel_values"] = {"ok": "fine", "bad": object()}
     checkpoint["channel_versions"] = {"ok": "1", "bad": "1"}
     config = {"configurable": {"thread_id": "atomic", "checkpoint_ns": ""}}
-    with pytest.raises(TypeError):
+    with pytest.raises(InvalidValueError, match="channel 'bad' cannot be serialized"):
         saver.put(config, checkpoint, {"source": "loop", "step": 0}, {"ok": "1", "bad": "1"})
     assert thread_keys(raw_redis, saver.prefix, "atomic") == []
     assert saver.get_tuple(config) is None
@@ -208,7 +209,7 @@ def test_failed_puts_write_nothing(saver: RedisSaver, raw_redis: redis.Redis) ->
     before = snapshot(raw_redis, thread_keys(raw_redis, saver.prefix, "atomic"))
     head = saver.get_tuple({"configurable": {"thread_id": "atomic"}})
     assert head is not None
-    with pytest.raises(TypeError):
+    with pytest.raises(InvalidValueError, match="channel 'bad' cannot be serialized"):
         saver.put(head.config, checkpoint, {"source": "loop", "step": 9}, {"bad": "2"})
     after = snapshot(raw_redis, thread_keys(raw_redis, saver.prefix, "atomic"))
     assert after == before

@@ -9,7 +9,7 @@ import pytest
 
 from langgraph_memory.checkpoint import _config
 from langgraph_memory.checkpoint.postgres import _common
-from langgraph_memory.errors import ConfigurationError
+from langgraph_memory.errors import ConfigurationError, InvalidFilterError, InvalidValueError
 
 
 def test_ids_are_str_ed_like_langgraph() -> None:
@@ -41,26 +41,39 @@ def test_missing_thread_id_names_the_key(config: Any) -> None:
         _config.thread_id_of(config)
 
 
-@pytest.mark.parametrize("allow_nul", [False, True])
-def test_unpaired_surrogates_are_rejected_everywhere(allow_nul: bool) -> None:
+def test_unpaired_surrogates_are_rejected_everywhere() -> None:
     with pytest.raises(ConfigurationError, match=r"unpaired surrogate \(U\+D800\)") as info:
-        _config.thread_id_of({"configurable": {"thread_id": "a\ud800"}}, allow_nul=allow_nul)
+        _config.thread_id_of({"configurable": {"thread_id": "a\ud800"}})
     assert isinstance(info.value, ValueError)
     assert "thread_id" in str(info.value)
     with pytest.raises(ConfigurationError, match="checkpoint_ns"):
-        _config.normalized_config(
-            {"configurable": {"thread_id": "t", "checkpoint_ns": "\udfff"}}, allow_nul=allow_nul
-        )
-    with pytest.raises(ConfigurationError, match="filter key"):
-        _config.checked_filter({"k\ud800": 1}, allow_nul=allow_nul)
+        _config.normalized_config({"configurable": {"thread_id": "t", "checkpoint_ns": "\udfff"}})
+    with pytest.raises(InvalidFilterError, match="filter key"):
+        _config.checked_filter({"k\ud800": 1})
 
 
-def test_nul_is_rejected_only_where_it_cannot_be_stored() -> None:
+def test_nul_is_rejected_in_every_identifier_on_every_backend() -> None:
     with pytest.raises(ConfigurationError, match=r"NUL character.*hex or base64"):
         _config.checked_thread_id("a\x00b")
-    assert _config.checked_thread_id("a\x00b", allow_nul=True) == "a\x00b"
     with pytest.raises(ConfigurationError, match="checkpoint_id"):
         _config.normalized_config({"configurable": {"thread_id": "t", "checkpoint_id": "\x00"}})
+    with pytest.raises(InvalidValueError, match="task_id"):
+        _config.checked_writes([("c", 1)], "t\x00", "")
+    with pytest.raises(InvalidValueError, match="channel"):
+        _config.checked_writes([("c\x00", 1)], "t", "")
+
+
+def test_identifiers_are_bounded_so_they_fit_an_index_entry() -> None:
+    assert _config.checked_thread_id("t" * _config.MAX_THREAD_ID_BYTES)
+    with pytest.raises(ConfigurationError, match="at most 1024 bytes"):
+        _config.checked_thread_id("t" * (_config.MAX_THREAD_ID_BYTES + 1))
+    with pytest.raises(ConfigurationError, match="at most 1024 bytes"):  # bytes, not chars
+        _config.checked_thread_id("é" * 513)
+    with pytest.raises(InvalidValueError, match=r"task_id.*at most 256 bytes"):
+        _config.checked_writes([], "t" * 257, "")
+    for bad in (None, "", b"raw", 1.5, ["t"], object()):
+        with pytest.raises(ConfigurationError):
+            _config.checked_thread_id(bad)
 
 
 def test_filter_text_is_checked_recursively() -> None:
@@ -70,10 +83,12 @@ def test_filter_text_is_checked_recursively() -> None:
         "c": {"d": None},
     }
     for bad in ({"a\x00": 1}, {"a": "b\x00"}, {"a": ["x", "\x00"]}, {"a": {"b\x00": 1}}):
-        with pytest.raises(ConfigurationError, match="filter"):
+        with pytest.raises(InvalidFilterError, match="filter"):
             _config.checked_filter(bad)
-    assert _config.checked_filter({"a\x00": "b\x00"}, allow_nul=True) == {"a\x00": "b\x00"}
-    with pytest.raises(ConfigurationError, match="filter must be a dict"):
+    for bad in ({"a": float("nan")}, {"a": 2**64}, {1: "a"}, {"a": object()}):
+        with pytest.raises(InvalidFilterError, match="JSON"):
+            _config.checked_filter(bad)  # type: ignore[arg-type]
+    with pytest.raises(InvalidFilterError, match="filter must be a dict"):
         _config.checked_filter(["a"])  # type: ignore[arg-type]
 
 
@@ -82,6 +97,7 @@ def test_limit_negative_lists_nothing_and_must_be_int() -> None:
     assert _config.checked_limit(3) == 3
     assert _config.checked_limit(0) == 0
     assert _config.checked_limit(-1) == 0
+    assert _config.checked_limit(10**30) == _config.MAX_LIMIT  # both backends count in 64 bits
     for bad in ("3", 2.5, True):
         with pytest.raises(ConfigurationError, match="limit must be an int"):
             _config.checked_limit(bad)
@@ -95,7 +111,7 @@ def test_postgres_list_args() -> None:
     assert args.before == {"configurable": {"checkpoint_id": "4"}}
     assert args.limit == 0
     assert _common.list_args(None, None, None, None) == _common.ListArgs(None, None, None, None)
-    with pytest.raises(ConfigurationError, match="filter key"):
+    with pytest.raises(InvalidFilterError, match="filter key"):
         _common.list_args(None, {"a\x00": 1}, None, None)
     with pytest.raises(ConfigurationError, match="checkpoint_id"):
         _common.list_args(None, None, {"configurable": {"checkpoint_id": "\ud800"}}, None)
