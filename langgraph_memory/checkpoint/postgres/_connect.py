@@ -151,7 +151,12 @@ class SyncConnector:
             else:
                 with self.lock:
                     yield self.conn
-        except (PoolTimeout, psycopg.OperationalError, psycopg.errors.UndefinedTable) as exc:
+        except (
+            PoolTimeout,
+            psycopg.OperationalError,
+            psycopg.errors.UndefinedTable,
+            psycopg.errors.UndefinedFunction,
+        ) as exc:
             translated = _common.translate_error(self.target, exc)
             if translated is exc:
                 raise
@@ -379,7 +384,12 @@ class AsyncConnector:
             else:
                 async with self.lock:
                     yield self.conn
-        except (PoolTimeout, psycopg.OperationalError, psycopg.errors.UndefinedTable) as exc:
+        except (
+            PoolTimeout,
+            psycopg.OperationalError,
+            psycopg.errors.UndefinedTable,
+            psycopg.errors.UndefinedFunction,
+        ) as exc:
             translated = _common.translate_error(self.target, exc)
             if translated is exc:
                 raise
