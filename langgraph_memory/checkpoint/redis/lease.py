@@ -2,7 +2,10 @@
 
 The lease key holds ``<token>|<owner>`` and expires by itself (``PX``); the fencing counter lives
 in the same cluster slot as the thread's checkpoints, so the savers' write scripts can
-compare a writer's token with it atomically. ``delete_thread`` advances the counter too.
+compare a writer's token with it atomically -- and refuse a write *without* a token while
+the lease key lives. ``delete_thread`` advances the counter and frees the lease. With a
+thread TTL, acquiring and renewing the lease also extend the TTL of the thread's keys to at
+least the lease's, so a thread never expires under the worker that holds it.
 
 Example:
     ```python
@@ -51,7 +54,7 @@ class _LeaseCore:
         self.where = describe_client(client)
 
     def _wire(self, name: str, thread_id: str, *args: Any) -> tuple[Any, ...]:
-        keys = _keys.ThreadKeys.build(self.prefix, str(thread_id)).fencing
+        keys = _keys.ThreadKeys.build(self.prefix, str(thread_id)).script
         return ("EVALSHA", SCRIPT_SHAS[name], len(keys), *keys, *args)
 
 
@@ -61,7 +64,8 @@ class RedisLeaseBackend(_LeaseCore):
     Args:
         client: ``redis.Redis`` or ``redis.cluster.RedisCluster``.
         prefix: Key prefix; must equal the checkpointer's so fencing tokens match.
-        fence_ttl_ms: TTL for the fencing counter (the saver passes its thread TTL; 0 keeps it).
+        fence_ttl_ms: The thread TTL (the saver passes its own; 0 = none): the fencing
+            counter's, and the least TTL a held lease keeps the thread's keys at.
 
     Example:
         ```python
@@ -88,7 +92,14 @@ class RedisLeaseBackend(_LeaseCore):
 
     def renew(self, lease: Lease, ttl: float) -> bool:
         """Extend the lease; ``False`` if it was taken by another owner or the thread deleted."""
-        result = self._call("LEASE_RENEW", lease.thread_id, lease.owner, _ttl_ms(ttl), lease.token)
+        result = self._call(
+            "LEASE_RENEW",
+            lease.thread_id,
+            lease.owner,
+            _ttl_ms(ttl),
+            lease.token,
+            self.fence_ttl_ms,
+        )
         return bool(result)
 
     def release(self, lease: Lease) -> None:
@@ -102,7 +113,7 @@ class AsyncRedisLeaseBackend(_LeaseCore):
     Args:
         client: ``redis.asyncio.Redis`` or ``redis.asyncio.cluster.RedisCluster``.
         prefix: Key prefix; must equal the checkpointer's so fencing tokens match.
-        fence_ttl_ms: TTL for the fencing counter (0 keeps it).
+        fence_ttl_ms: The thread TTL (0 = none), as for :class:`RedisLeaseBackend`.
 
     Example:
         ```python
@@ -129,7 +140,12 @@ class AsyncRedisLeaseBackend(_LeaseCore):
     async def arenew(self, lease: Lease, ttl: float) -> bool:
         """Async :meth:`RedisLeaseBackend.renew`."""
         result = await self._call(
-            "LEASE_RENEW", lease.thread_id, lease.owner, _ttl_ms(ttl), lease.token
+            "LEASE_RENEW",
+            lease.thread_id,
+            lease.owner,
+            _ttl_ms(ttl),
+            lease.token,
+            self.fence_ttl_ms,
         )
         return bool(result)
 
