@@ -241,15 +241,14 @@ def test_error_translation() -> None:
     context = WriteContext("t1", "put", "", "c2", "c1", ("a", "b"))
     with pytest.raises(StaleWriteError, match="token is 3"), translate_errors("h:1", context):
         raise redis_errors.ResponseError("LGM_STALE 3 2")
-    with pytest.raises(ThreadBusyError, match="'t1'.*with_thread_lease"):
-        with translate_errors("h:1", context):
-            raise redis_errors.ResponseError("LGM_BUSY script: abc, on @user_script:1.")
-    with pytest.raises(CheckpointIntegrityError, match="parent checkpoint 'c1'"):
-        with translate_errors("h:1", context):
-            raise redis_errors.ResponseError("LGM_INTEGRITY parent")
-    with pytest.raises(CheckpointIntegrityError, match=r"channel\(s\) 'b', which"):
-        with translate_errors("h:1", context):
-            raise redis_errors.ResponseError("LGM_INTEGRITY blobs 2")
+    refusals = {
+        "LGM_BUSY script: abc, on @user_script:1.": (ThreadBusyError, r"'t1'.*with_thread_lease"),
+        "LGM_INTEGRITY parent": (CheckpointIntegrityError, r"parent checkpoint 'c1'"),
+        "LGM_INTEGRITY blobs 2": (CheckpointIntegrityError, r"channel\(s\) 'b', which"),
+    }
+    for reply, (error, pattern) in refusals.items():
+        with pytest.raises(error, match=pattern), translate_errors("h:1", context):
+            raise redis_errors.ResponseError(reply)
     with pytest.raises(redis_errors.ResponseError, match="WRONGTYPE"), translate_errors("h:1"):
         raise redis_errors.ResponseError("WRONGTYPE Operation against a key")
 
