@@ -320,14 +320,23 @@ class ThreadLeasedGraph(Runnable[Any, Any]):
             ):
                 yield chunk
 
-    async def astream_events(  # type: ignore[override]  # v1/v2 only (v3 is refused)
+    def astream_events(  # type: ignore[override]  # v1/v2 only (v3 is refused)
         self, input: Any, config: RunnableConfig | None = None, **kwargs: Any
     ) -> AsyncIterator[Any]:
-        """``astream_events`` (versions ``v1``/``v2``) under the thread's lease."""
+        """``astream_events`` (versions ``v1``/``v2``) under the thread's lease.
+
+        Raises:
+            ConfigurationError: ``version="v3"`` (at the call, before any ``await``).
+        """
         if kwargs.get("version") == "v3":
             raise ConfigurationError(
                 _STREAM_EVENTS_UNSUPPORTED.format(name="astream_events(version='v3')")
             )
+        return self._astream_events(input, config, **kwargs)
+
+    async def _astream_events(
+        self, input: Any, config: RunnableConfig | None, **kwargs: Any
+    ) -> AsyncIterator[Any]:
         backend = self._async_backend
         thread_id = self._thread_id(config)
         async with aheld_lease(backend, thread_id, self.options, kwargs.get("control")) as run:

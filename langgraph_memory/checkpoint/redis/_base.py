@@ -723,10 +723,14 @@ class BaseRedisSaver(BaseCheckpointSaver[str]):
                 yield self._delete_thread_commands(str(thread_id))
                 continue
             keys = self._thread_keys(thread_id)
-            refs, records = yield [
+            leased, refs, records = yield [
+                Command.call("EXISTS", keys.lease),
                 Command.call("HGETALL", keys.refs),
                 Command.call("HGETALL", keys.cp),
             ]
+            if leased:  # refused even with nothing to prune (as on Postgres)
+                busy.append(str(thread_id))
+                continue
             drops = keep_latest_drops(
                 {_text(k): _codec.decode_refs(v)[0] for k, v in refs.items()},
                 {_text(k): v for k, v in records.items()},
