@@ -33,7 +33,7 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from langgraph_memory.errors import CheckpointIntegrityError, StaleWriteError, ThreadBusyError
@@ -85,17 +85,23 @@ def reused_channels(checkpoint: Mapping[str, Any], new_versions: Mapping[str, An
     ]
 
 
-def busy_error(thread_id: str, operation: str) -> ThreadBusyError:
-    """The error for a write without the fencing token while another worker holds the lease.
+def busy_error(thread_id: str | Sequence[str], operation: str) -> ThreadBusyError:
+    """The error for a write without the fencing token while another worker holds the lease
+    (``thread_id``: one thread, or the threads a multi-thread call could not change).
 
     Example:
         ```python
         err = busy_error("chat-1", "put")
         assert isinstance(err, ThreadBusyError) and "with_thread_lease" in str(err)
+        assert "threads 'a', 'b' are leased" in str(busy_error(["a", "b"], "prune"))
         ```
     """
+    if isinstance(thread_id, str):
+        subject = f"thread {thread_id!r} is"
+    else:
+        subject = "threads " + ", ".join(repr(t) for t in thread_id) + " are"
     return ThreadBusyError(
-        f"thread {thread_id!r} is leased by another worker, and this {operation} carries no "
+        f"{subject} leased by another worker, and this {operation} carries no "
         "fencing token: it was refused and nothing was written. Run the graph through "
         "with_thread_lease(graph) (strategy='wait' queues behind the running turn), or "
         "retry once the lease holder has finished"

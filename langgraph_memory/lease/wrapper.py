@@ -31,7 +31,6 @@ from typing import Any, cast
 
 from langchain_core.runnables import Runnable, RunnableConfig
 from langchain_core.runnables.config import merge_configs
-from langchain_core.runnables.graph import Graph
 
 from langgraph_memory.errors import ConfigurationError
 from langgraph_memory.lease._policy import LeaseOptions, Strategy, fenced_config, thread_id_of
@@ -64,6 +63,19 @@ def _lease_backend_of(graph: Any) -> object:
             "backend=... (InMemoryLeaseBackend() only coordinates one process)"
         )
     return factory()
+
+
+def _described(name: str, doc: str, *, call: bool = True) -> Any:
+    """A property (``call=False``) or method of the wrapper that is the wrapped graph's own."""
+    if not call:
+        return property(lambda self: getattr(self.graph, name, None), doc=doc)
+
+    def method(self: ThreadLeasedGraph, *args: Any, **kwargs: Any) -> Any:
+        return getattr(self.graph, name)(*args, **kwargs)
+
+    method.__name__ = name
+    method.__doc__ = doc
+    return method
 
 
 class ThreadLeasedGraph(Runnable[Any, Any]):
@@ -129,72 +141,25 @@ class ThreadLeasedGraph(Runnable[Any, Any]):
         return self._leased(self.graph.copy(*args, **kwargs))
 
     # ----------------------------------------------------- descriptions: the graph's own
+    # (the Runnable API defines these, so __getattr__ would never forward them)
 
-    @property
-    def name(self) -> str | None:  # type: ignore[override]
-        """The wrapped graph's name."""
-        return getattr(self.graph, "name", None)
-
-    @property
-    def InputType(self) -> Any:
-        """The wrapped graph's input type."""
-        return self.graph.InputType
-
-    @property
-    def OutputType(self) -> Any:
-        """The wrapped graph's output type."""
-        return self.graph.OutputType
-
-    @property
-    def input_schema(self) -> Any:
-        """The wrapped graph's input schema."""
-        return self.graph.input_schema
-
-    @property
-    def output_schema(self) -> Any:
-        """The wrapped graph's output schema."""
-        return self.graph.output_schema
-
-    @property
-    def config_specs(self) -> Any:
-        """The wrapped graph's configurable fields."""
-        return self.graph.config_specs
-
-    def get_name(self, *args: Any, **kwargs: Any) -> str:
-        """The wrapped graph's ``get_name``."""
-        return str(self.graph.get_name(*args, **kwargs))
-
-    def get_graph(self, config: RunnableConfig | None = None, **kwargs: Any) -> Graph:
-        """The wrapped graph's drawable graph."""
-        return cast("Graph", self.graph.get_graph(config, **kwargs))
-
-    def get_input_schema(self, config: RunnableConfig | None = None) -> Any:
-        """The wrapped graph's ``get_input_schema``."""
-        return self.graph.get_input_schema(config)
-
-    def get_output_schema(self, config: RunnableConfig | None = None) -> Any:
-        """The wrapped graph's ``get_output_schema``."""
-        return self.graph.get_output_schema(config)
-
-    def get_input_jsonschema(self, config: RunnableConfig | None = None) -> dict[str, Any]:
-        """The wrapped graph's ``get_input_jsonschema``."""
-        return cast("dict[str, Any]", self.graph.get_input_jsonschema(config))
-
-    def get_output_jsonschema(self, config: RunnableConfig | None = None) -> dict[str, Any]:
-        """The wrapped graph's ``get_output_jsonschema``."""
-        return cast("dict[str, Any]", self.graph.get_output_jsonschema(config))
-
-    def config_schema(self, *args: Any, **kwargs: Any) -> Any:
-        """The wrapped graph's ``config_schema``."""
-        return self.graph.config_schema(*args, **kwargs)
-
-    def get_config_jsonschema(self, *args: Any, **kwargs: Any) -> dict[str, Any]:
-        """The wrapped graph's ``get_config_jsonschema``."""
-        return cast("dict[str, Any]", self.graph.get_config_jsonschema(*args, **kwargs))
-
-    def get_prompts(self, config: RunnableConfig | None = None) -> Any:
-        """The wrapped graph's ``get_prompts``."""
-        return self.graph.get_prompts(config)
+    name = _described("name", "The wrapped graph's name.", call=False)
+    InputType = _described("InputType", "The wrapped graph's input type.", call=False)
+    OutputType = _described("OutputType", "The wrapped graph's output type.", call=False)
+    input_schema = _described("input_schema", "The wrapped graph's input schema.", call=False)
+    output_schema = _described("output_schema", "The wrapped graph's output schema.", call=False)
+    config_specs = _described(
+        "config_specs", "The wrapped graph's configurable fields.", call=False
+    )
+    get_name = _described("get_name", "The wrapped graph's ``get_name``.")
+    get_graph = _described("get_graph", "The wrapped graph's drawable graph.")
+    get_input_schema = _described("get_input_schema", "The wrapped graph's input schema.")
+    get_output_schema = _described("get_output_schema", "The wrapped graph's output schema.")
+    get_input_jsonschema = _described("get_input_jsonschema", "Its input JSON schema.")
+    get_output_jsonschema = _described("get_output_jsonschema", "Its output JSON schema.")
+    config_schema = _described("config_schema", "The wrapped graph's config schema.")
+    get_config_jsonschema = _described("get_config_jsonschema", "Its config JSON schema.")
+    get_prompts = _described("get_prompts", "The wrapped graph's prompts.")
 
     def __repr__(self) -> str:
         return f"ThreadLeasedGraph({self.graph!r}, strategy={self.options.strategy!r})"

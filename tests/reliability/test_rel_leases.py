@@ -54,6 +54,29 @@ def _v3_output(g: Any, cfg: dict[str, Any]) -> Any:
     return g.stream_events(B_INPUT, cfg, version="v3").output
 
 
+DERIVED: dict[str, Callable[[Any], Any]] = {
+    "with_retry": lambda g: g.with_retry(stop_after_attempt=2, wait_exponential_jitter=False),
+    "with_fallbacks": lambda g: g.with_fallbacks([g]),
+    "with_config": lambda g: g.with_config(tags=["b"]),
+    "with_listeners": lambda g: g.with_listeners(on_end=lambda run: None),
+    "with_types": lambda g: g.with_types(input_type=dict),
+    "bind": lambda g: g.bind(),
+    "map": lambda g: g.map(),
+    "pipe": lambda g: g.pipe(RunnableLambda(lambda out: out)),
+    "pick": lambda g: g.pick("messages"),
+    "assign": lambda g: g.assign(extra=RunnableLambda(lambda _: 1)),
+    "as_tool": lambda g: g.as_tool(name="chat", arg_types={"messages": list}),
+    "copy": lambda g: g.copy(),
+}
+"""Runnables derived from a graph; each is run (``invoke`` / ``ainvoke``) as worker B."""
+
+
+def _derived(name: str, run: str) -> Any:
+    """Derive ``name`` from the graph, then ``run`` (``invoke``/``ainvoke``) it."""
+    given = [B_INPUT] if name == "map" else B_INPUT
+    return lambda g, cfg: getattr(DERIVED[name](g), run)(given, cfg)
+
+
 SYNC_DRIVERS: dict[str, SyncDriver] = {
     "invoke": lambda g, cfg: g.invoke(B_INPUT, cfg),
     "stream": lambda g, cfg: list(g.stream(B_INPUT, cfg)),
@@ -63,22 +86,7 @@ SYNC_DRIVERS: dict[str, SyncDriver] = {
     "stream_events": _v3_output,
     "update_state": lambda g, cfg: g.update_state(cfg, B_EDIT, as_node="b"),
     "bulk_update_state": lambda g, cfg: g.bulk_update_state(cfg, [[StateUpdate(B_EDIT, "b")]]),
-    "with_retry": lambda g, cfg: g.with_retry(
-        stop_after_attempt=2, wait_exponential_jitter=False
-    ).invoke(B_INPUT, cfg),
-    "with_fallbacks": lambda g, cfg: g.with_fallbacks([g]).invoke(B_INPUT, cfg),
-    "with_config": lambda g, cfg: g.with_config(tags=["b"]).invoke(B_INPUT, cfg),
-    "with_listeners": lambda g, cfg: g.with_listeners(on_end=lambda run: None).invoke(B_INPUT, cfg),
-    "with_types": lambda g, cfg: g.with_types(input_type=dict).invoke(B_INPUT, cfg),
-    "bind": lambda g, cfg: g.bind().invoke(B_INPUT, cfg),
-    "map": lambda g, cfg: g.map().invoke([B_INPUT], cfg),
-    "pipe": lambda g, cfg: g.pipe(RunnableLambda(lambda out: out)).invoke(B_INPUT, cfg),
-    "pick": lambda g, cfg: g.pick("messages").invoke(B_INPUT, cfg),
-    "assign": lambda g, cfg: g.assign(extra=RunnableLambda(lambda _: 1)).invoke(B_INPUT, cfg),
-    "as_tool": lambda g, cfg: g.as_tool(name="chat", arg_types={"messages": list}).invoke(
-        B_INPUT, cfg
-    ),
-    "copy": lambda g, cfg: g.copy().invoke(B_INPUT, cfg),
+    **{name: _derived(name, "invoke") for name in DERIVED},
 }
 
 
@@ -111,24 +119,7 @@ ASYNC_DRIVERS: dict[str, AsyncDriver] = {
     "abulk_update_state": lambda g, cfg: g.abulk_update_state(cfg, [[StateUpdate(B_EDIT, "b")]]),
     "with_alisteners": _alisteners,
     # everything derived, run asynchronously too
-    "with_retry": lambda g, cfg: g.with_retry(
-        stop_after_attempt=2, wait_exponential_jitter=False
-    ).ainvoke(B_INPUT, cfg),
-    "with_fallbacks": lambda g, cfg: g.with_fallbacks([g]).ainvoke(B_INPUT, cfg),
-    "with_config": lambda g, cfg: g.with_config(tags=["b"]).ainvoke(B_INPUT, cfg),
-    "with_listeners": lambda g, cfg: g.with_listeners(on_end=lambda run: None).ainvoke(
-        B_INPUT, cfg
-    ),
-    "with_types": lambda g, cfg: g.with_types(input_type=dict).ainvoke(B_INPUT, cfg),
-    "bind": lambda g, cfg: g.bind().ainvoke(B_INPUT, cfg),
-    "map": lambda g, cfg: g.map().ainvoke([B_INPUT], cfg),
-    "pipe": lambda g, cfg: g.pipe(RunnableLambda(lambda out: out)).ainvoke(B_INPUT, cfg),
-    "pick": lambda g, cfg: g.pick("messages").ainvoke(B_INPUT, cfg),
-    "assign": lambda g, cfg: g.assign(extra=RunnableLambda(lambda _: 1)).ainvoke(B_INPUT, cfg),
-    "as_tool": lambda g, cfg: g.as_tool(name="chat", arg_types={"messages": list}).ainvoke(
-        B_INPUT, cfg
-    ),
-    "copy": lambda g, cfg: g.copy().ainvoke(B_INPUT, cfg),
+    **{name: _derived(name, "ainvoke") for name in DERIVED},
 }
 
 
@@ -253,10 +244,12 @@ def saver_drivers(
         "put": lambda: saver.put(*put_args()),
         "put_writes": lambda: saver.put_writes(*writes_args()),
         "copy_thread": lambda: saver.copy_thread(other, THREAD),
+        "copy_thread (empty source)": lambda: saver.copy_thread("no-such-thread", THREAD),
         "prune": lambda: saver.prune([THREAD]),
         "aput": lambda: saver.aput(*put_args()),
         "aput_writes": lambda: saver.aput_writes(*writes_args()),
         "acopy_thread": lambda: saver.acopy_thread(other, THREAD),
+        "acopy_thread (empty source)": lambda: saver.acopy_thread("no-such-thread", THREAD),
         "aprune": lambda: saver.aprune([THREAD]),
         # a guessed token is no way around the lease either
         "put (token - 1)": lambda: saver.put(*put_args(token - 1)),

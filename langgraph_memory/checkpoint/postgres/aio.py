@@ -244,7 +244,7 @@ class AsyncPostgresSaver(_OfficialAsyncPostgresSaver):
             if await self._connector.run(program, pipeline=False) is None:
                 busy.append(thread_id)
         if busy:  # the others are pruned; a leased thread is only changed by its holder
-            raise _guard.busy_error(", ".join(busy), "prune")
+            raise _guard.busy_error(busy[0] if len(busy) == 1 else busy, "prune")
 
     async def asweep(self) -> SweepResult:
         """Apply retention once; see ``PostgresSaver.sweep``.

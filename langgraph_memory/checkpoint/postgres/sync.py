@@ -282,7 +282,7 @@ class PostgresSaver(ThreadedAsyncMethods, _OfficialPostgresSaver):
             if self._connector.run(program, pipeline=False) is None:
                 busy.append(thread_id)
         if busy:  # the others are pruned; a leased thread is only changed by its holder
-            raise _guard.busy_error(", ".join(busy), "prune")
+            raise _guard.busy_error(busy[0] if len(busy) == 1 else busy, "prune")
 
     def sweep(self) -> SweepResult:
         """Apply retention once: delete threads idle past ``ttl``, trim to ``keep_last``.

@@ -741,7 +741,7 @@ class BaseRedisSaver(BaseCheckpointSaver[str]):
                 if pruned == PRUNE_BUSY:
                     busy.append(str(thread_id))
         if busy:  # the others are pruned; a leased thread is only changed by its holder
-            raise _guard.busy_error(", ".join(busy), "prune")
+            raise _guard.busy_error(busy[0] if len(busy) == 1 else busy, "prune")
 
     def _delete_for_runs_plan(self, run_ids: Sequence[str]) -> Plan[None]:
         if isinstance(run_ids, str):
@@ -759,13 +759,18 @@ class BaseRedisSaver(BaseCheckpointSaver[str]):
 
     def _copy_thread_plan(self, source_thread_id: str, target_thread_id: str) -> Plan[None]:
         source = self._thread_keys(source_thread_id)
-        (dump,) = yield [Command.run("DUMP", source.script)]
-        if not dump[0]:
+        target = str(target_thread_id)
+        keys = self._thread_keys(target)
+        dump, leased = yield [
+            Command.run("DUMP", source.script),
+            Command.call("EXISTS", keys.lease),
+        ]
+        if not dump[0]:  # nothing to copy; a leased target is refused all the same
+            if leased:
+                raise _guard.busy_error(target, "copy_thread")
             return
         lengths = [len(part) for part in dump]
         items = [item for part in dump for item in part]
-        target = str(target_thread_id)
-        keys = self._thread_keys(target)
         args = [self.ttl.arg, *lengths, target, *items]
         context = WriteContext(target, "copy_thread")
         yield [*self._list_slot(keys), Command.run("RESTORE", keys.script, args, context)]

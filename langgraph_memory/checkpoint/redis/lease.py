@@ -53,6 +53,10 @@ class _LeaseCore:
         self.fence_ttl_ms = int(fence_ttl_ms)
         self.where = describe_client(client)
 
+    def _renewal(self, lease: Lease, ttl: float) -> tuple[Any, ...]:
+        """``LEASE_RENEW``'s arguments: owner, lease ms, token, thread TTL ms (keep-alive)."""
+        return (lease.owner, _ttl_ms(ttl), lease.token, self.fence_ttl_ms)
+
     def _wire(self, name: str, thread_id: str, *args: Any) -> tuple[Any, ...]:
         keys = _keys.ThreadKeys.build(self.prefix, str(thread_id)).script
         return ("EVALSHA", SCRIPT_SHAS[name], len(keys), *keys, *args)
@@ -92,15 +96,7 @@ class RedisLeaseBackend(_LeaseCore):
 
     def renew(self, lease: Lease, ttl: float) -> bool:
         """Extend the lease; ``False`` if it was taken by another owner or the thread deleted."""
-        result = self._call(
-            "LEASE_RENEW",
-            lease.thread_id,
-            lease.owner,
-            _ttl_ms(ttl),
-            lease.token,
-            self.fence_ttl_ms,
-        )
-        return bool(result)
+        return bool(self._call("LEASE_RENEW", lease.thread_id, *self._renewal(lease, ttl)))
 
     def release(self, lease: Lease) -> None:
         """Give the lease up if this lease (owner and token) still holds it (no-op otherwise)."""
@@ -139,15 +135,7 @@ class AsyncRedisLeaseBackend(_LeaseCore):
 
     async def arenew(self, lease: Lease, ttl: float) -> bool:
         """Async :meth:`RedisLeaseBackend.renew`."""
-        result = await self._call(
-            "LEASE_RENEW",
-            lease.thread_id,
-            lease.owner,
-            _ttl_ms(ttl),
-            lease.token,
-            self.fence_ttl_ms,
-        )
-        return bool(result)
+        return bool(await self._call("LEASE_RENEW", lease.thread_id, *self._renewal(lease, ttl)))
 
     async def arelease(self, lease: Lease) -> None:
         """Async :meth:`RedisLeaseBackend.release`."""
