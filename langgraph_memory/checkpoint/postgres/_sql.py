@@ -125,6 +125,7 @@ BEGIN
     ) THEN
         RETURN ARRAY['parent'];
     END IF;
+    IF cardinality(p_channels) = 0 THEN RETURN ARRAY['ok']; END IF;
     SELECT array_agg(r.channel ORDER BY r.channel) INTO v_missing
     FROM unnest(p_channels, p_versions) AS r (channel, version)
     WHERE NOT EXISTS (
