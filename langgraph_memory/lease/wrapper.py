@@ -3,7 +3,7 @@
 The wrapper is a convenience, not the guard: our checkpointers refuse any write to a
 leased thread that lacks the holder's fencing token, whichever object issues it (see
 :mod:`langgraph_memory.checkpoint._guard`). The wrapper takes the lease and passes the
-token. It is itself a LangGraph ``Runnable``: every way of running it -- ``invoke``,
+token. It is itself a LangChain ``Runnable``: every way of running it -- ``invoke``,
 ``stream``, ``batch`` and their async twins, ``astream_events``, and everything LangChain
 derives from those (``with_retry``, ``with_fallbacks``, ``map``, ``pipe``, ``|``,
 ``with_listeners``, ``bind``, ``assign``, ``pick``, ``as_tool``, ``astream_log``,

@@ -479,15 +479,20 @@ class GuardedWrite:
 
     @property
     def params(self) -> tuple[Any, ...]:
-        """The :data:`~._sql.WRITE_GUARD` parameters."""
+        """The :func:`~._sql.guard_call` parameters of a ``put`` (with the parent)."""
         return (
             self.thread_id,
             self.checkpoint_ns,
             self.token,
             self.parent_id,
-            [channel for channel, _ in self.reused],
-            [version for _, version in self.reused],
+            *(channel for channel, _ in self.reused),
+            *(version for _, version in self.reused),
         )
+
+    @property
+    def lease_params(self) -> tuple[Any, ...]:
+        """The :func:`~._sql.guard_call` parameters of a write with no parent to check."""
+        return (self.thread_id, self.checkpoint_ns, self.token)
 
 
 def check_verdict(write: GuardedWrite, rows: Rows) -> None:
@@ -501,14 +506,14 @@ def check_verdict(write: GuardedWrite, rows: Rows) -> None:
     Example:
         ```python
         write = GuardedWrite("t", "put", token=3)
-        check_verdict(write, [{"verdict": ["ok"]}])
-        # check_verdict(write, [{"verdict": ["stale", "4"]}]) raises StaleWriteError
+        check_verdict(write, [{"refusal": None}])
+        # check_verdict(write, [{"refusal": ["stale", "4"]}]) raises StaleWriteError
         ```
     """
-    verdict = rows[0]["verdict"] if rows else ["ok"]
-    code = verdict[0]
-    if code == "ok":
+    verdict = rows[0]["refusal"] if rows else None
+    if verdict is None:
         return
+    code = verdict[0]
     if code == "busy":
         raise _guard.busy_error(write.thread_id, write.operation)
     if code == "stale":
@@ -600,12 +605,14 @@ def put_program(
     limit = _sql.MAX_ROWS_PER_STATEMENT
 
     def program() -> Program[None]:
+        reused = len(write.reused)
         if blobs <= limit:
-            sql = _sql.put_checkpoint(blobs)
+            sql = _sql.put_checkpoint(blobs, reused=reused)
             rows = yield Stmt(sql, (*write.params, thread_id, *params), fetch=True, alone=True)
             check_verdict(write, rows)
             return
-        check_verdict(write, (yield Stmt(_sql.WRITE_GUARD, write.params, fetch=True)))
+        guard = _sql.write_guard(reused)
+        check_verdict(write, (yield Stmt(guard, write.params, fetch=True)))
         for start in range(0, blobs, limit):
             chunk = blob_params[2 + 4 * start : 2 + 4 * min(blobs, start + limit)]
             yield Stmt(_sql.put_blobs(len(chunk) // 4), (thread_id, checkpoint_ns, *chunk))
@@ -672,10 +679,11 @@ def put_writes_program(
             return
         if len(rows) <= limit:
             sql = _sql.put_writes(len(rows), upsert=upsert)
-            params = [*write.params, *(p for row in rows for p in row)]
+            params = [*write.lease_params, *(p for row in rows for p in row)]
             check_verdict(write, (yield Stmt(sql, params, fetch=True, alone=True)))
             return
-        check_verdict(write, (yield Stmt(_sql.WRITE_GUARD, write.params, fetch=True)))
+        guard = _sql.write_guard(0, parent=False)
+        check_verdict(write, (yield Stmt(guard, write.lease_params, fetch=True)))
         for start in range(0, len(rows), limit):
             chunk = rows[start : start + limit]
             sql = _sql.put_writes(len(chunk), upsert=upsert, guarded=False)
@@ -708,7 +716,8 @@ def copy_thread_program(source: str, target: str) -> Program[None]:
     source, target = _config.checked_thread_id(source), _config.checked_thread_id(target)
     yield Stmt(_sql.LOCK_THREADS_SHARED, ([source, target],))
     write = GuardedWrite(target, "copy_thread")
-    check_verdict(write, (yield Stmt(_sql.WRITE_GUARD, write.params, fetch=True)))
+    guard = _sql.write_guard(0, parent=False)
+    check_verdict(write, (yield Stmt(guard, write.lease_params, fetch=True)))
     for sql in (_sql.COPY_CHECKPOINTS, _sql.COPY_BLOBS, _sql.COPY_WRITES):
         yield Stmt(sql, (target, source))
     rows = yield Stmt(_sql.THREAD_EXISTS, (target,), fetch=True)

@@ -68,10 +68,11 @@ __all__ = [
     "TOUCH_ACTIVITY",
     "TRY_MIGRATION_LOCK",
     "TRY_MIGRATION_XACT_LOCK",
-    "WRITE_GUARD",
+    "guard_call",
     "put_blobs",
     "put_checkpoint",
     "put_writes",
+    "write_guard",
 ]
 
 # --------------------------------------------------------------------------- migrations
@@ -214,16 +215,51 @@ WHERE a.updated_at < EXCLUDED.updated_at - interval '1 second'
 interleave), but it is rewritten at most once a second unless a keep-last sweep has seen
 it since: a hot thread's puts then cost no extra row version, and TTL granularity is 1 s."""
 
-WRITE_GUARD = (
-    "SELECT lgm_write_guard(%s::text, %s::text, %s::bigint, %s::text, %s::text[], %s::text[])"
-    " AS verdict"
-)
-"""The write guard on its own (parameters: thread id, namespace, token, parent id,
-reused channels, their versions), for a write too large for one statement or a copy."""
 
-_GUARD = f"""guard AS MATERIALIZED ({WRITE_GUARD})"""
+@functools.cache
+def guard_call(reused: int, *, parent: bool = True) -> str:
+    """The ``lgm_write_guard(...)`` call, with scalar parameters only (arrays are costly to
+    adapt on every write): thread id, namespace, token, the parent id (if ``parent``; else
+    ``NULL``), then ``reused`` channel names and ``reused`` versions.
+
+    Example:
+        ```python
+        assert guard_call(0, parent=False).count("%s") == 3
+        assert guard_call(2).count("%s") == 4 + 2 * 2
+        ```
+    """
+    parent_sql = "%s::text" if parent else "NULL::text"
+    if reused:
+        names = "ARRAY[" + ", ".join(["%s::text"] * reused) + "]"
+        arrays = f"{names}, {names}"
+    else:
+        arrays = "'{}'::text[], '{}'::text[]"
+    return f"lgm_write_guard(%s::text, %s::text, %s::bigint, {parent_sql}, {arrays})"
+
+
+_REFUSAL = "CASE WHEN verdict[1] = 'ok' THEN NULL ELSE verdict END AS refusal"
+"""``NULL`` when the guard says ``ok`` (nothing to decode on the hot path), else its verdict."""
+
+
+@functools.cache
+def write_guard(reused: int, *, parent: bool = True) -> str:
+    """The write guard on its own (parameters as :func:`guard_call`), for a write too large
+    for one statement or a copy. Returns one row: ``refusal``.
+
+    Example:
+        ```python
+        assert write_guard(0).startswith("SELECT CASE")
+        ```
+    """
+    return f"SELECT {_REFUSAL} FROM (SELECT {guard_call(reused, parent=parent)} AS verdict) g"
+
+
+def _guard_cte(reused: int, *, parent: bool = True) -> str:
+    return f"guard AS MATERIALIZED (SELECT {guard_call(reused, parent=parent)} AS verdict)"
+
+
 _GUARD_OK = "(SELECT verdict[1] FROM guard) = 'ok'"
-_GUARDED_RESULT = "\nSELECT (SELECT verdict FROM guard) AS verdict"
+_GUARDED_RESULT = f"\nSELECT {_REFUSAL} FROM guard"
 
 _PUT_TOUCH = """touched AS (
     INSERT INTO lgm_thread_activity AS a (thread_id, updated_at)
@@ -257,13 +293,14 @@ _BLOB_ROW = "(%s::text, %s::text, %s::text, %s::bytea)"
 
 
 @functools.cache
-def put_checkpoint(blobs: int, *, guarded: bool = True) -> str:
+def put_checkpoint(blobs: int, *, reused: int = 0, guarded: bool = True) -> str:
     """A whole ``put`` as ONE statement: the write guard, then touch the thread's activity
     row (as :data:`TOUCH_ACTIVITY` does), upsert ``blobs`` blob rows, then the checkpoint
-    row -- each write only if the guard said ``ok``. Returns one row: ``verdict``.
+    row -- each write only if the guard said ``ok``. Returns one row: ``refusal``
+    (``NULL``: written).
 
-    Parameters, in order: if ``guarded``, the :data:`WRITE_GUARD` ones (thread id,
-    namespace, token, parent id, reused channels, their versions); the thread id (touch);
+    Parameters, in order: if ``guarded``, the :func:`guard_call` ones (thread id,
+    namespace, token, parent id, ``reused`` channels, their versions); the thread id (touch);
     if ``blobs``: thread id, namespace, then channel, version, type, blob per blob; then
     the ``checkpoints`` row (thread id, namespace, checkpoint id, parent id, checkpoint,
     metadata). Atomic on its own, so it runs in autocommit in one round trip with no
@@ -274,17 +311,17 @@ def put_checkpoint(blobs: int, *, guarded: bool = True) -> str:
     always-true ``(SELECT count(*) FROM prev) >= 0``) makes a step run after it, so the
     thread lock is taken and the guard decided before the activity row is locked and
     anything is written. ``guarded=False`` is for a large put whose transaction ran
-    :data:`WRITE_GUARD` (and wrote its blobs) first. One SQL text per blob count (few
-    distinct ones: each is prepared once per connection); scalar parameters are much
-    cheaper to adapt than arrays.
+    :func:`write_guard` (and wrote its blobs) first. One SQL text per blob and reused
+    count (few distinct ones: each is prepared once per connection); scalar parameters
+    are much cheaper to adapt than arrays.
 
     Example:
         ```python
         sql = put_checkpoint(1)
-        assert sql.count("%s") == 6 + 1 + 2 + 4 + 6
+        assert sql.count("%s") == 4 + 1 + 2 + 4 + 6
         ```
     """
-    ctes = [_GUARD] if guarded else []
+    ctes = [_guard_cte(reused)] if guarded else []
     ok = _GUARD_OK if guarded else "true"
     ctes.append(_PUT_TOUCH.format(after=ok))
     after = f"{ok} AND (SELECT count(*) FROM touched) >= 0"
@@ -293,7 +330,7 @@ def put_checkpoint(blobs: int, *, guarded: bool = True) -> str:
         ctes.append(_PUT_BLOBS.format(rows=rows, after=after))
         after = f"{ok} AND (SELECT count(*) FROM blobs) >= 0"
     ctes.append(_PUT_ROW.format(after=after))
-    result = _GUARDED_RESULT if guarded else "\nSELECT 'ok' AS verdict FROM saved"
+    result = _GUARDED_RESULT if guarded else "\nSELECT NULL AS refusal FROM saved"
     return "WITH " + ",\n".join(ctes) + result
 
 
@@ -330,15 +367,15 @@ _WRITE_ROW = (
 
 @functools.cache
 def put_writes(rows: int, *, upsert: bool, guarded: bool = True) -> str:
-    """All of a task's ``rows`` writes in ONE statement, behind the write guard: the
-    :data:`WRITE_GUARD` parameters (if ``guarded``), then 9 per row in
+    """All of a task's ``rows`` writes in ONE statement, behind the write guard: its
+    thread id, namespace and token (if ``guarded``), then 9 per row in
     ``checkpoint_writes`` column order. Insert-if-absent per ``idx``, or with ``upsert``
     overwrite (special channels: error, interrupt...; the rows must then have distinct
-    ``idx``: one statement cannot update a row twice). Returns one row: ``verdict``.
+    ``idx``: one statement cannot update a row twice). Returns one row: ``refusal``.
 
     Example:
         ```python
-        assert put_writes(2, upsert=False).count("%s") == 6 + 18
+        assert put_writes(2, upsert=False).count("%s") == 3 + 18
         ```
     """
     action = (
@@ -352,8 +389,8 @@ def put_writes(rows: int, *, upsert: bool, guarded: bool = True) -> str:
         action=action,
     )
     if guarded:
-        return "WITH " + _GUARD + ",\n" + written + _GUARDED_RESULT
-    return "WITH " + written + "\nSELECT 'ok' AS verdict"
+        return "WITH " + _guard_cte(0, parent=False) + ",\n" + written + _GUARDED_RESULT
+    return "WITH " + written + "\nSELECT NULL AS refusal"
 
 
 # --------------------------------------------------------------------------- thread locks

@@ -163,12 +163,12 @@ def test_fenced_put_is_one_guarded_statement() -> None:
         saver, config, checkpoint, {"source": "input", "step": -1}, {"messages": "1", "count": "1"}
     )
     assert next_config["configurable"]["checkpoint_id"] == checkpoint["id"]
-    seen, _ = drive(program, {"lgm_write_guard": [{"verdict": ["ok"]}]})
+    seen, _ = drive(program, {"lgm_write_guard": [{"refusal": None}]})
     assert [s.sql for s in seen] == [_sql.put_checkpoint(1)]
     assert seen[0].alone and seen[0].fetch  # fenced or not: one round trip, autocommit
     params = seen[0].params
-    assert params[:6] == ("t", "", 5, None, [], [])  # guard: thread, ns, token, parent, reused
-    assert params[6:11] == ("t", "t", "", "messages", "1")  # touch, then the blob; int inline
+    assert params[:4] == ("t", "", 5, None)  # guard: thread, ns, token, parent (none reused)
+    assert params[4:9] == ("t", "t", "", "messages", "1")  # touch, then the blob; int inline
     assert params[-6:-2] == ("t", "", checkpoint["id"], None)
     assert params[-2].obj["channel_values"] == {"count": 3}
 
@@ -180,10 +180,10 @@ def test_put_statement_guards_before_it_touches_and_writes() -> None:
     checkpoint["channel_versions"] = {"a": "2", "b": "3", "kept": "1", "i": "1"}
     config = {"configurable": {"thread_id": 9, "checkpoint_ns": "", "checkpoint_id": "p"}}
     program, _ = _common.put_program(saver, config, checkpoint, {}, {"a": "2", "b": "3"})
-    seen, _ = drive(program, {"lgm_write_guard": [{"verdict": ["ok"]}]})
+    seen, _ = drive(program, {"lgm_write_guard": [{"refusal": None}]})
     assert len(seen) == 1 and seen[0].alone
     sql = seen[0].sql
-    assert sql == _sql.put_checkpoint(2)
+    assert sql == _sql.put_checkpoint(2, reused=1)
     # each step waits for the previous one: guard -> touch -> blobs -> checkpoint row
     order = ["guard AS", "touched AS", "blobs AS", "INSERT INTO checkpoints"]
     assert [sql.index(part) for part in order] == sorted(sql.index(part) for part in order)
@@ -191,7 +191,7 @@ def test_put_statement_guards_before_it_touches_and_writes() -> None:
     assert "FROM touched) >= 0" in sql and "FROM blobs) >= 0" in sql
     params = seen[0].params
     # the parent and the reused blob-backed channel ("kept"; the int "i" is inline) are checked
-    assert params[:6] == ("9", "", None, "p", ["kept"], ["1"])
+    assert params[:6] == ("9", "", None, "p", "kept", "1")
     assert sql.count("%s") == len(params)
     assert [params[9], params[13]] == ["a", "b"]
     assert params[-3] == "p"
@@ -218,7 +218,7 @@ def test_a_refused_put_raises_the_guards_error(
     }
     program, _ = _common.put_program(saver, config, checkpoint, {}, {})
     with pytest.raises(error, match=match):
-        drive(program, {"lgm_write_guard": [{"verdict": verdict}]})
+        drive(program, {"lgm_write_guard": [{"refusal": verdict}]})
 
 
 def test_put_with_more_blobs_than_one_statement_takes_chunks_in_a_transaction(
@@ -232,9 +232,9 @@ def test_put_with_more_blobs_than_one_statement_takes_chunks_in_a_transaction(
     program, _ = _common.put_program(
         saver, {"configurable": {"thread_id": "t"}}, checkpoint, {}, versions
     )
-    seen, _ = drive(program, {"lgm_write_guard": [{"verdict": ["ok"]}]})
+    seen, _ = drive(program, {"lgm_write_guard": [{"refusal": None}]})
     assert [s.sql for s in seen] == [
-        _sql.WRITE_GUARD,
+        _sql.write_guard(0),
         _sql.put_blobs(2),
         _sql.put_blobs(2),
         _sql.put_blobs(1),
@@ -246,19 +246,19 @@ def test_put_with_more_blobs_than_one_statement_takes_chunks_in_a_transaction(
         program, _ = _common.put_program(
             saver, {"configurable": {"thread_id": "t"}}, checkpoint, {}, versions
         )
-        drive(program, {"lgm_write_guard": [{"verdict": ["busy"]}]})
+        drive(program, {"lgm_write_guard": [{"refusal": ["busy"]}]})
 
 
 def test_put_writes_is_one_guarded_statement_and_upserts_keep_the_last_special_write() -> None:
     saver = BasePostgresSaver()
     config = {"configurable": {"thread_id": "t", "checkpoint_ns": "", "checkpoint_id": "c"}}
-    ok = {"lgm_write_guard": [{"verdict": ["ok"]}]}
+    ok = {"lgm_write_guard": [{"refusal": None}]}
     seen, _ = drive(
         _common.put_writes_program(saver, config, [("x", 1), ("y", 2)], "task", "p"), ok
     )
     assert [s.sql for s in seen] == [_sql.put_writes(2, upsert=False)]
-    assert seen[0].alone and seen[0].params[:6] == ["t", "", None, None, [], []]
-    assert seen[0].params[6:13] == ["t", "", "c", "task", "p", 0, "x"]
+    assert seen[0].alone and seen[0].params[:3] == ["t", "", None]  # the guard: no parent
+    assert seen[0].params[3:10] == ["t", "", "c", "task", "p", 0, "x"]
     seen, _ = drive(
         _common.put_writes_program(
             saver, config, [(INTERRUPT, "first"), (INTERRUPT, "second")], "task", ""
@@ -266,7 +266,7 @@ def test_put_writes_is_one_guarded_statement_and_upserts_keep_the_last_special_w
         ok,
     )
     assert [s.sql for s in seen] == [_sql.put_writes(1, upsert=True)]
-    assert saver.serde.loads_typed((seen[0].params[13], seen[0].params[14])) == "second"
+    assert saver.serde.loads_typed((seen[0].params[10], seen[0].params[11])) == "second"
     seen, _ = drive(_common.put_writes_program(saver, config, [], "task", ""), {})
     assert seen == []
 
@@ -282,7 +282,7 @@ def test_stale_fence_stops_the_program_before_any_write() -> None:
         "",
     )
     with pytest.raises(StaleWriteError, match="current token is none"):
-        drive(writes, {"lgm_write_guard": [{"verdict": ["stale", "none"]}]})
+        drive(writes, {"lgm_write_guard": [{"refusal": ["stale", "none"]}]})
 
 
 def test_fence_token_validation() -> None:
