@@ -110,22 +110,23 @@ CREATE OR REPLACE FUNCTION lgm_write_guard(
 DECLARE
     v_token bigint;
     v_live boolean;
+    v_parent boolean;
     v_missing text[];
 BEGIN
     PERFORM pg_advisory_xact_lock_shared({THREAD_LOCK_CLASS}, hashtext(p_thread));
-    SELECT token, expires_at > clock_timestamp() INTO v_token, v_live
-    FROM lgm_thread_leases WHERE thread_id = p_thread;
+    -- one query (a fresh snapshot, taken after the lock): the lease and the parent
+    SELECT l.token, l.expires_at > clock_timestamp(), p_parent IS NULL OR EXISTS (
+        SELECT 1 FROM checkpoints c
+        WHERE c.thread_id = p_thread AND c.checkpoint_ns = p_ns AND c.checkpoint_id = p_parent
+    )
+    INTO v_token, v_live, v_parent
+    FROM (SELECT 1) AS one LEFT JOIN lgm_thread_leases l ON l.thread_id = p_thread;
     IF p_token IS NULL THEN
         IF v_live THEN RETURN ARRAY['busy']; END IF;
     ELSIF v_token IS DISTINCT FROM p_token THEN
         RETURN ARRAY['stale', COALESCE(v_token::text, 'none')];
     END IF;
-    IF p_parent IS NOT NULL AND NOT EXISTS (
-        SELECT 1 FROM checkpoints
-        WHERE thread_id = p_thread AND checkpoint_ns = p_ns AND checkpoint_id = p_parent
-    ) THEN
-        RETURN ARRAY['parent'];
-    END IF;
+    IF NOT v_parent THEN RETURN ARRAY['parent']; END IF;
     IF cardinality(p_channels) = 0 THEN RETURN ARRAY['ok']; END IF;
     SELECT array_agg(r.channel ORDER BY r.channel) INTO v_missing
     FROM unnest(p_channels, p_versions) AS r (channel, version)
