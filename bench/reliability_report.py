@@ -187,6 +187,21 @@ def summarise(figures: dict[str, Any], run: dict[str, Any]) -> list[tuple[str, s
             "calls against a frozen (SIGSTOP) Redis / slowest with the default 5 s timeout",
             f"{figures.get('frozen_redis_calls', 0)} / "
             f"{_seconds(_max(figures.get('frozen_redis_call_seconds')))}",
+            "paths tried around leases / writes that got through",
+            f"{figures.get('lease_bypass_paths_tried', 0)} / "
+            f"{figures.get('lease_bypass_writes_through', 'n/a')}",
+        ),
+        (
+            "whole-or-absent sequences (ops) / reads checked / partial reads",
+            f"{figures.get('whole_or_absent_sequences', 0)} "
+            f"({figures.get('whole_or_absent_ops', 0)}) / "
+            f"{figures.get('whole_or_absent_reads', 0)} / "
+            f"{figures.get('whole_or_absent_partial_reads', 'n/a')}",
+        ),
+        (
+            "dropped connections injected into registry writes / threads left unlisted",
+            f"{figures.get('registry_failures_injected', 0)} / "
+            f"{figures.get('registry_invisible_threads', 'n/a')}",
         ),
     ]
 

@@ -1,5 +1,18 @@
 """``with_thread_lease``: one line that makes a compiled graph safe under several workers.
 
+The wrapper is a convenience, not the guard: our checkpointers refuse any write to a
+leased thread that lacks the holder's fencing token, whichever object issues it (see
+:mod:`langgraph_memory.checkpoint._guard`). The wrapper takes the lease and passes the
+token. It is itself a LangChain ``Runnable``: every way of running it -- ``invoke``,
+``stream``, ``batch`` and their async twins, ``astream_events``, and everything LangChain
+derives from those (``with_retry``, ``with_fallbacks``, ``map``, ``pipe``, ``|``,
+``with_listeners``, ``bind``, ``assign``, ``pick``, ``as_tool``, ``astream_log``,
+``transform``, ``batch_as_completed``...) -- runs under the lease; so do ``update_state``
+and ``bulk_update_state`` (and their async twins). ``stream_events`` (sync, and version
+``v3``) raises :class:`~langgraph_memory.errors.ConfigurationError`. Reads and
+descriptions (``get_state``, ``get_state_history``, ``get_graph``, schemas...) are the
+wrapped graph's own.
+
 Example:
     ```python
     from langgraph_memory.lease import with_thread_lease
@@ -16,7 +29,7 @@ from collections.abc import AsyncIterator, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, cast
 
-from langchain_core.runnables import RunnableConfig
+from langchain_core.runnables import Runnable, RunnableConfig
 from langchain_core.runnables.config import merge_configs
 
 from langgraph_memory.errors import ConfigurationError
@@ -26,8 +39,10 @@ from langgraph_memory.lease._session import ThreadedAsyncLeaseBackend, aheld_lea
 
 __all__ = ["ThreadLeasedGraph", "with_thread_lease"]
 
-_UNLEASED_RUN_METHODS = frozenset(
-    {"stream_events", "transform", "atransform", "batch_as_completed", "abatch_as_completed"}
+_STREAM_EVENTS_UNSUPPORTED = (
+    "{name} would run the graph outside the thread lease (LangGraph drives it after the "
+    "call returns); use astream_events(version='v2'), or stream/astream with "
+    "stream_mode=[...], on the leased graph"
 )
 
 
@@ -50,12 +65,29 @@ def _lease_backend_of(graph: Any) -> object:
     return factory()
 
 
-class ThreadLeasedGraph:
+def _described(name: str, doc: str, *, call: bool = True) -> Any:
+    """A property (``call=False``) or method of the wrapper that is the wrapped graph's own."""
+    if not call:
+        return property(lambda self: getattr(self.graph, name, None), doc=doc)
+
+    def method(self: ThreadLeasedGraph, *args: Any, **kwargs: Any) -> Any:
+        return getattr(self.graph, name)(*args, **kwargs)
+
+    method.__name__ = name
+    method.__doc__ = doc
+    return method
+
+
+class ThreadLeasedGraph(Runnable[Any, Any]):
     """A compiled graph whose runs hold a per-``thread_id`` lease with fencing.
 
-    Build it with :func:`with_thread_lease`. ``invoke``/``ainvoke``/``stream``/``astream``/
-    ``astream_events``/``batch``/``abatch``/``update_state``/``aupdate_state`` run under
-    the lease; every other attribute (``get_state``, ``get_state_history``, ``get_graph``,
+    Build it with :func:`with_thread_lease`. It is a ``Runnable``: ``invoke``/``ainvoke``/
+    ``stream``/``astream``/``astream_events``/``batch``/``abatch`` run under the lease, and
+    so does everything LangChain builds on them (``with_retry``, ``with_fallbacks``,
+    ``map``, ``|``, ``astream_log``, ``transform``, ``as_tool``...); ``update_state``,
+    ``bulk_update_state`` and their async twins write under it; ``with_config`` and
+    ``copy`` return leased graphs. ``stream_events`` raises ``ConfigurationError``. Every
+    other attribute (``get_state``, ``get_state_history``, ``get_graph``,
     ``checkpointer``, ...) is the wrapped graph's own.
 
     Attributes:
@@ -91,18 +123,43 @@ class ThreadLeasedGraph:
             )
 
     def __getattr__(self, name: str) -> Any:
-        if name in _UNLEASED_RUN_METHODS:
-            raise ConfigurationError(
-                f"{name}() would run the graph without the thread lease; use invoke/ainvoke, "
-                "stream/astream, astream_events (v1/v2) or batch/abatch on the leased graph"
-            )
+        # only reached for names the Runnable API does not define: the graph's own
+        # (get_state, get_state_history, checkpointer, nodes, ...)
+        if name.startswith("__") or name in ("graph", "options", "_backend"):
+            raise AttributeError(name)
         return getattr(self.graph, name)
+
+    def _leased(self, graph: Any) -> ThreadLeasedGraph:
+        return ThreadLeasedGraph(graph, self._backend, self.options)
 
     def with_config(self, config: RunnableConfig | None = None, **kwargs: Any) -> ThreadLeasedGraph:
         """The wrapped graph's ``with_config``, still under the lease."""
-        return ThreadLeasedGraph(
-            self.graph.with_config(config, **kwargs), self._backend, self.options
-        )
+        return self._leased(self.graph.with_config(config, **kwargs))
+
+    def copy(self, *args: Any, **kwargs: Any) -> ThreadLeasedGraph:
+        """The wrapped graph's ``copy(...)``, still under the lease."""
+        return self._leased(self.graph.copy(*args, **kwargs))
+
+    # ----------------------------------------------------- descriptions: the graph's own
+    # (the Runnable API defines these, so __getattr__ would never forward them)
+
+    name = _described("name", "The wrapped graph's name.", call=False)
+    InputType = _described("InputType", "The wrapped graph's input type.", call=False)
+    OutputType = _described("OutputType", "The wrapped graph's output type.", call=False)
+    input_schema = _described("input_schema", "The wrapped graph's input schema.", call=False)
+    output_schema = _described("output_schema", "The wrapped graph's output schema.", call=False)
+    config_specs = _described(
+        "config_specs", "The wrapped graph's configurable fields.", call=False
+    )
+    get_name = _described("get_name", "The wrapped graph's ``get_name``.")
+    get_graph = _described("get_graph", "The wrapped graph's drawable graph.")
+    get_input_schema = _described("get_input_schema", "The wrapped graph's input schema.")
+    get_output_schema = _described("get_output_schema", "The wrapped graph's output schema.")
+    get_input_jsonschema = _described("get_input_jsonschema", "Its input JSON schema.")
+    get_output_jsonschema = _described("get_output_jsonschema", "Its output JSON schema.")
+    config_schema = _described("config_schema", "The wrapped graph's config schema.")
+    get_config_jsonschema = _described("get_config_jsonschema", "Its config JSON schema.")
+    get_prompts = _described("get_prompts", "The wrapped graph's prompts.")
 
     def __repr__(self) -> str:
         return f"ThreadLeasedGraph({self.graph!r}, strategy={self.options.strategy!r})"
@@ -160,6 +217,27 @@ class ThreadLeasedGraph:
                 ),
             )
 
+    def bulk_update_state(
+        self, config: RunnableConfig, supersteps: Sequence[Any], **kwargs: Any
+    ) -> RunnableConfig:
+        """``Pregel.bulk_update_state`` under the thread's lease (every write fenced)."""
+        backend = self._require_sync()
+        with held_lease(backend, self._thread_id(config), self.options) as run:
+            return cast(
+                "RunnableConfig",
+                self.graph.bulk_update_state(
+                    fenced_config(config, run.lease.token), supersteps, **kwargs
+                ),
+            )
+
+    def stream_events(self, *args: Any, **kwargs: Any) -> Any:
+        """Not supported under the lease: raises :class:`ConfigurationError`.
+
+        Raises:
+            ConfigurationError: Always; use ``astream_events(version="v2")`` or ``stream``.
+        """
+        raise ConfigurationError(_STREAM_EVENTS_UNSUPPORTED.format(name="stream_events()"))
+
     def batch(
         self,
         inputs: Sequence[Any],
@@ -207,15 +285,23 @@ class ThreadLeasedGraph:
             ):
                 yield chunk
 
-    async def astream_events(
+    def astream_events(  # type: ignore[override]  # v1/v2 only (v3 is refused)
         self, input: Any, config: RunnableConfig | None = None, **kwargs: Any
     ) -> AsyncIterator[Any]:
-        """``astream_events`` (versions ``v1``/``v2``) under the thread's lease."""
+        """``astream_events`` (versions ``v1``/``v2``) under the thread's lease.
+
+        Raises:
+            ConfigurationError: ``version="v3"`` (at the call, before any ``await``).
+        """
         if kwargs.get("version") == "v3":
             raise ConfigurationError(
-                "astream_events(version='v3') is not supported under the thread lease; "
-                "use version='v2' or astream(stream_mode=[...])"
+                _STREAM_EVENTS_UNSUPPORTED.format(name="astream_events(version='v3')")
             )
+        return self._astream_events(input, config, **kwargs)
+
+    async def _astream_events(
+        self, input: Any, config: RunnableConfig | None, **kwargs: Any
+    ) -> AsyncIterator[Any]:
         backend = self._async_backend
         thread_id = self._thread_id(config)
         async with aheld_lease(backend, thread_id, self.options, kwargs.get("control")) as run:
@@ -234,6 +320,19 @@ class ThreadLeasedGraph:
                 "RunnableConfig",
                 await self.graph.aupdate_state(
                     fenced_config(config, run.lease.token), values, as_node=as_node, **kwargs
+                ),
+            )
+
+    async def abulk_update_state(
+        self, config: RunnableConfig, supersteps: Sequence[Any], **kwargs: Any
+    ) -> RunnableConfig:
+        """Async :meth:`bulk_update_state`."""
+        backend = self._async_backend
+        async with aheld_lease(backend, self._thread_id(config), self.options) as run:
+            return cast(
+                "RunnableConfig",
+                await self.graph.abulk_update_state(
+                    fenced_config(config, run.lease.token), supersteps, **kwargs
                 ),
             )
 

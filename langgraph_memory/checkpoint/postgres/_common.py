@@ -29,20 +29,20 @@ from psycopg import Cursor
 from psycopg.rows import DictRow
 from psycopg.types.json import Jsonb
 
-from langgraph_memory.checkpoint import _config, _values
+from langgraph_memory.checkpoint import _config, _guard, _values
 from langgraph_memory.checkpoint.postgres import _sql
 from langgraph_memory.errors import (
     BackendUnavailableError,
     ConfigurationError,
     InvalidConnectionStringError,
     MigrationError,
-    StaleWriteError,
 )
 
 __all__ = [
     "Finished",
     "PoolConfig",
     "Stmt",
+    "check_verdict",
     "copy_thread_program",
     "delete_for_runs_program",
     "delete_threads_program",
@@ -432,21 +432,91 @@ def fence_token(config: RunnableConfig) -> int | None:
     return _config.checked_fence_token(config)
 
 
-def check_fence(thread_id: str, token: int, rows: Rows) -> None:
-    """Raise :class:`StaleWriteError` unless ``token`` is the thread's current token."""
-    current = rows[0]["token"] if rows else None
-    if current != token:
-        raise StaleWriteError(
-            f"write to thread {thread_id!r} carries fencing token {token}, but the thread's "
-            f"current token is {current}: this worker lost its lease or the thread was "
-            "deleted. Nothing was written; re-acquire the lease and reload the thread."
+@dataclass(frozen=True)
+class GuardedWrite:
+    """What a guarded write is, to run the write guard and word its refusal.
+
+    Attributes:
+        thread_id: The thread written.
+        operation: The public method (``"put"``, ``"put_writes"``, ``"copy_thread"``).
+        token: The fencing token the write carries (``None``: unfenced).
+        checkpoint_ns: The namespace written.
+        checkpoint_id: The checkpoint a ``put`` writes.
+        parent_id: Its parent, if any (must exist).
+        reused: ``(channel, version)`` of the stored values a ``put`` reuses (must exist).
+    """
+
+    thread_id: str
+    operation: str
+    token: int | None = None
+    checkpoint_ns: str = ""
+    checkpoint_id: str = ""
+    parent_id: str | None = None
+    reused: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def params(self) -> tuple[Any, ...]:
+        """The :func:`~._sql.guard_call` parameters of a ``put`` (with the parent)."""
+        return (
+            self.thread_id,
+            self.checkpoint_ns,
+            self.token,
+            self.parent_id,
+            *(channel for channel, _ in self.reused),
+            *(version for _, version in self.reused),
         )
 
+    @property
+    def lease_params(self) -> tuple[Any, ...]:
+        """The :func:`~._sql.guard_call` parameters of a write with no parent to check."""
+        return (self.thread_id, self.checkpoint_ns, self.token)
 
-def _fence_program(thread_id: str, token: int | None) -> Program[None]:
-    if token is not None:
-        rows = yield Stmt(_sql.FENCE_TOKEN, (thread_id,), fetch=True)
-        check_fence(thread_id, token, rows)
+
+def check_verdict(write: GuardedWrite, rows: Rows) -> None:
+    """Raise the write guard's refusal (the write wrote nothing), or return if ``ok``.
+
+    Raises:
+        ThreadBusyError: The thread has a live lease and the write carries no token.
+        StaleWriteError: The write's token is not the thread's current one.
+        CheckpointIntegrityError: The parent, or a reused blob, no longer exists.
+
+    Example:
+        ```python
+        write = GuardedWrite("t", "put", token=3)
+        check_verdict(write, [{"refusal": None}])
+        # check_verdict(write, [{"refusal": ["stale", "4"]}]) raises StaleWriteError
+        ```
+    """
+    verdict = rows[0]["refusal"] if rows else None
+    if verdict is None:
+        return
+    code = verdict[0]
+    if code == "busy":
+        raise _guard.busy_error(write.thread_id, write.operation)
+    if code == "stale":
+        raise _guard.stale_error(write.thread_id, write.token or "none", verdict[1])
+    if code == "parent":
+        raise _guard.missing_parent_error(
+            write.thread_id,
+            write.checkpoint_ns,
+            write.checkpoint_id,
+            write.parent_id or "",
+            _guard.POSTGRES_HINT,
+        )
+    raise _guard.missing_blobs_error(
+        write.thread_id,
+        write.checkpoint_ns,
+        write.checkpoint_id,
+        verdict[1:],
+        _guard.POSTGRES_HINT,
+        reading=False,
+    )
+
+
+def _primitive(value: Any) -> bool:
+    """Whether a channel value is a primitive: inline in ``checkpoints.checkpoint`` when
+    JSONB holds it exactly, else a blob that every ``put`` writes (never one it reuses)."""
+    return value is None or isinstance(value, (str, int, float, bool))
 
 
 def put_program(
@@ -460,11 +530,11 @@ def put_program(
 
     Primitive channel values stay inline in ``checkpoints.checkpoint`` (as the official
     saver stores them); others go to ``checkpoint_blobs`` for the channels in
-    ``new_versions``. Without a fencing token the program is the single statement
-    :data:`~._sql.PUT_CHECKPOINT` (touch the activity row, upsert blobs, upsert the row;
-    run ``alone``, in autocommit). With one, it touches the activity row first (so a TTL
-    sweep cannot interleave, and locks are taken in the order ``delete_thread`` takes
-    them), checks the token, then writes blobs and row in one statement.
+    ``new_versions``. The program is the single statement :func:`~._sql.put_checkpoint`
+    (the write guard -- lease rule, parent and reused blobs --, then touch the activity
+    row, upsert blobs, upsert the row; run ``alone``, in autocommit), fenced or not. A
+    put with more blobs than one statement holds runs the guard, the blob chunks and the
+    row in one transaction.
     """
     config = _config.normalized_config(config)
     configurable = config["configurable"]
@@ -485,6 +555,10 @@ def put_program(
             inline[key] = value
             continue
         version = new_versions.get(key)
+        if version is None and _primitive(value):
+            # A primitive JSONB cannot hold exactly is written as a blob at every put, changed
+            # or not: a parent written before that rule kept it inline, with no blob to reuse.
+            version = checkpoint["channel_versions"].get(key)
         if version is not None:
             type_, data = _values.dump_value(saver.serde, value, f"channel {key!r}")
             size += len(data)
@@ -492,6 +566,20 @@ def put_program(
     _values.check_call_size(size, "put")
     copy["channel_values"] = inline
     blobs = (len(blob_params) - 2) // 4
+    values, versions = checkpoint["channel_values"], checkpoint["channel_versions"]
+    write = GuardedWrite(
+        thread_id,
+        "put",
+        token,
+        checkpoint_ns,
+        checkpoint["id"],
+        configurable.get("checkpoint_id") or None,
+        tuple(
+            (channel, str(versions[channel]))
+            for channel in _guard.reused_channels(checkpoint, new_versions)
+            if not _primitive(values[channel])
+        ),
+    )
     row = (
         thread_id,
         checkpoint_ns,
@@ -505,18 +593,18 @@ def put_program(
     limit = _sql.MAX_ROWS_PER_STATEMENT
 
     def program() -> Program[None]:
-        if token is None and blobs <= limit:
-            yield Stmt(_sql.put_checkpoint(blobs), (thread_id, *params), alone=True)
-            return
-        yield Stmt(_sql.TOUCH_ACTIVITY, (thread_id,))
-        yield from _fence_program(thread_id, token)
+        reused = len(write.reused)
         if blobs <= limit:
-            yield Stmt(_sql.put_checkpoint(blobs, touch=False), params)
+            sql = _sql.put_checkpoint(blobs, reused=reused)
+            rows = yield Stmt(sql, (*write.params, thread_id, *params), fetch=True, alone=True)
+            check_verdict(write, rows)
             return
+        guard = _sql.write_guard(reused)
+        check_verdict(write, (yield Stmt(guard, write.params, fetch=True)))
         for start in range(0, blobs, limit):
             chunk = blob_params[2 + 4 * start : 2 + 4 * min(blobs, start + limit)]
             yield Stmt(_sql.put_blobs(len(chunk) // 4), (thread_id, checkpoint_ns, *chunk))
-        yield Stmt(_sql.put_checkpoint(0, touch=False), row)
+        yield Stmt(_sql.put_checkpoint(0, guarded=False), (thread_id, *row))
 
     next_config: RunnableConfig = {
         "configurable": {
@@ -539,8 +627,9 @@ def put_writes_program(
 
     Idempotent per ``(task_id, idx)``: regular writes insert-if-absent; when every write
     is a special channel (error, interrupt, ...) they are upserted (the last write of a
-    repeated special channel wins). All rows go in one statement (parallel arrays); it
-    runs ``alone`` in autocommit unless a fencing token must be checked first.
+    repeated special channel wins). All rows go in one statement behind the write guard
+    (lease rule); it runs ``alone`` in autocommit. More rows than one statement holds run
+    the guard, then the chunks, in one transaction.
     """
     config = _config.normalized_config(config)
     configurable = config["configurable"]
@@ -577,15 +666,22 @@ def put_writes_program(
     _values.check_call_size(size, "put_writes")
     rows = list(by_idx.values())
     limit = _sql.MAX_ROWS_PER_STATEMENT
+    write = GuardedWrite(thread_id, "put_writes", token, checkpoint_ns)
 
     def program() -> Program[None]:
-        if token is not None:
-            yield from _fence_program(thread_id, token)
+        if not rows:
+            return
+        if len(rows) <= limit:
+            sql = _sql.put_writes(len(rows), upsert=upsert)
+            params = [*write.lease_params, *(p for row in rows for p in row)]
+            check_verdict(write, (yield Stmt(sql, params, fetch=True, alone=True)))
+            return
+        guard = _sql.write_guard(0, parent=False)
+        check_verdict(write, (yield Stmt(guard, write.lease_params, fetch=True)))
         for start in range(0, len(rows), limit):
             chunk = rows[start : start + limit]
-            sql = _sql.put_writes(len(chunk), upsert=upsert)
-            alone = token is None and len(rows) <= limit
-            yield Stmt(sql, [p for row in chunk for p in row], alone=alone)
+            sql = _sql.put_writes(len(chunk), upsert=upsert, guarded=False)
+            yield Stmt(sql, [p for row in chunk for p in row])
 
     return program()
 
@@ -594,8 +690,12 @@ def put_writes_program(
 
 
 def delete_threads_program(thread_ids: Sequence[str]) -> Program[None]:
-    """Delete whole threads and advance their fencing tokens (one transaction)."""
+    """Delete whole threads and advance their fencing tokens (one transaction).
+
+    Erasure always wins: it takes the threads' exclusive locks (waiting for in-flight
+    writes), never checks leases, and frees them, so a holder's later writes fail."""
     ids = _config.checked_ids(thread_ids)
+    yield Stmt(_sql.LOCK_THREADS, (ids,))
     yield Stmt(_sql.ACTIVITY_FORGET, (ids,))
     yield Stmt(_sql.BUMP_TOKENS, (ids,))
     for sql in _sql.DELETE_THREADS[1:]:
@@ -603,8 +703,15 @@ def delete_threads_program(thread_ids: Sequence[str]) -> Program[None]:
 
 
 def copy_thread_program(source: str, target: str) -> Program[None]:
-    """Copy every checkpoint, blob and write (all namespaces) of a thread."""
+    """Copy every checkpoint, blob and write (all namespaces) of a thread.
+
+    A write into ``target`` without a token: refused while ``target`` has a live lease.
+    Both threads are locked shared, so neither is pruned or deleted halfway."""
     source, target = _config.checked_thread_id(source), _config.checked_thread_id(target)
+    yield Stmt(_sql.LOCK_THREADS_SHARED, ([source, target],))
+    write = GuardedWrite(target, "copy_thread")
+    guard = _sql.write_guard(0, parent=False)
+    check_verdict(write, (yield Stmt(guard, write.lease_params, fetch=True)))
     for sql in (_sql.COPY_CHECKPOINTS, _sql.COPY_BLOBS, _sql.COPY_WRITES):
         yield Stmt(sql, (target, source))
     rows = yield Stmt(_sql.THREAD_EXISTS, (target,), fetch=True)
@@ -629,9 +736,18 @@ def _gc_blobs_program(thread_id: str, ns: str, freed: Iterable[tuple[str, str]])
 
 def delete_for_runs_program(run_ids: Sequence[str]) -> Program[int]:
     """Delete checkpoints whose metadata ``run_id`` is listed, with their writes and
-    the blobs nothing else references. Returns the number of checkpoints deleted."""
+    the blobs nothing else references. Returns the number of checkpoints deleted.
+
+    Erasure, like :func:`delete_threads_program`: the affected threads are locked
+    exclusively (in-flight writes finish first), leases are not checked, and their
+    fencing tokens advance."""
     ids = _config.checked_ids(run_ids, "run_ids")
-    rows = yield Stmt(_sql.RUN_CHECKPOINTS, (ids,), fetch=True)
+    found = yield Stmt(_sql.RUN_THREADS, (ids,), fetch=True)
+    threads = sorted({row["thread_id"] for row in found})
+    if not threads:
+        return 0
+    yield Stmt(_sql.LOCK_THREADS, (threads,))
+    rows = yield Stmt(_sql.RUN_CHECKPOINTS, (ids, threads), fetch=True)
     groups: dict[tuple[str, str], list[Mapping[str, Any]]] = {}
     for row in rows:
         groups.setdefault((row["thread_id"], row["checkpoint_ns"]), []).append(row)
@@ -640,6 +756,8 @@ def delete_for_runs_program(run_ids: Sequence[str]) -> Program[int]:
         yield Stmt(_sql.DELETE_WRITES_BY_IDS, (thread_id, ns, ids))
         freed = {(ch, str(ver)) for r in deleted for ch, ver in (r["versions"] or {}).items()}
         yield from _gc_blobs_program(thread_id, ns, freed)
+    if rows:
+        yield Stmt(_sql.BUMP_TOKENS, (sorted({row["thread_id"] for row in rows}),))
     return len(rows)
 
 
@@ -706,7 +824,7 @@ def translate_error(target: str, exc: BaseException) -> BaseException:
             "The server may be unreachable, or the pool's max_size is too small for the load "
             "(raise pool_config['max_size'] or pool_config['timeout'])."
         )
-    if isinstance(exc, psycopg.errors.UndefinedTable):
+    if isinstance(exc, (psycopg.errors.UndefinedTable, psycopg.errors.UndefinedFunction)):
         return MigrationError(
             f"{str(exc).strip().splitlines()[0]} in the database at {target}: run "
             "saver.setup() once (also after upgrading from the official PostgresSaver)."

@@ -60,6 +60,15 @@ def _target_of(conn: Any) -> str:
     return _common.describe_target({"host": info.host, "port": info.port})
 
 
+_TRANSLATED = (
+    PoolTimeout,
+    psycopg.OperationalError,
+    psycopg.errors.UndefinedTable,
+    psycopg.errors.UndefinedFunction,
+)
+"""Errors the connectors turn into ours (see ``_common.translate_error``)."""
+
+
 def _idle_autocommit(conn: Connection[Any] | AsyncConnection[Any]) -> bool:
     """True when ``conn`` is in autocommit mode outside any transaction (pooled use)."""
     return bool(conn.autocommit) and conn.pgconn.transaction_status == TransactionStatus.IDLE
@@ -153,7 +162,7 @@ class SyncConnector:
             else:
                 with self.lock:
                     yield self.conn
-        except (PoolTimeout, psycopg.OperationalError, psycopg.errors.UndefinedTable) as exc:
+        except _TRANSLATED as exc:
             translated = _common.translate_error(self.target, exc)
             if translated is exc:
                 raise
@@ -442,7 +451,7 @@ class AsyncConnector:
             else:
                 async with self.lock:
                     yield self.conn
-        except (PoolTimeout, psycopg.OperationalError, psycopg.errors.UndefinedTable) as exc:
+        except _TRANSLATED as exc:
             translated = _common.translate_error(self.target, exc)
             if translated is exc:
                 raise

@@ -188,13 +188,24 @@ def _call_finished_with_dropped_root(
     return head.root is not None and head.root in roots and head.root not in root_kept
 
 
-def keep_last_program(thread_id: str, keep: int, *, mark_swept: bool = False) -> Program[int]:
-    """Prune one thread to its newest ``keep`` checkpoints per namespace, on one snapshot.
+def keep_last_program(
+    thread_id: str, keep: int, *, mark_swept: bool = False, wait: bool = True
+) -> Program[int | None]:
+    """Prune one thread to its newest ``keep`` checkpoints per namespace.
 
-    Must run in its own transaction (it sets REPEATABLE READ first). Returns the number of
-    checkpoints deleted.
+    Must run in its own transaction. It first takes the thread's exclusive lock
+    (``wait``: behind writes in flight; else a sweep skips a thread in use) and checks the
+    lease rule: a thread with a live lease is only changed by its holder, and ``prune``
+    carries no token. Under the lock nothing else writes the thread, so the reads that
+    follow (each with a fresh snapshot) agree with each other and with the deletes.
+
+    Returns:
+        The number of checkpoints deleted, or ``None`` if the thread was skipped (a live
+        lease, or -- without ``wait`` -- a write in flight); nothing was changed then.
     """
-    yield Stmt(_sql.SNAPSHOT_ISOLATION)
+    (guard,) = yield Stmt(_sql.RETENTION_GUARD, (thread_id, wait), fetch=True)
+    if guard["verdict"] != "ok":
+        return None
     rows = yield Stmt(_sql.PRUNE_CHECKPOINT_ROWS, (thread_id,), fetch=True)
     blob_rows = yield Stmt(_sql.PRUNE_BLOB_KEYS, (thread_id,), fetch=True)
     holder_rows = yield Stmt(_sql.PRUNE_SENDS_PARENTS, (thread_id,), fetch=True)
@@ -225,10 +236,18 @@ def check_prune_args(thread_ids: Sequence[str], strategy: str, keep_last: int) -
 
 
 def sweep_ttl_program(ttl_seconds: float, batch: int = SWEEP_BATCH) -> Program[list[str]]:
-    """Delete one batch of threads idle longer than the TTL; returns their ids."""
-    rows = yield Stmt(_sql.SWEEP_EXPIRED_THREADS, (ttl_seconds, batch), fetch=True)
+    """Delete one batch of threads idle longer than the TTL; returns their ids.
+
+    A claimed thread with a live lease, or with a write in flight, is skipped: background
+    retention never deletes part of a thread someone is using."""
+    rows = yield Stmt(_sql.CLAIM_EXPIRED_THREADS, (ttl_seconds, batch), fetch=True)
+    claimed = [r["thread_id"] for r in rows]
+    if not claimed:
+        return []
+    rows = yield Stmt(_sql.SWEEPABLE_THREADS, (claimed,), fetch=True)
     expired = [r["thread_id"] for r in rows]
     if expired:
+        yield Stmt(_sql.ACTIVITY_FORGET, (expired,))
         yield Stmt(_sql.BUMP_TOKENS, (expired,))
         for sql in _sql.DELETE_THREADS[1:]:
             yield Stmt(sql, (expired,))

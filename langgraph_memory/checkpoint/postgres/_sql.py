@@ -5,6 +5,15 @@ The checkpoint tables (``checkpoints``, ``checkpoint_blobs``, ``checkpoint_write
 its ``MIGRATIONS`` list. Our own tables (``lgm_*``) have their own append-only migration list,
 :data:`LGM_MIGRATIONS`, versioned in ``lgm_checkpoint_migrations`` and applied after the
 official ones. All statements are parameterised (``%s`` placeholders).
+
+**The write guard** (see :mod:`langgraph_memory.checkpoint._guard`) is the function
+``lgm_write_guard``, called at the head of every ``put`` / ``put_writes`` statement. Each
+thread has an advisory lock (class :data:`THREAD_LOCK_CLASS`, key ``hashtext(thread_id)``):
+writers of the thread take it *shared* (they run side by side); acquiring its lease,
+deleting, pruning and sweeping it take it *exclusive*. The guard's checks run after the
+lock, in a VOLATILE function, so they see everything committed before the lock was granted
+(a statement's own snapshot predates its lock waits). Lock order is always advisory lock,
+then activity row, then other rows; multi-thread lockers take the keys in sorted order.
 """
 
 from __future__ import annotations
@@ -19,6 +28,7 @@ __all__ = [
     "ACQUIRE_LEASE",
     "ACTIVITY_FORGET",
     "BUMP_TOKENS",
+    "CLAIM_EXPIRED_THREADS",
     "COPY_BLOBS",
     "COPY_CHECKPOINTS",
     "COPY_WRITES",
@@ -26,13 +36,14 @@ __all__ = [
     "DELETE_CHECKPOINTS_BY_IDS",
     "DELETE_THREADS",
     "DELETE_WRITES_BY_IDS",
-    "FENCE_TOKEN",
     "GET_TUPLE_BY_ID",
     "GET_TUPLE_LATEST",
     "LGM_INSERT_VERSION",
     "LGM_MIGRATIONS",
     "LGM_MIGRATIONS_TABLE",
     "LGM_SELECT_VERSION",
+    "LOCK_THREADS",
+    "LOCK_THREADS_SHARED",
     "MAX_ROWS_PER_STATEMENT",
     "MIGRATION_LOCK_KEY",
     "MIGRATION_UNLOCK",
@@ -45,19 +56,23 @@ __all__ = [
     "REFERENCED_VERSIONS",
     "RELEASE_LEASE",
     "RENEW_LEASE",
+    "RETENTION_GUARD",
     "RUN_CHECKPOINTS",
+    "RUN_THREADS",
     "SET_PARENT_NULL",
-    "SNAPSHOT_ISOLATION",
+    "SWEEPABLE_THREADS",
     "SWEEP_DIRTY_THREADS",
-    "SWEEP_EXPIRED_THREADS",
     "SWEEP_MARK_CLEAN",
     "THREAD_EXISTS",
+    "THREAD_LOCK_CLASS",
     "TOUCH_ACTIVITY",
     "TRY_MIGRATION_LOCK",
     "TRY_MIGRATION_XACT_LOCK",
+    "guard_call",
     "put_blobs",
     "put_checkpoint",
     "put_writes",
+    "write_guard",
 ]
 
 # --------------------------------------------------------------------------- migrations
@@ -84,6 +99,71 @@ LGM_INSERT_VERSION = (
     "INSERT INTO lgm_checkpoint_migrations (v) VALUES (%s) ON CONFLICT (v) DO NOTHING"
 )
 
+THREAD_LOCK_CLASS = 1_818_717_489
+"""First key of every per-thread advisory lock (the second is ``hashtext(thread_id)``)."""
+
+_WRITE_GUARD_FUNCTION = f"""
+CREATE OR REPLACE FUNCTION lgm_write_guard(
+    p_thread text, p_ns text, p_token bigint, p_parent text,
+    p_channels text[], p_versions text[]
+) RETURNS text[] LANGUAGE plpgsql VOLATILE AS $guard$
+DECLARE
+    v_token bigint;
+    v_live boolean;
+    v_parent boolean;
+    v_missing text[];
+BEGIN
+    PERFORM pg_advisory_xact_lock_shared({THREAD_LOCK_CLASS}, hashtext(p_thread));
+    -- one query (a fresh snapshot, taken after the lock): the lease and the parent
+    SELECT l.token, l.expires_at > clock_timestamp(), p_parent IS NULL OR EXISTS (
+        SELECT 1 FROM checkpoints c
+        WHERE c.thread_id = p_thread AND c.checkpoint_ns = p_ns AND c.checkpoint_id = p_parent
+    )
+    INTO v_token, v_live, v_parent
+    FROM (SELECT 1) AS one LEFT JOIN lgm_thread_leases l ON l.thread_id = p_thread;
+    IF p_token IS NULL THEN
+        IF v_live THEN RETURN ARRAY['busy']; END IF;
+    ELSIF v_token IS DISTINCT FROM p_token THEN
+        RETURN ARRAY['stale', COALESCE(v_token::text, 'none')];
+    END IF;
+    IF NOT v_parent THEN RETURN ARRAY['parent']; END IF;
+    IF cardinality(p_channels) = 0 THEN RETURN ARRAY['ok']; END IF;
+    SELECT array_agg(r.channel ORDER BY r.channel) INTO v_missing
+    FROM unnest(p_channels, p_versions) AS r (channel, version)
+    WHERE NOT EXISTS (
+        SELECT 1 FROM checkpoint_blobs b
+        WHERE b.thread_id = p_thread AND b.checkpoint_ns = p_ns
+          AND b.channel = r.channel AND b.version = r.version
+    );
+    IF v_missing IS NOT NULL THEN RETURN ARRAY['blobs'] || v_missing; END IF;
+    RETURN ARRAY['ok'];
+END
+$guard$"""
+"""The write guard: shared thread lock, then (seeing everything committed before it) the
+lease rule, the parent and the reused blobs. Returns ``{ok}``, ``{busy}``,
+``{stale, <current token or none>}``, ``{parent}`` or ``{blobs, <channels>...}``."""
+
+_RETENTION_GUARD_FUNCTION = f"""
+CREATE OR REPLACE FUNCTION lgm_retention_guard(p_thread text, p_wait boolean)
+RETURNS text LANGUAGE plpgsql VOLATILE AS $guard$
+BEGIN
+    IF p_wait THEN
+        PERFORM pg_advisory_xact_lock({THREAD_LOCK_CLASS}, hashtext(p_thread));
+    ELSIF NOT pg_try_advisory_xact_lock({THREAD_LOCK_CLASS}, hashtext(p_thread)) THEN
+        RETURN 'locked';
+    END IF;
+    IF EXISTS (
+        SELECT 1 FROM lgm_thread_leases
+        WHERE thread_id = p_thread AND expires_at > clock_timestamp()
+    ) THEN
+        RETURN 'busy';
+    END IF;
+    RETURN 'ok';
+END
+$guard$"""
+"""Exclusive thread lock for retention (``prune`` waits, sweeps skip a thread in use),
+then the lease rule: ``ok``, ``busy`` (a live lease: never pruned or swept) or ``locked``."""
+
 LGM_MIGRATIONS: list[str] = [
     LGM_MIGRATIONS_TABLE,
     """CREATE TABLE IF NOT EXISTS lgm_thread_leases (
@@ -106,6 +186,8 @@ LGM_MIGRATIONS: list[str] = [
     """INSERT INTO lgm_thread_activity (thread_id, updated_at)
 SELECT DISTINCT thread_id, now() FROM checkpoints
 ON CONFLICT (thread_id) DO NOTHING""",
+    _WRITE_GUARD_FUNCTION,
+    _RETENTION_GUARD_FUNCTION,
 ]
 """Our own migrations; the list position is the version. Append only."""
 
@@ -134,11 +216,55 @@ WHERE a.updated_at < EXCLUDED.updated_at - interval '1 second'
 interleave), but it is rewritten at most once a second unless a keep-last sweep has seen
 it since: a hot thread's puts then cost no extra row version, and TTL granularity is 1 s."""
 
-FENCE_TOKEN = "SELECT token FROM lgm_thread_leases WHERE thread_id = %s FOR SHARE"
 
+@functools.cache
+def guard_call(reused: int, *, parent: bool = True) -> str:
+    """The ``lgm_write_guard(...)`` call, with scalar parameters only (arrays are costly to
+    adapt on every write): thread id, namespace, token, the parent id (if ``parent``; else
+    ``NULL``), then ``reused`` channel names and ``reused`` versions.
+
+    Example:
+        ```python
+        assert guard_call(0, parent=False).count("%s") == 3
+        assert guard_call(2).count("%s") == 4 + 2 * 2
+        ```
+    """
+    parent_sql = "%s::text" if parent else "NULL::text"
+    if reused:
+        names = "ARRAY[" + ", ".join(["%s::text"] * reused) + "]"
+        arrays = f"{names}, {names}"
+    else:
+        arrays = "'{}'::text[], '{}'::text[]"
+    return f"lgm_write_guard(%s::text, %s::text, %s::bigint, {parent_sql}, {arrays})"
+
+
+_REFUSAL = "CASE WHEN verdict[1] = 'ok' THEN NULL ELSE verdict END AS refusal"
+"""``NULL`` when the guard says ``ok`` (nothing to decode on the hot path), else its verdict."""
+
+
+@functools.cache
+def write_guard(reused: int, *, parent: bool = True) -> str:
+    """The write guard on its own (parameters as :func:`guard_call`), for a write too large
+    for one statement or a copy. Returns one row: ``refusal``.
+
+    Example:
+        ```python
+        assert write_guard(0).startswith("SELECT CASE")
+        ```
+    """
+    return f"SELECT {_REFUSAL} FROM (SELECT {guard_call(reused, parent=parent)} AS verdict) g"
+
+
+def _guard_cte(reused: int, *, parent: bool = True) -> str:
+    return f"guard AS MATERIALIZED (SELECT {guard_call(reused, parent=parent)} AS verdict)"
+
+
+_GUARD_OK = "(SELECT verdict[1] FROM guard) = 'ok'"
+_GUARDED_RESULT = f"\nSELECT {_REFUSAL} FROM guard"
 
 _PUT_TOUCH = """touched AS (
-    INSERT INTO lgm_thread_activity AS a (thread_id, updated_at) VALUES (%s, now())
+    INSERT INTO lgm_thread_activity AS a (thread_id, updated_at)
+    SELECT %s::text, now() WHERE {after}
     ON CONFLICT (thread_id) DO UPDATE SET updated_at = EXCLUDED.updated_at
     WHERE a.updated_at < EXCLUDED.updated_at - interval '1 second'
        OR (a.swept_at IS NOT NULL AND a.swept_at >= a.updated_at)
@@ -154,54 +280,59 @@ _PUT_BLOBS = """blobs AS (
     RETURNING 1
 )"""
 
-_PUT_ROW = """
-INSERT INTO checkpoints
-    (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, checkpoint, metadata)
-SELECT %s::text, %s::text, %s::text, %s::text, %s::jsonb, %s::jsonb
-WHERE {after}
-ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id)
-DO UPDATE SET checkpoint = EXCLUDED.checkpoint, metadata = EXCLUDED.metadata
-"""
+_PUT_ROW = """saved AS (
+    INSERT INTO checkpoints
+        (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, checkpoint, metadata)
+    SELECT %s::text, %s::text, %s::text, %s::text, %s::jsonb, %s::jsonb
+    WHERE {after}
+    ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id)
+    DO UPDATE SET checkpoint = EXCLUDED.checkpoint, metadata = EXCLUDED.metadata
+    RETURNING 1
+)"""
 
 _BLOB_ROW = "(%s::text, %s::text, %s::text, %s::bytea)"
 
 
 @functools.cache
-def put_checkpoint(blobs: int, *, touch: bool = True) -> str:
-    """A whole ``put`` as ONE statement: touch the thread's activity row (as
-    :data:`TOUCH_ACTIVITY` does), upsert ``blobs`` blob rows, then the checkpoint row.
+def put_checkpoint(blobs: int, *, reused: int = 0, guarded: bool = True) -> str:
+    """A whole ``put`` as ONE statement: the write guard, then touch the thread's activity
+    row (as :data:`TOUCH_ACTIVITY` does), upsert ``blobs`` blob rows, then the checkpoint
+    row -- each write only if the guard said ``ok``. Returns one row: ``refusal``
+    (``NULL``: written).
 
-    Parameters, in order: the thread id (if ``touch``); if ``blobs``: thread id, namespace,
-    then channel, version, type, blob per blob; then the ``checkpoints`` row (thread id,
-    namespace, checkpoint id, parent id, checkpoint, metadata). Atomic on its own, so it
-    runs in autocommit in one round trip with no ``BEGIN``/``COMMIT``.
+    Parameters, in order: if ``guarded``, the :func:`guard_call` ones (thread id,
+    namespace, token, parent id, ``reused`` channels, their versions); the thread id (touch);
+    if ``blobs``: thread id, namespace, then channel, version, type, blob per blob; then
+    the ``checkpoints`` row (thread id, namespace, checkpoint id, parent id, checkpoint,
+    metadata). Atomic on its own, so it runs in autocommit in one round trip with no
+    ``BEGIN``/``COMMIT``, fenced or not.
 
     The sub-statements of a ``WITH`` run in no defined order unless one reads another's
-    output: each always-true one-time filter ``(SELECT count(*) FROM prev) >= 0`` makes
-    a step run after the previous one, so the activity row is locked before anything is
-    written (a TTL sweep cannot interleave) -- the order of the former multi-statement
-    program. ``touch=False`` is for a fenced put whose transaction already touched the
-    row and checked the token. One SQL text per blob count (few distinct ones: each is
-    prepared once per connection); scalar parameters are much cheaper to adapt than
-    arrays.
+    output: each one-time filter on the previous step (``verdict[1] = 'ok'``, or the
+    always-true ``(SELECT count(*) FROM prev) >= 0``) makes a step run after it, so the
+    thread lock is taken and the guard decided before the activity row is locked and
+    anything is written. ``guarded=False`` is for a large put whose transaction ran
+    :func:`write_guard` (and wrote its blobs) first. One SQL text per blob and reused
+    count (few distinct ones: each is prepared once per connection); scalar parameters
+    are much cheaper to adapt than arrays.
 
     Example:
         ```python
         sql = put_checkpoint(1)
-        assert sql.count("%s") == 1 + 2 + 4 + 6
+        assert sql.count("%s") == 4 + 1 + 2 + 4 + 6
         ```
     """
-    ctes: list[str] = []
-    after = "true"
-    if touch:
-        ctes.append(_PUT_TOUCH)
-        after = "(SELECT count(*) FROM touched) >= 0"
+    ctes = [_guard_cte(reused)] if guarded else []
+    ok = _GUARD_OK if guarded else "true"
+    ctes.append(_PUT_TOUCH.format(after=ok))
+    after = f"{ok} AND (SELECT count(*) FROM touched) >= 0"
     if blobs:
         rows = ", ".join([_BLOB_ROW] * blobs)
         ctes.append(_PUT_BLOBS.format(rows=rows, after=after))
-        after = "(SELECT count(*) FROM blobs) >= 0"
-    head = "WITH " + ",\n".join(ctes) if ctes else ""
-    return head + _PUT_ROW.format(after=after)
+        after = f"{ok} AND (SELECT count(*) FROM blobs) >= 0"
+    ctes.append(_PUT_ROW.format(after=after))
+    result = _GUARDED_RESULT if guarded else "\nSELECT NULL AS refusal FROM saved"
+    return "WITH " + ",\n".join(ctes) + result
 
 
 @functools.cache
@@ -221,24 +352,31 @@ def put_blobs(blobs: int) -> str:
 MAX_ROWS_PER_STATEMENT = 1000
 """Blob or write rows sent in one statement (Postgres allows 65535 parameters)."""
 
-_WRITES_HEAD = """
-INSERT INTO checkpoint_writes
-    (thread_id, checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, type, blob)
-VALUES """
-_WRITE_ROW = "(%s, %s, %s, %s, %s, %s, %s, %s, %s)"
-_WRITES_CONFLICT = "\nON CONFLICT (thread_id, checkpoint_ns, checkpoint_id, task_id, idx)\n"
+_WRITES_HEAD = """written AS (
+    INSERT INTO checkpoint_writes
+        (thread_id, checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, type, blob)
+    SELECT * FROM (VALUES {rows}) AS w
+    WHERE {after}
+    ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id, task_id, idx)
+    {action}
+    RETURNING 1
+)"""
+_WRITE_ROW = (
+    "(%s::text, %s::text, %s::text, %s::text, %s::text, %s::int, %s::text, %s::text, %s::bytea)"
+)
 
 
 @functools.cache
-def put_writes(rows: int, *, upsert: bool) -> str:
-    """All of a task's ``rows`` writes in ONE statement (9 parameters per row, in
-    ``checkpoint_writes`` column order): insert-if-absent per ``idx``, or with ``upsert``
+def put_writes(rows: int, *, upsert: bool, guarded: bool = True) -> str:
+    """All of a task's ``rows`` writes in ONE statement, behind the write guard: its
+    thread id, namespace and token (if ``guarded``), then 9 per row in
+    ``checkpoint_writes`` column order. Insert-if-absent per ``idx``, or with ``upsert``
     overwrite (special channels: error, interrupt...; the rows must then have distinct
-    ``idx``: one statement cannot update a row twice).
+    ``idx``: one statement cannot update a row twice). Returns one row: ``refusal``.
 
     Example:
         ```python
-        assert put_writes(2, upsert=False).count("%s") == 18
+        assert put_writes(2, upsert=False).count("%s") == 3 + 18
         ```
     """
     action = (
@@ -246,8 +384,36 @@ def put_writes(rows: int, *, upsert: bool) -> str:
         if upsert
         else "DO NOTHING"
     )
-    return _WRITES_HEAD + ", ".join([_WRITE_ROW] * rows) + _WRITES_CONFLICT + action + "\n"
+    written = _WRITES_HEAD.format(
+        rows=", ".join([_WRITE_ROW] * rows),
+        after=_GUARD_OK if guarded else "true",
+        action=action,
+    )
+    if guarded:
+        return "WITH " + _guard_cte(0, parent=False) + ",\n" + written + _GUARDED_RESULT
+    return "WITH " + written + "\nSELECT NULL AS refusal"
 
+
+# --------------------------------------------------------------------------- thread locks
+
+_LOCK_KEYS = """
+SELECT count({function}({THREAD_LOCK_CLASS}, k)) AS locked
+FROM (SELECT DISTINCT hashtext(t) AS k FROM unnest(%s::text[]) AS t ORDER BY 1) AS keys
+"""
+
+LOCK_THREADS = _LOCK_KEYS.format(
+    function="pg_advisory_xact_lock", THREAD_LOCK_CLASS=THREAD_LOCK_CLASS
+)
+"""Take the exclusive lock of each thread (one ``text[]``; in key order: no deadlocks).
+Erasure takes it without checking leases: it waits for in-flight writes, then wins."""
+
+LOCK_THREADS_SHARED = _LOCK_KEYS.format(
+    function="pg_advisory_xact_lock_shared", THREAD_LOCK_CLASS=THREAD_LOCK_CLASS
+)
+"""Take the shared lock of each thread, in key order (``copy_thread``: source and target)."""
+
+RETENTION_GUARD = "SELECT lgm_retention_guard(%s, %s) AS verdict"
+"""Exclusive lock of one thread, then the lease rule (``ok`` / ``busy`` / ``locked``)."""
 
 # --------------------------------------------------------------------------- deletes
 
@@ -269,11 +435,15 @@ SET token = l.token + 1, owner = '', expires_at = '-infinity'::timestamptz
 
 ACTIVITY_FORGET = "DELETE FROM lgm_thread_activity WHERE thread_id = ANY(%s)"
 
+RUN_THREADS = "SELECT DISTINCT thread_id FROM checkpoints WHERE metadata ->> 'run_id' = ANY(%s)"
+"""The threads holding checkpoints of the given runs (to lock before deleting)."""
+
 RUN_CHECKPOINTS = """
 DELETE FROM checkpoints
-WHERE metadata ->> 'run_id' = ANY(%s)
+WHERE metadata ->> 'run_id' = ANY(%s) AND thread_id = ANY(%s)
 RETURNING thread_id, checkpoint_ns, checkpoint_id, checkpoint -> 'channel_versions' AS versions
 """
+"""Delete the runs' checkpoints in the locked threads (run ids, thread ids)."""
 
 DELETE_WRITES_BY_IDS = """
 DELETE FROM checkpoint_writes
@@ -303,8 +473,6 @@ WHERE thread_id = %s AND checkpoint_ns = %s AND channel = %s AND version = ANY(%
 """
 
 # --------------------------------------------------------------------------- prune
-
-SNAPSHOT_ISOLATION = "SET TRANSACTION ISOLATION LEVEL REPEATABLE READ"
 
 PRUNE_CHECKPOINT_ROWS = """
 SELECT
@@ -370,19 +538,21 @@ ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id, task_id, idx) DO NOTHING
 
 # --------------------------------------------------------------------------- retention
 
-SWEEP_EXPIRED_THREADS = """
-WITH expired AS (
-    SELECT thread_id FROM lgm_thread_activity
-    WHERE updated_at < now() - make_interval(secs => %s)
-    ORDER BY updated_at
-    LIMIT %s
-    FOR UPDATE SKIP LOCKED
-)
-DELETE FROM lgm_thread_activity a USING expired e
-WHERE a.thread_id = e.thread_id
-RETURNING a.thread_id
+CLAIM_EXPIRED_THREADS = """
+SELECT thread_id FROM lgm_thread_activity
+WHERE updated_at < now() - make_interval(secs => %s)
+ORDER BY updated_at
+LIMIT %s
+FOR UPDATE SKIP LOCKED
 """
-"""Claim (and forget) a batch of threads idle for longer than the TTL (seconds)."""
+"""Claim (lock the activity rows of) a batch of threads idle for longer than the TTL."""
+
+SWEEPABLE_THREADS = """
+SELECT t AS thread_id FROM unnest(%s::text[]) AS t
+WHERE lgm_retention_guard(t, false) = 'ok'
+"""
+"""Of the claimed threads, those nobody is writing and whose lease is not live (locked
+exclusively until the sweep commits)."""
 
 SWEEP_DIRTY_THREADS = """
 SELECT thread_id FROM lgm_thread_activity
@@ -396,15 +566,20 @@ SWEEP_MARK_CLEAN = "UPDATE lgm_thread_activity SET swept_at = now() WHERE thread
 
 # --------------------------------------------------------------------------- leases
 
-ACQUIRE_LEASE = """
+ACQUIRE_LEASE = f"""
+WITH locked AS MATERIALIZED (
+    SELECT pg_advisory_xact_lock({THREAD_LOCK_CLASS}, hashtext(%s::text)) AS done
+)
 INSERT INTO lgm_thread_leases AS l (thread_id, owner, token, expires_at)
-VALUES (%s, %s, 1, clock_timestamp() + make_interval(secs => %s))
+SELECT %s, %s, 1, clock_timestamp() + make_interval(secs => %s) FROM locked
 ON CONFLICT (thread_id) DO UPDATE
 SET owner = EXCLUDED.owner, token = l.token + 1, expires_at = EXCLUDED.expires_at
 WHERE l.expires_at < clock_timestamp()
 RETURNING token
 """
-"""Compare-and-set: take the lease only if absent or expired; returns the new token."""
+"""Compare-and-set: take the lease only if absent or expired; returns the new token.
+Parameters: thread id, thread id, owner, ttl seconds. The exclusive thread lock first:
+the acquisition waits for in-flight writes, and every write after it sees the lease."""
 
 RENEW_LEASE = """
 UPDATE lgm_thread_leases

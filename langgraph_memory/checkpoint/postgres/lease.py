@@ -3,9 +3,12 @@
 A lease row is taken with one compare-and-set statement
 (``INSERT ... ON CONFLICT DO UPDATE ... WHERE expires_at < now() RETURNING token``), so
 two workers can never both hold a thread; the token grows by one on every acquisition
-and on every ``delete_thread``. The savers check the token a write carries in the same
-transaction as the write (see :mod:`langgraph_memory.lease._protocol`). The table is
-created by ``PostgresSaver.setup()`` / ``AsyncPostgresSaver.setup()``.
+and on every ``delete_thread``. The acquisition first takes the thread's exclusive
+advisory lock, so it waits for writes in flight and every later write sees it. The
+savers' write guard (in the same statement as each write) refuses a write without the
+holder's token while the lease is live, and one whose token is not current (see
+:mod:`langgraph_memory.checkpoint._guard`). The table and the guard are created by
+``PostgresSaver.setup()`` / ``AsyncPostgresSaver.setup()``.
 """
 
 from __future__ import annotations
@@ -52,7 +55,7 @@ class PostgresLeaseBackend:
         """Take the lease if free or expired; ``None`` if another owner holds it."""
         _common.check_lease_args(thread_id, owner, ttl)
         with self._connector.cursor() as cur:
-            cur.execute(_sql.ACQUIRE_LEASE, (thread_id, owner, float(ttl)))
+            cur.execute(_sql.ACQUIRE_LEASE, (thread_id, thread_id, owner, float(ttl)))
             row = cur.fetchone()
         return None if row is None else Lease(thread_id, owner, int(row["token"]))
 
@@ -91,7 +94,7 @@ class AsyncPostgresLeaseBackend:
         """Async :meth:`PostgresLeaseBackend.try_acquire`."""
         _common.check_lease_args(thread_id, owner, ttl)
         async with self._connector.cursor() as cur:
-            await cur.execute(_sql.ACQUIRE_LEASE, (thread_id, owner, float(ttl)))
+            await cur.execute(_sql.ACQUIRE_LEASE, (thread_id, thread_id, owner, float(ttl)))
             row = await cur.fetchone()
         return None if row is None else Lease(thread_id, owner, int(row["token"]))
 

@@ -11,7 +11,6 @@ from contextlib import contextmanager
 from datetime import timedelta
 from typing import Any
 
-import psycopg
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import (
     ChannelVersions,
@@ -26,7 +25,7 @@ from psycopg import Cursor
 from psycopg.pq import TransactionStatus
 from psycopg.rows import DictRow, dict_row
 
-from langgraph_memory.checkpoint import _config
+from langgraph_memory.checkpoint import _config, _guard
 from langgraph_memory.checkpoint._threaded import ThreadedAsyncMethods
 from langgraph_memory.checkpoint.postgres import _common, _read, _retention, _sql
 from langgraph_memory.checkpoint.postgres._common import PoolConfig, run_program
@@ -275,8 +274,13 @@ class PostgresSaver(ThreadedAsyncMethods, _OfficialPostgresSaver):
             self._connector.run(_common.delete_threads_program(ids))
             return
         keep = 1 if strategy == "keep_latest" else keep_last
+        busy = []
         for thread_id in ids:
-            self._connector.run(_retention.keep_last_program(thread_id, keep), pipeline=False)
+            program = _retention.keep_last_program(thread_id, keep)
+            if self._connector.run(program, pipeline=False) is None:
+                busy.append(thread_id)
+        if busy:  # the others are pruned; a leased thread is only changed by its holder
+            raise _guard.busy_error(busy[0] if len(busy) == 1 else busy, "prune")
 
     def sweep(self) -> SweepResult:
         """Apply retention once: delete threads idle past ``ttl``, trim to ``keep_last``.
@@ -299,11 +303,12 @@ class PostgresSaver(ThreadedAsyncMethods, _OfficialPostgresSaver):
             for _ in range(_retention.MAX_SWEEP_BATCHES):
                 dirty = self._connector.run(_retention.dirty_threads_program())
                 for thread_id in dirty:
-                    program = _retention.keep_last_program(thread_id, keep_last, mark_swept=True)
-                    try:
-                        result.pruned_checkpoints += self._connector.run(program, pipeline=False)
-                    except psycopg.errors.SerializationFailure:
-                        continue  # written meanwhile: stays dirty for the next sweep
+                    program = _retention.keep_last_program(
+                        thread_id, keep_last, mark_swept=True, wait=False
+                    )
+                    # None: leased or being written -- it stays dirty for the next sweep
+                    pruned = self._connector.run(program, pipeline=False)
+                    result.pruned_checkpoints += pruned or 0
                 if len(dirty) < _common.SWEEP_BATCH:
                     break
         return result

@@ -18,7 +18,6 @@ Example:
 from __future__ import annotations
 
 import math
-import time
 from collections.abc import Generator, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -38,15 +37,21 @@ from langgraph.checkpoint.serde.base import SerializerProtocol
 from redis import exceptions as redis_errors
 from redis.cluster import RedisCluster
 
-from langgraph_memory.checkpoint import _config
+from langgraph_memory.checkpoint import _config, _guard
 from langgraph_memory.checkpoint.redis import _codec, _keys
-from langgraph_memory.checkpoint.redis._scripts import SCRIPT_SHAS, STALE_ERROR_MARK
+from langgraph_memory.checkpoint.redis._scripts import (
+    BUSY_ERROR_MARK,
+    INTEGRITY_ERROR_MARK,
+    PRUNE_BUSY,
+    SCRIPT_SHAS,
+    STALE_ERROR_MARK,
+)
 from langgraph_memory.errors import (
     BackendUnavailableError,
     ConfigurationError,
     InvalidConnectionStringError,
+    LangGraphMemoryError,
     MigrationError,
-    StaleWriteError,
 )
 
 __all__ = [
@@ -60,6 +65,7 @@ __all__ = [
     "Plan",
     "RedisTTL",
     "RedisTTLConfig",
+    "WriteContext",
     "check_server_version",
     "client_defaults",
     "client_url_options",
@@ -139,6 +145,66 @@ class RedisTTL:
 
 
 @dataclass(frozen=True)
+class WriteContext:
+    """What a guarded script call writes, to word the error if the guard refuses it.
+
+    Attributes:
+        thread_id: The thread written.
+        operation: The public method (``"put"``, ``"put_writes"``, ``"copy_thread"``...).
+        checkpoint_ns: The namespace of the checkpoint a ``put`` writes.
+        checkpoint_id: The checkpoint a ``put`` writes.
+        parent_id: Its parent, if any.
+        reused: The channels whose stored values it reuses, in script-argument order.
+    """
+
+    thread_id: str
+    operation: str
+    checkpoint_ns: str = ""
+    checkpoint_id: str = ""
+    parent_id: str = ""
+    reused: tuple[str, ...] = ()
+
+    def refusal(self, reply: str) -> LangGraphMemoryError | None:
+        """The error for a guard's error reply (text after the marker), if it is one.
+
+        Example:
+            ```python
+            context = WriteContext("t", "put", checkpoint_id="c2", reused=("a", "b"))
+            err = context.refusal("LGM_INTEGRITY blobs 2")
+            assert err is not None and "'b'" in str(err) and "'a'" not in str(err)
+            ```
+        """
+        for mark in (STALE_ERROR_MARK, BUSY_ERROR_MARK, INTEGRITY_ERROR_MARK):
+            if mark in reply:
+                words = reply.split(mark, 1)[1].split(" script:")[0].split()
+                break
+        else:
+            return None
+        if mark == BUSY_ERROR_MARK:
+            return _guard.busy_error(self.thread_id, self.operation)
+        if mark == STALE_ERROR_MARK:
+            current, token = [*words, "?", "?"][:2]
+            return _guard.stale_error(self.thread_id, token, current)
+        if words and words[0] == "parent":
+            return _guard.missing_parent_error(
+                self.thread_id,
+                self.checkpoint_ns,
+                self.checkpoint_id,
+                self.parent_id,
+                _guard.REDIS_HINT,
+            )
+        gone = [self.reused[int(i) - 1] for i in words[1:] if 0 < int(i) <= len(self.reused)]
+        return _guard.missing_blobs_error(
+            self.thread_id,
+            self.checkpoint_ns,
+            self.checkpoint_id,
+            gone,
+            _guard.REDIS_HINT,
+            reading=False,
+        )
+
+
+@dataclass(frozen=True)
 class Command:
     """One Redis command of a plan: a plain command or a script call (``EVALSHA``)."""
 
@@ -146,6 +212,7 @@ class Command:
     args: tuple[Any, ...] = ()
     script: str | None = None
     keys: tuple[str, ...] = ()
+    context: WriteContext | None = None
 
     @classmethod
     def call(cls, name: str, *args: Any) -> Command:
@@ -153,9 +220,17 @@ class Command:
         return cls(name=name, args=args)
 
     @classmethod
-    def run(cls, script: str, keys: Sequence[str], args: Sequence[Any] = ()) -> Command:
-        """A call of one of :data:`SCRIPTS` by name."""
-        return cls(name="EVALSHA", args=tuple(args), script=script, keys=tuple(keys))
+    def run(
+        cls,
+        script: str,
+        keys: Sequence[str],
+        args: Sequence[Any] = (),
+        context: WriteContext | None = None,
+    ) -> Command:
+        """A call of one of :data:`SCRIPTS` by name (``context``: a guarded write)."""
+        return cls(
+            name="EVALSHA", args=tuple(args), script=script, keys=tuple(keys), context=context
+        )
 
     def wire(self) -> tuple[Any, ...]:
         """The arguments of ``execute_command``."""
@@ -257,10 +332,20 @@ def client_url_options(url: str) -> str:
     return f"{parts.hostname}:{port or 6379}"
 
 
+def write_context(commands: Sequence[Command]) -> WriteContext | None:
+    """The context of the guarded write among ``commands`` (a batch holds at most one)."""
+    for command in commands:
+        if command.context is not None:
+            return command.context
+    return None
+
+
 @contextmanager
-def translate_errors(where: str) -> Iterator[None]:
+def translate_errors(where: str, context: WriteContext | None = None) -> Iterator[None]:
     """Turn unreachable-server errors into :class:`BackendUnavailableError` (naming
-    ``where``) and fencing rejections into :class:`StaleWriteError`; re-raise the rest."""
+    ``where``) and the write guard's refusals into ``ThreadBusyError`` /
+    ``StaleWriteError`` / ``CheckpointIntegrityError`` (worded with ``context``); re-raise
+    the rest."""
     try:
         yield
     except (redis_errors.ClusterError, redis_errors.RedisClusterException) as exc:
@@ -270,12 +355,9 @@ def translate_errors(where: str) -> Iterator[None]:
             "running and reachable; the next call retries."
         ) from exc
     except redis_errors.ResponseError as exc:
-        if STALE_ERROR_MARK in str(exc):
-            message = str(exc).split(STALE_ERROR_MARK, 1)[1].split(" script:")[0].strip()
-            raise StaleWriteError(
-                f"stale write rejected: {message}; this worker lost its lease on the thread "
-                "(or the thread was deleted) and nothing was written"
-            ) from exc
+        refusal = (context or WriteContext("?", "write")).refusal(str(exc))
+        if refusal is not None:
+            raise refusal from exc
         raise
     except redis_errors.TimeoutError as exc:
         raise BackendUnavailableError(
@@ -341,7 +423,10 @@ class BaseRedisSaver(BaseCheckpointSaver[str]):
         self.keep_last = keep_last
         self.is_cluster = _is_cluster(client)
         self.where = describe_client(client)
-        self._registry = _keys.registry_key(self.prefix)
+        self._slots = _keys.slots_key(self.prefix)
+        self._legacy_registry = _keys.legacy_registry_key(self.prefix)
+        # slot tags this saver has seen listed in P:slots (entries are never removed)
+        self._listed_slots: set[str] = set()
         # thread id -> its keys (dict get/set are atomic: safe across threads)
         self._keys_cache: dict[str, _keys.ThreadKeys] = {}
 
@@ -369,9 +454,19 @@ class BaseRedisSaver(BaseCheckpointSaver[str]):
         self._keys_cache[checked] = keys
         return keys
 
-    def _register(self, thread_id: str) -> list[Command]:
-        """Add a thread to the registry (score: registration time, see ``REGISTRY_FORGET``)."""
-        return [Command.call("ZADD", self._registry, int(time.time() * 1000), thread_id)]
+    def _list_slot(self, keys: _keys.ThreadKeys) -> list[Command]:
+        """List the thread's slot in ``P:slots`` before its first write (idempotent; sent
+        in the same round trip as the write on a single Redis). The write's script then
+        registers the thread in that slot's registry atomically with its data."""
+        return (
+            []
+            if keys.slot in self._listed_slots
+            else [Command.call("SADD", self._slots, keys.slot)]
+        )
+
+    def _slot_listed(self, keys: _keys.ThreadKeys) -> None:
+        """Remember that ``keys.slot`` is in ``P:slots`` (after a successful write)."""
+        self._listed_slots.add(keys.slot)
 
     @staticmethod
     def _thread_id(config: RunnableConfig) -> str:
@@ -405,16 +500,19 @@ class BaseRedisSaver(BaseCheckpointSaver[str]):
         checkpoint_ns = conf.get("checkpoint_ns", "") or ""
         fence = self._fence(config)
         checked = _config.checked_put(config, checkpoint, metadata, new_versions)
+        parent_id = conf.get("checkpoint_id") or ""
         args = _codec.encode_put(
             self.serde,
             checkpoint,
             checkpoint_ns,
-            conf.get("checkpoint_id"),
+            parent_id or None,
             checked.metadata,  # type: ignore[arg-type]
             new_versions,
             checked.header_bytes,
         )
         keep = max(self.keep_last, args.depth) if self.keep_last else 0
+        reused = _guard.reused_channels(checkpoint, new_versions)
+        versions = checkpoint["channel_versions"]
         script_args = [
             fence,
             self.ttl.arg,
@@ -423,9 +521,17 @@ class BaseRedisSaver(BaseCheckpointSaver[str]):
             args.record,
             args.refs,
             args.run_member,
+            _keys.checkpoint_member(checkpoint_ns, parent_id) if parent_id else "",
+            thread_id,
+            len(reused),
+            *(_keys.blob_field(checkpoint_ns, ch, versions[ch]) for ch in reused),
             *args.blobs,
         ]
-        commands = [Command.run("PUT", self._thread_keys(thread_id).data, script_args)]
+        context = WriteContext(
+            thread_id, "put", checkpoint_ns, checkpoint["id"], parent_id, tuple(reused)
+        )
+        keys = self._thread_keys(thread_id)
+        commands = [*self._list_slot(keys), Command.run("PUT", keys.script, script_args, context)]
         next_config: RunnableConfig = {
             "configurable": {
                 "thread_id": conf["thread_id"],
@@ -435,12 +541,9 @@ class BaseRedisSaver(BaseCheckpointSaver[str]):
         }
         return commands, next_config
 
-    def _after_put(self, config: RunnableConfig, replies: list[Any]) -> list[Command]:
-        """Registers the thread when the put created it (the script returns 1).
-
-        The registry is a separate key (another cluster slot), written after the
-        checkpoint: a thread is listed once its data exists, never before."""
-        return self._register(str(config["configurable"]["thread_id"])) if replies[0] else []
+    def _after_put(self, config: RunnableConfig) -> None:
+        """Record that the thread's slot is listed (the put's commands succeeded)."""
+        self._slot_listed(self._thread_keys(self._thread_id(config)))
 
     def _put_writes_commands(
         self,
@@ -472,7 +575,9 @@ class BaseRedisSaver(BaseCheckpointSaver[str]):
         if self.keep_last:  # late writes of a retired checkpoint are dropped by the script
             guard = _keys.checkpoint_member(checkpoint_ns, conf["checkpoint_id"])
         script_args = [fence, self.ttl.arg, guard, *triples]
-        return [Command.run("PUT_WRITES", self._thread_keys(thread_id).data, script_args)]
+        context = WriteContext(thread_id, "put_writes")
+        keys = self._thread_keys(thread_id).script
+        return [Command.run("PUT_WRITES", keys, script_args, context)]
 
     def _get_commands(self, config: RunnableConfig) -> tuple[str, list[Command]]:
         config = self._normalized(config)
@@ -488,7 +593,7 @@ class BaseRedisSaver(BaseCheckpointSaver[str]):
             ]
         else:
             args = [self.ttl.read_arg, "latest", _keys.quote(checkpoint_ns)]
-        return thread_id, [Command.run("LOAD", self._thread_keys(thread_id).data, args)]
+        return thread_id, [Command.run("LOAD", self._thread_keys(thread_id).script, args)]
 
     def _get_result(self, thread_id: str, replies: list[Any]) -> CheckpointTuple | None:
         rows = replies[0]
@@ -506,25 +611,41 @@ class BaseRedisSaver(BaseCheckpointSaver[str]):
             *(_keys.quote(ch) for ch in _config.checked_channels(channels)),
         ]
         keys = self._thread_keys(self._thread_id(config))
-        return [Command.run("DELTA_HISTORY", keys.data, args)]
+        return [Command.run("DELTA_HISTORY", keys.script, args)]
 
     def _delete_thread_commands(self, thread_id: str) -> list[Command]:
-        # Unregister first: a concurrent put re-registers after its own write, so the
-        # registry may hold an empty thread but never misses a live one.
+        # One script: data, slot-registry entry, fence and lease together (erasure is
+        # never refused); the layout-v1 registry entry, if any, goes too.
         thread_id = _config.checked_thread_id(thread_id)
+        keys = self._thread_keys(thread_id)
         return [
-            Command.call("ZREM", self._registry, thread_id),
-            Command.run("DELETE_THREAD", self._thread_keys(thread_id).data, [self.ttl.arg]),
+            Command.run("DELETE_THREAD", keys.script, [self.ttl.arg, thread_id]),
+            Command.call("ZREM", self._legacy_registry, thread_id),
         ]
 
     # ----- multi-step plans ----------------------------------------------------------
 
     def _threads_plan(self) -> Plan[list[tuple[str, str]]]:
-        """Every registered ``(thread id, registration score)``."""
-        (reply,) = yield [Command.call("ZRANGE", self._registry, 0, -1, "WITHSCORES")]
-        if reply and not isinstance(reply[0], (list, tuple)):  # flat RESP2 reply
-            reply = [(reply[i], reply[i + 1]) for i in range(0, len(reply), 2)]
-        return [(_text(thread), str(int(float(score)))) for thread, score in reply]
+        """Every registered ``(thread id, slot tag)``; the tag is ``""`` for a thread only
+        the layout-v1 registry lists (``setup()`` migrates those)."""
+        slots_reply, legacy = yield [
+            Command.call("SMEMBERS", self._slots),
+            Command.call("ZRANGE", self._legacy_registry, 0, -1),
+        ]
+        slots = sorted(_text(tag) for tag in slots_reply)
+        found: dict[str, str] = {}
+        for start in range(0, len(slots), _THREAD_BATCH):
+            batch = slots[start : start + _THREAD_BATCH]
+            replies = yield [
+                Command.call("ZRANGE", _keys.slot_registry_key(self.prefix, tag), 0, -1)
+                for tag in batch
+            ]
+            for tag, members in zip(batch, replies, strict=True):
+                for member in members:
+                    found[_text(member)] = tag
+        for member in legacy:
+            found.setdefault(_text(member), "")
+        return sorted(found.items())
 
     def _candidates_plan(
         self, config: RunnableConfig | None, before_id: str | None, limit: int | None
@@ -552,15 +673,14 @@ class BaseRedisSaver(BaseCheckpointSaver[str]):
             replies = yield [
                 Command.call("ZRANGE", self._thread_keys(t).idx, 0, -1) for t, _ in batch
             ]
-            # Threads emptied by delete_for_runs or expired by TTL leave the registry here.
-            gone = [
-                item
-                for (thread, score), members in zip(batch, replies, strict=True)
-                if score and not members
-                for item in (thread, score)
-            ]
+            # Threads emptied by delete_for_runs or expired by TTL leave their slot
+            # registry here (the script re-checks each one atomically).
+            gone: dict[str, list[str]] = {}
+            for (thread, tag), members in zip(batch, replies, strict=True):
+                if tag and not members:
+                    gone.setdefault(tag, []).append(thread)
             if gone:
-                yield [Command.run("REGISTRY_FORGET", [self._registry], gone)]
+                yield [self._forget_command(tag, threads) for tag, threads in gone.items()]
             for (thread, _), members in zip(batch, replies, strict=True):
                 for raw in members:
                     member = _text(raw)
@@ -609,7 +729,7 @@ class BaseRedisSaver(BaseCheckpointSaver[str]):
                 continue
             groups = _group(page)
             replies = yield [
-                Command.run("LOAD", self._thread_keys(t).data, [self.ttl.read_arg, "exact", *ms])
+                Command.run("LOAD", self._thread_keys(t).script, [self.ttl.read_arg, "exact", *ms])
                 for t, ms in groups.items()
             ]
             loaded: dict[tuple[str, str], Any] = {}
@@ -644,15 +764,20 @@ class BaseRedisSaver(BaseCheckpointSaver[str]):
     ) -> Plan[None]:
         ids = _config.checked_prune(thread_ids, strategy, keep_last)
         keep = 1 if strategy == "keep_latest" else keep_last
+        busy: list[str] = []
         for thread_id in ids:
             if strategy == "delete":
                 yield self._delete_thread_commands(thread_id)
                 continue
             keys = self._thread_keys(thread_id)
-            refs, records = yield [
+            leased, refs, records = yield [
+                Command.call("EXISTS", keys.lease),
                 Command.call("HGETALL", keys.refs),
                 Command.call("HGETALL", keys.cp),
             ]
+            if leased:  # refused even with nothing to prune (as on Postgres)
+                busy.append(str(thread_id))
+                continue
             drops = keep_latest_drops(
                 {_text(k): _codec.decode_refs(v)[0] for k, v in _field_pairs(refs)},
                 {_text(k): v for k, v in _field_pairs(records)},
@@ -660,7 +785,11 @@ class BaseRedisSaver(BaseCheckpointSaver[str]):
                 keep,
             )
             if drops:
-                yield [Command.run("PRUNE", keys.data, drops)]
+                (pruned,) = yield [Command.run("PRUNE", keys.script, drops)]
+                if pruned == PRUNE_BUSY:
+                    busy.append(str(thread_id))
+        if busy:  # the others are pruned; a leased thread is only changed by its holder
+            raise _guard.busy_error(busy[0] if len(busy) == 1 else busy, "prune")
 
     def _delete_for_runs_plan(self, run_ids: Sequence[str]) -> Plan[None]:
         quoted = [_keys.quote(r) for r in _config.checked_ids(run_ids, "run_ids")]
@@ -669,22 +798,51 @@ class BaseRedisSaver(BaseCheckpointSaver[str]):
         registered = yield from self._threads_plan()
         for start in range(0, len(registered), _THREAD_BATCH):
             batch = registered[start : start + _THREAD_BATCH]
-            yield [Command.run("DELETE_RUNS", self._thread_keys(t).data, quoted) for t, _ in batch]
+            yield [
+                Command.run("DELETE_RUNS", self._thread_keys(t).script, [self.ttl.arg, t, *quoted])
+                for t, _ in batch
+            ]
 
     def _copy_thread_plan(self, source_thread_id: str, target_thread_id: str) -> Plan[None]:
         source = self._thread_keys(source_thread_id)
         target = _config.checked_thread_id(target_thread_id)
-        (dump,) = yield [Command.run("DUMP", source.data)]
-        if not dump[0]:
+        keys = self._thread_keys(target)
+        dump, leased = yield [
+            Command.run("DUMP", source.script),
+            Command.call("EXISTS", keys.lease),
+        ]
+        if not dump[0]:  # nothing to copy; a leased target is refused all the same
+            if leased:
+                raise _guard.busy_error(target, "copy_thread")
             return
         lengths = [len(part) for part in dump]
         items = [item for part in dump for item in part]
-        yield [
-            Command.run(
-                "RESTORE", self._thread_keys(target).data, [self.ttl.arg, *lengths, *items]
-            ),
-            *self._register(target),
-        ]
+        args = [self.ttl.arg, *lengths, target, *items]
+        context = WriteContext(target, "copy_thread")
+        yield [*self._list_slot(keys), Command.run("RESTORE", keys.script, args, context)]
+        self._slot_listed(keys)
+
+    def _forget_command(self, tag: str, threads: Sequence[str]) -> Command:
+        """Drop threads without checkpoints from slot ``tag``'s registry (atomic check)."""
+        registry = _keys.slot_registry_key(self.prefix, tag)
+        indexes = [self._thread_keys(t).idx for t in threads]
+        return Command.run("REGISTRY_FORGET", [registry, *indexes], threads)
+
+    def _migrate_registry_plan(self) -> Plan[None]:
+        """Move the layout-v1 registry (``P:threads``) into the per-slot registries."""
+        (legacy,) = yield [Command.call("ZRANGE", self._legacy_registry, 0, -1)]
+        threads = [_text(member) for member in legacy]
+        for start in range(0, len(threads), _THREAD_BATCH):
+            batch = threads[start : start + _THREAD_BATCH]
+            keys = [self._thread_keys(t) for t in batch]
+            # slots first, then the registries, then the v1 entries: a failure at any
+            # point leaves every thread listed by one registry or the other
+            yield [Command.call("SADD", self._slots, *sorted({k.slot for k in keys}))]
+            yield [
+                Command.run("REGISTER", k.script, [thread])
+                for k, thread in zip(keys, batch, strict=True)
+            ]
+            yield [Command.call("ZREM", self._legacy_registry, *batch)]
 
     def _setup_result(self, info: Mapping[str, Any], schema: Any) -> list[Command]:
         """Check the server and the stored layout version; commands that finish setup."""

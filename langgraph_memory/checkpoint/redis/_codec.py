@@ -1,8 +1,10 @@
 """Pure encoding and decoding of what the Redis checkpointer stores (no I/O).
 
 * a *record* (hash ``cp``): msgpack ``[checkpoint type, checkpoint bytes, metadata type,
-  metadata bytes]`` — the checkpoint without ``channel_values`` and the metadata, both
-  through the saver's ``serde`` (so an ``EncryptedSerializer`` encrypts them);
+  metadata bytes, valued channels]`` — the checkpoint without ``channel_values`` and the
+  metadata, both through the saver's ``serde`` (so an ``EncryptedSerializer`` encrypts
+  them), and the names of the channels that have a stored value (a read checks each one
+  came back: a checkpoint is whole or an error; records of layout v1 have no list);
 * *refs* (hash ``refs``): msgpack ``[parent id, run id, blob field...]`` in plain text,
   for the Lua scripts (loading blobs, garbage collection, ``delete_for_runs``);
 * a *blob* (hash ``blobs``): ``type + NUL + serde bytes``;
@@ -39,7 +41,7 @@ from langgraph.checkpoint.base import (
 )
 from langgraph.checkpoint.serde.base import SerializerProtocol
 
-from langgraph_memory.checkpoint import _values
+from langgraph_memory.checkpoint import _guard, _values
 from langgraph_memory.checkpoint.redis import _keys
 
 __all__ = [
@@ -138,7 +140,8 @@ def encode_put(
     bare = {key: value for key, value in checkpoint.items() if key != "channel_values"}
     cp_type, cp_bytes = _values.dump_value(serde, bare, "checkpoint", limit=False)
     md_type, md_bytes = _values.dump_value(serde, metadata, "metadata", limit=False)
-    record = ormsgpack.packb([cp_type, cp_bytes, md_type, md_bytes])
+    valued = [channel for channel in checkpoint["channel_versions"] if channel in values]
+    record = ormsgpack.packb([cp_type, cp_bytes, md_type, md_bytes, valued])
     fields = [
         _keys.blob_field(checkpoint_ns, channel, version)
         for channel, version in checkpoint["channel_versions"].items()
@@ -243,8 +246,8 @@ def decode_delta_history(
 
 def decode_metadata(serde: SerializerProtocol, record: bytes) -> CheckpointMetadata:
     """Only the metadata of a record (for filtering without decoding the checkpoint)."""
-    _, _, md_type, md_bytes = ormsgpack.unpackb(record)
-    return cast(CheckpointMetadata, serde.loads_typed((md_type, md_bytes)))
+    unpacked = ormsgpack.unpackb(record)
+    return cast(CheckpointMetadata, serde.loads_typed((unpacked[2], unpacked[3])))
 
 
 def _contains(actual: Any, wanted: Any) -> bool:
@@ -294,10 +297,21 @@ def _text(value: bytes | str) -> str:
 
 
 def decode_row(serde: SerializerProtocol, thread_id: str, row: LoadedRow) -> CheckpointTuple:
-    """Turn one ``LOAD`` reply into a :class:`CheckpointTuple`."""
+    """Turn one ``LOAD`` reply into a :class:`CheckpointTuple`.
+
+    Raises:
+        CheckpointIntegrityError: A channel the record lists as valued has no blob (its
+            keys expired or were evicted apart): the checkpoint is never returned partial.
+    """
     member, record, refs, blob_pairs, write_rows = row
     checkpoint_ns, checkpoint_id = _keys.split_member(_text(member))
-    cp_type, cp_bytes, md_type, md_bytes = ormsgpack.unpackb(record)
+    cp_type, cp_bytes, md_type, md_bytes, *valued = ormsgpack.unpackb(record)
+    loaded = {_keys.blob_channel(_text(blob_pairs[i])) for i in range(0, len(blob_pairs), 2)}
+    missing = [channel for channel in (valued[0] if valued else ()) if channel not in loaded]
+    if missing:
+        raise _guard.missing_blobs_error(
+            thread_id, checkpoint_ns, checkpoint_id, missing, _guard.REDIS_HINT, reading=True
+        )
     checkpoint = serde.loads_typed((cp_type, cp_bytes))
     metadata = serde.loads_typed((md_type, md_bytes))
     parent_id = decode_refs(refs)[0] if refs else None

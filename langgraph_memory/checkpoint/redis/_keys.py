@@ -15,9 +15,17 @@ key                 type    content
 ``P:{T}:runs``      zset    ``run\\0ns\\0cid`` (``delete_for_runs``)
 ``P:{T}:fence``     string  fencing token counter (survives ``delete_thread``)
 ``P:{T}:lease``     string  ``<token>|<owner>`` of the lease holder (expires: ``PX``)
-``P:threads``       zset    thread ids (score: registration time in ms)
+``P:{S}:threads``   zset    ids of the threads whose keys hash to slot ``S`` (registry)
+``P:slots``         set     the slot tags ``S`` whose registry holds threads
+``P:threads``       zset    registry of layout v1 (read until ``setup()`` migrates it)
 ``P:schema``        string  layout version written by ``setup()``
 ==================  ======  ==========================================================
+
+The registry is kept **per cluster hash slot**: ``S`` is a short tag that hashes to the
+same slot as ``T`` (see :func:`slot_tag`), so the ``PUT`` script registers the thread
+atomically with its first checkpoint, even on a cluster. ``P:slots`` is written *before*
+a saver's first write into a slot (idempotent), so a failure between the two round trips
+can leave a listed slot without threads, never a thread that ``list(None)`` misses.
 
 Every variable part is *quoted*: ``%``, NUL and braces are percent-escaped, so a quoted
 part never contains the ``\\0`` field separator or a brace that would break the hash tag.
@@ -34,6 +42,10 @@ Example:
 
 from __future__ import annotations
 
+import binascii
+import functools
+import itertools
+import string
 from dataclasses import dataclass
 
 from langgraph_memory.errors import ConfigurationError
@@ -41,15 +53,19 @@ from langgraph_memory.errors import ConfigurationError
 __all__ = [
     "SCHEMA_VERSION",
     "SEP",
+    "SLOTS",
     "ThreadKeys",
     "blob_channel",
     "blob_field",
     "checkpoint_member",
+    "legacy_registry_key",
     "namespace_range",
     "quote",
-    "registry_key",
     "run_member",
     "schema_key",
+    "slot_registry_key",
+    "slot_tag",
+    "slots_key",
     "split_member",
     "thread_tag",
     "unquote",
@@ -57,8 +73,12 @@ __all__ = [
     "write_field",
 ]
 
-SCHEMA_VERSION = 1
-"""Version of the key layout above; ``setup()`` refuses a newer one."""
+SCHEMA_VERSION = 2
+"""Version of the key layout above; ``setup()`` refuses a newer one (v1 had one global
+registry, ``P:threads``; ``setup()`` moves it into the per-slot registries)."""
+
+SLOTS = 16384
+"""Hash slots of a Redis Cluster."""
 
 SEP = "\x00"
 """Separator of the parts of a hash field / zset member."""
@@ -109,9 +129,44 @@ def thread_tag(thread_id: str) -> str:
     return quote(str(thread_id)) or "%"
 
 
+def _slot(tag: str) -> int:
+    """The cluster hash slot of a key whose hash tag is ``tag`` (CRC16/XMODEM mod 16384,
+    the function Redis Cluster uses)."""
+    return binascii.crc_hqx(tag.encode(), 0) % SLOTS
+
+
+@functools.cache
+def _slot_tags() -> tuple[str, ...]:
+    """For each slot, the first alphanumeric string (shortest first) that hashes to it."""
+    alphabet = string.digits + string.ascii_letters
+    tags: dict[int, str] = {}
+    for length in itertools.count(1):
+        for letters in itertools.product(alphabet, repeat=length):
+            candidate = "".join(letters)
+            tags.setdefault(_slot(candidate), candidate)
+        if len(tags) == SLOTS:
+            return tuple(tags[slot] for slot in range(SLOTS))
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+def slot_tag(thread_tag_: str) -> str:
+    """A short tag in the same cluster slot as the hash tag of a thread's keys.
+
+    Deterministic (every process and version computes the same tag), built once per
+    process (~50 ms) the first time a registry key is needed.
+
+    Example:
+        ```python
+        tag = slot_tag(thread_tag("chat-1"))
+        assert _slot(tag) == _slot(thread_tag("chat-1")) and tag.isalnum()
+        ```
+    """
+    return _slot_tags()[_slot(thread_tag_)]
+
+
 @dataclass(frozen=True)
 class ThreadKeys:
-    """The keys of one thread, all in the same cluster hash slot."""
+    """The keys of one thread, all in the same cluster hash slot (its registry too)."""
 
     idx: str
     cp: str
@@ -122,11 +177,16 @@ class ThreadKeys:
     runs: str
     fence: str
     lease: str
+    registry: str
+    slot: str
+    """The tag of the thread's slot registry (a member of ``P:slots``)."""
 
     @classmethod
     def build(cls, prefix: str, thread_id: str) -> ThreadKeys:
         """Keys of ``thread_id`` under ``prefix``."""
-        base = f"{prefix}:{{{thread_tag(thread_id)}}}:"
+        tag = thread_tag(thread_id)
+        slot = slot_tag(tag)
+        base = f"{prefix}:{{{tag}}}:"
         return cls(
             idx=base + "idx",
             cp=base + "cp",
@@ -137,6 +197,8 @@ class ThreadKeys:
             runs=base + "runs",
             fence=base + "fence",
             lease=base + "lease",
+            registry=slot_registry_key(prefix, slot),
+            slot=slot,
         )
 
     @property
@@ -154,13 +216,30 @@ class ThreadKeys:
         ]
 
     @property
-    def fencing(self) -> list[str]:
-        """The keys a lease script receives: ``KEYS[1]`` lease, ``KEYS[2]`` fence."""
-        return [self.lease, self.fence]
+    def script(self) -> list[str]:
+        """The keys every per-thread script receives: :attr:`data`, then ``KEYS[9]`` lease
+        and ``KEYS[10]`` the slot registry (all in one cluster slot)."""
+        return [*self.data, self.lease, self.registry]
 
 
-def registry_key(prefix: str) -> str:
-    """Key of the registry of all thread ids (``list(None)``, ``delete_for_runs``)."""
+def slot_registry_key(prefix: str, slot: str) -> str:
+    """Key of the registry of the threads in slot tag ``slot``.
+
+    Example:
+        ```python
+        assert slot_registry_key("lgm", "a1") == "lgm:{a1}:threads"
+        ```
+    """
+    return f"{prefix}:{{{slot}}}:threads"
+
+
+def slots_key(prefix: str) -> str:
+    """Key of the set of slot tags whose registry may hold threads."""
+    return f"{prefix}:slots"
+
+
+def legacy_registry_key(prefix: str) -> str:
+    """Key of the single registry of layout v1 (``setup()`` migrates it)."""
     return f"{prefix}:threads"
 
 

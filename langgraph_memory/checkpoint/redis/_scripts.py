@@ -1,12 +1,16 @@
 """The Lua scripts of the Redis checkpointer and lease backend, as named constants.
 
-Each checkpoint script receives the eight data keys of ONE thread
-(:attr:`~langgraph_memory.checkpoint.redis._keys.ThreadKeys.data`) as ``KEYS``, so it
-touches a single cluster slot and runs atomically: a reader sees a checkpoint with all
-of its blobs and index entries, or nothing. Only core commands are used (hashes,
-sorted sets, strings, ``cmsgpack``), so any Redis >= 6.2 or Valkey runs them.
+Each per-thread script receives the ten keys of ONE thread
+(:attr:`~langgraph_memory.checkpoint.redis._keys.ThreadKeys.script`: eight data keys, the
+lease and the slot registry) as ``KEYS``, so it touches a single cluster slot and runs
+atomically: a reader sees a checkpoint with all of its blobs and index entries, or
+nothing. Only core commands are used (hashes, sorted sets, strings, ``cmsgpack``), so any
+Redis >= 6.2 or Valkey runs them.
 
-Errors a script raises on purpose start with ``LGM_STALE`` (fencing rejection).
+The write guard (see :mod:`langgraph_memory.checkpoint._guard`) lives here, in the same
+script as each write: errors a script raises on purpose start with ``LGM_BUSY`` (a live
+lease and no token), ``LGM_STALE`` (fencing rejection) or ``LGM_INTEGRITY`` (a parent or
+reused blob is gone); they are raised before anything is written.
 
 Example:
     ```python
@@ -20,9 +24,24 @@ from __future__ import annotations
 
 import hashlib
 
-__all__ = ["SCRIPTS", "SCRIPT_SHAS", "STALE_ERROR_MARK"]
+__all__ = [
+    "BUSY_ERROR_MARK",
+    "INTEGRITY_ERROR_MARK",
+    "PRUNE_BUSY",
+    "SCRIPTS",
+    "SCRIPT_SHAS",
+    "STALE_ERROR_MARK",
+]
 
 STALE_ERROR_MARK = "LGM_STALE"
+"""``LGM_STALE <current token> <write's token>``."""
+BUSY_ERROR_MARK = "LGM_BUSY"
+"""A write without a token while the thread's lease is held."""
+INTEGRITY_ERROR_MARK = "LGM_INTEGRITY"
+"""``LGM_INTEGRITY parent`` or ``LGM_INTEGRITY blobs <1-based positions of the missing
+reused fields>``."""
+PRUNE_BUSY = -1
+"""What ``PRUNE`` returns for a leased thread (the plan prunes the others, then raises)."""
 
 # The next fencing token of a thread. A missing counter — a thread never leased, or one whose
 # keys (the counter with them) expired with its TTL — restarts at the server clock in
@@ -41,8 +60,8 @@ end
 """
 
 _THREAD_HELPERS = r"""
-local IDX, CP, REFS, BLOBS, W, WK, RUNS, FENCE =
-  KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8]
+local IDX, CP, REFS, BLOBS, W, WK, RUNS, FENCE, LEASE, REG =
+  KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10]
 local SEP = '\0'
 
 local function each_chunk(cmd, key, items)
@@ -66,20 +85,38 @@ local function hmget(key, fields)
   return out
 end
 
-local function stale(token)
-  if token == '' then return false end
+-- The write guard: while the lease key lives, a write needs the holder's token; a
+-- token, when given, must be the thread's current one ('' = the write carries none).
+local function guard(token)
+  if token == '' then
+    if redis.call('EXISTS', LEASE) == 1 then return redis.error_reply('LGM_BUSY') end
+    return false
+  end
   local current = redis.call('GET', FENCE) or '0'
   if tonumber(current) ~= tonumber(token) then
-    return redis.error_reply('LGM_STALE the thread fencing token is ' .. current ..
-      ' but the write carried ' .. token)
+    return redis.error_reply('LGM_STALE ' .. current .. ' ' .. token)
   end
   return false
 end
 
+-- Restart the TTL of the thread's data keys and fence ('0' = no TTL); never below what
+-- is left of a held lease, so a leased thread cannot expire under its holder.
 local function touch(ms)
   if ms ~= '0' then
-    for i = 1, 8 do redis.call('PEXPIRE', KEYS[i], ms) end
+    local keep = tonumber(ms)
+    local left = redis.call('PTTL', LEASE)
+    if left > keep then keep = left end
+    for i = 1, 8 do redis.call('PEXPIRE', KEYS[i], keep) end
   end
+end
+
+-- Erasure: advance the fencing token and free the lease, so the holder's later writes
+-- are refused (a delete is never undone). ARGV ttl: the fence key's TTL ('0' = none).
+local function fence_out(ttl)
+  local token = next_token(FENCE)
+  redis.call('DEL', LEASE)
+  if ttl ~= '0' then redis.call('PEXPIRE', FENCE, ttl) end
+  return token
 end
 
 -- Delete checkpoints with their writes and run entries; return the blob fields they used.
@@ -173,15 +210,27 @@ end
 _PRELUDE = _NEXT_TOKEN + _THREAD_HELPERS
 
 # ARGV: fence token ('' = unfenced), ttl ms ('0' = none), keep-last ('0' = all),
-# member, record, refs, run member ('' = none), then blob field/value pairs.
-# Returns 1 when the thread had no checkpoint before (the caller then registers it).
+# member, record, refs, run member ('' = none), parent member ('' = none), thread id,
+# n, then the n reused blob fields that must exist, then blob field/value pairs.
+# Checks everything before writing anything; registers the thread in its slot registry.
 _PUT = r"""
-local err = stale(ARGV[1])
+local err = guard(ARGV[1])
 if err then return err end
 local m = ARGV[4]
-local fresh = 1 - redis.call('EXISTS', IDX)
+if ARGV[8] ~= '' and redis.call('HEXISTS', CP, ARGV[8]) == 0 then
+  return redis.error_reply('LGM_INTEGRITY parent')
+end
+local reused = tonumber(ARGV[10])
+local missing = {}
+for i = 11, 10 + reused do
+  if redis.call('HEXISTS', BLOBS, ARGV[i]) == 0 then missing[#missing + 1] = i - 10 end
+end
+if #missing > 0 then
+  return redis.error_reply('LGM_INTEGRITY blobs ' .. table.concat(missing, ' '))
+end
 -- The index entry goes last: it is what makes the checkpoint visible.
-for i = 8, #ARGV, 2 do redis.call('HSETNX', BLOBS, ARGV[i], ARGV[i + 1]) end
+for i = 11 + reused, #ARGV, 2 do redis.call('HSETNX', BLOBS, ARGV[i], ARGV[i + 1]) end
+redis.call('ZADD', REG, 'NX', 0, ARGV[9])
 redis.call('HSET', REFS, m, ARGV[6])
 if ARGV[7] ~= '' then redis.call('ZADD', RUNS, 0, ARGV[7]) end
 redis.call('HSET', CP, m, ARGV[5])
@@ -198,7 +247,7 @@ if keep > 0 then
   end
 end
 touch(ARGV[2])
-return fresh
+return 1
 """
 
 # ARGV: fence token, ttl ms, retention guard member ('' = none), then
@@ -207,7 +256,7 @@ return fresh
 # checkpoint is absent and older than every kept checkpoint of its namespace (a
 # checkpoint not stored yet is always newer than those).
 _PUT_WRITES = r"""
-local err = stale(ARGV[1])
+local err = guard(ARGV[1])
 if err then return err end
 local guard = ARGV[3]
 if guard ~= '' and not redis.call('ZSCORE', IDX, guard) then
@@ -298,25 +347,28 @@ touch(ARGV[1])
 return out
 """
 
-# ARGV: fence ttl ms ('0' = none). Returns the thread's new fencing token.
+# ARGV: fence ttl ms ('0' = none), thread id. Erasure: never refused by a lease.
+# Returns the thread's new fencing token.
 _DELETE_THREAD = r"""
 redis.call('DEL', IDX, CP, REFS, BLOBS, W, WK, RUNS)
-local token = next_token(FENCE)
-if ARGV[1] ~= '0' then redis.call('PEXPIRE', FENCE, ARGV[1]) end
-return token
+redis.call('ZREM', REG, ARGV[2])
+return fence_out(ARGV[1])
 """
 
 # ARGV: members to delete (the caller read them from a snapshot; newer ones survive).
+# A write without a token: refused while the thread is leased (returns -1, nothing done).
 _PRUNE = r"""
+if redis.call('EXISTS', LEASE) == 1 then return -1 end
 local freed, gone = drop(ARGV)
 collect(freed, gone)
 return #ARGV
 """
 
-# ARGV: quoted run ids.
+# ARGV: fence ttl ms, thread id, quoted run ids. Erasure: never refused by a lease; when
+# it deletes something it fences the holder out like delete_thread.
 _DELETE_RUNS = r"""
 local members = {}
-for i = 1, #ARGV do
+for i = 3, #ARGV do
   local lo = ARGV[i] .. SEP
   local rows = redis.call('ZRANGEBYLEX', RUNS, '[' .. lo, '(' .. ARGV[i] .. '\1')
   for _, r in ipairs(rows) do members[#members + 1] = string.sub(r, #lo + 1) end
@@ -324,6 +376,8 @@ end
 if #members > 0 then
   local freed, gone = drop(members)
   collect(freed, gone)
+  fence_out(ARGV[1])
+  if redis.call('EXISTS', IDX) == 0 then redis.call('ZREM', REG, ARGV[2]) end
 end
 return #members
 """
@@ -341,9 +395,12 @@ return {
 }
 """
 
-# ARGV: ttl ms, then the lengths of the 7 dumped lists, then their items.
+# ARGV: ttl ms, then the lengths of the 7 dumped lists, target thread id, then the items.
+# A write into the target without a token: refused while the target is leased.
 _RESTORE = r"""
-local pos = 9
+local err = guard('')
+if err then return err end
+local pos = 10
 local function take(n)
   local items = {}
   for i = pos, pos + n - 1 do items[#items + 1] = ARGV[i] end
@@ -361,28 +418,46 @@ for k, key in pairs(hashes) do
   local items = parts[k]
   for i = 1, #items, 2 do redis.call('HSET', key, items[i], items[i + 1]) end
 end
+if #parts[1] > 0 then redis.call('ZADD', REG, 'NX', 0, ARGV[9]) end
 touch(ARGV[1])
 return #parts[1]
 """
 
-# KEYS[1] registry; ARGV: (thread id, registration score) pairs seen without data.
-# Forgets a thread only if nobody re-registered it since (the score would differ).
+# KEYS[1] a slot registry, KEYS[2..n+1] the index keys of n of its threads; ARGV: their ids.
+# Forgets the threads that have no checkpoint (emptied, or expired by TTL) -- atomically
+# with the check, so a thread written meanwhile is never forgotten.
 _REGISTRY_FORGET = r"""
 local n = 0
-for i = 1, #ARGV, 2 do
-  local score = redis.call('ZSCORE', KEYS[1], ARGV[i])
-  if score and tonumber(score) == tonumber(ARGV[i + 1]) then
+for i = 1, #ARGV do
+  if redis.call('EXISTS', KEYS[i + 1]) == 0 then
     n = n + redis.call('ZREM', KEYS[1], ARGV[i])
   end
 end
 return n
 """
 
-# Lease scripts: KEYS[1] lease, KEYS[2] fence. The lease key holds "<token>|<owner>".
-# ARGV: owner, lease ms, fence ttl ms ('0' = keep forever). Returns the token or nil.
+# ARGV: thread id. Registers the thread in its slot registry if it has checkpoints
+# (setup()'s migration of the layout-v1 registry).
+_REGISTER = r"""
+if redis.call('EXISTS', IDX) == 1 then return redis.call('ZADD', REG, 'NX', 0, ARGV[1]) end
+return 0
+"""
+
+# Lease scripts get the thread's keys too: the lease keeps the thread alive.
+# The lease key holds "<token>|<owner>".
+_KEEP_ALIVE = r"""
+-- Keep the data keys and fence alive at least as long as the lease (ttl '0': no TTL).
+local function keep_alive(ttl, lease_ms)
+  if ttl == '0' then return end
+  local keep = math.max(tonumber(ttl), tonumber(lease_ms))
+  for i = 1, 8 do redis.call('PEXPIRE', KEYS[i], keep) end
+end
+"""
+
+# ARGV: owner, lease ms, thread ttl ms ('0' = keep forever). Returns the token or nil.
 # Idempotent: a retried call by the same owner (its reply was lost) gets its token back.
 _LEASE_ACQUIRE = r"""
-local held = redis.call('GET', KEYS[1])
+local held = redis.call('GET', LEASE)
 if held then
   local bar = string.find(held, '|', 1, true)
   if bar and string.sub(held, bar + 1) == ARGV[1] then
@@ -390,33 +465,34 @@ if held then
   end
   return false
 end
-local token = next_token(KEYS[2])
-redis.call('SET', KEYS[1], string.format('%d', token) .. '|' .. ARGV[1], 'PX', ARGV[2])
-if ARGV[3] ~= '0' then redis.call('PEXPIRE', KEYS[2], ARGV[3]) end
+local token = next_token(FENCE)
+redis.call('SET', LEASE, string.format('%d', token) .. '|' .. ARGV[1], 'PX', ARGV[2])
+keep_alive(ARGV[3], ARGV[2])
 return token
 """
 
-# ARGV: owner, lease ms, token. 1 = renewed, 0 = lost (taken over, or the thread deleted).
+# ARGV: owner, lease ms, token, thread ttl ms. 1 = renewed, 0 = lost (taken over, or the
+# thread deleted).
 _LEASE_RENEW = r"""
-local current = redis.call('GET', KEYS[2]) or '0'
+local current = redis.call('GET', FENCE) or '0'
 if tonumber(current) ~= tonumber(ARGV[3]) then return 0 end
 local mine = ARGV[3] .. '|' .. ARGV[1]
-local held = redis.call('GET', KEYS[1])
+local held = redis.call('GET', LEASE)
 if held == mine then
-  redis.call('PEXPIRE', KEYS[1], ARGV[2])
-  return 1
+  redis.call('PEXPIRE', LEASE, ARGV[2])
+elseif not held then
+  redis.call('SET', LEASE, mine, 'PX', ARGV[2])
+else
+  return 0
 end
-if not held then
-  redis.call('SET', KEYS[1], mine, 'PX', ARGV[2])
-  return 1
-end
-return 0
+keep_alive(ARGV[4], ARGV[2])
+return 1
 """
 
 # ARGV: owner, token. 1 = released, 0 = not held by this lease.
 _LEASE_RELEASE = r"""
-if redis.call('GET', KEYS[1]) == ARGV[2] .. '|' .. ARGV[1] then
-  redis.call('DEL', KEYS[1])
+if redis.call('GET', LEASE) == ARGV[2] .. '|' .. ARGV[1] then
+  redis.call('DEL', LEASE)
   return 1
 end
 return 0
@@ -433,9 +509,10 @@ SCRIPTS: dict[str, str] = {
     "DUMP": _PRELUDE + _DUMP,
     "RESTORE": _PRELUDE + _RESTORE,
     "REGISTRY_FORGET": _REGISTRY_FORGET,
-    "LEASE_ACQUIRE": _NEXT_TOKEN + _LEASE_ACQUIRE,
-    "LEASE_RENEW": _LEASE_RENEW,
-    "LEASE_RELEASE": _LEASE_RELEASE,
+    "REGISTER": _PRELUDE + _REGISTER,
+    "LEASE_ACQUIRE": _PRELUDE + _KEEP_ALIVE + _LEASE_ACQUIRE,
+    "LEASE_RENEW": _PRELUDE + _KEEP_ALIVE + _LEASE_RENEW,
+    "LEASE_RELEASE": _PRELUDE + _LEASE_RELEASE,
 }
 """Script name -> Lua source."""
 

@@ -33,6 +33,7 @@ from langgraph_memory.checkpoint.redis._base import (
     client_defaults,
     client_url_options,
     translate_errors,
+    write_context,
 )
 from langgraph_memory.checkpoint.redis._scripts import SCRIPTS
 from langgraph_memory.checkpoint.redis.lease import AsyncRedisLeaseBackend
@@ -151,6 +152,7 @@ class AsyncRedisSaver(BaseRedisSaver):
             schema = await self._client.get(_keys.schema_key(self.prefix))
             finish = self._setup_result(info, schema)
             await self._load_scripts()
+        await self._run(self._migrate_registry_plan())
         await self._execute(finish)
 
     async def asetup(self) -> None:
@@ -202,9 +204,8 @@ class AsyncRedisSaver(BaseRedisSaver):
     ) -> RunnableConfig:
         """Store a checkpoint atomically (blobs only for ``new_versions``)."""
         commands, next_config = self._put_commands(config, checkpoint, metadata, new_versions)
-        follow_up = self._after_put(config, await self._execute(commands))
-        if follow_up:
-            await self._execute(follow_up)
+        await self._execute(commands)
+        self._after_put(config)
         return next_config
 
     async def aput_writes(
@@ -342,7 +343,7 @@ class AsyncRedisSaver(BaseRedisSaver):
     async def _execute(self, commands: Sequence[Command]) -> builtins.list[Any]:
         if self.loop is None:
             self.loop = asyncio.get_running_loop()
-        with translate_errors(self.where):
+        with translate_errors(self.where, write_context(commands)):
             try:
                 return await self._send(commands)
             except NoScriptError:

@@ -2,7 +2,10 @@
 
 The lease key holds ``<token>|<owner>`` and expires by itself (``PX``); the fencing counter lives
 in the same cluster slot as the thread's checkpoints, so the savers' write scripts can
-compare a writer's token with it atomically. ``delete_thread`` advances the counter too.
+compare a writer's token with it atomically -- and refuse a write *without* a token while
+the lease key lives. ``delete_thread`` advances the counter and frees the lease. With a
+thread TTL, acquiring and renewing the lease also extend the TTL of the thread's keys to at
+least the lease's, so a thread never expires under the worker that holds it.
 
 Example:
     ```python
@@ -50,8 +53,12 @@ class _LeaseCore:
         self.fence_ttl_ms = int(fence_ttl_ms)
         self.where = describe_client(client)
 
+    def _renewal(self, lease: Lease, ttl: float) -> tuple[Any, ...]:
+        """``LEASE_RENEW``'s arguments: owner, lease ms, token, thread TTL ms (keep-alive)."""
+        return (lease.owner, _ttl_ms(ttl), lease.token, self.fence_ttl_ms)
+
     def _wire(self, name: str, thread_id: str, *args: Any) -> tuple[Any, ...]:
-        keys = _keys.ThreadKeys.build(self.prefix, str(thread_id)).fencing
+        keys = _keys.ThreadKeys.build(self.prefix, str(thread_id)).script
         return ("EVALSHA", SCRIPT_SHAS[name], len(keys), *keys, *args)
 
 
@@ -61,7 +68,8 @@ class RedisLeaseBackend(_LeaseCore):
     Args:
         client: ``redis.Redis`` or ``redis.cluster.RedisCluster``.
         prefix: Key prefix; must equal the checkpointer's so fencing tokens match.
-        fence_ttl_ms: TTL for the fencing counter (the saver passes its thread TTL; 0 keeps it).
+        fence_ttl_ms: The thread TTL (the saver passes its own; 0 = none): the fencing
+            counter's, and the least TTL a held lease keeps the thread's keys at.
 
     Example:
         ```python
@@ -88,8 +96,7 @@ class RedisLeaseBackend(_LeaseCore):
 
     def renew(self, lease: Lease, ttl: float) -> bool:
         """Extend the lease; ``False`` if it was taken by another owner or the thread deleted."""
-        result = self._call("LEASE_RENEW", lease.thread_id, lease.owner, _ttl_ms(ttl), lease.token)
-        return bool(result)
+        return bool(self._call("LEASE_RENEW", lease.thread_id, *self._renewal(lease, ttl)))
 
     def release(self, lease: Lease) -> None:
         """Give the lease up if this lease (owner and token) still holds it (no-op otherwise)."""
@@ -102,7 +109,7 @@ class AsyncRedisLeaseBackend(_LeaseCore):
     Args:
         client: ``redis.asyncio.Redis`` or ``redis.asyncio.cluster.RedisCluster``.
         prefix: Key prefix; must equal the checkpointer's so fencing tokens match.
-        fence_ttl_ms: TTL for the fencing counter (0 keeps it).
+        fence_ttl_ms: The thread TTL (0 = none), as for :class:`RedisLeaseBackend`.
 
     Example:
         ```python
@@ -128,10 +135,7 @@ class AsyncRedisLeaseBackend(_LeaseCore):
 
     async def arenew(self, lease: Lease, ttl: float) -> bool:
         """Async :meth:`RedisLeaseBackend.renew`."""
-        result = await self._call(
-            "LEASE_RENEW", lease.thread_id, lease.owner, _ttl_ms(ttl), lease.token
-        )
-        return bool(result)
+        return bool(await self._call("LEASE_RENEW", lease.thread_id, *self._renewal(lease, ttl)))
 
     async def arelease(self, lease: Lease) -> None:
         """Async :meth:`RedisLeaseBackend.release`."""

@@ -37,6 +37,7 @@ from langgraph_memory.checkpoint.redis._base import (
     client_defaults,
     client_url_options,
     translate_errors,
+    write_context,
 )
 from langgraph_memory.checkpoint.redis._scripts import SCRIPTS
 from langgraph_memory.checkpoint.redis._wire import DirectLane, pack_command
@@ -165,6 +166,7 @@ class RedisSaver(ThreadedAsyncMethods, BaseRedisSaver):
             schema = self._client.get(_keys.schema_key(self.prefix))
             finish = self._setup_result(info, schema)
             self._load_scripts()
+        self._run(self._migrate_registry_plan())
         self._execute(finish)
 
     def lease_backend(self) -> RedisLeaseBackend:
@@ -204,9 +206,8 @@ class RedisSaver(ThreadedAsyncMethods, BaseRedisSaver):
     ) -> RunnableConfig:
         """Store a checkpoint atomically (blobs only for ``new_versions``)."""
         commands, next_config = self._put_commands(config, checkpoint, metadata, new_versions)
-        follow_up = self._after_put(config, self._execute(commands))
-        if follow_up:
-            self._execute(follow_up)
+        self._execute(commands)
+        self._after_put(config)
         return next_config
 
     def put_writes(
@@ -291,7 +292,7 @@ class RedisSaver(ThreadedAsyncMethods, BaseRedisSaver):
         return builtins.list(pipe.execute())
 
     def _execute(self, commands: Sequence[Command]) -> builtins.list[Any]:
-        with translate_errors(self.where):
+        with translate_errors(self.where, write_context(commands)):
             try:
                 return self._send(commands)
             except NoScriptError:

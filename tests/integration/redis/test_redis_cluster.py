@@ -9,16 +9,18 @@ from __future__ import annotations
 import os
 import signal
 import time
+from typing import Any
 
 import pytest
 from langchain_core.messages import HumanMessage
+from redis import exceptions as redis_errors
 from redis.asyncio.cluster import RedisCluster as AsyncRedisCluster
 from redis.cluster import ClusterNode, RedisCluster
 from redis_saver_helpers import LocalServer, chat_graph, contents
 
 from langgraph_memory.checkpoint.redis import AsyncRedisSaver, RedisSaver
 from langgraph_memory.checkpoint.redis._keys import ThreadKeys
-from langgraph_memory.errors import BackendUnavailableError, StaleWriteError
+from langgraph_memory.errors import BackendUnavailableError, StaleWriteError, ThreadBusyError
 from langgraph_memory.lease._protocol import FENCE_CONFIG_KEY
 
 pytestmark = [pytest.mark.redis, pytest.mark.slow]
@@ -177,3 +179,43 @@ async def test_one_timeout_bounds_a_call_to_a_frozen_cluster_node(
             loaded = await async_saver.aget_tuple(config)
             assert loaded is not None
         assert contents(saver.get_tuple(config).checkpoint["channel_values"])[0] == "hi"
+
+
+def test_cluster_registry_is_written_with_the_put_and_the_lease_guards_writes(
+    redis_cluster_nodes: list[tuple[str, int]],
+) -> None:
+    """Each thread's slot registry shares its slot, so the PUT script registers the thread
+    atomically even on a cluster: a put whose reply is lost, then retried, stays listed.
+    The lease guard works there too (the lease key is in the same slot)."""
+    nodes = [ClusterNode(host, port) for host, port in redis_cluster_nodes]
+    client = RedisCluster(startup_nodes=nodes)
+    try:
+        saver = RedisSaver(client, prefix="clreg")
+        saver.setup()
+        graph = chat_graph(saver)
+        for thread in THREADS:
+            keys = ThreadKeys.build("clreg", thread)
+            assert {client.keyslot(k) for k in keys.script} == {client.keyslot(keys.idx)}
+            original = saver._send
+
+            def reply_lost(commands: Any, original: Any = original) -> Any:
+                saver._send = original  # type: ignore[method-assign]
+                original(commands)
+                raise redis_errors.ConnectionError("reply lost (injected)")
+
+            saver._send = reply_lost  # type: ignore[method-assign]
+            config = {"configurable": {"thread_id": thread}}
+            with pytest.raises(BackendUnavailableError):
+                graph.invoke({"messages": [HumanMessage(content="hi")]}, config)
+            graph.invoke({"messages": [HumanMessage(content="retry")]}, config)
+        listed = {t.config["configurable"]["thread_id"] for t in saver.list(None)}
+        assert listed == set(THREADS)
+
+        lease = saver.lease_backend().try_acquire("beta", "worker-a", ttl=5.0)
+        assert lease is not None
+        with pytest.raises(ThreadBusyError, match="'beta'"):
+            graph.invoke(
+                {"messages": [HumanMessage(content="b")]}, {"configurable": {"thread_id": "beta"}}
+            )
+    finally:
+        client.close()

@@ -166,12 +166,13 @@ def test_delete_cannot_be_undone_by_a_late_writer(
     assert data_keys(raw_redis, saver, "doomed") == {}
     assert list(saver.list(None)) == []
 
-    # retrying its acquire cannot launder the stale token into a current one
-    assert leases.try_acquire("doomed", "worker-a", ttl=30.0) == lease
-    # a fresh lease after the delete gets a newer token and may write again
-    leases.release(lease)
-    fresh = leases.try_acquire("doomed", "worker-b", ttl=30.0)
+    # the delete freed the lease (as on Postgres): re-acquiring, even by the same owner,
+    # yields a newer token -- the stale one never becomes current again
+    leases.release(lease)  # a no-op now
+    fresh = leases.try_acquire("doomed", "worker-a", ttl=30.0)
     assert fresh is not None and fresh.token > lease.token
+    with pytest.raises(StaleWriteError):
+        graph.invoke({"messages": [HumanMessage(content="zombie")]}, fenced("doomed", lease.token))
     graph.invoke({"messages": [HumanMessage(content="reborn")]}, fenced("doomed", fresh.token))
     assert contents(graph.get_state({"configurable": {"thread_id": "doomed"}}).values)[0] == (
         "reborn"

@@ -17,6 +17,7 @@ from langgraph.checkpoint.base import empty_checkpoint
 from redis_saver_helpers import chat_graph, contents, scan_keys
 
 from langgraph_memory.checkpoint.redis import AsyncRedisSaver, RedisSaver
+from langgraph_memory.checkpoint.redis._keys import SCHEMA_VERSION
 from langgraph_memory.errors import ConfigurationError, InvalidFilterError
 
 pytestmark = pytest.mark.redis
@@ -92,10 +93,11 @@ async def test_async_setup_is_awaitable_and_asetup_is_an_alias(
 ) -> None:
     async with AsyncRedisSaver.from_conn_string(redis_url, prefix=redis_prefix) as saver:
         await saver.setup()
-        assert raw_redis.get(f"{redis_prefix}:schema") == b"1"
+        layout = str(SCHEMA_VERSION).encode()
+        assert raw_redis.get(f"{redis_prefix}:schema") == layout
         raw_redis.delete(f"{redis_prefix}:schema")
         await saver.asetup()
-        assert raw_redis.get(f"{redis_prefix}:schema") == b"1"
+        assert raw_redis.get(f"{redis_prefix}:schema") == layout
 
 
 async def test_async_saver_rejects_surrogates(async_saver: AsyncRedisSaver) -> None:

@@ -70,10 +70,10 @@ def test_ttl_applies_to_every_key_of_a_thread(
             limit = 30_000 if key.endswith(b":lease") else 5 * 60_000
             assert 0 < ttl_ms <= limit, (key, ttl_ms)
 
-        # every key of the test prefix expires (the registry and schema keys are per-prefix
-        # bookkeeping, not thread data)
+        # every key of the test prefix expires (the slot registries, the slot list and the
+        # schema key are per-prefix bookkeeping, not thread data)
         for key in scan_keys(raw_redis, redis_prefix):
-            if key.endswith((b":threads", b":schema")):
+            if key.endswith((b":threads", b":slots", b":schema")):
                 continue
             assert raw_redis.pttl(key) > 0, key
 
@@ -92,7 +92,7 @@ def test_ttl_applies_to_every_key_of_a_thread(
         time.sleep(0.05)
         assert saver.get_tuple(config) is None
         assert list(saver.list(None)) == []
-        assert raw_redis.zcard(f"{redis_prefix}:threads") == 0
+        assert raw_redis.zcard(saver._thread_keys("ttl-thread").registry) == 0
 
 
 def test_keep_last_retention_and_blob_garbage_collection(

@@ -378,19 +378,32 @@ def test_async_only_backend_refuses_sync_runs(backend: InMemoryLeaseBackend) -> 
         graph.invoke({"log": []}, cfg("ao"))
 
 
-def test_with_config_stays_leased_and_unleased_run_methods_refuse(
+def test_derived_runnables_stay_leased_and_stream_events_refuses(
     backend: InMemoryLeaseBackend,
 ) -> None:
     graph = with_thread_lease(build_graph(InMemorySaver(), Recorder()), backend)
     configured = graph.with_config(recursion_limit=10)
     assert isinstance(configured, ThreadLeasedGraph)
+    assert isinstance(graph.copy(), ThreadLeasedGraph)
     holder = backend.try_acquire("wc", "other", 30)
     assert holder is not None
-    with pytest.raises(ThreadBusyError):
-        configured.invoke({"log": []}, cfg("wc"))
-    with pytest.raises(ConfigurationError, match=r"stream_events\(\) would run the graph without"):
+    runs = {
+        "with_config": lambda: configured.invoke({"log": []}, cfg("wc")),
+        "with_retry": lambda: graph.with_retry(stop_after_attempt=2).invoke({"log": []}, cfg("wc")),
+        "with_fallbacks": lambda: graph.with_fallbacks([graph]).invoke({"log": []}, cfg("wc")),
+        "pipe": lambda: (graph | (lambda out: out)).invoke({"log": []}, cfg("wc")),
+        "map": lambda: graph.map().invoke([{"log": []}], cfg("wc")),
+        "transform": lambda: list(graph.transform(iter([{"log": []}]), cfg("wc"))),
+        "batch_as_completed": lambda: list(graph.batch_as_completed([{"log": []}], cfg("wc"))),
+    }
+    for name, run in runs.items():
+        with pytest.raises(ThreadBusyError):
+            run()
+            pytest.fail(f"{name} ran without the lease")
+    with pytest.raises(ConfigurationError, match=r"stream_events\(\) would run the graph outside"):
         graph.stream_events({"log": []}, cfg("wc"))
-    assert graph.get_graph().nodes.keys() >= {"work", "after"}  # other attributes pass through
+    assert graph.get_graph().nodes.keys() >= {"work", "after"}  # descriptions pass through
+    assert graph.get_name() == graph.graph.get_name()
 
 
 async def test_astream_events_runs_under_the_lease(backend: InMemoryLeaseBackend) -> None:

@@ -16,9 +16,11 @@ from langgraph_memory.checkpoint.postgres import _common, _read, _retention, _sq
 from langgraph_memory.checkpoint.postgres._common import Stmt
 from langgraph_memory.checkpoint.postgres._retention import CheckpointShape, plan_keep_last
 from langgraph_memory.errors import (
+    CheckpointIntegrityError,
     ConfigurationError,
     InvalidConnectionStringError,
     StaleWriteError,
+    ThreadBusyError,
 )
 from langgraph_memory.lease._protocol import FENCE_CONFIG_KEY
 
@@ -151,7 +153,7 @@ def test_setup_program_applies_official_then_our_migrations() -> None:
 # ----------------------------------------------------------------------------- puts and fences
 
 
-def test_put_program_touches_activity_then_checks_fence_then_writes() -> None:
+def test_fenced_put_is_one_guarded_statement() -> None:
     saver = BasePostgresSaver()
     checkpoint = empty_checkpoint()
     checkpoint["channel_values"] = {"messages": ["hi"], "count": 3}
@@ -161,36 +163,62 @@ def test_put_program_touches_activity_then_checks_fence_then_writes() -> None:
         saver, config, checkpoint, {"source": "input", "step": -1}, {"messages": "1", "count": "1"}
     )
     assert next_config["configurable"]["checkpoint_id"] == checkpoint["id"]
-    seen, _ = drive(program, {"lgm_thread_leases": [{"token": 5}]})
-    assert [s.sql for s in seen] == [
-        _sql.TOUCH_ACTIVITY,
-        _sql.FENCE_TOKEN,
-        _sql.put_checkpoint(1, touch=False),
-    ]
-    assert not any(s.alone for s in seen)  # a fenced put needs its transaction
-    params = seen[2].params
-    assert params[:4] == ("t", "", "messages", "1")  # the int stays inline
+    seen, _ = drive(program, {"lgm_write_guard": [{"refusal": None}]})
+    assert [s.sql for s in seen] == [_sql.put_checkpoint(1)]
+    assert seen[0].alone and seen[0].fetch  # fenced or not: one round trip, autocommit
+    params = seen[0].params
+    assert params[:4] == ("t", "", 5, None)  # guard: thread, ns, token, parent (none reused)
+    assert params[4:9] == ("t", "t", "", "messages", "1")  # touch, then the blob; int inline
     assert params[-6:-2] == ("t", "", checkpoint["id"], None)
     assert params[-2].obj["channel_values"] == {"count": 3}
 
 
-def test_unfenced_put_is_one_statement_that_touches_before_writing() -> None:
+def test_put_statement_guards_before_it_touches_and_writes() -> None:
     saver = BasePostgresSaver()
     checkpoint = empty_checkpoint()
-    checkpoint["channel_values"] = {"a": ["x"], "b": {"k": 1}, "n": None}
+    checkpoint["channel_values"] = {"a": ["x"], "b": {"k": 1}, "n": None, "kept": [1], "i": 2}
+    checkpoint["channel_versions"] = {"a": "2", "b": "3", "kept": "1", "i": "1"}
     config = {"configurable": {"thread_id": 9, "checkpoint_ns": "", "checkpoint_id": "p"}}
     program, _ = _common.put_program(saver, config, checkpoint, {}, {"a": "2", "b": "3"})
-    seen, _ = drive(program, {})
+    seen, _ = drive(program, {"lgm_write_guard": [{"refusal": None}]})
     assert len(seen) == 1 and seen[0].alone
     sql = seen[0].sql
-    assert sql == _sql.put_checkpoint(2)
-    # each step waits for the previous one: touch -> blobs -> checkpoint row
-    assert sql.index("touched AS") < sql.index("blobs AS") < sql.index("INSERT INTO checkpoints")
+    assert sql == _sql.put_checkpoint(2, reused=1)
+    # each step waits for the previous one: guard -> touch -> blobs -> checkpoint row
+    order = ["guard AS", "touched AS", "blobs AS", "INSERT INTO checkpoints"]
+    assert [sql.index(part) for part in order] == sorted(sql.index(part) for part in order)
+    assert sql.count("(SELECT verdict[1] FROM guard) = 'ok'") == 3
     assert "FROM touched) >= 0" in sql and "FROM blobs) >= 0" in sql
     params = seen[0].params
-    assert params[0] == "9" and sql.count("%s") == len(params)
-    assert [params[3], params[7]] == ["a", "b"]
+    # the parent and the reused blob-backed channel ("kept"; the int "i" is inline) are checked
+    assert params[:6] == ("9", "", None, "p", "kept", "1")
+    assert sql.count("%s") == len(params)
+    assert [params[9], params[13]] == ["a", "b"]
     assert params[-3] == "p"
+
+
+@pytest.mark.parametrize(
+    ("verdict", "error", "match"),
+    [
+        (["busy"], ThreadBusyError, r"'t' is leased by another worker.*with_thread_lease"),
+        (["stale", "5"], StaleWriteError, r"token 4.*current token is 5"),
+        (["parent"], CheckpointIntegrityError, r"parent checkpoint 'p' no longer exists"),
+        (["blobs", "kept"], CheckpointIntegrityError, r"channel\(s\) 'kept', which"),
+    ],
+)
+def test_a_refused_put_raises_the_guards_error(
+    verdict: list[str], error: type[Exception], match: str
+) -> None:
+    saver = BasePostgresSaver()
+    checkpoint = empty_checkpoint()
+    checkpoint["channel_values"] = {"kept": [1]}
+    checkpoint["channel_versions"] = {"kept": "1"}
+    config = {
+        "configurable": {"thread_id": "t", "checkpoint_id": "p", FENCE_CONFIG_KEY: 4},
+    }
+    program, _ = _common.put_program(saver, config, checkpoint, {}, {})
+    with pytest.raises(error, match=match):
+        drive(program, {"lgm_write_guard": [{"refusal": verdict}]})
 
 
 def test_put_with_more_blobs_than_one_statement_takes_chunks_in_a_transaction(
@@ -204,34 +232,41 @@ def test_put_with_more_blobs_than_one_statement_takes_chunks_in_a_transaction(
     program, _ = _common.put_program(
         saver, {"configurable": {"thread_id": "t"}}, checkpoint, {}, versions
     )
-    seen, _ = drive(program, {})
+    seen, _ = drive(program, {"lgm_write_guard": [{"refusal": None}]})
     assert [s.sql for s in seen] == [
-        _sql.TOUCH_ACTIVITY,
+        _sql.write_guard(0),
         _sql.put_blobs(2),
         _sql.put_blobs(2),
         _sql.put_blobs(1),
-        _sql.put_checkpoint(0, touch=False),
+        _sql.put_checkpoint(0, guarded=False),
     ]
     assert not any(s.alone for s in seen)
     assert [s.params[2] for s in seen[1:4]] == ["c0", "c2", "c4"]
+    with pytest.raises(ThreadBusyError):  # refused before the first chunk
+        program, _ = _common.put_program(
+            saver, {"configurable": {"thread_id": "t"}}, checkpoint, {}, versions
+        )
+        drive(program, {"lgm_write_guard": [{"refusal": ["busy"]}]})
 
 
-def test_put_writes_is_one_statement_and_upserts_keep_the_last_special_write() -> None:
+def test_put_writes_is_one_guarded_statement_and_upserts_keep_the_last_special_write() -> None:
     saver = BasePostgresSaver()
     config = {"configurable": {"thread_id": "t", "checkpoint_ns": "", "checkpoint_id": "c"}}
+    ok = {"lgm_write_guard": [{"refusal": None}]}
     seen, _ = drive(
-        _common.put_writes_program(saver, config, [("x", 1), ("y", 2)], "task", "p"), {}
+        _common.put_writes_program(saver, config, [("x", 1), ("y", 2)], "task", "p"), ok
     )
     assert [s.sql for s in seen] == [_sql.put_writes(2, upsert=False)]
-    assert seen[0].alone and seen[0].params[:7] == ["t", "", "c", "task", "p", 0, "x"]
+    assert seen[0].alone and seen[0].params[:3] == ["t", "", None]  # the guard: no parent
+    assert seen[0].params[3:10] == ["t", "", "c", "task", "p", 0, "x"]
     seen, _ = drive(
         _common.put_writes_program(
             saver, config, [(INTERRUPT, "first"), (INTERRUPT, "second")], "task", ""
         ),
-        {},
+        ok,
     )
     assert [s.sql for s in seen] == [_sql.put_writes(1, upsert=True)]
-    assert saver.serde.loads_typed((seen[0].params[7], seen[0].params[8])) == "second"
+    assert saver.serde.loads_typed((seen[0].params[10], seen[0].params[11])) == "second"
     seen, _ = drive(_common.put_writes_program(saver, config, [], "task", ""), {})
     assert seen == []
 
@@ -239,9 +274,6 @@ def test_put_writes_is_one_statement_and_upserts_keep_the_last_special_write() -
 def test_stale_fence_stops_the_program_before_any_write() -> None:
     saver = BasePostgresSaver()
     config = {"configurable": {"thread_id": "t", "checkpoint_ns": "", FENCE_CONFIG_KEY: 4}}
-    program, _ = _common.put_program(saver, config, empty_checkpoint(), {}, {})
-    with pytest.raises(StaleWriteError, match=r"token 4.*current token is 5"):
-        drive(program, {"lgm_thread_leases": [{"token": 5}]})
     writes = _common.put_writes_program(
         saver,
         {**config, "configurable": {**config["configurable"], "checkpoint_id": "c"}},
@@ -249,8 +281,8 @@ def test_stale_fence_stops_the_program_before_any_write() -> None:
         "task",
         "",
     )
-    with pytest.raises(StaleWriteError, match="current token is None"):
-        drive(writes, {})
+    with pytest.raises(StaleWriteError, match="current token is none"):
+        drive(writes, {"lgm_write_guard": [{"refusal": ["stale", "none"]}]})
 
 
 def test_fence_token_validation() -> None:
@@ -261,11 +293,11 @@ def test_fence_token_validation() -> None:
             _common.fence_token({"configurable": {FENCE_CONFIG_KEY: bad}})
 
 
-def test_delete_program_bumps_tokens_in_the_same_transaction() -> None:
+def test_delete_program_locks_then_bumps_tokens_in_the_same_transaction() -> None:
     seen, _ = drive(_common.delete_threads_program(["a", "b"]), {})
-    assert seen[0].sql == _sql.ACTIVITY_FORGET and seen[1].sql == _sql.BUMP_TOKENS
+    assert [s.sql for s in seen[:3]] == [_sql.LOCK_THREADS, _sql.ACTIVITY_FORGET, _sql.BUMP_TOKENS]
     assert all(s.params == (["a", "b"],) for s in seen)
-    assert len(seen) == 5
+    assert len(seen) == 6
 
 
 def test_delete_for_runs_collects_only_unreferenced_blobs() -> None:
@@ -279,11 +311,21 @@ def test_delete_for_runs_collects_only_unreferenced_blobs() -> None:
     ]
     seen, count = drive(
         _common.delete_for_runs_program(["run"]),
-        {"RETURNING": deleted, "jsonb_each_text": [{"channel": "y", "version": "1"}]},
+        {
+            "SELECT DISTINCT thread_id": [{"thread_id": "t"}],
+            "RETURNING": deleted,
+            "jsonb_each_text": [{"channel": "y", "version": "1"}],
+        },
     )
     assert count == 1
+    # erasure: lock the affected threads, delete, then fence their holders out
+    assert [s.sql for s in seen[:3]] == [_sql.RUN_THREADS, _sql.LOCK_THREADS, _sql.RUN_CHECKPOINTS]
+    assert seen[2].params == (["run"], ["t"])
     gc = [s for s in seen if s.sql == _sql.DELETE_BLOBS_OF_CHANNEL]
     assert [s.params for s in gc] == [("t", "", "x", ["2"])]
+    assert seen[-1].sql == _sql.BUMP_TOKENS and seen[-1].params == (["t"],)
+    seen, count = drive(_common.delete_for_runs_program(["run"]), {})
+    assert count == 0 and [s.sql for s in seen] == [_sql.RUN_THREADS]
 
 
 # ----------------------------------------------------------------------------- configuration

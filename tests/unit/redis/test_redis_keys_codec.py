@@ -16,6 +16,7 @@ from langgraph_memory.checkpoint.redis import _codec, _keys
 from langgraph_memory.checkpoint.redis._base import (
     Command,
     RedisTTL,
+    WriteContext,
     check_server_version,
     client_url_options,
     keep_latest_drops,
@@ -24,9 +25,11 @@ from langgraph_memory.checkpoint.redis._base import (
 from langgraph_memory.checkpoint.redis._scripts import SCRIPT_SHAS, SCRIPTS
 from langgraph_memory.errors import (
     BackendUnavailableError,
+    CheckpointIntegrityError,
     ConfigurationError,
     InvalidConnectionStringError,
     StaleWriteError,
+    ThreadBusyError,
 )
 
 SERDE = JsonPlusSerializer()
@@ -89,10 +92,13 @@ def test_prefix_validation() -> None:
             _keys.validate_prefix(bad)
 
 
-def _load_reply(args: _codec.PutArgs, writes: list[bytes]) -> list[object]:
-    """What the LOAD script returns for a put (built by hand: blobs found in refs order)."""
+def _load_reply(
+    args: _codec.PutArgs, writes: list[bytes], earlier: dict[str, bytes] | None = None
+) -> list[object]:
+    """What the LOAD script returns for a put (built by hand: blobs found in refs order;
+    ``earlier``: blobs an earlier put stored)."""
     fields = _codec.decode_refs(args.refs)[2]
-    stored = dict(zip(args.blobs[::2], args.blobs[1::2], strict=True))
+    stored = {**(earlier or {}), **dict(zip(args.blobs[::2], args.blobs[1::2], strict=True))}
     pairs: list[object] = []
     for field in fields:
         if field in stored:
@@ -116,7 +122,11 @@ def test_put_encoding_roundtrips_through_decode_row() -> None:
     )
     assert args.run_member == _keys.run_member("r-1", args.member)
     writes = _codec.encode_writes(SERDE, "sub:1", checkpoint["id"], "t1", "p", [("x", 1)])
-    decoded = _codec.decode_row(SERDE, "thread", _load_reply(args, [writes[1]]))
+    # "count" is reused from an earlier put: without its blob the row is not whole
+    with pytest.raises(CheckpointIntegrityError, match=r"'count'.*delete_thread"):
+        _codec.decode_row(SERDE, "thread", _load_reply(args, [writes[1]]))
+    earlier = {_keys.blob_field("sub:1", "count", "1"): _codec.encode_blob(SERDE, 3)}
+    decoded = _codec.decode_row(SERDE, "thread", _load_reply(args, [writes[1]], earlier))
     assert decoded.config == {
         "configurable": {
             "thread_id": "thread",
@@ -125,7 +135,7 @@ def test_put_encoding_roundtrips_through_decode_row() -> None:
         }
     }
     assert decoded.parent_config["configurable"]["checkpoint_id"] == "parent-id"  # type: ignore[index]
-    assert decoded.checkpoint["channel_values"] == {"messages": ["hi", {"n": 1}]}
+    assert decoded.checkpoint["channel_values"] == {"messages": ["hi", {"n": 1}], "count": 3}
     assert decoded.checkpoint["channel_versions"] == checkpoint["channel_versions"]
     assert decoded.metadata == metadata
     assert decoded.pending_writes == [("t1", "x", 1)]
@@ -228,8 +238,17 @@ def test_options_validation() -> None:
 def test_error_translation() -> None:
     with pytest.raises(BackendUnavailableError, match="h:1"), translate_errors("h:1"):
         raise redis_errors.ConnectionError("refused")
-    with pytest.raises(StaleWriteError, match="token is 3"), translate_errors("h:1"):
-        raise redis_errors.ResponseError("LGM_STALE the thread fencing token is 3 but ...")
+    context = WriteContext("t1", "put", "", "c2", "c1", ("a", "b"))
+    with pytest.raises(StaleWriteError, match="token is 3"), translate_errors("h:1", context):
+        raise redis_errors.ResponseError("LGM_STALE 3 2")
+    refusals = {
+        "LGM_BUSY script: abc, on @user_script:1.": (ThreadBusyError, r"'t1'.*with_thread_lease"),
+        "LGM_INTEGRITY parent": (CheckpointIntegrityError, r"parent checkpoint 'c1'"),
+        "LGM_INTEGRITY blobs 2": (CheckpointIntegrityError, r"channel\(s\) 'b', which"),
+    }
+    for reply, (error, pattern) in refusals.items():
+        with pytest.raises(error, match=pattern), translate_errors("h:1", context):
+            raise redis_errors.ResponseError(reply)
     with pytest.raises(redis_errors.ResponseError, match="WRONGTYPE"), translate_errors("h:1"):
         raise redis_errors.ResponseError("WRONGTYPE Operation against a key")
 
