@@ -88,6 +88,43 @@ def test_official_saver_reads_our_threads(saver: PostgresSaver) -> None:
     assert contents(graph.get_state(thread("shared")).values)[-1] == "b:again"
 
 
+class _SummaryState(TypedDict):
+    summary: str
+    turns: Annotated[list[str], operator.add]
+
+
+def _summary_graph(checkpointer: Any) -> Any:
+    """A graph whose ``summary`` channel is written once and left unchanged afterwards."""
+
+    def write(state: _SummaryState) -> dict[str, Any]:
+        return {"turns": ["kept"]}
+
+    builder = StateGraph(_SummaryState)
+    builder.add_node("write", write)
+    builder.add_edge(START, "write")
+    builder.add_edge("write", END)
+    return builder.compile(checkpointer=checkpointer)
+
+
+def test_threads_the_official_saver_wrote_continue_under_our_value_rule(
+    saver: PostgresSaver,
+) -> None:
+    """The official saver keeps every primitive inline; ours keeps a long or NUL text in a
+    blob. A thread it wrote, whose long text channel is unchanged in our next put, must
+    continue whole (the write guard must not ask for a blob that never existed)."""
+    official = OfficialPostgresSaver(saver.conn)
+    plain = "long summary " * 200
+    first = _summary_graph(official).invoke({"summary": plain, "turns": []}, thread("old"))
+    assert first["summary"] == plain
+    ours = _summary_graph(saver)
+    second = ours.invoke({"turns": ["again"]}, thread("old"))
+    assert second["summary"] == plain and second["turns"][-1] == "kept"
+    assert ours.get_state(thread("old")).values["summary"] == plain
+    third = ours.invoke({"turns": ["once more"]}, thread("old"))
+    assert third["summary"] == plain
+    assert third["turns"] == ["kept", "again", "kept", "once more", "kept"]
+
+
 def test_copy_thread_then_threads_diverge(saver: PostgresSaver) -> None:
     graph = build_chat_graph(saver)
     graph.invoke(turn("one"), thread("src"))
