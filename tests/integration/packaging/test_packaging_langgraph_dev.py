@@ -68,10 +68,16 @@ async def test_langgraph_dev_from_the_repository_root_uses_our_tables(
         assert checkpoint_rows(postgres_dsn, second["thread_id"]) > 0
         with psycopg.connect(postgres_dsn) as conn:
             memories = conn.execute(
-                "SELECT value->>'content' FROM lgm_memory_items WHERE ns LIKE %s",
-                ("%zhang%",),
+                "SELECT value->>'content' FROM lgm_memory_items WHERE ns = %s",
+                ("memories.zhang.",),
             ).fetchall()
         assert [r[0] for r in memories] == ["User's name is Zhang San."]
+        with psycopg.connect(postgres_dsn) as conn:
+            registry = conn.execute(
+                "SELECT key FROM lgm_memory_items WHERE ns = %s", ("memory_meta.zhang.threads.",)
+            ).fetchall()
+        # the per-user thread registry (what `forget` erases) lists both threads
+        assert {r[0] for r in registry} >= {first["thread_id"], second["thread_id"]}
 
         await client.threads.delete(first["thread_id"])
         assert checkpoint_rows(postgres_dsn, first["thread_id"]) == 0
