@@ -14,9 +14,11 @@ runs. It finds the user's data in two independent ways and erases the union:
   whose text is the user id, and kept only when ``str(metadata["user_id"])`` is exactly
   the id — the same identity rule the nodes use for namespaces.
 
-Then it deletes those threads (``delete_thread``), erases the user's namespaces (on our
-``PostgresMemoryStore``: ``forget()``, which also removes history rows and derived
-memories; on any other ``BaseStore``: every item, deleted) and last the user's
+Then it deletes those threads (``forget_threads`` on our savers: rows, lease and, on
+Postgres, the planner statistics; ``delete_thread`` on any other checkpointer), erases
+the user's namespaces (on our ``PostgresMemoryStore``: ``forget()``, which also removes
+history rows and derived memories; on any other ``BaseStore``: every item, deleted) and
+last the user's
 ``("memory_meta", <user>)`` namespace (reflection cursor and thread registry), so an
 interrupted erasure can simply be run again. Finally it looks again, by both routes and
 thread by thread, and reports whatever is still there (:attr:`ErasureReport.residue`).
@@ -41,7 +43,7 @@ import inspect
 import math
 from collections.abc import AsyncIterator, Generator, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from langgraph.store.base import BaseStore, Item, PutOp
 
@@ -59,7 +61,9 @@ if TYPE_CHECKING:
     from langgraph.checkpoint.base import BaseCheckpointSaver
 
 __all__ = [
+    "AsyncForgetsThreads",
     "ErasureReport",
+    "ForgetsThreads",
     "UserData",
     "afind_user_data",
     "aforget_user",
@@ -96,8 +100,11 @@ class _SearchPage:
 
 
 @dataclass(frozen=True)
-class _DeleteThread:
-    thread_id: str
+class _DeleteThreads:
+    """Erase whole threads (``forget_threads`` where the saver has it, else
+    ``delete_thread`` each)."""
+
+    thread_ids: tuple[str, ...]
 
 
 @dataclass(frozen=True)
@@ -114,7 +121,7 @@ class _Write:
     ops: tuple[PutOp, ...]
 
 
-_Step = _ListThreads | _CountCheckpoints | _SearchPage | _DeleteThread | _Forget | _Write
+_Step = _ListThreads | _CountCheckpoints | _SearchPage | _DeleteThreads | _Forget | _Write
 _Program = Generator[_Step, Any, Any]
 
 
@@ -331,8 +338,8 @@ def _forget(
     native: bool,
 ) -> _Program:
     before = yield from _find(user_id, templates, identity, with_threads)
-    for thread_id in before.threads:
-        yield _DeleteThread(thread_id)
+    if before.threads:
+        yield _DeleteThreads(tuple(before.threads))
     erased = 0
     for namespace in before.namespaces[:-1]:
         erased += yield from _erase_namespace(namespace, native)
@@ -364,6 +371,24 @@ def _forget(
 
 
 # -- shells: run the steps on a store and a checkpointer -------------------------------
+@runtime_checkable
+class ForgetsThreads(Protocol):
+    """A checkpointer that erases threads completely, beyond ``delete_thread`` (ours:
+    on Postgres the planner statistics are resampled too, so ``pg_stats`` quotes nothing
+    of them). :func:`forget_user` uses it when the checkpointer has it."""
+
+    def forget_threads(self, thread_ids: Sequence[str]) -> None:
+        """Delete the threads and every trace of them."""
+
+
+@runtime_checkable
+class AsyncForgetsThreads(Protocol):
+    """Async :class:`ForgetsThreads` (what :func:`aforget_user` uses)."""
+
+    async def aforget_threads(self, thread_ids: Sequence[str]) -> None:
+        """Delete the threads and every trace of them."""
+
+
 def _store_traits(store: BaseStore) -> tuple[bool, bool]:
     """``(has our forget(), search takes include_invalid)``."""
     try:
@@ -425,8 +450,12 @@ def _run(
             reply = _owners(saver.list(None, filter=step.filter))
         elif isinstance(step, _CountCheckpoints):
             reply = sum(1 for _ in saver.list(_thread_config(step.thread_id)))
+        elif isinstance(saver, ForgetsThreads):
+            saver.forget_threads(step.thread_ids)
+            reply = None
         else:
-            saver.delete_thread(step.thread_id)
+            for thread_id in step.thread_ids:
+                saver.delete_thread(thread_id)
             reply = None
 
 
@@ -451,8 +480,12 @@ async def _arun(
             reply = await _aowners(saver.alist(None, filter=step.filter))
         elif isinstance(step, _CountCheckpoints):
             reply = sum([1 async for _ in saver.alist(_thread_config(step.thread_id))])
+        elif isinstance(saver, AsyncForgetsThreads):
+            await saver.aforget_threads(step.thread_ids)
+            reply = None
         else:
-            await saver.adelete_thread(step.thread_id)
+            for thread_id in step.thread_ids:
+                await saver.adelete_thread(thread_id)
             reply = None
 
 

@@ -293,15 +293,17 @@ def stats_containing(dsn: str, marker: str) -> dict[str, int]:
     of every user table that quote ``marker`` (case-insensitive), as ``{table.column: 1}``.
 
     ``ANALYZE`` copies sampled values into ``pg_statistic``; rows deleted since stay quoted
-    there until the next ``ANALYZE`` of the table.
+    there until the next ``ANALYZE`` of the table. A ``bytea`` value (checkpoint blobs) is
+    quoted in hex, so the marker's UTF-8 hex counts too.
     """
     with psycopg.connect(dsn, autocommit=True) as conn:
         rows = conn.execute(
-            "SELECT schemaname, tablename, attname FROM pg_stats "
-            "WHERE schemaname NOT IN ('pg_catalog', 'information_schema') AND strpos(lower("
+            "SELECT schemaname, tablename, attname FROM pg_stats, LATERAL (SELECT lower("
             "concat_ws(' ', most_common_vals::text, histogram_bounds::text, "
-            "most_common_elems::text)), lower(%s)) > 0",
-            (marker,),
+            "most_common_elems::text)) AS quoted) q "
+            "WHERE schemaname NOT IN ('pg_catalog', 'information_schema') AND ("
+            "strpos(quoted, lower(%s)) > 0 OR strpos(quoted, %s) > 0)",
+            (marker, marker.encode().hex()),
         ).fetchall()
     return {f"{schema}.{table}.{column}": 1 for schema, table, column in rows}
 

@@ -204,7 +204,14 @@ SAVER_NOT_WRITES = {
         "read / factory / schema",
     ),
     **dict.fromkeys(
-        ["delete_thread", "adelete_thread", "delete_for_runs", "adelete_for_runs"],
+        [
+            "delete_thread",
+            "adelete_thread",
+            "delete_for_runs",
+            "adelete_for_runs",
+            "forget_threads",
+            "aforget_threads",
+        ],
         "erasure: never refused, fences the holder out (test_erasure_always_wins)",
     ),
     **dict.fromkeys(
@@ -457,7 +464,7 @@ def test_erasure_always_wins_over_a_lease(backend: str, request: pytest.FixtureR
     with sync_saver(where) as saver:
         graph = build_chat_graph(saver)
         leases = saver.lease_backend()
-        for erase in ("delete_thread", "delete_for_runs"):
+        for erase in ("delete_thread", "delete_for_runs", "forget_threads"):
             thread = f"erased-by-{erase}"
             lease = leases.try_acquire(thread, "worker-a", ttl=30.0)
             assert lease is not None
@@ -465,6 +472,8 @@ def test_erasure_always_wins_over_a_lease(backend: str, request: pytest.FixtureR
             graph.invoke(turn_input("secret"), {**fenced, "metadata": {"run_id": f"run-{thread}"}})
             if erase == "delete_thread":
                 saver.delete_thread(thread)
+            elif erase == "forget_threads":
+                saver.forget_threads([thread])
             else:
                 saver.delete_for_runs([f"run-{thread}"])
             assert saver.get_tuple(thread_config(thread)) is None

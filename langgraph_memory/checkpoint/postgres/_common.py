@@ -690,16 +690,23 @@ def put_writes_program(
 
 
 def delete_threads_program(thread_ids: Sequence[str]) -> Program[None]:
-    """Delete whole threads and advance their fencing tokens (one transaction).
+    """Delete whole threads with their lease rows (one transaction).
 
     Erasure always wins: it takes the threads' exclusive locks (waiting for in-flight
     writes), never checks leases, and frees them, so a holder's later writes fail."""
     ids = _config.checked_ids(thread_ids)
     yield Stmt(_sql.LOCK_THREADS, (ids,))
     yield Stmt(_sql.ACTIVITY_FORGET, (ids,))
-    yield Stmt(_sql.BUMP_TOKENS, (ids,))
+    yield Stmt(_sql.FORGET_LEASES, (ids,))
     for sql in _sql.DELETE_THREADS[1:]:
         yield Stmt(sql, (ids,))
+
+
+def forget_threads_program(thread_ids: Sequence[str]) -> Program[None]:
+    """Erasure: :func:`delete_threads_program`, then the checkpoint tables' planner
+    statistics resampled in the same transaction, so ``pg_stats`` quotes nothing of them."""
+    yield from delete_threads_program(thread_ids)
+    yield Stmt(_sql.ANALYZE_CHECKPOINTS)
 
 
 def copy_thread_program(source: str, target: str) -> Program[None]:
@@ -757,7 +764,7 @@ def delete_for_runs_program(run_ids: Sequence[str]) -> Program[int]:
         freed = {(ch, str(ver)) for r in deleted for ch, ver in (r["versions"] or {}).items()}
         yield from _gc_blobs_program(thread_id, ns, freed)
     if rows:
-        yield Stmt(_sql.BUMP_TOKENS, (sorted({row["thread_id"] for row in rows}),))
+        yield Stmt(_sql.REVOKE_LEASES, (sorted({row["thread_id"] for row in rows}),))
     return len(rows)
 
 

@@ -248,7 +248,7 @@ def sweep_ttl_program(ttl_seconds: float, batch: int = SWEEP_BATCH) -> Program[l
     expired = [r["thread_id"] for r in rows]
     if expired:
         yield Stmt(_sql.ACTIVITY_FORGET, (expired,))
-        yield Stmt(_sql.BUMP_TOKENS, (expired,))
+        yield Stmt(_sql.FORGET_LEASES, (expired,))
         for sql in _sql.DELETE_THREADS[1:]:
             yield Stmt(sql, (expired,))
     return expired

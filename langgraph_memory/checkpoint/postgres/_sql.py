@@ -27,7 +27,7 @@ from langgraph.checkpoint.serde.types import TASKS
 __all__ = [
     "ACQUIRE_LEASE",
     "ACTIVITY_FORGET",
-    "BUMP_TOKENS",
+    "ANALYZE_CHECKPOINTS",
     "CLAIM_EXPIRED_THREADS",
     "COPY_BLOBS",
     "COPY_CHECKPOINTS",
@@ -36,6 +36,7 @@ __all__ = [
     "DELETE_CHECKPOINTS_BY_IDS",
     "DELETE_THREADS",
     "DELETE_WRITES_BY_IDS",
+    "FORGET_LEASES",
     "GET_TUPLE_BY_ID",
     "GET_TUPLE_LATEST",
     "LGM_INSERT_VERSION",
@@ -57,6 +58,7 @@ __all__ = [
     "RELEASE_LEASE",
     "RENEW_LEASE",
     "RETENTION_GUARD",
+    "REVOKE_LEASES",
     "RUN_CHECKPOINTS",
     "RUN_THREADS",
     "SET_PARENT_NULL",
@@ -188,6 +190,13 @@ SELECT DISTINCT thread_id, now() FROM checkpoints
 ON CONFLICT (thread_id) DO NOTHING""",
     _WRITE_GUARD_FUNCTION,
     _RETENTION_GUARD_FUNCTION,
+    # fencing tokens from one sequence: a token is never handed out twice, for any thread,
+    # so deleting a thread can delete its lease row too (no tombstone naming the thread)
+    "CREATE SEQUENCE IF NOT EXISTS lgm_lease_tokens AS bigint",
+    "SELECT setval('lgm_lease_tokens', COALESCE((SELECT max(token) FROM lgm_thread_leases), 0)"
+    " + 1, false)",
+    # the tombstones earlier versions kept for deleted threads (and released leases)
+    "DELETE FROM lgm_thread_leases WHERE expires_at < clock_timestamp()",
 ]
 """Our own migrations; the list position is the version. Append only."""
 
@@ -425,15 +434,27 @@ DELETE_THREADS: tuple[str, ...] = (
 )
 """Everything of the given threads (one ``text[]`` parameter each)."""
 
-BUMP_TOKENS = """
-INSERT INTO lgm_thread_leases AS l (thread_id, owner, token, expires_at)
-SELECT t, '', 1, '-infinity'::timestamptz FROM unnest(%s::text[]) AS t
-ON CONFLICT (thread_id) DO UPDATE
-SET token = l.token + 1, owner = '', expires_at = '-infinity'::timestamptz
+FORGET_LEASES = "DELETE FROM lgm_thread_leases WHERE thread_id = ANY(%s)"
+"""Drop the lease rows of deleted threads: a holder's later writes are refused (its token
+is no longer the thread's), and the next acquisition draws a token from
+``lgm_lease_tokens``, above every token issued before -- nothing names the thread after."""
+
+REVOKE_LEASES = """
+UPDATE lgm_thread_leases
+SET token = nextval('lgm_lease_tokens'), owner = '', expires_at = '-infinity'::timestamptz
+WHERE thread_id = ANY(%s)
 """
-"""Advance the fencing token of deleted threads (and free their leases)."""
+"""Free the leases of threads that lost checkpoints but live on (``delete_for_runs``): the
+holder's later writes are refused."""
 
 ACTIVITY_FORGET = "DELETE FROM lgm_thread_activity WHERE thread_id = ANY(%s)"
+
+ANALYZE_CHECKPOINTS = (
+    "ANALYZE checkpoints, checkpoint_blobs, checkpoint_writes, lgm_thread_activity, "
+    "lgm_thread_leases"
+)
+"""Resample the planner statistics of every checkpoint table: ``pg_stats`` quotes sampled
+values (thread ids, metadata, blobs) until the next ``ANALYZE``."""
 
 RUN_THREADS = "SELECT DISTINCT thread_id FROM checkpoints WHERE metadata ->> 'run_id' = ANY(%s)"
 """The threads holding checkpoints of the given runs (to lock before deleting)."""
@@ -571,13 +592,15 @@ WITH locked AS MATERIALIZED (
     SELECT pg_advisory_xact_lock({THREAD_LOCK_CLASS}, hashtext(%s::text)) AS done
 )
 INSERT INTO lgm_thread_leases AS l (thread_id, owner, token, expires_at)
-SELECT %s, %s, 1, clock_timestamp() + make_interval(secs => %s) FROM locked
+SELECT %s, %s, nextval('lgm_lease_tokens'), clock_timestamp() + make_interval(secs => %s)
+FROM locked
 ON CONFLICT (thread_id) DO UPDATE
-SET owner = EXCLUDED.owner, token = l.token + 1, expires_at = EXCLUDED.expires_at
+SET owner = EXCLUDED.owner, token = EXCLUDED.token, expires_at = EXCLUDED.expires_at
 WHERE l.expires_at < clock_timestamp()
 RETURNING token
 """
-"""Compare-and-set: take the lease only if absent or expired; returns the new token.
+"""Compare-and-set: take the lease only if absent or expired; returns the new token (from
+``lgm_lease_tokens``: larger than any token issued before, for any thread).
 Parameters: thread id, thread id, owner, ttl seconds. The exclusive thread lock first:
 the acquisition waits for in-flight writes, and every write after it sees the lease."""
 

@@ -204,8 +204,20 @@ class AsyncPostgresSaver(_OfficialAsyncPostgresSaver):
             _common.put_writes_program(self, config, writes, task_id, task_path)
         )
 
+    async def aforget_threads(self, thread_ids: Sequence[str]) -> None:
+        """Erase threads: delete them in one transaction and resample the checkpoint
+        tables' planner statistics (see ``PostgresSaver.forget_threads``)."""
+        ids = _config.checked_ids(thread_ids)
+        if ids:
+            await self._connector.run(_common.forget_threads_program(ids))
+
+    def forget_threads(self, thread_ids: Sequence[str]) -> None:
+        """Sync bridge to :meth:`aforget_threads` (call from a non-loop thread)."""
+        self._bridge(self.aforget_threads(thread_ids))
+
     async def adelete_thread(self, thread_id: str) -> None:
-        """Delete a thread (all namespaces) and advance its fencing token, atomically."""
+        """Delete a thread (all namespaces) with its lease, atomically; a holder's later
+        writes are refused."""
         thread_id = _config.checked_thread_id(thread_id)
         await self._connector.run(_common.delete_threads_program([thread_id]))
 

@@ -1,13 +1,14 @@
 """Per-thread leases with fencing tokens in Postgres (table ``lgm_thread_leases``).
 
-A lease row is taken with one compare-and-set statement
-(``INSERT ... ON CONFLICT DO UPDATE ... WHERE expires_at < now() RETURNING token``), so
-two workers can never both hold a thread; the token grows by one on every acquisition
-and on every ``delete_thread``. The acquisition first takes the thread's exclusive
-advisory lock, so it waits for writes in flight and every later write sees it. The
-savers' write guard (in the same statement as each write) refuses a write without the
-holder's token while the lease is live, and one whose token is not current (see
-:mod:`langgraph_memory.checkpoint._guard`). The table and the guard are created by
+A lease row is taken with one compare-and-set statement (``INSERT ... ON CONFLICT DO UPDATE
+... WHERE expires_at < now() RETURNING token``), so two workers can never both hold a
+thread; every acquisition draws its token from one sequence (``lgm_lease_tokens``), so a
+token is never handed out twice, for any thread, and ``delete_thread`` drops the thread's
+lease row with its data. The acquisition first takes the thread's exclusive advisory lock,
+so it waits for writes in flight and every later write sees it. The savers' write guard (in
+the same statement as each write) refuses a write without the holder's token while the lease
+is live, and one whose token is not current (see :mod:`langgraph_memory.checkpoint._guard`).
+The table and the guard are created by
 ``PostgresSaver.setup()`` / ``AsyncPostgresSaver.setup()``.
 """
 

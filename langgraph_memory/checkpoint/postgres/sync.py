@@ -213,8 +213,24 @@ class PostgresSaver(ThreadedAsyncMethods, _OfficialPostgresSaver):
         """Store a task's pending writes atomically and idempotently (fenced like ``put``)."""
         self._connector.run(_common.put_writes_program(self, config, writes, task_id, task_path))
 
+    def forget_threads(self, thread_ids: Sequence[str]) -> None:
+        """Erase threads: delete them (as :meth:`delete_thread`) in one transaction and
+        resample the checkpoint tables' planner statistics (``ANALYZE``), so nothing of
+        them is left in any row or in ``pg_stats``. What :func:`~langgraph_memory.forget_user`
+        uses; costs one ``ANALYZE`` of the checkpoint tables (sampled, bounded).
+
+        Example:
+            ```python
+            saver.forget_threads(["thread-1", "thread-2"])
+            ```
+        """
+        ids = _config.checked_ids(thread_ids)
+        if ids:
+            self._connector.run(_common.forget_threads_program(ids))
+
     def delete_thread(self, thread_id: str) -> None:
-        """Delete a thread (all namespaces) and advance its fencing token, atomically.
+        """Delete a thread (all namespaces) with its lease, atomically; a holder's later
+        writes are refused.
 
         Example:
             ```python

@@ -347,12 +347,15 @@ touch(ARGV[1])
 return out
 """
 
-# ARGV: fence ttl ms ('0' = none), thread id. Erasure: never refused by a lease.
-# Returns the thread's new fencing token.
+# ARGV: fence ttl ms (unused), thread id. Erasure: never refused by a lease, and nothing
+# named after the thread is left -- the fencing counter goes too. A holder's later writes
+# are still refused (its token is not the missing counter's), and the thread's next lease
+# restarts the counter at the server clock, above every token handed out before (as after
+# a TTL expiry). Returns 1.
 _DELETE_THREAD = r"""
-redis.call('DEL', IDX, CP, REFS, BLOBS, W, WK, RUNS)
+redis.call('DEL', IDX, CP, REFS, BLOBS, W, WK, RUNS, FENCE, LEASE)
 redis.call('ZREM', REG, ARGV[2])
-return fence_out(ARGV[1])
+return 1
 """
 
 # ARGV: members to delete (the caller read them from a snapshot; newer ones survive).

@@ -22,6 +22,7 @@ from redis.asyncio import Redis as AsyncRedis
 from redis.asyncio.cluster import RedisCluster as AsyncRedisCluster
 from redis.exceptions import NoScriptError
 
+from langgraph_memory.checkpoint import _config
 from langgraph_memory.checkpoint.redis import _codec, _keys
 from langgraph_memory.checkpoint.redis._base import (
     CLUSTER_RETRIED_ERRORS,
@@ -227,8 +228,17 @@ class AsyncRedisSaver(BaseRedisSaver):
         (rows,) = await self._execute(self._delta_commands(config, channels))
         return _codec.decode_delta_history(self.serde, channels, rows)
 
+    async def aforget_threads(self, thread_ids: Sequence[str]) -> None:
+        """Erase threads (:meth:`adelete_thread` each; Redis keeps no statistics)."""
+        for thread_id in _config.checked_ids(thread_ids):
+            await self.adelete_thread(thread_id)
+
+    def forget_threads(self, thread_ids: Sequence[str]) -> None:
+        """Sync bridge of :meth:`aforget_threads`."""
+        self._bridge(self.aforget_threads(thread_ids))
+
     async def adelete_thread(self, thread_id: str) -> None:
-        """Delete the thread (all namespaces) and advance its fencing token."""
+        """Delete the thread (all namespaces) with its fencing counter and lease."""
         await self._execute(self._delete_thread_commands(thread_id))
 
     async def adelete_for_runs(self, run_ids: Sequence[str]) -> None:

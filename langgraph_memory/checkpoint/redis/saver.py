@@ -23,6 +23,7 @@ from redis import exceptions as redis_errors
 from redis.cluster import RedisCluster
 from redis.exceptions import NoScriptError
 
+from langgraph_memory.checkpoint import _config
 from langgraph_memory.checkpoint._threaded import ThreadedAsyncMethods
 from langgraph_memory.checkpoint.redis import _codec, _keys
 from langgraph_memory.checkpoint.redis._base import (
@@ -230,9 +231,20 @@ class RedisSaver(ThreadedAsyncMethods, BaseRedisSaver):
         (rows,) = self._execute(self._delta_commands(config, channels))
         return _codec.decode_delta_history(self.serde, channels, rows)
 
+    def forget_threads(self, thread_ids: Sequence[str]) -> None:
+        """Erase threads (:meth:`delete_thread` each; Redis keeps no statistics). What
+        :func:`~langgraph_memory.forget_user` uses."""
+        for thread_id in _config.checked_ids(thread_ids):
+            self.delete_thread(thread_id)
+
+    async def aforget_threads(self, thread_ids: Sequence[str]) -> None:
+        """:meth:`forget_threads` in a worker thread."""
+        await asyncio.to_thread(self.forget_threads, thread_ids)
+
     def delete_thread(self, thread_id: str) -> None:
-        """Delete every checkpoint, blob and write of the thread (all namespaces) and
-        advance its fencing token, so late writes from older leases are rejected."""
+        """Delete every checkpoint, blob and write of the thread (all namespaces), its
+        fencing counter and lease: no key names the thread after, and late writes from
+        older leases are refused."""
         self._execute(self._delete_thread_commands(thread_id))
 
     def delete_for_runs(self, run_ids: Sequence[str]) -> None:

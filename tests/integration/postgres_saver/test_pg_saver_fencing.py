@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 
+import psycopg
 import pytest
 from pg_saver_helpers import build_chat_graph, count_rows, thread, turn
 
@@ -24,14 +25,14 @@ def test_lease_compare_and_set_and_tokens(saver: PostgresSaver) -> None:
     assert isinstance(leases, PostgresLeaseBackend) and isinstance(leases, LeaseBackend)
 
     first = leases.try_acquire("t", "worker-a", ttl=30)
-    assert first is not None and first.token == 1 and first.owner == "worker-a"
+    assert first is not None and first.token >= 1 and first.owner == "worker-a"
     assert leases.try_acquire("t", "worker-b", ttl=30) is None  # held
     assert leases.renew(first, ttl=30) is True
     assert leases.try_acquire("other", "worker-b", ttl=30) is not None  # per thread
 
     leases.release(first)
     second = leases.try_acquire("t", "worker-b", ttl=30)
-    assert second is not None and second.token == 2
+    assert second is not None and second.token > first.token
     assert leases.renew(first, ttl=30) is False  # old holder lost it
     leases.release(first)  # not the holder: no-op
     assert leases.try_acquire("t", "worker-c", ttl=30) is None
@@ -47,7 +48,7 @@ def test_lease_compare_and_set_and_tokens(saver: PostgresSaver) -> None:
     assert again is not None
     time.sleep(0.3)
     taker = leases.try_acquire("exp", "worker-b", ttl=30)
-    assert taker is not None and taker.token == again.token + 1
+    assert taker is not None and taker.token > again.token
     assert leases.renew(again, ttl=30) is False
 
     with pytest.raises(ConfigurationError, match="ttl"):
@@ -56,14 +57,47 @@ def test_lease_compare_and_set_and_tokens(saver: PostgresSaver) -> None:
         leases.try_acquire("t", "", ttl=1)
 
 
-def test_delete_thread_advances_token_and_frees_lease(saver: PostgresSaver) -> None:
+def test_delete_thread_frees_the_lease_and_fences_the_holder_out(saver: PostgresSaver) -> None:
     leases = saver.lease_backend()
     lease = leases.try_acquire("t", "worker-a", ttl=30)
     assert lease is not None
     saver.delete_thread("t")
     assert leases.renew(lease, ttl=30) is False
     after = leases.try_acquire("t", "worker-b", ttl=30)
-    assert after is not None and after.token == lease.token + 2  # delete + acquire
+    assert after is not None and after.token > lease.token
+
+
+def test_delete_thread_leaves_nothing_naming_the_thread(saver: PostgresSaver) -> None:
+    """Erasure is complete: the lease row goes with the thread (tokens come from one
+    sequence, so no tombstone is needed to keep the next token above the old ones)."""
+    dsn = saver.conn.conninfo  # type: ignore[union-attr]
+    graph = build_chat_graph(saver)
+    leases = saver.lease_backend()
+    lease = leases.try_acquire("zhang-private-thread", "worker-a", ttl=30)
+    assert lease is not None
+    config = thread("zhang-private-thread", **{FENCE_CONFIG_KEY: lease.token})
+    graph.invoke(turn("hello"), config)
+    saver.delete_thread("zhang-private-thread")
+    with psycopg.connect(dsn) as conn:
+        tables = [
+            r[0]
+            for r in conn.execute(
+                "SELECT table_name FROM information_schema.tables WHERE table_schema = 'public'"
+            )
+        ]
+        left = {
+            table: conn.execute(
+                f"SELECT count(*) FROM {table} t WHERE t::text LIKE %s",
+                ("%zhang-private-thread%",),
+            ).fetchone()[0]  # type: ignore[index]
+            for table in tables
+        }
+    assert {t: n for t, n in left.items() if n} == {}
+    with pytest.raises(StaleWriteError):  # the old holder is still fenced out
+        graph.invoke(turn("late"), config)
+    assert saver.get_tuple(thread("zhang-private-thread")) is None
+    fresh = leases.try_acquire("zhang-private-thread", "worker-b", ttl=30)
+    assert fresh is not None and fresh.token > lease.token
 
 
 def test_stale_token_write_is_rejected_and_writes_nothing(saver: PostgresSaver) -> None:
@@ -125,7 +159,7 @@ async def test_async_leases_and_fencing(async_saver: AsyncPostgresSaver) -> None
     assert isinstance(leases, AsyncPostgresLeaseBackend)
     assert isinstance(leases, AsyncLeaseBackend)
     lease = await leases.atry_acquire("at", "w1", 30)
-    assert lease is not None and lease.token == 1
+    assert lease is not None and lease.token >= 1
     assert await leases.atry_acquire("at", "w2", 30) is None
     assert await leases.arenew(lease, 30) is True
 
@@ -138,4 +172,32 @@ async def test_async_leases_and_fencing(async_saver: AsyncPostgresSaver) -> None
     assert await leases.arenew(lease, 30) is False
     await leases.arelease(lease)
     fresh = await leases.atry_acquire("at", "w2", 30)
-    assert fresh is not None and fresh.token == 3
+    assert fresh is not None and fresh.token > lease.token
+
+
+def test_upgrade_drops_the_tombstones_of_deleted_threads_and_keeps_tokens_rising(
+    saver: PostgresSaver,
+) -> None:
+    """A database from before the token sequence: its tombstones (rows kept for deleted
+    threads, naming them) go at ``setup()``; a live lease survives, and every later token
+    is above every token issued before the upgrade."""
+    from langgraph_memory.checkpoint.postgres import _sql
+
+    dsn = saver.conn.conninfo  # type: ignore[union-attr]
+    first_new = next(i for i, m in enumerate(_sql.LGM_MIGRATIONS) if "lgm_lease_tokens" in m)
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        conn.execute("DROP SEQUENCE lgm_lease_tokens")
+        conn.execute("DELETE FROM lgm_checkpoint_migrations WHERE v >= %s", (first_new,))
+        conn.execute(
+            "INSERT INTO lgm_thread_leases VALUES "
+            "('erased-long-ago', '', 41, '-infinity'), "
+            "('held', 'worker-a', 957, now() + interval '1 hour')"
+        )
+    saver.setup()
+    with psycopg.connect(dsn) as conn:
+        left = conn.execute("SELECT thread_id, token FROM lgm_thread_leases").fetchall()
+    assert left == [("held", 957)]
+    leases = saver.lease_backend()
+    assert leases.try_acquire("held", "worker-b", ttl=30) is None
+    fresh = leases.try_acquire("erased-long-ago", "worker-b", ttl=30)
+    assert fresh is not None and fresh.token > 957

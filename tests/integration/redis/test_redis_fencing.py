@@ -227,4 +227,31 @@ async def test_async_lease_backend(async_saver: AsyncRedisSaver) -> None:
     assert await async_saver.aget_tuple({"configurable": {"thread_id": "a"}}) is None
     await leases.arelease(lease)
     again = await leases.atry_acquire("a", "w2", 5.0)
-    assert again is not None and again.token == lease.token + 2  # acquire + delete
+    assert again is not None and again.token > lease.token
+
+
+def test_delete_thread_leaves_no_key_naming_the_thread(
+    saver: RedisSaver, raw_redis: redis.Redis
+) -> None:
+    """Erasure is complete: the fencing counter and the lease go with the thread's data;
+    the holder stays fenced out and the next owner's token is above the old one."""
+    graph = chat_graph(saver)
+    leases = saver.lease_backend()
+    lease = leases.try_acquire("zhang-private-thread", "worker-a", ttl=5.0)
+    assert lease is not None
+    config = fenced("zhang-private-thread", lease.token)
+    graph.invoke({"messages": [HumanMessage(content="hi")]}, config)
+    saver.delete_thread("zhang-private-thread")
+    named = [k for k in raw_redis.scan_iter(f"{saver.prefix}*") if b"zhang-private" in k]
+    assert named == []
+    assert all(
+        b"zhang-private" not in m
+        for k in raw_redis.scan_iter(f"{saver.prefix}*")
+        if raw_redis.type(k) == b"zset"
+        for m in raw_redis.zrange(k, 0, -1)
+    )
+    with pytest.raises(StaleWriteError):
+        graph.invoke({"messages": [HumanMessage(content="late")]}, config)
+    assert saver.get_tuple({"configurable": {"thread_id": "zhang-private-thread"}}) is None
+    fresh = leases.try_acquire("zhang-private-thread", "worker-b", ttl=5.0)
+    assert fresh is not None and fresh.token > lease.token

@@ -293,11 +293,21 @@ def test_fence_token_validation() -> None:
             _common.fence_token({"configurable": {FENCE_CONFIG_KEY: bad}})
 
 
-def test_delete_program_locks_then_bumps_tokens_in_the_same_transaction() -> None:
+def test_delete_program_locks_then_drops_leases_in_the_same_transaction() -> None:
     seen, _ = drive(_common.delete_threads_program(["a", "b"]), {})
-    assert [s.sql for s in seen[:3]] == [_sql.LOCK_THREADS, _sql.ACTIVITY_FORGET, _sql.BUMP_TOKENS]
+    assert [s.sql for s in seen[:3]] == [
+        _sql.LOCK_THREADS,
+        _sql.ACTIVITY_FORGET,
+        _sql.FORGET_LEASES,
+    ]
     assert all(s.params == (["a", "b"],) for s in seen)
     assert len(seen) == 6
+
+
+def test_forget_program_is_the_delete_then_analyze_of_the_checkpoint_tables() -> None:
+    deleted, _ = drive(_common.delete_threads_program(["a"]), {})
+    seen, _ = drive(_common.forget_threads_program(["a"]), {})
+    assert [s.sql for s in seen] == [*(s.sql for s in deleted), _sql.ANALYZE_CHECKPOINTS]
 
 
 def test_delete_for_runs_collects_only_unreferenced_blobs() -> None:
@@ -323,7 +333,7 @@ def test_delete_for_runs_collects_only_unreferenced_blobs() -> None:
     assert seen[2].params == (["run"], ["t"])
     gc = [s for s in seen if s.sql == _sql.DELETE_BLOBS_OF_CHANNEL]
     assert [s.params for s in gc] == [("t", "", "x", ["2"])]
-    assert seen[-1].sql == _sql.BUMP_TOKENS and seen[-1].params == (["t"],)
+    assert seen[-1].sql == _sql.REVOKE_LEASES and seen[-1].params == (["t"],)
     seen, count = drive(_common.delete_for_runs_program(["run"]), {})
     assert count == 0 and [s.sql for s in seen] == [_sql.RUN_THREADS]
 
