@@ -6,7 +6,8 @@ command    what it does
 demo       a multi-session conversation: cross-thread recall, a superseded fact,
            an ``as_of`` query and the summariser (offline by default)
 bench      checkpointer, store and LoCoMo retrieval benchmarks (source checkout)
-inspect    one user's memories with kind, importance, validity and history
+inspect    one user's memories with kind, importance, validity and history; with
+           ``--query`` why each memory is recalled (the terms of its score)
 forget     erase everything of one user: memories, embeddings, history, bookkeeping
            and every conversation thread run for the user, then check nothing is left
 =========  ===================================================================
@@ -173,6 +174,16 @@ def build_parser() -> argparse.ArgumentParser:
     _add_redis_prefix(inspect)
     inspect.add_argument(
         "--no-history", dest="history", action="store_false", help="hide the audit history"
+    )
+    inspect.add_argument(
+        "--query",
+        metavar="TEXT",
+        default=None,
+        help="search as the retrieve node does and show each term of every result's score "
+        "(lexical, vector, recency, importance, access, time match, final)",
+    )
+    inspect.add_argument(
+        "--limit", type=int, default=10, help="results shown with --query (default: 10)"
     )
     inspect.set_defaults(handler=_inspect)
 

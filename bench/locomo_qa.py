@@ -1,0 +1,902 @@
+"""End-to-end LoCoMo QA: our nodes write, retrieve and answer; an LLM judge scores.
+
+For every conversation:
+
+1. **Ingest.** Every session is fed, in order, through :class:`ExtractNode` with an
+   :class:`LLMExtractor` on the model: each pair of consecutive turns of a session is one
+   node turn (the first speaker's turn as the user message, the reply as the assistant
+   message, both prefixed with the speaker's name and stamped with the session's date),
+   so extraction, the PII filter and consolidation run exactly as in an app. With
+   ``episodic=True`` the node also keeps the raw turns as episodic memories — when the
+   installed ``ExtractNode`` has that option (an error says so otherwise).
+2. **Answer.** Every question of categories 1–4 goes through :class:`RetrieveNode`
+   (``inject=True``: the ``<memory>`` block under its token budget) and
+   :class:`RespondNode` on the same model, as a fresh one-message conversation.
+3. **Full-context baseline.** The same model answers from the whole conversation (every
+   session with its date) in its system prompt: no memory, no retrieval.
+4. **Judge.** A judge model labels every answer CORRECT/WRONG with the Mem0 paper's
+   protocol (:data:`bench._qa_metrics.JUDGE_PROMPT`); J is the percentage correct. Token
+   F1 and BLEU-1 against the gold answer are computed too.
+
+The report gives J / F1 / BLEU-1 overall and per category, tokens injected per answer,
+LLM calls and latency per ingested turn and per answer, for both methods.
+
+**Resumable and cached.** Every answer, verdict and ingest step is appended to a cache
+file (``--cache``; keys: conversation, question, method, model and prompt hashes), so an
+interrupted run continues where it stopped: finished answers and verdicts are not asked
+again, and a conversation's ingest continues after the last turn it stored (the store
+must persist: the embedded Postgres in ``$LANGGRAPH_MEMORY_HOME`` by default, or
+``--postgres DSN``). Changing the model or a prompt changes the keys (a fresh run).
+
+Models: any OpenAI-compatible endpoint through ``langchain-openai``:
+``OPENAI_API_KEY``, ``OPENAI_BASE_URL``, ``LANGGRAPH_MEMORY_MODEL`` (or ``--model``) and
+``--judge-model`` (default ``$LANGGRAPH_MEMORY_JUDGE_MODEL``, else the answer model).
+No figure comes out of this harness without a model; CI runs it on scripted models.
+
+Run::
+
+    pip install langchain-openai
+    export OPENAI_API_KEY=... LANGGRAPH_MEMORY_MODEL=gpt-4o-mini
+    python -m bench.locomo_qa --limit-conversations 1 --limit-questions 50
+    python -m bench.locomo_qa --cache qa-cache.jsonl --json qa.json   # all, resumable
+    langgraph-memory bench locomo-qa --limit-conversations 1
+
+Example:
+    ```python
+    from bench.locomo_qa import format_report, run
+
+    report = run(model=my_chat_model, judge_model=my_judge, limit_conversations=1)
+    print(format_report(report))
+    ```
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import functools
+import importlib
+import inspect
+import json
+import os
+import re
+import sys
+import time
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from langchain_core.embeddings import Embeddings
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
+
+from bench import locomo
+from bench._common import format_table, percentile, progress
+from bench._qa_cache import QACache, cache_key, text_hash
+from bench._qa_metrics import (
+    JUDGE_PROMPT,
+    AnswerScores,
+    aggregate,
+    bleu1,
+    f1_score,
+    judge_prompt,
+    parse_judgement,
+)
+
+__all__ = [
+    "ANSWER_PROMPT",
+    "CONVERSATION_EXTRACTION_PROMPT",
+    "FULL_CONTEXT_PROMPT",
+    "METHODS",
+    "MethodResult",
+    "QAConversation",
+    "QAQuestion",
+    "QAReport",
+    "format_report",
+    "load_qa_conversations",
+    "main",
+    "run",
+]
+
+METHODS = ("memory", "full-context")
+"""``memory``: our nodes (extract → store → retrieve → respond); ``full-context``: the
+whole conversation in the prompt."""
+HARNESS_VERSION = "1"
+DEFAULT_TOKEN_BUDGET = 1000
+DEFAULT_LIMIT = 20
+CATEGORIES = locomo.CATEGORIES
+CATEGORY_NAMES = locomo.CATEGORY_NAMES
+
+CONVERSATION_EXTRACTION_PROMPT = """\
+You extract long-term memories from the latest turn of a conversation between two
+people, {speaker_a} and {speaker_b}. Today is {{now}}.
+
+Each line of the turn starts with the role ("user:" or "assistant:", which only marks
+who spoke first) and then the speaker's name. Both speakers are people: keep what either
+of them says about themselves or each other that is worth remembering later — events
+and what they did, plans, people in their lives, jobs, hobbies, preferences, possessions,
+places, feelings about important things. Skip greetings and small talk. Never copy
+e-mail addresses, phone numbers, card or ID numbers, passwords or API keys.
+
+For each memory give:
+- content: one short self-contained sentence in the third person that names the person
+  ("{speaker_a} adopted a dog named Max."), with the date when the turn states or implies
+  one ("last week" said on 8 May 2023 → "around 1 May 2023");
+- kind: one of {{kinds}};
+- importance: 1 (trivia) to 10 (life-changing);
+- subject: the person the fact is about, lower case ("{subject_a}", "{subject_b}");
+- slot: the attribute the fact fills, lower case, stable across turns so that a newer
+  fact on the same attribute replaces the older one ("location", "employer",
+  "relationship_status", "pet:<name>"); leave empty for events and free-form facts;
+- valid_from: the date expression the speaker stated for when the fact became true,
+  copied verbatim, or empty when none was stated.
+
+Return an empty list when the turn contains nothing worth remembering."""
+"""Extraction prompt of the harness (LoCoMo conversations are between two people, not a
+user and an assistant); ``--package-prompt`` uses the package's default instead."""
+
+ANSWER_PROMPT = """\
+You answer questions about a long conversation between {speaker_a} and {speaker_b},
+using only what you remember of it: the <memory> block (each line is "[kind] fact
+(validity)"; "valid from" is when it was said or became true). Resolve relative times
+against those dates ("last year" said in May 2023 is 2022). Answer with a short phrase
+(at most ten words, no explanation). If the memories do not say, give your best guess
+from them."""
+"""System prompt of the answering ``RespondNode`` (memory method)."""
+
+FULL_CONTEXT_PROMPT = """\
+You answer questions about this conversation between {speaker_a} and {speaker_b}:
+
+{transcript}
+
+Resolve relative times against the session dates ("last year" said in May 2023 is 2022).
+Answer with a short phrase (at most ten words, no explanation). If the conversation does
+not say, give your best guess."""
+"""System prompt of the full-context baseline (``{transcript}``: every session with its
+date)."""
+
+
+# ---------------------------------------------------------------------------- data
+
+
+@dataclass(frozen=True)
+class QAQuestion:
+    """One question of categories 1–4 with its gold answer."""
+
+    text: str
+    answer: str
+    category: int
+    evidence: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class QAConversation:
+    """A LoCoMo conversation: its speakers, turns (``bench.locomo`` loader) and questions."""
+
+    sample_id: str
+    speakers: tuple[str, str]
+    turns: tuple[locomo.Turn, ...]
+    questions: tuple[QAQuestion, ...]
+
+    def sessions(self) -> list[list[locomo.Turn]]:
+        """The turns grouped by session, in order."""
+        grouped: dict[int, list[locomo.Turn]] = {}
+        for turn in self.turns:
+            grouped.setdefault(turn.session, []).append(turn)
+        return [grouped[s] for s in sorted(grouped)]
+
+
+def _evidence(raw: object) -> tuple[str, ...]:
+    ids: list[str] = []
+    for entry in raw if isinstance(raw, list) else []:
+        ids.extend(part for part in re.split(r"[;,\s]+", str(entry)) if part)
+    return tuple(dict.fromkeys(ids))
+
+
+def load_qa_conversation(path: Path) -> QAConversation:
+    """One conversation file: turns from :func:`bench.locomo.load_conversation`, questions
+    of categories 1–4 with their answers (category 5 has none)."""
+    base = locomo.load_conversation(path)
+    data = json.loads(Path(path).read_text())
+    if "conversation" in data:  # the locomo10.json sample layout
+        data = {**data["conversation"], "qa": data.get("qa", [])}
+    speakers = (str(data.get("speaker_a", "A")), str(data.get("speaker_b", "B")))
+    questions = tuple(
+        QAQuestion(
+            str(q["question"]), str(q["answer"]), int(q["category"]), _evidence(q.get("evidence"))
+        )
+        for q in data.get("qa", [])
+        if q.get("category") in CATEGORIES and q.get("answer") is not None
+    )
+    return QAConversation(base.sample_id, speakers, base.turns, questions)
+
+
+def load_qa_conversations(data_dir: Path = locomo.DEFAULT_DATA_DIR) -> list[QAConversation]:
+    """All ``*.json`` conversations of ``data_dir``, sorted by file name."""
+    files = sorted(Path(data_dir).glob("*.json"))
+    if not files:
+        raise FileNotFoundError(
+            f"no LoCoMo conversations (*.json) in {data_dir}; set LANGGRAPH_MEMORY_LOCOMO_DIR"
+        )
+    return [load_qa_conversation(f) for f in files]
+
+
+def _date(turn: locomo.Turn) -> str:
+    return turn.when.strftime("%-d %B %Y, %H:%M") if turn.when else "unknown date"
+
+
+def transcript(conversation: QAConversation) -> str:
+    """Every session with its date, one ``Speaker: text`` line per turn."""
+    blocks = []
+    for number, turns in enumerate(conversation.sessions(), start=1):
+        lines = [f"Session {number} ({_date(turns[0])}):"]
+        lines += [turn.content for turn in turns]
+        blocks.append("\n".join(lines))
+    return "\n\n".join(blocks)
+
+
+def turn_groups(conversation: QAConversation) -> list[list[locomo.Turn]]:
+    """The node turns of the ingest: consecutive pairs of turns within each session."""
+    groups: list[list[locomo.Turn]] = []
+    for turns in conversation.sessions():
+        groups += [turns[i : i + 2] for i in range(0, len(turns), 2)]
+    return groups
+
+
+def _messages(group: Sequence[locomo.Turn]) -> list[BaseMessage]:
+    stamp = {"timestamp": group[0].when.isoformat()} if group[0].when else {}
+    first = HumanMessage(group[0].content, additional_kwargs=dict(stamp))
+    return [first, *(AIMessage(t.content, additional_kwargs=dict(stamp)) for t in group[1:])]
+
+
+def _text(message: BaseMessage) -> str:
+    content = message.content
+    if isinstance(content, str):
+        return content.strip()
+    return " ".join(
+        str(b.get("text", "")) if isinstance(b, dict) else str(b) for b in content
+    ).strip()
+
+
+# ---------------------------------------------------------------------------- results
+
+
+@dataclass
+class AnswerRecord:
+    """One answered question."""
+
+    conversation: str
+    question: str
+    category: int
+    gold: str
+    answer: str
+    correct: bool | None
+    f1: float
+    bleu1: float
+    tokens: int
+    latency_ms: float
+    llm_calls: int
+
+
+@dataclass
+class MethodResult:
+    """Scores and costs of one method (``memory`` or ``full-context``)."""
+
+    name: str
+    overall: AnswerScores = field(default_factory=AnswerScores)
+    by_category: dict[int, AnswerScores] = field(default_factory=dict)
+    tokens_per_answer: float = 0.0
+    answer_llm_calls_per_question: float = 0.0
+    answer_ms_p50: float = 0.0
+    answer_ms_p95: float = 0.0
+    ingest_turns: int = 0
+    ingest_llm_calls: int = 0
+    ingest_llm_calls_per_turn: float = 0.0
+    ingest_ms_per_turn_p50: float = 0.0
+    ingest_ms_per_turn_p95: float = 0.0
+    memories: int = 0
+    answers: list[AnswerRecord] = field(default_factory=list)
+
+
+@dataclass
+class QAReport:
+    """Everything one run measured."""
+
+    conversations: list[str]
+    questions: int
+    model: str
+    judge_model: str
+    embedder: str
+    episodic: bool
+    token_budget: int
+    methods: list[MethodResult]
+    judge_calls: int = 0
+    cache_hits: int = 0
+    cache_misses: int = 0
+    cache_path: str | None = None
+
+    def method(self, name: str) -> MethodResult:
+        """The result of method ``name``."""
+        return next(m for m in self.methods if m.name == name)
+
+    def to_json(self) -> dict[str, Any]:
+        """Plain JSON data."""
+        return asdict(self)
+
+
+@dataclass
+class _IngestCursor:
+    turns: int = 0
+    llm_calls: int = 0
+    turn_ms: list[float] = field(default_factory=list)
+
+
+# ---------------------------------------------------------------------------- run
+
+
+def _model_name(model: Any, given: str | None) -> str:
+    if given:
+        return given
+    for attribute in ("model_name", "model"):
+        value = getattr(model, attribute, None)
+        if isinstance(value, str) and value:
+            return value
+    return type(model).__name__
+
+
+def _extract_node(model: BaseChatModel, store: Any, prompt: str | None, episodic: bool) -> Any:
+    from langgraph_memory.extraction import LLMExtractor
+    from langgraph_memory.nodes import ExtractNode
+
+    extractor = (
+        LLMExtractor(model) if prompt is None else LLMExtractor(model, extraction_prompt=prompt)
+    )
+    options: dict[str, Any] = {}
+    if episodic:
+        if "episodic" not in inspect.signature(ExtractNode).parameters:
+            raise ValueError(
+                "episodic=True, but this langgraph_memory's ExtractNode has no episodic "
+                "option yet; run without --episodic"
+            )
+        options["episodic"] = True
+    # Both speakers' words matter: no pre-filter on the first speaker's text.
+    return ExtractNode(extractor=extractor, store=store, prefilter=None, **options)
+
+
+def _ingest(
+    conversation: QAConversation,
+    *,
+    node: Any,
+    store: Any,
+    user_id: str,
+    cache: QACache,
+    cursor_key: str,
+    report: Callable[[str], None],
+) -> _IngestCursor:
+    from langgraph_memory.cli.admin import user_namespace
+
+    saved = cache.get(cursor_key)
+    cursor = _IngestCursor(**saved) if saved else _IngestCursor()
+    if cursor.turns == 0:  # a fresh ingest: nothing of an earlier, unrecorded attempt
+        store.forget(user_namespace(user_id))
+    groups = turn_groups(conversation)
+    total = len(conversation.turns)
+    done = 0
+    for group in groups:
+        done += len(group)
+        if done <= cursor.turns:
+            continue
+        started = time.perf_counter()
+        out = node.invoke(
+            {"messages": _messages(group)},
+            config={
+                "configurable": {
+                    "user_id": user_id,
+                    "thread_id": f"{user_id}-s{group[0].session}",
+                }
+            },
+        )
+        elapsed = (time.perf_counter() - started) * 1000
+        cursor.turns = done
+        cursor.llm_calls += int(out.get("memory_report", {}).get("total_llm_calls", 0))
+        cursor.turn_ms += [elapsed / len(group)] * len(group)
+        cache.put(cursor_key, asdict(cursor))
+        report(f"  {conversation.sample_id} ingest {done}/{total} turns")
+    return cursor
+
+
+def _count_tokens(messages: Sequence[BaseMessage]) -> int:
+    from langgraph_memory.nodes._messages import count_tokens
+
+    return int(count_tokens(messages))
+
+
+def _answer_memory(
+    question: QAQuestion, *, retrieve: Any, respond: Any, user_id: str
+) -> dict[str, Any]:
+    config = {"configurable": {"user_id": user_id}}
+    asked = HumanMessage(question.text)
+    started = time.perf_counter()
+    update = retrieve.invoke({"messages": [asked]}, config=config)
+    block = [m for m in update.get("messages", []) if isinstance(m, SystemMessage)]
+    out = respond.invoke({"messages": [*block, asked]}, config=config)
+    return {
+        "answer": _text(out["messages"][-1]),
+        "tokens": _count_tokens(block) if block else 0,
+        "latency_ms": (time.perf_counter() - started) * 1000,
+        "llm_calls": 1,
+    }
+
+
+def _answer_full_context(question: QAQuestion, *, respond: Any, tokens: int) -> dict[str, Any]:
+    started = time.perf_counter()
+    out = respond.invoke({"messages": [HumanMessage(question.text)]})
+    return {
+        "answer": _text(out["messages"][-1]),
+        "tokens": tokens,
+        "latency_ms": (time.perf_counter() - started) * 1000,
+        "llm_calls": 1,
+    }
+
+
+def _judge(
+    question: QAQuestion, answer: str, *, judge: BaseChatModel, name: str, cache: QACache
+) -> tuple[bool | None, bool]:
+    """(verdict, whether the judge model was called)."""
+    key = cache_key("judge", question.text, question.answer, answer, name, text_hash(JUDGE_PROMPT))
+    cached = cache.get(key)
+    if cached is not None:
+        return cached["correct"], False
+    reply = judge.invoke([HumanMessage(judge_prompt(question.text, question.answer, answer))])
+    correct = parse_judgement(_text(reply))
+    cache.put(key, {"correct": correct, "reply": _text(reply)[-300:]})
+    return correct, True
+
+
+@contextlib.contextmanager
+def _open_store(dsn: str | None, embeddings: Embeddings, dims: int) -> Iterator[Any]:
+    from langgraph_memory.store.postgres import PostgresMemoryStore
+
+    if dsn is None:
+        from langgraph_memory.embedded import embedded_dsn
+
+        dsn = embedded_dsn()
+    index: Any = {"dims": dims, "embed": embeddings}
+    with PostgresMemoryStore.from_conn_string(dsn, index=index) as store:
+        store.setup()
+        yield store
+
+
+def _summarise(result: MethodResult, costs: Sequence[_IngestCursor]) -> None:
+    rows = [(a.correct, a.f1, a.bleu1) for a in result.answers]
+    result.overall = aggregate(rows)
+    result.by_category = {
+        c: aggregate([(a.correct, a.f1, a.bleu1) for a in result.answers if a.category == c])
+        for c in CATEGORIES
+    }
+    n = len(result.answers)
+    if n:
+        result.tokens_per_answer = sum(a.tokens for a in result.answers) / n
+        result.answer_llm_calls_per_question = sum(a.llm_calls for a in result.answers) / n
+        latencies = [a.latency_ms for a in result.answers]
+        result.answer_ms_p50 = percentile(latencies, 0.5)
+        result.answer_ms_p95 = percentile(latencies, 0.95)
+    turn_ms = [ms for cursor in costs for ms in cursor.turn_ms]
+    result.ingest_turns = sum(c.turns for c in costs)
+    result.ingest_llm_calls = sum(c.llm_calls for c in costs)
+    if result.ingest_turns:
+        result.ingest_llm_calls_per_turn = result.ingest_llm_calls / result.ingest_turns
+        result.ingest_ms_per_turn_p50 = percentile(turn_ms, 0.5)
+        result.ingest_ms_per_turn_p95 = percentile(turn_ms, 0.95)
+
+
+def run(
+    data_dir: Path | str = locomo.DEFAULT_DATA_DIR,
+    *,
+    model: BaseChatModel,
+    judge_model: BaseChatModel | None = None,
+    model_name: str | None = None,
+    judge_model_name: str | None = None,
+    methods: Sequence[str] = METHODS,
+    limit_conversations: int | None = None,
+    limit_questions: int | None = None,
+    conversations: Sequence[QAConversation] | None = None,
+    embeddings: Embeddings | None = None,
+    dims: int | None = None,
+    postgres: str | None = None,
+    cache: QACache | Path | str | None = None,
+    token_budget: int = DEFAULT_TOKEN_BUDGET,
+    limit: int = DEFAULT_LIMIT,
+    episodic: bool = False,
+    package_prompt: bool = False,
+    report: Callable[[str], None] = progress,
+) -> QAReport:
+    """Run the QA benchmark and return its report (``main`` prints it; tests assert on it).
+
+    Args:
+        data_dir: Directory of LoCoMo conversation ``*.json`` files.
+        model: The chat model that extracts memories and answers (any LangChain chat model).
+        judge_model: The judge (default: ``model``).
+        model_name / judge_model_name: Names used in the cache keys and the report
+            (default: the models' ``model_name``).
+        methods: From :data:`METHODS`.
+        limit_conversations: Use only the first N conversations.
+        limit_questions: Use only the first N questions of each conversation.
+        conversations: Use these instead of loading ``data_dir``.
+        embeddings: Embedder of the store (default ``default_embeddings()``).
+        dims: Its dimensions (default ``embeddings.dims`` or 384).
+        postgres: DSN of the store's database (default: the embedded Postgres in
+            ``$LANGGRAPH_MEMORY_HOME``, which persists, so an interrupted run resumes).
+        cache: A :class:`QACache` or the path of its file (``None``: in memory only).
+        token_budget: ``RetrieveNode`` token budget of the memory block.
+        limit: ``RetrieveNode`` search limit.
+        episodic: Also keep raw turns as episodic memories (needs an ``ExtractNode`` with
+            that option).
+        package_prompt: Extract with the package's default (user-centred) prompt instead
+            of :data:`CONVERSATION_EXTRACTION_PROMPT`.
+        report: Progress callback (lines with ``done/total`` fractions).
+    """
+    from langgraph_memory.nodes import RespondNode, RetrieveNode
+    from langgraph_memory.prompts import DEFAULT_EXTRACTION_PROMPT
+
+    unknown = [m for m in methods if m not in METHODS]
+    if unknown or not methods:
+        raise ValueError(f"unknown methods {unknown}; choose from {', '.join(METHODS)}")
+    if conversations is None:
+        conversations = load_qa_conversations(Path(data_dir))
+    conversations = list(conversations)[:limit_conversations]
+    if limit_questions is not None:
+        conversations = [
+            QAConversation(c.sample_id, c.speakers, c.turns, c.questions[:limit_questions])
+            for c in conversations
+        ]
+    judge_model = judge_model or model
+    name = _model_name(model, model_name)
+    judge_name = _model_name(judge_model, judge_model_name)
+    if not isinstance(cache, QACache):
+        cache = QACache(cache)
+    n_questions = sum(len(c.questions) for c in conversations)
+    results = {m: MethodResult(m) for m in methods}
+    ingest_costs: list[_IngestCursor] = []
+    judge_calls = 0
+    embedder = "none"
+    with contextlib.ExitStack() as stack:
+        store: Any = None
+        if "memory" in methods:
+            if embeddings is None:
+                from langgraph_memory.embeddings import default_embeddings
+
+                embeddings = default_embeddings()
+            dims = dims or int(getattr(embeddings, "dims", 384))
+            embedder = str(getattr(embeddings, "model_name", type(embeddings).__name__))
+            store = stack.enter_context(_open_store(postgres, embeddings, dims))
+        report(
+            f"LoCoMo QA: {len(conversations)} conversations, {n_questions} questions, "
+            f"model {name}, judge {judge_name}, methods {', '.join(methods)}"
+        )
+        for conversation in conversations:
+            speakers = {
+                "speaker_a": conversation.speakers[0],
+                "speaker_b": conversation.speakers[1],
+            }
+            prompt = None
+            if not package_prompt:
+                prompt = CONVERSATION_EXTRACTION_PROMPT.format(
+                    **speakers,
+                    subject_a=conversation.speakers[0].lower(),
+                    subject_b=conversation.speakers[1].lower(),
+                )
+            extraction = prompt if prompt is not None else DEFAULT_EXTRACTION_PROMPT
+            run_key = text_hash(
+                HARNESS_VERSION, name, extraction, str(episodic), embedder, str(dims)
+            )
+            user_id = f"locomo-qa-{run_key}-{conversation.sample_id}"
+            answer_prompt = ANSWER_PROMPT.format(**speakers)
+            full_prompt = FULL_CONTEXT_PROMPT.format(
+                **speakers, transcript=transcript(conversation)
+            )
+            responders: dict[str, Callable[[QAQuestion], dict[str, Any]]] = {}
+            if "memory" in methods:
+                node = _extract_node(model, store, prompt, episodic)
+                cursor = _ingest(
+                    conversation,
+                    node=node,
+                    store=store,
+                    user_id=user_id,
+                    cache=cache,
+                    cursor_key=cache_key("ingest", run_key, conversation.sample_id),
+                    report=report,
+                )
+                ingest_costs.append(cursor)
+                from langgraph_memory.cli.admin import user_namespace
+
+                results["memory"].memories += len(
+                    store.search(user_namespace(user_id), limit=10_000)
+                )
+                retrieve = RetrieveNode(
+                    store=store, inject=True, token_budget=token_budget, limit=limit
+                )
+                respond = RespondNode(model, system_prompt=answer_prompt)
+                responders["memory"] = functools.partial(
+                    _answer_memory, retrieve=retrieve, respond=respond, user_id=user_id
+                )
+            if "full-context" in methods:
+                full = RespondNode(model, system_prompt=full_prompt)
+                tokens = _count_tokens([SystemMessage(full_prompt)])
+                responders["full-context"] = functools.partial(
+                    _answer_full_context, respond=full, tokens=tokens
+                )
+            for method, answer_with in responders.items():
+                prompt_key = text_hash(
+                    answer_prompt if method == "memory" else full_prompt,
+                    str(token_budget),
+                    str(limit),
+                )
+                for index, question in enumerate(conversation.questions, start=1):
+                    key = cache_key(
+                        "answer",
+                        conversation.sample_id,
+                        question.text,
+                        method,
+                        name,
+                        prompt_key,
+                        run_key if method == "memory" else "",
+                    )
+                    answered = cache.get(key)
+                    if answered is None:
+                        answered = answer_with(question)
+                        cache.put(key, answered)
+                    correct, called = _judge(
+                        question,
+                        answered["answer"],
+                        judge=judge_model,
+                        name=judge_name,
+                        cache=cache,
+                    )
+                    judge_calls += called
+                    results[method].answers.append(
+                        AnswerRecord(
+                            conversation=conversation.sample_id,
+                            question=question.text,
+                            category=question.category,
+                            gold=question.answer,
+                            answer=answered["answer"],
+                            correct=correct,
+                            f1=f1_score(answered["answer"], question.answer),
+                            bleu1=bleu1(answered["answer"], question.answer),
+                            tokens=int(answered["tokens"]),
+                            latency_ms=float(answered["latency_ms"]),
+                            llm_calls=int(answered["llm_calls"]),
+                        )
+                    )
+                    report(
+                        f"  {conversation.sample_id} {method} "
+                        f"{index}/{len(conversation.questions)} questions"
+                    )
+    for method, result in results.items():
+        _summarise(result, ingest_costs if method == "memory" else [])
+    return QAReport(
+        conversations=[c.sample_id for c in conversations],
+        questions=n_questions,
+        model=name,
+        judge_model=judge_name,
+        embedder=embedder,
+        episodic=episodic,
+        token_budget=token_budget,
+        methods=list(results.values()),
+        judge_calls=judge_calls,
+        cache_hits=cache.hits,
+        cache_misses=cache.misses,
+        cache_path=str(cache.path) if cache.path else None,
+    )
+
+
+# ---------------------------------------------------------------------------- report
+
+SCORE_HEADER = [
+    "method",
+    "n",
+    "J",
+    "F1",
+    "BLEU-1",
+    *(f"c{c} {CATEGORY_NAMES[c]} J (n)" for c in CATEGORIES),
+]
+COST_HEADER = [
+    "method",
+    "tokens injected / answer",
+    "LLM calls / answer",
+    "answer ms p50 / p95",
+    "turns ingested",
+    "LLM calls / ingested turn",
+    "ingest ms / turn p50 / p95",
+    "memories stored",
+]
+
+
+def score_rows(report: QAReport) -> list[list[str]]:
+    """Rows of the scores table (see :data:`SCORE_HEADER`)."""
+    rows = []
+    for m in report.methods:
+        row = [
+            m.name,
+            str(m.overall.n),
+            f"{m.overall.j:.1f}",
+            f"{m.overall.f1:.1f}",
+            f"{m.overall.bleu1:.1f}",
+        ]
+        for c in CATEGORIES:
+            s = m.by_category.get(c, AnswerScores())
+            row.append(f"{s.j:.1f} ({s.n})")
+        rows.append(row)
+    return rows
+
+
+def cost_rows(report: QAReport) -> list[list[str]]:
+    """Rows of the costs table (see :data:`COST_HEADER`)."""
+    rows = []
+    for m in report.methods:
+        ingested = m.ingest_turns > 0
+        rows.append(
+            [
+                m.name,
+                f"{m.tokens_per_answer:.0f}",
+                f"{m.answer_llm_calls_per_question:.2f}",
+                f"{m.answer_ms_p50:.0f} / {m.answer_ms_p95:.0f}",
+                str(m.ingest_turns),
+                f"{m.ingest_llm_calls_per_turn:.2f}" if ingested else "-",
+                f"{m.ingest_ms_per_turn_p50:.0f} / {m.ingest_ms_per_turn_p95:.0f}"
+                if ingested
+                else "-",
+                str(m.memories) if m.name == "memory" else "-",
+            ]
+        )
+    return rows
+
+
+def format_report(report: QAReport) -> str:
+    """The scores table (J, F1, BLEU-1 overall and J per category) and the costs table."""
+    return (
+        f"LoCoMo QA ({len(report.conversations)} conversations, {report.questions} questions "
+        f"of categories 1-4; model {report.model}, judge {report.judge_model}, embedder "
+        f"{report.embedder}, token budget {report.token_budget}, episodic "
+        f"{'on' if report.episodic else 'off'})\n\n"
+        + format_table(SCORE_HEADER, score_rows(report))
+        + "\n\nCosts:\n\n"
+        + format_table(COST_HEADER, cost_rows(report))
+        + f"\n\nJudge calls this run: {report.judge_calls}; cache hits {report.cache_hits}, "
+        f"misses {report.cache_misses}" + (f" ({report.cache_path})" if report.cache_path else "")
+    )
+
+
+# ---------------------------------------------------------------------------- CLI
+
+
+def openai_model(name: str | None, *, env: Any = None) -> tuple[BaseChatModel, str]:
+    """``ChatOpenAI`` on ``OPENAI_BASE_URL`` / ``OPENAI_API_KEY`` (temperature 0).
+
+    Raises:
+        RuntimeError: No ``OPENAI_API_KEY`` or ``langchain-openai`` not installed.
+    """
+    env = os.environ if env is None else env
+    if not env.get("OPENAI_API_KEY"):
+        raise RuntimeError(
+            "the QA benchmark needs a chat model: set OPENAI_API_KEY (and OPENAI_BASE_URL for "
+            "an OpenAI-compatible server) and LANGGRAPH_MEMORY_MODEL or --model"
+        )
+    try:
+        chat_openai: Any = importlib.import_module("langchain_openai").ChatOpenAI
+    except ImportError as exc:
+        raise RuntimeError("pip install langchain-openai (or 'langgraph-memory[openai]')") from exc
+    chosen = name or env.get("LANGGRAPH_MEMORY_MODEL") or "gpt-4o-mini"
+    model: BaseChatModel = chat_openai(model=chosen, temperature=0)
+    return model, chosen
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options of ``python -m bench.locomo_qa`` (shared with ``langgraph-memory bench``)."""
+    parser.add_argument("--data", type=Path, default=locomo.DEFAULT_DATA_DIR)
+    parser.add_argument(
+        "--model", default=None, help="answer/extraction model (default $LANGGRAPH_MEMORY_MODEL)"
+    )
+    parser.add_argument(
+        "--judge-model",
+        default=None,
+        help="judge model (default $LANGGRAPH_MEMORY_JUDGE_MODEL, else --model)",
+    )
+    parser.add_argument("--methods", default=",".join(METHODS), help="memory,full-context")
+    parser.add_argument("--limit-conversations", type=int, default=None)
+    parser.add_argument("--limit-questions", type=int, default=None)
+    parser.add_argument(
+        "--postgres", default=None, help="store DSN (default: the embedded Postgres)"
+    )
+    parser.add_argument(
+        "--cache", type=Path, default=Path("locomo-qa-cache.jsonl"), help="resumable cache file"
+    )
+    parser.add_argument("--token-budget", type=int, default=DEFAULT_TOKEN_BUDGET)
+    parser.add_argument(
+        "--episodic", action="store_true", help="also keep raw turns as episodic memories"
+    )
+    parser.add_argument(
+        "--package-prompt", action="store_true", help="extract with the package's default prompt"
+    )
+    parser.add_argument("--json", type=Path, default=None, help="write the results here")
+
+
+def run_from_args(args: argparse.Namespace, report: Callable[[str], None] = progress) -> QAReport:
+    """Build the models from the environment and ``args``, then :func:`run`."""
+    model, name = openai_model(args.model)
+    judge_name = args.judge_model or os.environ.get("LANGGRAPH_MEMORY_JUDGE_MODEL") or name
+    judge, judge_name = (model, name) if judge_name == name else openai_model(judge_name)
+    return run(
+        args.data,
+        model=model,
+        judge_model=judge,
+        model_name=name,
+        judge_model_name=judge_name,
+        methods=[m.strip() for m in args.methods.split(",") if m.strip()],
+        limit_conversations=args.limit_conversations,
+        limit_questions=args.limit_questions,
+        postgres=args.postgres,
+        cache=args.cache,
+        token_budget=args.token_budget,
+        episodic=args.episodic,
+        package_prompt=args.package_prompt,
+        report=report,
+    )
+
+
+class _Bar:
+    """A tqdm bar fed by the ``done/total`` progress lines (plain lines off a terminal)."""
+
+    _FRACTION = re.compile(r"(\d+)/(\d+)")
+
+    def __init__(self) -> None:
+        self._bar: Any = None
+        if sys.stderr.isatty():
+            from tqdm import tqdm
+
+            self._bar = tqdm(total=0, file=sys.stderr, dynamic_ncols=True)
+
+    def __call__(self, line: str) -> None:
+        match = self._FRACTION.search(line)
+        if self._bar is None:
+            if not match or match[1] == match[2]:
+                progress(line)
+            return
+        if match:
+            done, total = int(match[1]), int(match[2])
+            if self._bar.total != total:
+                self._bar.reset(total=total)
+            self._bar.n = done
+            self._bar.set_description(line.strip().rsplit(" ", 2)[0][:40])
+            self._bar.refresh()
+        else:
+            self._bar.write(line)
+
+    def close(self) -> None:
+        if self._bar is not None:
+            self._bar.close()
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """CLI entry point (``python -m bench.locomo_qa``)."""
+    parser = argparse.ArgumentParser(prog="python -m bench.locomo_qa", description=__doc__)
+    add_arguments(parser)
+    args = parser.parse_args(argv)
+    bar = _Bar()
+    try:
+        result = run_from_args(args, report=bar)
+    except RuntimeError as exc:
+        progress(f"error: {exc}")
+        return 2
+    finally:
+        bar.close()
+    print(format_report(result))
+    if args.json:
+        args.json.write_text(json.dumps(result.to_json(), indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

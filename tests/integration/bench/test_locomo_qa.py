@@ -1,0 +1,261 @@
+"""The LoCoMo QA harness end to end on scripted chat models and the real Postgres store.
+
+The scripted models stand in for the LLM only: extraction returns each turn as a memory,
+consolidation adds every candidate, the answerer of the memory method answers with the
+gold answer exactly when the ``<memory>`` block it was given holds the question's evidence
+turn (so J measures what retrieval put in front of it), the full-context answerer knows
+the gold answer of every other question, and the judge calls an answer CORRECT when it
+equals the gold answer after normalisation. Everything else — ExtractNode, consolidation,
+the store, RetrieveNode, RespondNode, the cache — is the real code.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
+
+from bench import locomo, locomo_qa
+from bench._qa_cache import QACache
+from bench._qa_metrics import bleu1, f1_score, normalize_answer
+from langgraph_memory.offline import ScriptedChatModel, tool_call_message
+from tests.conftest import service_missing
+from tests.fakes import HashingEmbeddings
+
+pytestmark = [pytest.mark.postgres]
+
+DIMS = 64
+UNKNOWN = "no idea"
+
+
+def _text(message: BaseMessage) -> str:
+    return message.content if isinstance(message.content, str) else str(message.content)
+
+
+MINI = Path(__file__).parent / "data"  # a hand-written conversation in LoCoMo's format
+
+
+def _conversation() -> locomo_qa.QAConversation:
+    """The hand-written two-session conversation (13 turns, 9 questions of categories 1-4)."""
+    [conversation] = locomo_qa.load_qa_conversations(MINI)
+    return conversation
+
+
+def test_loader_keeps_answers_of_categories_1_to_4_only() -> None:
+    conversation = _conversation()
+    assert conversation.speakers == ("Ana", "Ben") and len(conversation.turns) == 13
+    assert len(conversation.questions) == 9
+    assert all(q.category in locomo_qa.CATEGORIES and q.answer for q in conversation.questions)
+    assert [len(g) for g in locomo_qa.turn_groups(conversation)] == [2, 2, 2, 1, 2, 2, 2]
+    text = locomo_qa.transcript(conversation)
+    assert text.startswith("Session 1 (8 May 2023, 13:56):\nAna: Hi Ben!")
+    assert "Session 2 (20 June 2023, 10:04):" in text
+
+
+def test_real_locomo_slice_loads_with_answers() -> None:
+    data_dir = locomo.DEFAULT_DATA_DIR
+    if not any(data_dir.glob("*.json")):
+        service_missing(
+            "LoCoMo dev data (set LANGGRAPH_MEMORY_LOCOMO_DIR)",
+            FileNotFoundError(f"no *.json in {data_dir}"),
+        )
+    first = locomo_qa.load_qa_conversations(data_dir)[0]
+    assert len(first.questions) >= 100 and all(q.answer for q in first.questions)
+    assert {q.category for q in first.questions} == set(locomo_qa.CATEGORIES)
+
+
+class Script:
+    """The scripted answer/extraction model's reply function, with call counters."""
+
+    def __init__(self, conversation: locomo_qa.QAConversation, fail_after: int | None = None):
+        self.texts = {t.dia_id: t.text for t in conversation.turns}
+        self.questions = {q.text: q for q in conversation.questions}
+        self.full_context_known = {q.text for q in conversation.questions[::2]}
+        self.calls: dict[str, int] = {"extract": 0, "consolidate": 0, "memory": 0, "full": 0}
+        self.fail_after = fail_after
+        self.memory_hits: dict[str, bool] = {}
+
+    def __call__(self, messages: list[BaseMessage]) -> Any:
+        system = _text(messages[0]) if isinstance(messages[0], SystemMessage) else ""
+        last = _text(messages[-1])
+        if "You extract long-term memories" in system:
+            self.calls["extract"] += 1
+            if self.fail_after is not None and self.calls["extract"] > self.fail_after:
+                raise KeyboardInterrupt("scripted interruption")
+            memories = [
+                {"content": line.split(": ", 2)[2], "kind": "episodic", "importance": 5}
+                for line in last.splitlines()
+                if line.count(": ") >= 2
+            ]
+            return tool_call_message("ExtractionOutput", {"memories": memories})
+        if "New candidate memories" in last:
+            self.calls["consolidate"] += 1
+            n = len(re.findall(r"^C\d+:", last, re.M))
+            decisions = [{"candidate": i, "action": "ADD"} for i in range(n)]
+            return tool_call_message("ConsolidationOutput", {"decisions": decisions})
+        question = self.questions[last]
+        if "this conversation between" in system:
+            self.calls["full"] += 1
+            return question.answer if last in self.full_context_known else UNKNOWN
+        self.calls["memory"] += 1
+        block = "\n".join(_text(m) for m in messages if isinstance(m, SystemMessage))
+        hit = all(
+            " ".join(self.texts[e].split())[:60] in " ".join(block.split())
+            for e in question.evidence
+        )
+        self.memory_hits[last] = hit
+        return question.answer if hit else UNKNOWN
+
+
+def _count_prompt_tokens() -> int:
+    from langgraph_memory.nodes._messages import count_tokens
+    from langgraph_memory.prompts import DEFAULT_MEMORY_BLOCK_PROMPT
+
+    return int(count_tokens([SystemMessage(DEFAULT_MEMORY_BLOCK_PROMPT)]))
+
+
+class Judge:
+    """CORRECT when the generated answer equals the gold answer after normalisation."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def __call__(self, messages: list[BaseMessage]) -> str:
+        self.calls += 1
+        prompt = _text(messages[-1])
+        gold = re.search(r"^Gold answer: (.*)$", prompt, re.M)
+        answer = re.search(r"^Generated answer: (.*)$", prompt, re.M)
+        assert gold and answer
+        same = normalize_answer(gold[1]) == normalize_answer(answer[1])
+        return f'Compared.\n{{"label": "{"CORRECT" if same else "WRONG"}"}}'
+
+
+def _run(
+    conversation: locomo_qa.QAConversation,
+    dsn: str,
+    cache: Path,
+    script: Callable[[list[BaseMessage]], Any],
+    judge: Callable[[list[BaseMessage]], Any],
+) -> locomo_qa.QAReport:
+    return locomo_qa.run(
+        model=ScriptedChatModel(default=script),
+        judge_model=ScriptedChatModel(default=judge),
+        model_name="scripted",
+        judge_model_name="scripted-judge",
+        conversations=[conversation],
+        embeddings=HashingEmbeddings(DIMS),
+        dims=DIMS,
+        postgres=dsn,
+        cache=cache,
+        token_budget=40,
+        limit=3,
+        report=lambda line: None,
+    )
+
+
+def test_qa_harness_end_to_end_scores_known_answers(postgres_dsn: str, tmp_path: Path) -> None:
+    conversation = _conversation()
+    n = len(conversation.questions)
+    assert n == 9
+    script, judge = Script(conversation), Judge()
+    report = _run(conversation, postgres_dsn, tmp_path / "cache.jsonl", script, judge)
+
+    # Every turn went through ExtractNode: one extraction call per pair of turns.
+    groups = locomo_qa.turn_groups(conversation)
+    assert script.calls["extract"] == len(groups)
+    memory, full = report.method("memory"), report.method("full-context")
+    assert memory.ingest_turns == len(conversation.turns)
+    assert memory.ingest_llm_calls == script.calls["extract"] + script.calls["consolidate"]
+    assert memory.ingest_llm_calls_per_turn == pytest.approx(
+        memory.ingest_llm_calls / len(conversation.turns)
+    )
+    assert memory.memories > 0 and full.ingest_turns == 0
+
+    # Full context: the gold answer for every other question, "no idea" for the rest.
+    known = len(conversation.questions[::2])
+    assert full.overall.n == n and full.overall.judged == n
+    assert full.overall.j == pytest.approx(100 * known / n)
+    expected_f1 = [f1_score(a.answer, a.gold) for a in full.answers]
+    assert full.overall.f1 == pytest.approx(100 * sum(expected_f1) / n)
+    assert full.overall.bleu1 == pytest.approx(
+        100 * sum(bleu1(a.answer, a.gold) for a in full.answers) / n
+    )
+    assert [a.correct for a in full.answers] == [
+        q.text in script.full_context_known for q in conversation.questions
+    ]
+
+    # Memory: correct exactly when retrieval injected the evidence turns.
+    assert script.calls["memory"] == n and set(script.memory_hits) == {
+        q.text for q in conversation.questions
+    }
+    hits = [script.memory_hits[q.text] for q in conversation.questions]
+    assert [a.correct for a in memory.answers] == hits
+    assert memory.overall.j == pytest.approx(100 * sum(hits) / n)
+    assert any(hits) and not all(hits), hits  # 3 memories, 40 tokens: some, not all
+    for c in locomo_qa.CATEGORIES:
+        mine = [a for a in memory.answers if a.category == c]
+        assert memory.by_category[c].n == len(mine)
+        if mine:
+            assert memory.by_category[c].j == pytest.approx(
+                100 * sum(bool(a.correct) for a in mine) / len(mine)
+            )
+    assert sum(s.n for s in memory.by_category.values()) == n
+
+    # Tokens: the memory block is within budget; full context is the whole transcript.
+    block_prompt = _count_prompt_tokens()
+    assert all(0 < a.tokens <= report.token_budget + block_prompt for a in memory.answers)
+    assert full.tokens_per_answer > memory.tokens_per_answer
+    assert memory.answer_llm_calls_per_question == 1.0 == full.answer_llm_calls_per_question
+    distinct = {(a.question, a.answer) for a in [*memory.answers, *full.answers]}
+    assert judge.calls == report.judge_calls == len(distinct)  # one verdict per answer text
+
+    table = locomo_qa.format_report(report)
+    lines = table.splitlines()
+    header = next(line for line in lines if line.startswith("| method") and "J" in line)
+    assert [c.strip() for c in header.strip("|").split("|")] == locomo_qa.SCORE_HEADER
+    row = next(line for line in lines if line.startswith("| full-context") and "(" in line)
+    assert f"{100 * known / n:.1f}" in row
+    assert "Costs:" in table and "LLM calls / ingested turn" in table
+
+
+def test_qa_harness_resumes_after_an_interruption(postgres_dsn: str, tmp_path: Path) -> None:
+    conversation = _conversation()
+    cache = tmp_path / "cache.jsonl"
+    interrupted = Script(conversation, fail_after=5)
+    with pytest.raises(KeyboardInterrupt):
+        _run(conversation, postgres_dsn, cache, interrupted, Judge())
+    assert interrupted.calls["extract"] == 6  # five pairs stored, the sixth interrupted
+    assert not interrupted.calls["memory"]
+
+    resumed, judge = Script(conversation), Judge()
+    report = _run(conversation, postgres_dsn, cache, resumed, judge)
+    groups = locomo_qa.turn_groups(conversation)
+    assert resumed.calls["extract"] == len(groups) - 5  # continued after the fifth pair
+    assert report.method("memory").ingest_turns == len(conversation.turns)
+    first = {a.question: a.correct for a in report.method("memory").answers}
+
+    again, judge_again = Script(conversation), Judge()
+    repeat = _run(conversation, postgres_dsn, cache, again, judge_again)
+    assert sum(again.calls.values()) == 0 and judge_again.calls == 0  # all from the cache
+    assert repeat.judge_calls == 0
+    assert {a.question: a.correct for a in repeat.method("memory").answers} == first
+    assert repeat.method("full-context").overall == report.method("full-context").overall
+    assert QACache(cache).get("missing") is None and len(QACache(cache)) > 0
+
+
+def test_qa_harness_needs_a_model_for_the_cli(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    assert locomo_qa.main(["--limit-conversations", "1"]) == 2
+
+
+def test_messages_of_a_turn_pair_carry_speakers_and_the_session_date() -> None:
+    conversation = _conversation()
+    group = locomo_qa.turn_groups(conversation)[0]
+    messages = locomo_qa._messages(group)
+    assert isinstance(messages[0], HumanMessage)
+    assert _text(messages[0]) == group[0].content and len(messages) == len(group)
+    assert messages[0].additional_kwargs["timestamp"].startswith(str(group[0].when)[:10])
