@@ -11,42 +11,33 @@ the store, RetrieveNode, RespondNode, the cache — is the real code.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
-from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
+from langchain_core.messages import BaseMessage, HumanMessage
 
 from bench import locomo, locomo_qa
 from bench._qa_cache import QACache
-from bench._qa_metrics import bleu1, f1_score, normalize_answer
-from langgraph_memory.offline import ScriptedChatModel, tool_call_message
+from bench._qa_metrics import bleu1, f1_score
+from langgraph_memory.offline import ScriptedChatModel
 from tests.conftest import service_missing
 from tests.fakes import HashingEmbeddings
+from tests.integration.bench.qa_scripts import (
+    DIMS,
+    Judge,
+    Script,
+    mini_conversation,
+    prompt_tokens,
+    text_of,
+)
 
 pytestmark = [pytest.mark.postgres]
 
-DIMS = 64
-UNKNOWN = "no idea"
-
-
-def _text(message: BaseMessage) -> str:
-    return message.content if isinstance(message.content, str) else str(message.content)
-
-
-MINI = Path(__file__).parent / "data"  # a hand-written conversation in LoCoMo's format
-
-
-def _conversation() -> locomo_qa.QAConversation:
-    """The hand-written two-session conversation (13 turns, 9 questions of categories 1-4)."""
-    [conversation] = locomo_qa.load_qa_conversations(MINI)
-    return conversation
-
 
 def test_loader_keeps_answers_of_categories_1_to_4_only() -> None:
-    conversation = _conversation()
+    conversation = mini_conversation()
     assert conversation.speakers == ("Ana", "Ben") and len(conversation.turns) == 13
     assert len(conversation.questions) == 9
     assert all(q.category in locomo_qa.CATEGORIES and q.answer for q in conversation.questions)
@@ -66,72 +57,6 @@ def test_real_locomo_slice_loads_with_answers() -> None:
     first = locomo_qa.load_qa_conversations(data_dir)[0]
     assert len(first.questions) >= 100 and all(q.answer for q in first.questions)
     assert {q.category for q in first.questions} == set(locomo_qa.CATEGORIES)
-
-
-class Script:
-    """The scripted answer/extraction model's reply function, with call counters."""
-
-    def __init__(self, conversation: locomo_qa.QAConversation, fail_after: int | None = None):
-        self.texts = {t.dia_id: t.text for t in conversation.turns}
-        self.questions = {q.text: q for q in conversation.questions}
-        self.full_context_known = {q.text for q in conversation.questions[::2]}
-        self.calls: dict[str, int] = {"extract": 0, "consolidate": 0, "memory": 0, "full": 0}
-        self.fail_after = fail_after
-        self.memory_hits: dict[str, bool] = {}
-
-    def __call__(self, messages: list[BaseMessage]) -> Any:
-        system = _text(messages[0]) if isinstance(messages[0], SystemMessage) else ""
-        last = _text(messages[-1])
-        if "You extract long-term memories" in system:
-            self.calls["extract"] += 1
-            if self.fail_after is not None and self.calls["extract"] > self.fail_after:
-                raise KeyboardInterrupt("scripted interruption")
-            memories = [
-                {"content": line.split(": ", 2)[2], "kind": "episodic", "importance": 5}
-                for line in last.splitlines()
-                if line.count(": ") >= 2
-            ]
-            return tool_call_message("ExtractionOutput", {"memories": memories})
-        if "New candidate memories" in last:
-            self.calls["consolidate"] += 1
-            n = len(re.findall(r"^C\d+:", last, re.M))
-            decisions = [{"candidate": i, "action": "ADD"} for i in range(n)]
-            return tool_call_message("ConsolidationOutput", {"decisions": decisions})
-        question = self.questions[last]
-        if "this conversation between" in system:
-            self.calls["full"] += 1
-            return question.answer if last in self.full_context_known else UNKNOWN
-        self.calls["memory"] += 1
-        block = "\n".join(_text(m) for m in messages if isinstance(m, SystemMessage))
-        hit = all(
-            " ".join(self.texts[e].split())[:60] in " ".join(block.split())
-            for e in question.evidence
-        )
-        self.memory_hits[last] = hit
-        return question.answer if hit else UNKNOWN
-
-
-def _count_prompt_tokens() -> int:
-    from langgraph_memory.nodes._messages import count_tokens
-    from langgraph_memory.prompts import DEFAULT_MEMORY_BLOCK_PROMPT
-
-    return int(count_tokens([SystemMessage(DEFAULT_MEMORY_BLOCK_PROMPT)]))
-
-
-class Judge:
-    """CORRECT when the generated answer equals the gold answer after normalisation."""
-
-    def __init__(self) -> None:
-        self.calls = 0
-
-    def __call__(self, messages: list[BaseMessage]) -> str:
-        self.calls += 1
-        prompt = _text(messages[-1])
-        gold = re.search(r"^Gold answer: (.*)$", prompt, re.M)
-        answer = re.search(r"^Generated answer: (.*)$", prompt, re.M)
-        assert gold and answer
-        same = normalize_answer(gold[1]) == normalize_answer(answer[1])
-        return f'Compared.\n{{"label": "{"CORRECT" if same else "WRONG"}"}}'
 
 
 def _run(
@@ -158,7 +83,7 @@ def _run(
 
 
 def test_qa_harness_end_to_end_scores_known_answers(postgres_dsn: str, tmp_path: Path) -> None:
-    conversation = _conversation()
+    conversation = mini_conversation()
     n = len(conversation.questions)
     assert n == 9
     script, judge = Script(conversation), Judge()
@@ -206,7 +131,7 @@ def test_qa_harness_end_to_end_scores_known_answers(postgres_dsn: str, tmp_path:
     assert sum(s.n for s in memory.by_category.values()) == n
 
     # Tokens: the memory block is within budget; full context is the whole transcript.
-    block_prompt = _count_prompt_tokens()
+    block_prompt = prompt_tokens()
     assert all(0 < a.tokens <= report.token_budget + block_prompt for a in memory.answers)
     assert full.tokens_per_answer > memory.tokens_per_answer
     assert memory.answer_llm_calls_per_question == 1.0 == full.answer_llm_calls_per_question
@@ -223,7 +148,7 @@ def test_qa_harness_end_to_end_scores_known_answers(postgres_dsn: str, tmp_path:
 
 
 def test_qa_harness_resumes_after_an_interruption(postgres_dsn: str, tmp_path: Path) -> None:
-    conversation = _conversation()
+    conversation = mini_conversation()
     cache = tmp_path / "cache.jsonl"
     interrupted = Script(conversation, fail_after=5)
     with pytest.raises(KeyboardInterrupt):
@@ -253,9 +178,9 @@ def test_qa_harness_needs_a_model_for_the_cli(monkeypatch: pytest.MonkeyPatch) -
 
 
 def test_messages_of_a_turn_pair_carry_speakers_and_the_session_date() -> None:
-    conversation = _conversation()
+    conversation = mini_conversation()
     group = locomo_qa.turn_groups(conversation)[0]
     messages = locomo_qa._messages(group)
     assert isinstance(messages[0], HumanMessage)
-    assert _text(messages[0]) == group[0].content and len(messages) == len(group)
+    assert text_of(messages[0]) == group[0].content and len(messages) == len(group)
     assert messages[0].additional_kwargs["timestamp"].startswith(str(group[0].when)[:10])
