@@ -182,6 +182,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--package-prompt", action="store_true", help="extract with the package's prompt"
     )
     qa.add_argument("--data", default=None, help="LoCoMo data directory")
+    qa.add_argument("--workers", type=int, default=4, help="questions answered at once")
     qa.add_argument(
         "--postgres",
         metavar="DSN",

@@ -546,6 +546,7 @@ def run_locomo_qa(args: Any, *, verbose: bool = False) -> BenchResult:
         token_budget=args.token_budget,
         episodic=args.episodic,
         package_prompt=args.package_prompt,
+        workers=args.workers,
         **options,
     )
     started = time.perf_counter()

@@ -10,6 +10,7 @@ turns, and the full-context answerer knows the gold answer of every other questi
 from __future__ import annotations
 
 import re
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -50,7 +51,14 @@ def mini_conversation() -> locomo_qa.QAConversation:
 class Script:
     """The scripted answer/extraction model's reply function, with call counters."""
 
-    def __init__(self, conversation: locomo_qa.QAConversation, fail_after: int | None = None):
+    def __init__(
+        self,
+        conversation: locomo_qa.QAConversation,
+        fail_after: int | None = None,
+        unreadable: str | None = None,
+    ):
+        self.lock = threading.Lock()
+        self.unreadable = unreadable  # extraction of a turn holding this text gets no JSON
         self.texts = {t.dia_id: t.text for t in conversation.turns}
         self.questions = {q.text: q for q in conversation.questions}
         self.full_context_known = {q.text for q in conversation.questions[::2]}
@@ -59,12 +67,18 @@ class Script:
         self.memory_hits: dict[str, bool] = {}
 
     def __call__(self, messages: list[BaseMessage]) -> Any:
+        with self.lock:  # the harness answers questions on several threads
+            return self._reply(messages)
+
+    def _reply(self, messages: list[BaseMessage]) -> Any:
         system = text_of(messages[0]) if isinstance(messages[0], SystemMessage) else ""
         last = text_of(messages[-1])
         if "You extract long-term memories" in system:
             self.calls["extract"] += 1
             if self.fail_after is not None and self.calls["extract"] > self.fail_after:
                 raise KeyboardInterrupt("scripted interruption")
+            if self.unreadable is not None and self.unreadable in last:
+                return "sorry, I cannot produce JSON today"
             memories = [
                 {"content": line.split(": ", 2)[2], "kind": "episodic", "importance": 5}
                 for line in last.splitlines()
@@ -102,9 +116,11 @@ class Judge:
 
     def __init__(self) -> None:
         self.calls = 0
+        self.lock = threading.Lock()
 
     def __call__(self, messages: list[BaseMessage]) -> str:
-        self.calls += 1
+        with self.lock:
+            self.calls += 1
         prompt = text_of(messages[-1])
         gold = re.search(r"^Gold answer: (.*)$", prompt, re.M)
         answer = re.search(r"^Generated answer: (.*)$", prompt, re.M)

@@ -65,6 +65,7 @@ def _run(
     cache: Path,
     script: Callable[[list[BaseMessage]], Any],
     judge: Callable[[list[BaseMessage]], Any],
+    workers: int = 1,
 ) -> locomo_qa.QAReport:
     return locomo_qa.run(
         model=ScriptedChatModel(default=script),
@@ -78,6 +79,7 @@ def _run(
         cache=cache,
         token_budget=40,
         limit=3,
+        workers=workers,
         report=lambda line: None,
     )
 
@@ -87,7 +89,7 @@ def test_qa_harness_end_to_end_scores_known_answers(postgres_dsn: str, tmp_path:
     n = len(conversation.questions)
     assert n == 9
     script, judge = Script(conversation), Judge()
-    report = _run(conversation, postgres_dsn, tmp_path / "cache.jsonl", script, judge)
+    report = _run(conversation, postgres_dsn, tmp_path / "cache.jsonl", script, judge, workers=3)
 
     # Every turn went through ExtractNode: one extraction call per pair of turns.
     groups = locomo_qa.turn_groups(conversation)
@@ -184,3 +186,18 @@ def test_messages_of_a_turn_pair_carry_speakers_and_the_session_date() -> None:
     assert isinstance(messages[0], HumanMessage)
     assert text_of(messages[0]) == group[0].content and len(messages) == len(group)
     assert messages[0].additional_kwargs["timestamp"].startswith(str(group[0].when)[:10])
+
+
+def test_an_unreadable_extraction_skips_that_turn_and_is_counted(
+    postgres_dsn: str, tmp_path: Path
+) -> None:
+    conversation = mini_conversation()
+    script = Script(conversation, unreadable="border collie")  # turn D1:3's pair
+    report = _run(conversation, postgres_dsn, tmp_path / "cache.jsonl", script, Judge())
+    memory = report.method("memory")
+    assert memory.ingest_errors == 1 and memory.ingest_turns == len(conversation.turns)
+    groups = locomo_qa.turn_groups(conversation)
+    assert script.calls["extract"] == len(groups) - 1 + 3  # three attempts at the bad pair
+    breed = next(a for a in memory.answers if a.question == "What breed is Ana's dog?")
+    assert breed.correct is False  # its evidence was never stored
+    assert "extraction errors" in locomo_qa.format_report(report)
