@@ -201,3 +201,29 @@ def test_an_unreadable_extraction_skips_that_turn_and_is_counted(
     breed = next(a for a in memory.answers if a.question == "What breed is Ana's dog?")
     assert breed.correct is False  # its evidence was never stored
     assert "extraction errors" in locomo_qa.format_report(report)
+
+
+def test_a_real_locomo_slice_end_to_end(postgres_dsn: str, tmp_path: Path) -> None:
+    """Two sessions of the first dev conversation through the whole harness."""
+    data_dir = locomo.DEFAULT_DATA_DIR
+    if not any(data_dir.glob("*.json")):
+        service_missing(
+            "LoCoMo dev data (set LANGGRAPH_MEMORY_LOCOMO_DIR)",
+            FileNotFoundError(f"no *.json in {data_dir}"),
+        )
+    first = locomo_qa.load_qa_conversations(data_dir)[0]
+    turns = tuple(t for t in first.turns if t.session <= 2)
+    ids = {t.dia_id for t in turns}
+    questions = tuple(q for q in first.questions if q.evidence and set(q.evidence) <= ids)[:15]
+    conversation = locomo_qa.QAConversation(first.sample_id, first.speakers, turns, questions)
+    assert len(questions) >= 5
+    script, judge = Script(conversation), Judge()
+    report = _run(conversation, postgres_dsn, tmp_path / "cache.jsonl", script, judge, workers=2)
+    memory, full = report.method("memory"), report.method("full-context")
+    assert memory.ingest_turns == len(turns) and memory.ingest_errors == 0
+    hits = [script.memory_hits[q.text] for q in questions]
+    assert [a.correct for a in memory.answers] == hits
+    assert memory.overall.j == pytest.approx(100 * sum(hits) / len(questions))
+    assert full.overall.j == pytest.approx(100 * len(questions[::2]) / len(questions))
+    assert full.tokens_per_answer > memory.tokens_per_answer > 0
+    assert report.conversations == [first.sample_id]

@@ -126,6 +126,25 @@ def test_retrieve_node_logs_the_terms_of_what_it_injected(
     assert all(r.getMessage().startswith("retrieve_memories key=") for r in caplog.records)
 
 
+def test_retrieve_node_explains_on_the_async_path_too(
+    store: PostgresMemoryStore, caplog: pytest.LogCaptureFixture
+) -> None:
+    import asyncio
+
+    _fill(store, "u1")
+    node = RetrieveNode(store=store, explain=True, limit=2)
+    with caplog.at_level(logging.INFO, logger="langgraph_memory.nodes.context"):
+        out = asyncio.run(
+            node.ainvoke(
+                {"messages": [("user", "what does Zhang drink?")]},
+                config={"configurable": {"user_id": "u1"}},
+            )
+        )
+    keys = [m["key"] for m in out["memories"]]
+    assert keys and [m[1] for r in caplog.records if (m := _LINE.search(r.getMessage()))] == keys
+    assert all("lexical=" in r.getMessage() for r in caplog.records)
+
+
 def test_retrieve_node_explain_takes_a_logger_and_works_on_any_store(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
