@@ -43,9 +43,10 @@ Run::
 
 Example:
     ```python
-    from bench.locomo_qa import format_report, run
+    from bench.locomo_qa import format_report, openai_model, run
 
-    report = run(model=my_chat_model, judge_model=my_judge, limit_conversations=1)
+    model, name = openai_model(None)  # OPENAI_API_KEY, OPENAI_BASE_URL, LANGGRAPH_MEMORY_MODEL
+    report = run(model=model, model_name=name, limit_conversations=1, cache="qa.jsonl")
     print(format_report(report))
     ```
 """
@@ -413,7 +414,7 @@ def _ingest(
         elapsed = (time.perf_counter() - started) * 1000
         cursor.turns = done
         cursor.llm_calls += int(out.get("memory_report", {}).get("total_llm_calls", 0))
-        cursor.turn_ms += [elapsed / len(group)] * len(group)
+        cursor.turn_ms += [round(elapsed / len(group), 1)] * len(group)
         cache.put(cursor_key, asdict(cursor))
         report(f"  {conversation.sample_id} ingest {done}/{total} turns")
     return cursor
