@@ -174,9 +174,14 @@ def test_qa_harness_resumes_after_an_interruption(postgres_dsn: str, tmp_path: P
     assert QACache(cache).get("missing") is None and len(QACache(cache)) > 0
 
 
-def test_qa_harness_needs_a_model_for_the_cli(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_qa_harness_needs_a_model_for_the_cli(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     assert locomo_qa.main(["--limit-conversations", "1"]) == 2
+    assert "OPENAI_API_KEY" in capsys.readouterr().err
+    assert locomo.main(["--qa", "--limit-conversations", "1"]) == 2  # bench.locomo delegates
+    assert "OPENAI_API_KEY" in capsys.readouterr().err
 
 
 def test_messages_of_a_turn_pair_carry_speakers_and_the_session_date() -> None:
