@@ -72,34 +72,64 @@ from typing import Any
 
 from langchain_core.embeddings import Embeddings
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
+from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
 from bench import locomo
-from bench._common import format_table, percentile, progress
+from bench._common import percentile, progress
 from bench._qa_cache import QACache, cache_key, text_hash
+from bench._qa_data import (
+    CATEGORIES,
+    QAConversation,
+    QAQuestion,
+    load_qa_conversation,
+    load_qa_conversations,
+    message_text,
+    pair_messages,
+    transcript,
+    turn_groups,
+)
 from bench._qa_metrics import (
     JUDGE_PROMPT,
-    AnswerScores,
     aggregate,
     bleu1,
     f1_score,
     judge_prompt,
     parse_judgement,
 )
+from bench._qa_report import (
+    COST_HEADER,
+    SCORE_HEADER,
+    AnswerRecord,
+    MethodResult,
+    QAReport,
+    cost_rows,
+    format_report,
+    score_rows,
+)
 
 __all__ = [
     "ANSWER_PROMPT",
+    "CATEGORIES",
     "CONVERSATION_EXTRACTION_PROMPT",
+    "COST_HEADER",
     "FULL_CONTEXT_PROMPT",
     "METHODS",
+    "SCORE_HEADER",
+    "AnswerRecord",
     "MethodResult",
     "QAConversation",
     "QAQuestion",
     "QAReport",
+    "cost_rows",
     "format_report",
+    "load_qa_conversation",
     "load_qa_conversations",
     "main",
+    "pair_messages",
     "run",
+    "score_rows",
+    "transcript",
+    "turn_groups",
 ]
 
 METHODS = ("memory", "full-context")
@@ -108,8 +138,6 @@ whole conversation in the prompt."""
 HARNESS_VERSION = "1"
 DEFAULT_TOKEN_BUDGET = 1000
 DEFAULT_LIMIT = 20
-CATEGORIES = locomo.CATEGORIES
-CATEGORY_NAMES = locomo.CATEGORY_NAMES
 
 CONVERSATION_EXTRACTION_PROMPT = """\
 You extract long-term memories from the latest turn of a conversation between two
@@ -160,173 +188,7 @@ not say, give your best guess."""
 date)."""
 
 
-# ---------------------------------------------------------------------------- data
-
-
-@dataclass(frozen=True)
-class QAQuestion:
-    """One question of categories 1–4 with its gold answer."""
-
-    text: str
-    answer: str
-    category: int
-    evidence: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True)
-class QAConversation:
-    """A LoCoMo conversation: its speakers, turns (``bench.locomo`` loader) and questions."""
-
-    sample_id: str
-    speakers: tuple[str, str]
-    turns: tuple[locomo.Turn, ...]
-    questions: tuple[QAQuestion, ...]
-
-    def sessions(self) -> list[list[locomo.Turn]]:
-        """The turns grouped by session, in order."""
-        grouped: dict[int, list[locomo.Turn]] = {}
-        for turn in self.turns:
-            grouped.setdefault(turn.session, []).append(turn)
-        return [grouped[s] for s in sorted(grouped)]
-
-
-def _evidence(raw: object) -> tuple[str, ...]:
-    ids: list[str] = []
-    for entry in raw if isinstance(raw, list) else []:
-        ids.extend(part for part in re.split(r"[;,\s]+", str(entry)) if part)
-    return tuple(dict.fromkeys(ids))
-
-
-def load_qa_conversation(path: Path) -> QAConversation:
-    """One conversation file: turns from :func:`bench.locomo.load_conversation`, questions
-    of categories 1–4 with their answers (category 5 has none)."""
-    base = locomo.load_conversation(path)
-    data = json.loads(Path(path).read_text())
-    if "conversation" in data:  # the locomo10.json sample layout
-        data = {**data["conversation"], "qa": data.get("qa", [])}
-    speakers = (str(data.get("speaker_a", "A")), str(data.get("speaker_b", "B")))
-    questions = tuple(
-        QAQuestion(
-            str(q["question"]), str(q["answer"]), int(q["category"]), _evidence(q.get("evidence"))
-        )
-        for q in data.get("qa", [])
-        if q.get("category") in CATEGORIES and q.get("answer") is not None
-    )
-    return QAConversation(base.sample_id, speakers, base.turns, questions)
-
-
-def load_qa_conversations(data_dir: Path = locomo.DEFAULT_DATA_DIR) -> list[QAConversation]:
-    """All ``*.json`` conversations of ``data_dir``, sorted by file name."""
-    files = sorted(Path(data_dir).glob("*.json"))
-    if not files:
-        raise FileNotFoundError(
-            f"no LoCoMo conversations (*.json) in {data_dir}; set LANGGRAPH_MEMORY_LOCOMO_DIR"
-        )
-    return [load_qa_conversation(f) for f in files]
-
-
-def _date(turn: locomo.Turn) -> str:
-    return turn.when.strftime("%-d %B %Y, %H:%M") if turn.when else "unknown date"
-
-
-def transcript(conversation: QAConversation) -> str:
-    """Every session with its date, one ``Speaker: text`` line per turn."""
-    blocks = []
-    for number, turns in enumerate(conversation.sessions(), start=1):
-        lines = [f"Session {number} ({_date(turns[0])}):"]
-        lines += [turn.content for turn in turns]
-        blocks.append("\n".join(lines))
-    return "\n\n".join(blocks)
-
-
-def turn_groups(conversation: QAConversation) -> list[list[locomo.Turn]]:
-    """The node turns of the ingest: consecutive pairs of turns within each session."""
-    groups: list[list[locomo.Turn]] = []
-    for turns in conversation.sessions():
-        groups += [turns[i : i + 2] for i in range(0, len(turns), 2)]
-    return groups
-
-
-def _messages(group: Sequence[locomo.Turn]) -> list[BaseMessage]:
-    stamp = {"timestamp": group[0].when.isoformat()} if group[0].when else {}
-    first = HumanMessage(group[0].content, additional_kwargs=dict(stamp))
-    return [first, *(AIMessage(t.content, additional_kwargs=dict(stamp)) for t in group[1:])]
-
-
-def _text(message: BaseMessage) -> str:
-    content = message.content
-    if isinstance(content, str):
-        return content.strip()
-    return " ".join(
-        str(b.get("text", "")) if isinstance(b, dict) else str(b) for b in content
-    ).strip()
-
-
-# ---------------------------------------------------------------------------- results
-
-
-@dataclass
-class AnswerRecord:
-    """One answered question."""
-
-    conversation: str
-    question: str
-    category: int
-    gold: str
-    answer: str
-    correct: bool | None
-    f1: float
-    bleu1: float
-    tokens: int
-    latency_ms: float
-    llm_calls: int
-
-
-@dataclass
-class MethodResult:
-    """Scores and costs of one method (``memory`` or ``full-context``)."""
-
-    name: str
-    overall: AnswerScores = field(default_factory=AnswerScores)
-    by_category: dict[int, AnswerScores] = field(default_factory=dict)
-    tokens_per_answer: float = 0.0
-    answer_llm_calls_per_question: float = 0.0
-    answer_ms_p50: float = 0.0
-    answer_ms_p95: float = 0.0
-    ingest_turns: int = 0
-    ingest_llm_calls: int = 0
-    ingest_llm_calls_per_turn: float = 0.0
-    ingest_ms_per_turn_p50: float = 0.0
-    ingest_ms_per_turn_p95: float = 0.0
-    ingest_errors: int = 0
-    memories: int = 0
-    answers: list[AnswerRecord] = field(default_factory=list)
-
-
-@dataclass
-class QAReport:
-    """Everything one run measured."""
-
-    conversations: list[str]
-    questions: int
-    model: str
-    judge_model: str
-    embedder: str
-    episodic: bool
-    token_budget: int
-    methods: list[MethodResult]
-    judge_calls: int = 0
-    cache_hits: int = 0
-    cache_misses: int = 0
-    cache_path: str | None = None
-
-    def method(self, name: str) -> MethodResult:
-        """The result of method ``name``."""
-        return next(m for m in self.methods if m.name == name)
-
-    def to_json(self) -> dict[str, Any]:
-        """Plain JSON data."""
-        return asdict(self)
+# ---------------------------------------------------------------------------- ingest and answer
 
 
 @dataclass
@@ -397,7 +259,7 @@ def _ingest(
         started = time.perf_counter()
         try:
             out = node.invoke(
-                {"messages": _messages(group)},
+                {"messages": pair_messages(group)},
                 config={
                     "configurable": {
                         "user_id": user_id,
@@ -436,7 +298,7 @@ def _answer_memory(
     block = [m for m in update.get("messages", []) if isinstance(m, SystemMessage)]
     out = respond.invoke({"messages": [*block, asked]}, config=config)
     return {
-        "answer": _text(out["messages"][-1]),
+        "answer": message_text(out["messages"][-1]),
         "tokens": _count_tokens(block) if block else 0,
         "latency_ms": (time.perf_counter() - started) * 1000,
         "llm_calls": 1,
@@ -447,7 +309,7 @@ def _answer_full_context(question: QAQuestion, *, respond: Any, tokens: int) -> 
     started = time.perf_counter()
     out = respond.invoke({"messages": [HumanMessage(question.text)]})
     return {
-        "answer": _text(out["messages"][-1]),
+        "answer": message_text(out["messages"][-1]),
         "tokens": tokens,
         "latency_ms": (time.perf_counter() - started) * 1000,
         "llm_calls": 1,
@@ -463,8 +325,8 @@ def _judge(
     if cached is not None:
         return cached["correct"], False
     reply = judge.invoke([HumanMessage(judge_prompt(question.text, question.answer, answer))])
-    correct = parse_judgement(_text(reply))
-    cache.put(key, {"correct": correct, "reply": _text(reply)[-300:]})
+    correct = parse_judgement(message_text(reply))
+    cache.put(key, {"correct": correct, "reply": message_text(reply)[-300:]})
     return correct, True
 
 
@@ -726,85 +588,6 @@ def run(
     )
 
 
-# ---------------------------------------------------------------------------- report
-
-SCORE_HEADER = [
-    "method",
-    "n",
-    "J",
-    "F1",
-    "BLEU-1",
-    *(f"c{c} {CATEGORY_NAMES[c]} J (n)" for c in CATEGORIES),
-]
-COST_HEADER = [
-    "method",
-    "tokens injected / answer",
-    "LLM calls / answer",
-    "answer ms p50 / p95",
-    "turns ingested",
-    "LLM calls / ingested turn",
-    "ingest ms / turn p50 / p95",
-    "extraction errors",
-    "memories stored",
-]
-
-
-def score_rows(report: QAReport) -> list[list[str]]:
-    """Rows of the scores table (see :data:`SCORE_HEADER`)."""
-    rows = []
-    for m in report.methods:
-        row = [
-            m.name,
-            str(m.overall.n),
-            f"{m.overall.j:.1f}",
-            f"{m.overall.f1:.1f}",
-            f"{m.overall.bleu1:.1f}",
-        ]
-        for c in CATEGORIES:
-            s = m.by_category.get(c, AnswerScores())
-            row.append(f"{s.j:.1f} ({s.n})")
-        rows.append(row)
-    return rows
-
-
-def cost_rows(report: QAReport) -> list[list[str]]:
-    """Rows of the costs table (see :data:`COST_HEADER`)."""
-    rows = []
-    for m in report.methods:
-        ingested = m.ingest_turns > 0
-        rows.append(
-            [
-                m.name,
-                f"{m.tokens_per_answer:.0f}",
-                f"{m.answer_llm_calls_per_question:.2f}",
-                f"{m.answer_ms_p50:.0f} / {m.answer_ms_p95:.0f}",
-                str(m.ingest_turns),
-                f"{m.ingest_llm_calls_per_turn:.2f}" if ingested else "-",
-                f"{m.ingest_ms_per_turn_p50:.0f} / {m.ingest_ms_per_turn_p95:.0f}"
-                if ingested
-                else "-",
-                str(m.ingest_errors) if ingested else "-",
-                str(m.memories) if m.name == "memory" else "-",
-            ]
-        )
-    return rows
-
-
-def format_report(report: QAReport) -> str:
-    """The scores table (J, F1, BLEU-1 overall and J per category) and the costs table."""
-    return (
-        f"LoCoMo QA ({len(report.conversations)} conversations, {report.questions} questions "
-        f"of categories 1-4; model {report.model}, judge {report.judge_model}, embedder "
-        f"{report.embedder}, token budget {report.token_budget}, episodic "
-        f"{'on' if report.episodic else 'off'})\n\n"
-        + format_table(SCORE_HEADER, score_rows(report))
-        + "\n\nCosts:\n\n"
-        + format_table(COST_HEADER, cost_rows(report))
-        + f"\n\nJudge calls this run: {report.judge_calls}; cache hits {report.cache_hits}, "
-        f"misses {report.cache_misses}" + (f" ({report.cache_path})" if report.cache_path else "")
-    )
-
-
 # ---------------------------------------------------------------------------- CLI
 
 
@@ -934,7 +717,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         bar.close()
     print(format_report(result))
     if args.json:
-        args.json.write_text(json.dumps(result.to_json(), indent=2))
+        args.json.writemessage_text(json.dumps(result.to_json(), indent=2))
     return 0
 
 

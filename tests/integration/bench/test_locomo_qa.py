@@ -187,7 +187,7 @@ def test_qa_harness_needs_a_model_for_the_cli(
 def test_messages_of_a_turn_pair_carry_speakers_and_the_session_date() -> None:
     conversation = mini_conversation()
     group = locomo_qa.turn_groups(conversation)[0]
-    messages = locomo_qa._messages(group)
+    messages = locomo_qa.pair_messages(group)
     assert isinstance(messages[0], HumanMessage)
     assert text_of(messages[0]) == group[0].content and len(messages) == len(group)
     assert messages[0].additional_kwargs["timestamp"].startswith(str(group[0].when)[:10])

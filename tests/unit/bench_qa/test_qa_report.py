@@ -90,11 +90,6 @@ def test_format_report_names_the_setting_and_has_both_tables() -> None:
     )
     assert "| memory " in text and "| full-context " in text and "Costs:" in text
     assert "Judge calls this run: 6; cache hits 2, misses 10" in text
-    assert report_json_roundtrips()
-
-
-def report_json_roundtrips() -> bool:
     data = _report().to_json()
-    return (
-        data["methods"][0]["overall"]["j"] == 75.0 and data["methods"][1]["name"] == "full-context"
-    )
+    assert data["methods"][0]["overall"]["j"] == 75.0
+    assert data["methods"][1]["name"] == "full-context"
