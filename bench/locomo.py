@@ -630,7 +630,12 @@ def format_report(report: LocomoReport) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """CLI entry point (``python -m bench.locomo``)."""
+    """CLI entry point (``python -m bench.locomo``; ``--qa``: :mod:`bench.locomo_qa`)."""
+    args_in = list(sys.argv[1:] if argv is None else argv)
+    if "--qa" in args_in:  # the end-to-end QA harness, with its own options
+        from bench import locomo_qa
+
+        return locomo_qa.main([a for a in args_in if a != "--qa"])
     parser = argparse.ArgumentParser(prog="python -m bench.locomo", description=__doc__)
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA_DIR)
     parser.add_argument("--retrievers", default=",".join(DEFAULT_RETRIEVERS))
@@ -644,7 +649,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="earlier turns of the same session indexed with each memory as its context",
     )
     parser.add_argument("--json", type=Path, default=None, help="write the results here")
-    args = parser.parse_args(argv)
+    args = parser.parse_args(args_in)
     result = run(
         args.data,
         retrievers=[r.strip() for r in args.retrievers.split(",") if r.strip()],

@@ -423,6 +423,38 @@ assert store.search(user, query="NIGHTJAR-7", limit=1)[0].key == "project"  # ex
 assert store.search(user, query="which hot drink should I offer?", limit=1)[0].key == "drink"
 """
     ),
+    md(
+        """
+### Explaining a recall
+`search(..., explain=True)` returns each result's score broken into its terms — lexical,
+vector, recency, importance, access and time match (each its factor times its
+`RetrievalConfig` weight) — which add up to the score. `RetrieveNode(explain=True)` (or a
+`logging.Logger`) logs them for the memories it injects, and
+`langgraph-memory inspect --user ID --query "..."` prints them as a table.
+"""
+    ),
+    code(
+        """
+import logging
+
+for hit in store.search(user, query="where is home?", limit=3, explain=True):
+    terms = hit.explanation.contributions()
+    print(f"{hit.key:8}", "  ".join(f"{k} {v:.3f}" for k, v in terms.items()),
+          f"= {hit.score:.3f}")
+    assert abs(sum(terms.values()) - hit.score) < 1e-9
+
+from langgraph_memory.nodes import RetrieveNode
+
+recall_log = logging.getLogger("notebook.recall")
+recall_log.setLevel(logging.INFO)
+recall_log.addHandler(logging.StreamHandler(sys.stdout))
+recall_log.propagate = False
+retrieve = RetrieveNode(store=store, explain=recall_log, token_budget=60)
+picked = retrieve.invoke({"messages": [("user", "where is home?")]},
+                         config={"configurable": {"user_id": user[1]}})
+assert picked["memories"], "nothing recalled"
+"""
+    ),
     md("Filters: `$eq $ne $gt $gte $lt $lte $in $nin $exists $and $or`, typed comparisons."),
     code(
         """

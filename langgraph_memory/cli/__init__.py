@@ -5,8 +5,10 @@ command    what it does
 =========  ===================================================================
 demo       a multi-session conversation: cross-thread recall, a superseded fact,
            an ``as_of`` query and the summariser (offline by default)
-bench      checkpointer, store and LoCoMo retrieval benchmarks (source checkout)
-inspect    one user's memories with kind, importance, validity and history
+bench      checkpointer, store and LoCoMo retrieval benchmarks (source checkout);
+           ``bench locomo-qa``: end-to-end LoCoMo QA with an LLM judge (needs a model)
+inspect    one user's memories with kind, importance, validity and history; with
+           ``--query`` why each memory is recalled (the terms of its score)
 forget     erase everything of one user: memories, embeddings, history, bookkeeping
            and every conversation thread run for the user, then check nothing is left
 =========  ===================================================================
@@ -154,13 +156,38 @@ def build_parser() -> argparse.ArgumentParser:
         nargs="*",
         default=["all"],
         metavar="BENCH",
-        help="checkpointers | postgres_saver | store | locomo | all (default: all)",
+        help="checkpointers | postgres_saver | store | locomo | all (default: all); "
+        "locomo-qa (end-to-end QA with an LLM judge; needs a model) runs alone",
     )
     bench.add_argument("--quick", action="store_true", help="small sizes (about a minute each)")
     bench.add_argument("--json", metavar="FILE", default=None, help="write all results as JSON")
     bench.add_argument("--plot", metavar="FILE.png", default=None, help="save a bar chart")
     bench.add_argument(
         "--verbose", action="store_true", help="show the benchmarks' own output as well"
+    )
+    qa = bench.add_argument_group(
+        "locomo-qa options",
+        "the QA benchmark answers with a real chat model (OPENAI_API_KEY, OPENAI_BASE_URL, "
+        "LANGGRAPH_MEMORY_MODEL) and is resumable through its cache file",
+    )
+    qa.add_argument("--model", default=None, help="answer and extraction model")
+    qa.add_argument("--judge-model", default=None, help="judge model (default: --model)")
+    qa.add_argument("--methods", default="memory,full-context", help="memory,full-context")
+    qa.add_argument("--limit-conversations", type=int, default=None)
+    qa.add_argument("--limit-questions", type=int, default=None)
+    qa.add_argument("--cache", default="locomo-qa-cache.jsonl", help="resumable cache file")
+    qa.add_argument("--token-budget", type=int, default=1000, help="memory block tokens")
+    qa.add_argument("--episodic", action="store_true", help="also keep raw turns as memories")
+    qa.add_argument(
+        "--package-prompt", action="store_true", help="extract with the package's prompt"
+    )
+    qa.add_argument("--data", default=None, help="LoCoMo data directory")
+    qa.add_argument("--workers", type=int, default=4, help="questions answered at once")
+    qa.add_argument(
+        "--postgres",
+        metavar="DSN",
+        default=None,
+        help="the store's Postgres (default: the embedded server, which persists for resuming)",
     )
     bench.set_defaults(handler=_bench)
 
@@ -173,6 +200,16 @@ def build_parser() -> argparse.ArgumentParser:
     _add_redis_prefix(inspect)
     inspect.add_argument(
         "--no-history", dest="history", action="store_false", help="hide the audit history"
+    )
+    inspect.add_argument(
+        "--query",
+        metavar="TEXT",
+        default=None,
+        help="search as the retrieve node does and show each term of every result's score "
+        "(lexical, vector, recency, importance, access, time match, final)",
+    )
+    inspect.add_argument(
+        "--limit", type=int, default=10, help="results shown with --query (default: 10)"
     )
     inspect.set_defaults(handler=_inspect)
 

@@ -1,5 +1,9 @@
 """``langgraph-memory inspect`` and ``forget``: look at and erase one user's data.
 
+With ``--query TEXT`` ``inspect`` instead runs the search the ``retrieve`` node runs and
+prints, per result, each term of its score (lexical, vector, recency, importance, access,
+time match; they add up to the final score): ``search(..., explain=True)``.
+
 Both work on the user's namespaces — ``("memories", <user>)``, where the memory nodes
 write by default, plus any other namespace the nodes recorded for the user, and the
 bookkeeping namespace ``("memory_meta", <user>)`` — of the store on ``--postgres DSN`` /
@@ -17,6 +21,7 @@ Example:
     from langgraph_memory.cli import main
 
     main(["inspect", "--user", "demo-1234abcd"])
+    main(["inspect", "--user", "demo-1234abcd", "--query", "where do I live?"])
     main(["forget", "--user", "demo-1234abcd", "--yes"])
     ```
 """
@@ -43,10 +48,12 @@ from langgraph_memory.erasure import UserData, find_user_data, forget_user
 from langgraph_memory.nodes.context import DEFAULT_NAMESPACE
 
 __all__ = [
+    "EXPLAIN_HEADER",
     "MemoryRow",
     "cmd_forget",
     "cmd_inspect",
     "describe_threads",
+    "explain_rows",
     "memory_rows",
     "user_namespace",
 ]
@@ -133,6 +140,82 @@ def describe_threads(data: UserData) -> str:
     )
 
 
+EXPLAIN_HEADER = [
+    "#",
+    "key",
+    "kind",
+    "lexical",
+    "vector",
+    "recency",
+    "importance",
+    "access",
+    "time match",
+    "score",
+    "content",
+]
+"""Columns of ``inspect --query``: the six terms of the score, then the score."""
+
+
+def explain_rows(items: Sequence[SearchItem]) -> list[list[Any]]:
+    """Table rows for explained search results (pure), best first as searched.
+
+    Each row holds the six terms of the item's score and the score itself; an item
+    without an explanation (a store without ``explain``) shows only its score.
+
+    Example:
+        ```python
+        from datetime import datetime, timezone
+        from langgraph_memory.retrieval import ScoreBreakdown
+        from langgraph_memory.store.postgres import ExplainedSearchItem
+        now = datetime.now(timezone.utc)
+        parts = ScoreBreakdown(0.25, 0.5, 0.125, 0.0625, 0.0, 0.0, 0.9375)
+        item = ExplainedSearchItem(("memories", "u1"), "k1", {"content": "tea"}, now, now,
+                                   0.9375, explanation=parts)
+        assert explain_rows([item])[0][3:10] == [0.25, 0.5, 0.125, 0.0625, 0.0, 0.0, 0.9375]
+        ```
+    """
+    rows: list[list[Any]] = []
+    for position, item in enumerate(items, start=1):
+        parts = getattr(item, "explanation", None)
+        terms: list[Any] = list(parts.contributions().values()) if parts is not None else [None] * 6
+        rows.append(
+            [
+                position,
+                item.key[:8],
+                str(item.value.get("kind", "")),
+                *terms,
+                item.score,
+                shorten(str(item.value.get("content", item.value)), 50),
+            ]
+        )
+    return rows
+
+
+def _inspect_query(args: Any, store: Any, data: UserData, out: Console, user: str) -> int:
+    query = str(args.query)
+    if not query.strip():
+        raise CliError('--query must be non-empty text, e.g. --query "where do I live?"')
+    if args.limit < 1:
+        raise CliError("--limit must be >= 1")
+    items = [
+        item
+        for namespace in data.namespaces[:-1]
+        for item in store.search(namespace, query=query, limit=args.limit, explain=True)
+    ]
+    items.sort(key=lambda i: -(i.score or 0.0))
+    items = items[: args.limit]
+    out.heading(f"Why these memories of {user} come back for {query!r}")
+    if not items:
+        out.line(f"  no memories for user {user!r} match")
+        return 0
+    out.table(EXPLAIN_HEADER, explain_rows(items))
+    out.line(
+        "  score = lexical + vector + recency + importance + access + time match "
+        "(each term is its factor times its RetrievalConfig weight)"
+    )
+    return 0
+
+
 def _history_lines(store: Any, row: MemoryRow) -> list[str]:
     lines = []
     for entry in store.history(row.namespace, row.key):
@@ -153,6 +236,8 @@ def cmd_inspect(args: Any, console: Console | None = None) -> int:
         open_checkpointer(dsn, args.redis, redis_prefix=args.redis_prefix) as saver,
     ):
         data = find_user_data(store, saver, user)
+        if getattr(args, "query", None) is not None:
+            return _inspect_query(args, store, data, out, user)
         items = [
             item
             for namespace in data.namespaces[:-1]

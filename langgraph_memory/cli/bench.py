@@ -4,9 +4,11 @@ The benchmarks live in the top-level ``bench/`` package of a source checkout (th
 not part of the wheel): ``checkpointers`` (our Redis/Postgres savers against InMemory,
 SQLite and the official Postgres saver), ``postgres_saver`` (ours vs the official saver:
 latency and concurrent throughput), ``store`` (search latency / put throughput) and
-``locomo`` (LoCoMo retrieval quality). Each is called through its ``run(...)`` function;
-its result is normalised into a :class:`BenchResult` (tables + a plot spec) for the
-results table, ``--json`` and ``--plot``.
+``locomo`` (LoCoMo retrieval quality). ``locomo-qa`` (end-to-end LoCoMo QA with an LLM
+judge, :mod:`bench.locomo_qa`) needs a chat model, so ``all`` never runs it; run it on its
+own: ``langgraph-memory bench locomo-qa --limit-conversations 1``. Each is called through
+its ``run(...)`` function; its result is normalised into a :class:`BenchResult` (tables
++ a plot spec) for the results table, ``--json`` and ``--plot``.
 
 Example:
     ```python
@@ -20,6 +22,7 @@ Example:
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import dataclasses
 import importlib
@@ -39,6 +42,7 @@ from langgraph_memory.cli._console import CliError, Console, format_table
 
 __all__ = [
     "BENCHES",
+    "QA_BENCH",
     "BenchResult",
     "Table",
     "bench_root",
@@ -49,6 +53,9 @@ __all__ = [
 
 BENCHES = ("checkpointers", "postgres_saver", "store", "locomo")
 """Benchmark modules of ``bench/``, in the order ``all`` runs them."""
+QA_BENCH = "locomo-qa"
+"""The end-to-end QA benchmark (``bench/locomo_qa.py``): needs a model, never in ``all``."""
+QA_QUICK = {"limit_conversations": 1, "limit_questions": 20}
 
 QUICK: dict[str, dict[str, Any]] = {
     "checkpointers": {"threads": 5, "invokes": 30, "put_get": 10},
@@ -160,7 +167,9 @@ def bench_root() -> Path:
 
 
 def _load(name: str) -> ModuleType:
-    if name not in BENCHES:
+    if name == QA_BENCH:
+        name = "locomo_qa"
+    elif name not in BENCHES:
         raise CliError(f"unknown benchmark {name!r}; choose from {', '.join(BENCHES)} or all")
     root = str(bench_root())
     if root not in sys.path:
@@ -168,7 +177,7 @@ def _load(name: str) -> ModuleType:
     try:
         return importlib.import_module(f"bench.{name}")
     except ModuleNotFoundError as exc:
-        if exc.name in (f"bench.{name}",):
+        if exc.name == f"bench.{name}":
             raise CliError(f"bench/{name}.py is not in this checkout yet") from exc
         raise CliError(
             f"bench.{name} needs {exc.name}, which is not installed: pip install -e '.[dev]'"
@@ -515,13 +524,81 @@ def render(results: Sequence[BenchResult]) -> str:
     return "\n".join(out)
 
 
+def run_locomo_qa(args: Any, *, verbose: bool = False) -> BenchResult:
+    """Run ``bench/locomo_qa.py`` with the CLI's options; its two tables as a result.
+
+    Raises:
+        CliError: No model configured (``OPENAI_API_KEY``), ``langchain-openai`` missing,
+            bad options, or not a source checkout.
+    """
+    module = _load(QA_BENCH)
+    result = BenchResult(name=QA_BENCH)
+    options = {key: getattr(args, key, None) for key in ("limit_conversations", "limit_questions")}
+    if getattr(args, "quick", False):
+        options = {k: v if v is not None else QA_QUICK[k] for k, v in options.items()}
+    qa_args = argparse.Namespace(
+        data=Path(args.data) if args.data else module.locomo.DEFAULT_DATA_DIR,
+        model=args.model,
+        judge_model=args.judge_model,
+        methods=args.methods,
+        postgres=args.postgres,
+        cache=Path(args.cache),
+        token_budget=args.token_budget,
+        episodic=args.episodic,
+        package_prompt=args.package_prompt,
+        workers=args.workers,
+        **options,
+    )
+    started = time.perf_counter()
+    try:
+        with _captured(QA_BENCH, verbose=verbose) as sink:
+            raw = module.run_from_args(qa_args, report=sink.line)
+    except (RuntimeError, ValueError, FileNotFoundError) as exc:
+        raise CliError(str(exc)) from exc
+    result.seconds = time.perf_counter() - started
+    result.raw = to_plain(raw)
+    result.title = (
+        f"LoCoMo QA: {len(raw.conversations)} conversation(s), {raw.questions} questions, "
+        f"model {raw.model}, judge {raw.judge_model}"
+    )
+    result.tables = [
+        Table("scores", list(module.SCORE_HEADER), module.score_rows(raw)),
+        Table("costs", list(module.COST_HEADER), module.cost_rows(raw)),
+    ]
+    result.plot = {
+        "labels": [m.name for m in raw.methods],
+        "title": "LoCoMo QA",
+        "series": {"J": [m.overall.j for m in raw.methods]},
+        "ylabel": "J percent (higher is better)",
+    }
+    return result
+
+
 def cmd_bench(args: Any, console: Console | None = None) -> int:
-    """``langgraph-memory bench [checkpointers|postgres_saver|store|locomo|all]`` handler."""
+    """``langgraph-memory bench [checkpointers|postgres_saver|store|locomo|all]`` handler;
+    ``bench locomo-qa`` runs the QA benchmark alone."""
     out = console or Console()
     names = list(args.which or ["all"])
+    if QA_BENCH in names:
+        if names != [QA_BENCH]:
+            raise CliError(f"run {QA_BENCH} on its own (it needs a chat model)")
+        out.heading(f"langgraph-memory bench {QA_BENCH}")
+        results = [run_locomo_qa(args, verbose=args.verbose)]
+        out.heading("Results")
+        out.line(render(results))
+        out.line(
+            "   (scores come from the model and judge named above; nothing is measured without one)"
+        )
+        if args.json:
+            qa_payload = {"quick": args.quick, "benches": [r.as_dict() for r in results]}
+            Path(args.json).write_text(json.dumps(qa_payload, indent=2), encoding="utf-8")
+            out.ok(f"wrote {args.json}")
+        return 0
     for name in names:
         if name != "all" and name not in BENCHES:
-            raise CliError(f"unknown benchmark {name!r}; choose from {', '.join(BENCHES)} or all")
+            raise CliError(
+                f"unknown benchmark {name!r}; choose from {', '.join(BENCHES)}, all or {QA_BENCH}"
+            )
     size = "quick sizes" if args.quick else "full sizes (use --quick for a short run)"
     out.heading(f"langgraph-memory bench: {', '.join(names)} ({size})")
     results = run_benchmarks(names, quick=args.quick, verbose=args.verbose)

@@ -27,6 +27,8 @@ Example:
 
 from __future__ import annotations
 
+import inspect
+import logging
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -66,7 +68,16 @@ from langgraph_memory.nodes._registry import (
 )
 from langgraph_memory.prompts import DEFAULT_MEMORY_BLOCK_PROMPT, DEFAULT_SYSTEM_PROMPT
 
-__all__ = ["DEFAULT_NAMESPACE", "InjectNode", "RespondNode", "RetrieveNode", "block_update"]
+__all__ = [
+    "DEFAULT_NAMESPACE",
+    "InjectNode",
+    "RespondNode",
+    "RetrieveNode",
+    "block_update",
+    "explain_lines",
+]
+
+logger = logging.getLogger(__name__)
 
 DEFAULT_NAMESPACE: tuple[str, ...] = ("memories", "{user_id}")
 """Where memories live: one namespace per ``user_id``."""
@@ -90,6 +101,11 @@ class RetrieveNode(MemoryNode):
         inject: Also write the ``<memory>`` block into the messages (retrieve + inject in
             one node, for graphs whose state has only ``messages``, e.g. ``MessagesState``).
         prompt: Block template when ``inject=True``.
+        explain: ``True`` (this module's logger) or a ``logging.Logger``: log, at INFO,
+            one line per memory kept with the terms of its score (lexical, vector,
+            recency, importance, access, time match; see :func:`explain_lines`). On a
+            store whose ``search`` takes ``explain`` (``PostgresMemoryStore``) the
+            search asks for them; on others only the score is logged.
 
     Example:
         ```python
@@ -121,6 +137,7 @@ class RetrieveNode(MemoryNode):
         clock: Clock = utc_now,
         inject: bool = False,
         prompt: str = DEFAULT_MEMORY_BLOCK_PROMPT,
+        explain: bool | logging.Logger = False,
         name: str | None = None,
     ) -> None:
         super().__init__(store=store, name=name)
@@ -140,6 +157,9 @@ class RetrieveNode(MemoryNode):
         self.clock = clock
         self.inject = inject
         self.prompt = prompt
+        self.explain_logger: logging.Logger | None = (
+            explain if isinstance(explain, logging.Logger) else logger if explain else None
+        )
 
     def _prepare(
         self, state: Any, ctx: NodeContext
@@ -153,8 +173,17 @@ class RetrieveNode(MemoryNode):
         ops = []
         if query:
             limit = self.limit if supports_as_of(store) else self.limit * 3
-            ops.append(SearchOp(namespace, filter=self.filter, limit=limit, query=query))
+            ops.append(self._search_op(store, namespace, limit, query))
         return store, ops, node_thread_link(ctx, [self.namespace], self.label)
+
+    def _search_op(
+        self, store: BaseStore, namespace: tuple[str, ...], limit: int, query: str
+    ) -> Any:
+        if self.explain_logger is not None and _supports_explain(store):
+            from langgraph_memory.store.postgres import MemorySearchOp
+
+            return MemorySearchOp(namespace, self.filter, limit, 0, query, explain=True)
+        return SearchOp(namespace, filter=self.filter, limit=limit, query=query)
 
     def _finish(self, state: Any, store: BaseStore, results: Sequence[Any]) -> dict[str, Any]:
         items: list[SearchItem] = list(results[0]) if results else []
@@ -166,6 +195,9 @@ class RetrieveNode(MemoryNode):
             token_budget=self.token_budget,
             token_counter=self.token_counter,
         )
+        if self.explain_logger is not None:
+            for line in explain_lines(items, [m["key"] for m in memories]):
+                self.explain_logger.info("%s %s", self.label, line)
         update: dict[str, Any] = {self.memories_key: memories}
         if self.inject:
             messages = messages_of(state, self.messages_key)
@@ -185,6 +217,49 @@ class RetrieveNode(MemoryNode):
         if put is not None:
             await store.abatch([put])
         return self._finish(state, store, results)
+
+
+_EXPLAIN_SUPPORT: dict[type[Any], bool] = {}
+
+
+def _supports_explain(store: BaseStore) -> bool:
+    kind = type(store)
+    if kind not in _EXPLAIN_SUPPORT:
+        try:
+            _EXPLAIN_SUPPORT[kind] = "explain" in inspect.signature(store.search).parameters
+        except (TypeError, ValueError):
+            _EXPLAIN_SUPPORT[kind] = False
+    return _EXPLAIN_SUPPORT[kind]
+
+
+def explain_lines(items: Sequence[SearchItem], keys: Sequence[str]) -> list[str]:
+    """One log line per item whose key is in ``keys`` (in ``keys`` order): its score and,
+    for an ``ExplainedSearchItem``, each term of it (pure).
+
+    Example:
+        ```python
+        from datetime import datetime, timezone
+        now = datetime.now(timezone.utc)
+        item = SearchItem(("m", "u1"), "k1", {"content": "User likes tea."}, now, now, 0.5)
+        assert explain_lines([item], ["k1"])[0].startswith("key=k1 score=0.5000")
+        ```
+    """
+    by_key = {item.key: item for item in items}
+    lines: list[str] = []
+    for key in keys:
+        item = by_key.get(key)
+        if item is None:
+            continue
+        score = "none" if item.score is None else f"{item.score:.4f}"
+        parts = getattr(item, "explanation", None)
+        terms = (
+            " ".join(f"{name}={value:.4f}" for name, value in parts.contributions().items())
+            if parts is not None
+            else "(no breakdown: the store has no explain)"
+        )
+        content = " ".join(str(item.value.get("content", "")).split())[:80]
+        lines.append(f"key={key} score={score} {terms} content={content!r}")
+    return lines
 
 
 def block_update(
