@@ -187,6 +187,8 @@ def summarise(figures: dict[str, Any], run: dict[str, Any]) -> list[tuple[str, s
             "calls against a frozen (SIGSTOP) Redis / slowest with the default 5 s timeout",
             f"{figures.get('frozen_redis_calls', 0)} / "
             f"{_seconds(_max(figures.get('frozen_redis_call_seconds')))}",
+        ),
+        (
             "paths tried around leases / writes that got through",
             f"{figures.get('lease_bypass_paths_tried', 0)} / "
             f"{figures.get('lease_bypass_writes_through', 'n/a')}",
@@ -202,6 +204,15 @@ def summarise(figures: dict[str, Any], run: dict[str, Any]) -> list[tuple[str, s
             "dropped connections injected into registry writes / threads left unlisted",
             f"{figures.get('registry_failures_injected', 0)} / "
             f"{figures.get('registry_invisible_threads', 'n/a')}",
+        ),
+        (
+            "ways of passing user_id erased by forget_user / rows, keys or pg_stats entries left",
+            f"{figures.get('erasure_ways_tried', 0)} / "
+            f"{figures.get('erasure_residue_rows', 'n/a')}",
+        ),
+        (
+            "deadlocks counted by the server under mixed concurrent store writes",
+            str(figures.get("store_bookkeeping_deadlocks", "n/a")),
         ),
     ]
 
@@ -220,6 +231,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", type=Path, help="also write the raw figures here")
     args, pytest_args = parser.parse_known_args(argv)
     figures, run = collect(pytest_args)
+    if args.json:  # the raw figures first: a long run is never lost to a report bug
+        args.json.write_text(json.dumps({"run": run, "figures": figures}, indent=2))
     rows = summarise(figures, run)
     print(format_table(["figure", "value"], [list(row) for row in rows]))
     if args.json:
