@@ -307,20 +307,39 @@ def _erase_namespace(namespace: tuple[str, ...], native: bool) -> Generator[_Ste
         deleted |= batch
 
 
-def _residue(before: UserData, after: UserData, threads_left: Sequence[str]) -> list[str]:
+def _unheld(data: UserData) -> list[str]:
+    """Threads the registry links to the user of which the checkpointer holds nothing:
+    their checkpoints may live in another checkpointer (or were deleted already)."""
+    return [
+        thread
+        for thread, count in data.threads.items()
+        if not count and "registry" in data.found_by.get(thread, ())
+    ]
+
+
+def _residue(
+    before: UserData, after: UserData, threads_left: Sequence[str], unheld: Sequence[str]
+) -> list[str]:
     meta = after.namespaces[-1]
     lines = [
         f"{count} items under {namespace!r}"
         for namespace, count in after.items.items()
         if count and namespace != meta
     ]
-    kept_links = after.items.get(meta, 0) - len(threads_left)
+    kept_links = after.items.get(meta, 0) - len(threads_left) - len(unheld)
     if kept_links > 0:
         lines.append(f"{kept_links} bookkeeping items under {meta!r}")
     lines += [
         f"thread {thread!r} still has checkpoints (written during the erasure; its link is "
         "kept so the next run finds it)"
         for thread in threads_left
+    ]
+    lines += [
+        f"thread {thread!r} was run for the user but this checkpointer holds none of its "
+        "checkpoints: if its conversation is in another checkpointer (another Redis prefix "
+        "or database), run the erasure with that one; if the thread was deleted already, "
+        "pass unheld_threads='drop' (CLI: --drop-unheld-threads). Its link is kept"
+        for thread in unheld
     ]
     lines += [
         f"thread {thread!r} ({', '.join(how)}) appeared after the erasure"
@@ -336,8 +355,10 @@ def _forget(
     identity: Mapping[str, Any],
     with_threads: bool,
     native: bool,
+    drop_unheld: bool,
 ) -> _Program:
     before = yield from _find(user_id, templates, identity, with_threads)
+    unheld = [] if drop_unheld else _unheld(before)
     if before.threads:
         yield _DeleteThreads(tuple(before.threads))
     erased = 0
@@ -356,7 +377,10 @@ def _forget(
         for thread_id in sorted(set(before.threads) | linked):
             if (yield _CountCheckpoints(thread_id)):
                 left.append(thread_id)
-    keep = [ThreadLink(user_id, thread_id, by="forget_user").put_op(None) for thread_id in left]
+    keep = [
+        ThreadLink(user_id, thread_id, by="forget_user").put_op(None)
+        for thread_id in [*left, *unheld]
+    ]
     if keep:
         yield _Write(tuple(op for op in keep if op is not None))
     after = yield from _find(user_id, templates, identity, with_threads)
@@ -366,7 +390,7 @@ def _forget(
         namespaces=before.namespaces,
         threads=tuple(before.threads),
         checkpoints=before.checkpoints,
-        residue=tuple(_residue(before, after, left)),
+        residue=tuple(_residue(before, after, left, unheld)),
     )
 
 
@@ -496,16 +520,20 @@ def _program(
     user_id: object,
     namespaces: Sequence[tuple[str, ...]],
     identity: Mapping[str, Any] | None,
+    unheld_threads: str = "keep",
 ) -> tuple[_Program, bool]:
     """The checked steps of a find (``erase=False``) or an erasure, and whether the store's
     search takes ``include_invalid``. Bad input fails here, before any I/O."""
     user = _user_text(user_id)
     values = identity or {}
     _user_namespaces(user, namespaces, values)
+    if unheld_threads not in ("keep", "drop"):
+        raise ConfigurationError(f"unheld_threads must be 'keep' or 'drop', got {unheld_threads!r}")
     native, invalid = _store_traits(store)
     threads = checkpointer is not None
     if erase:
-        return _forget(user, namespaces, values, threads, native), invalid
+        drop = unheld_threads == "drop"
+        return _forget(user, namespaces, values, threads, native, drop), invalid
     return _find(user, namespaces, values, threads), invalid
 
 
@@ -559,6 +587,7 @@ def forget_user(
     *,
     namespaces: Sequence[tuple[str, ...]] = (DEFAULT_NAMESPACE,),
     identity: Mapping[str, Any] | None = None,
+    unheld_threads: str = "keep",
 ) -> ErasureReport:
     """Erase every memory, history row, derived memory, bookkeeping entry and
     conversation thread of ``user_id``, then look again and report what is left.
@@ -571,6 +600,13 @@ def forget_user(
         namespaces: Templates of the user's memory namespaces (each with ``{user_id}``;
             default ``("memories", "{user_id}")``); recorded ones are added.
         identity: Values of other template fields (e.g. ``{"org": "acme"}``).
+        unheld_threads: What to do with a thread the registry links to the user of which
+            ``checkpointer`` holds no checkpoint -- its conversation may be in another
+            checkpointer (another Redis prefix, another database). ``"keep"`` (default):
+            keep its link and report it as residue (``complete`` is False), so pointing the
+            erasure at the wrong checkpointer never reads as success and a second run with
+            the right one still finds the thread. ``"drop"``: the thread is known to be
+            deleted already; erase its link.
 
     Returns:
         An :class:`ErasureReport`; check ``report.complete`` (``residue`` says what is
@@ -586,7 +622,9 @@ def forget_user(
         assert report.complete
         ```
     """
-    program, invalid = _program(True, store, checkpointer, user_id, namespaces, identity)
+    program, invalid = _program(
+        True, store, checkpointer, user_id, namespaces, identity, unheld_threads
+    )
     return _run(program, store, checkpointer, invalid)  # type: ignore[no-any-return]
 
 
@@ -597,7 +635,10 @@ async def aforget_user(
     *,
     namespaces: Sequence[tuple[str, ...]] = (DEFAULT_NAMESPACE,),
     identity: Mapping[str, Any] | None = None,
+    unheld_threads: str = "keep",
 ) -> ErasureReport:
     """Async :func:`forget_user` (``aforget``/``abatch``, ``alist``, ``adelete_thread``)."""
-    program, invalid = _program(True, store, checkpointer, user_id, namespaces, identity)
+    program, invalid = _program(
+        True, store, checkpointer, user_id, namespaces, identity, unheld_threads
+    )
     return await _arun(program, store, checkpointer, invalid)  # type: ignore[no-any-return]

@@ -225,6 +225,13 @@ def build_parser() -> argparse.ArgumentParser:
     _add_postgres(forget)
     _add_redis(forget)
     _add_redis_prefix(forget)
+    forget.add_argument(
+        "--drop-unheld-threads",
+        action="store_true",
+        help="erase the links of threads run for the user of which the checkpointer holds "
+        "nothing (deleted already); by default they are kept and reported, since their "
+        "conversation may be in another checkpointer (--redis, --redis-prefix)",
+    )
     forget.add_argument("--yes", action="store_true", help="do not ask for confirmation")
     forget.set_defaults(handler=_forget)
     return parser

@@ -281,7 +281,8 @@ def cmd_inspect(args: Any, console: Console | None = None) -> int:
 
 def _confirm(user: str, out: Console) -> bool:
     if not sys.stdin.isatty():
-        raise CliError("refusing to erase without confirmation: add --yes")
+        out.warn("refusing to erase without confirmation: add --yes (nothing erased)")
+        return False
     answer = input(f"  erase everything of {user!r}? [y/N] ")
     if answer.strip().lower() in ("y", "yes"):
         return True
@@ -316,7 +317,8 @@ def cmd_forget(args: Any, console: Console | None = None) -> int:
         )
         if not args.yes and not _confirm(user, out):
             return 1
-        report = forget_user(store, saver, user)
+        unheld = "drop" if args.drop_unheld_threads else "keep"
+        report = forget_user(store, saver, user, unheld_threads=unheld)
         if not report.complete:
             raise CliError(
                 f"data of {user!r} is still present after forget: "

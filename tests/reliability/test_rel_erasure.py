@@ -23,6 +23,7 @@ from langgraph_memory import aforget_user, forget_user
 from langgraph_memory.checkpoint.postgres import AsyncPostgresSaver, PostgresSaver
 from langgraph_memory.checkpoint.redis import AsyncRedisSaver, RedisSaver
 from langgraph_memory.cli import main
+from langgraph_memory.errors import ConfigurationError
 from langgraph_memory.store.postgres import AsyncPostgresMemoryStore, PostgresMemoryStore
 from tests.reliability._erasure import (
     WAYS,
@@ -185,6 +186,60 @@ def test_cli_forget_erases_context_and_int_threads_and_says_what_it_found(
     assert "deleted 5 conversation threads" in out and "nothing of this user is left" in out
     for mark in marks.values():
         assert residue(postgres_dsn, redis_url, redis_prefix, mark) == {}
+
+
+def test_erasure_pointed_at_the_wrong_checkpointer_never_reads_as_success(
+    postgres_dsn: str, redis_url: str, redis_prefix: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Threads run on Redis, ``forget`` run without ``--redis`` (the Postgres saver holds
+    none of them): the user's memories go, but the thread links stay and the CLI exits 2
+    naming the fix; the second run, with the right checkpointer, erases the conversations.
+    (Before: "OK ... nothing of this user is left", exit 0, links erased, the Redis threads
+    unfindable for ever.)"""
+    mark = marker()
+    with (
+        cli_store(postgres_dsn) as store,
+        open_saver("redis", postgres_dsn, redis_url, redis_prefix) as saver,
+    ):
+        run_user(
+            (memory_graph(store, saver), plain_graph(saver)),
+            "henry",
+            "context-dict",
+            "henry-thread",
+            mark,
+        )
+    assert redis_keys_with(redis_url, redis_prefix, mark)
+
+    wrong = ["forget", "--user", "henry", "--yes", "--postgres", postgres_dsn]
+    assert main(wrong) == 2
+    err = capsys.readouterr().err
+    assert "'henry-thread'" in err and "another checkpointer" in err
+    assert "public.lgm_memory_items" not in pg_rows_with(postgres_dsn, mark)  # memories gone
+    assert redis_keys_with(redis_url, redis_prefix, mark)  # the conversation is still there
+    assert main(wrong) == 2  # still findable, still not OK
+
+    right = [*wrong, "--redis", redis_url, "--redis-prefix", redis_prefix]
+    assert main(right) == 0
+    assert "nothing of this user is left" in capsys.readouterr().out
+    assert residue(postgres_dsn, redis_url, redis_prefix, mark) == {}
+
+
+def test_links_of_threads_deleted_already_can_be_dropped(postgres_dsn: str) -> None:
+    """A thread deleted through the API before the erasure: kept and reported by default,
+    erased with ``unheld_threads="drop"``; anything else is a configuration error."""
+    mark = marker()
+    with cli_store(postgres_dsn) as store, PostgresSaver.from_conn_string(postgres_dsn) as pg:
+        pg.setup()
+        run_user((memory_graph(store, pg), plain_graph(pg)), "gone", "context-dict", "t-gone", mark)
+        pg.delete_thread("t-gone")
+        with pytest.raises(ConfigurationError, match="unheld_threads"):
+            forget_user(store, pg, "gone", unheld_threads="yes")
+        kept = forget_user(store, pg, "gone")
+        assert not kept.complete and any("'t-gone'" in line for line in kept.residue)
+        dropped = forget_user(store, pg, "gone", unheld_threads="drop")
+        assert dropped.complete, dropped.residue
+        assert meta_rows(postgres_dsn, "gone") == 0
+        assert forget_user(store, pg, "gone").complete  # nothing left to find
 
 
 class RacingSaver(PostgresSaver):
