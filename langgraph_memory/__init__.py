@@ -4,7 +4,8 @@
   ``langgraph_memory.checkpoint.postgres`` checkpointers.
 * Long-term memory across threads: ``langgraph_memory.store.postgres``.
 * Prebuilt graph nodes: ``langgraph_memory.nodes``.
-* Erasing one user everywhere: :func:`forget_user` / :func:`aforget_user`
+* Erasing one user everywhere: :func:`forget_user` / :func:`aforget_user`, and finding what
+  exists of a user first: :func:`find_user_data` / :func:`afind_user_data`
   (``langgraph_memory.erasure``).
 
 Backends are optional extras and are imported from their own modules, so importing
@@ -57,12 +58,25 @@ __all__ = [
 
 # Per-thread lease wrapper (multi-worker safety) and user erasure, imported lazily to keep
 # `import` light.
-__all__ += ["aforget_user", "forget_user", "with_thread_lease"]
+__all__ += [
+    "afind_user_data",
+    "aforget_user",
+    "find_user_data",
+    "forget_user",
+    "with_thread_lease",
+]
+
+_ERASURE = ("afind_user_data", "aforget_user", "find_user_data", "forget_user")
 
 from typing import TYPE_CHECKING, Any  # noqa: E402
 
 if TYPE_CHECKING:
-    from langgraph_memory.erasure import aforget_user, forget_user
+    from langgraph_memory.erasure import (
+        afind_user_data,
+        aforget_user,
+        find_user_data,
+        forget_user,
+    )
     from langgraph_memory.lease import with_thread_lease
 
 
@@ -71,7 +85,7 @@ def __getattr__(name: str) -> Any:
         from langgraph_memory.lease import with_thread_lease
 
         return with_thread_lease
-    if name in ("forget_user", "aforget_user"):
+    if name in _ERASURE:
         from langgraph_memory import erasure
 
         return getattr(erasure, name)

@@ -185,6 +185,30 @@ class TemplatedResponder(BaseChatModel):
         message = AIMessage(self.answer(messages))
         return ChatResult(generations=[ChatGeneration(message=message)])
 
+    def bind_tools(
+        self,
+        tools: Sequence[dict[str, Any] | type | Callable[..., Any] | BaseTool],
+        *,
+        tool_choice: str | None = None,
+        **kwargs: Any,
+    ) -> Runnable[LanguageModelInput, AIMessage]:
+        """Accept an agent's tools (so ``create_agent(TemplatedResponder(), tools=[...])``
+        builds); the responder never calls them: it answers from the memory block.
+
+        Example:
+            ```python
+            from langchain_core.tools import tool
+
+            @tool(description="Does nothing.")
+            def noop() -> str:
+                return ""
+
+            bound = TemplatedResponder().bind_tools([noop])
+            assert "offline" in bound.invoke([HumanMessage("I like tea.")]).content
+            ```
+        """
+        return self.bind(**kwargs)
+
 
 def default_chat_model() -> BaseChatModel | None:
     """A real chat model if one is configured, else ``None`` (then use offline mode).

@@ -140,6 +140,11 @@ class AsyncPostgresSaver(_OfficialAsyncPostgresSaver):
         async with self._connector.cursor(transaction=pipeline, pipeline=pipeline) as cur:
             yield cur
 
+    async def asetup(self) -> None:
+        """:meth:`setup` under the name ``AsyncRedisSaver`` and the async store also take
+        (``await saver.setup()`` is LangGraph's spelling; both do the same)."""
+        await self.setup()
+
     async def setup(self) -> None:
         """Create or migrate the tables; works inside or outside a transaction.
 

@@ -201,3 +201,12 @@ def test_upgrade_drops_the_tombstones_of_deleted_threads_and_keeps_tokens_rising
     assert leases.try_acquire("held", "worker-b", ttl=30) is None
     fresh = leases.try_acquire("erased-long-ago", "worker-b", ttl=30)
     assert fresh is not None and fresh.token > 957
+
+
+async def test_asetup_is_setup_under_the_async_name(async_saver: AsyncPostgresSaver) -> None:
+    """``await saver.asetup()`` (as on AsyncRedisSaver and the async store) migrates like
+    ``await saver.setup()``: idempotent, and leases work after it."""
+    await async_saver.asetup()
+    await async_saver.setup()
+    lease = await async_saver.lease_backend().atry_acquire("after-asetup", "w", 5)
+    assert lease is not None
