@@ -35,6 +35,7 @@ from langchain_core.messages import BaseMessage, RemoveMessage, SystemMessage
 from langchain_core.runnables import Runnable
 from langgraph.store.base import BaseStore, SearchItem, SearchOp
 
+from langgraph_memory.episodes._plan import EpisodeConfig
 from langgraph_memory.errors import ConfigurationError
 from langgraph_memory.nodes._base import (
     Clock,
@@ -48,6 +49,7 @@ from langgraph_memory.nodes._base import (
     supports_as_of,
     utc_now,
 )
+from langgraph_memory.nodes._blend import blend_within_budget, merge_ranked
 from langgraph_memory.nodes._messages import (
     DEFAULT_MAX_QUERY_CHARS,
     MEMORY_BLOCK_ID,
@@ -90,6 +92,11 @@ class RetrieveNode(MemoryNode):
         inject: Also write the ``<memory>`` block into the messages (retrieve + inject in
             one node, for graphs whose state has only ``messages``, e.g. ``MessagesState``).
         prompt: Block template when ``inject=True``.
+        episodes: An :class:`~langgraph_memory.episodes.EpisodeConfig`: search facts and
+            ``episodic`` memories side by side (``limit`` facts, ``retrieve_limit``
+            episodes, one store round trip), merge them by score and keep them under
+            ``token_budget``, episodes taking at most ``token_share`` of it. ``None``
+            (default): one search over every memory.
 
     Example:
         ```python
@@ -121,9 +128,13 @@ class RetrieveNode(MemoryNode):
         clock: Clock = utc_now,
         inject: bool = False,
         prompt: str = DEFAULT_MEMORY_BLOCK_PROMPT,
+        episodes: EpisodeConfig | None = None,
         name: str | None = None,
     ) -> None:
         super().__init__(store=store, name=name)
+        if episodes is not None and not isinstance(episodes, EpisodeConfig):
+            raise ConfigurationError("RetrieveNode: episodes must be an EpisodeConfig or None")
+        self.episodes = episodes
         if limit < 1 or token_budget < 1:
             raise ConfigurationError("RetrieveNode: limit and token_budget must be >= 1")
         if max_query_chars < 16:
@@ -152,20 +163,46 @@ class RetrieveNode(MemoryNode):
         namespace = ctx.namespace(self.namespace)
         ops = []
         if query:
-            limit = self.limit if supports_as_of(store) else self.limit * 3
-            ops.append(SearchOp(namespace, filter=self.filter, limit=limit, query=query))
+            spare = 1 if supports_as_of(store) else 3
+            if self.episodes is None:
+                ops.append(
+                    SearchOp(namespace, filter=self.filter, limit=self.limit * spare, query=query)
+                )
+            else:
+                facts, episodes = _split_filters(self.filter)
+                ops.append(SearchOp(namespace, filter=facts, limit=self.limit * spare, query=query))
+                if self.episodes.retrieve_limit:
+                    limit = self.episodes.retrieve_limit * spare
+                    ops.append(SearchOp(namespace, filter=episodes, limit=limit, query=query))
         return store, ops, node_thread_link(ctx, [self.namespace], self.label)
 
-    def _finish(self, state: Any, store: BaseStore, results: Sequence[Any]) -> dict[str, Any]:
-        items: list[SearchItem] = list(results[0]) if results else []
+    def _current(self, store: BaseStore, results: Any, limit: int) -> list[SearchItem]:
+        items: list[SearchItem] = list(results or [])
         if not supports_as_of(store):
             now = self.clock()
-            items = [item for item in items if is_current(item.value, now)][: self.limit]
-        memories = select_within_budget(
-            items_to_memories(items),
-            token_budget=self.token_budget,
-            token_counter=self.token_counter,
-        )
+            items = [item for item in items if is_current(item.value, now)][:limit]
+        return items
+
+    def _finish(self, state: Any, store: BaseStore, results: Sequence[Any]) -> dict[str, Any]:
+        if self.episodes is None:
+            items = self._current(store, results[0] if results else None, self.limit)
+            memories = select_within_budget(
+                items_to_memories(items),
+                token_budget=self.token_budget,
+                token_counter=self.token_counter,
+            )
+        else:
+            limits = (self.limit, self.episodes.retrieve_limit)
+            ranked = [
+                items_to_memories(self._current(store, found, limit))
+                for found, limit in zip(results, limits, strict=False)
+            ]
+            memories = blend_within_budget(
+                merge_ranked(*ranked),
+                token_budget=self.token_budget,
+                episode_share=self.episodes.token_share,
+                token_counter=self.token_counter,
+            )
         update: dict[str, Any] = {self.memories_key: memories}
         if self.inject:
             messages = messages_of(state, self.messages_key)
@@ -185,6 +222,19 @@ class RetrieveNode(MemoryNode):
         if put is not None:
             await store.abatch([put])
         return self._finish(state, store, results)
+
+
+def _split_filters(
+    extra: dict[str, Any] | None,
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The fact search's and the episode search's filters, each with the caller's."""
+    facts: dict[str, Any] = {"kind": {"$ne": "episodic"}}
+    episodes: dict[str, Any] = {"kind": "episodic"}
+    if extra:
+        if "kind" in extra:  # the caller chose kinds: both searches keep their choice
+            return dict(extra), {**extra, "kind": extra["kind"]}
+        facts, episodes = {**extra, **facts}, {**extra, **episodes}
+    return facts, episodes
 
 
 def block_update(
