@@ -50,7 +50,7 @@ from langgraph_memory.nodes._registry import ThreadLink, split_link, with_link
 __all__ = ["IngestReport", "aingest_history", "ingest_history"]
 
 Progress = Callable[[int, int], None]
-History = Iterable[EpisodeTurn | BaseMessage | Mapping[str, Any]]
+History = Iterable[EpisodeTurn | BaseMessage | Mapping[str, Any] | tuple[str, str]]
 _DEFAULT_PII = PIIFilter()
 DEFAULT_NAMESPACE: tuple[str, ...] = ("memories", "{user_id}")
 """The nodes' default namespace (``langgraph_memory.nodes.DEFAULT_NAMESPACE``): episodes
@@ -207,8 +207,9 @@ def ingest_history(
 
     Args:
         store: Any ``BaseStore`` (``PostgresMemoryStore`` or LangGraph's).
-        history: The turns, oldest first: :class:`EpisodeTurn` s, LangChain messages or
-            dicts (``role``, ``text``, optional ``speaker``, ``id``, ``session``, ``time``).
+        history: The turns, oldest first: :class:`EpisodeTurn` s, LangChain messages,
+            ``("user", "text")`` pairs or dicts (``role``, ``text``, optional ``speaker``,
+            ``id``, ``session``, ``time``).
         user_id: Whose history (fills ``{user_id}`` of ``namespace``).
         namespace: Namespace template of the episodes (default ``("memories",
             "{user_id}")``, where the nodes keep the user's facts).

@@ -37,6 +37,7 @@ from datetime import datetime, timezone
 from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
+from langchain_core.messages.utils import convert_to_messages
 from langgraph.store.base import PutOp
 
 from langgraph_memory.errors import ConfigurationError, InvalidValueError
@@ -364,9 +365,11 @@ def _mapping_turn(raw: Mapping[str, Any], session: str | None) -> EpisodeTurn:
 
 
 def to_turns(
-    history: Iterable[EpisodeTurn | BaseMessage | Mapping[str, Any]], session: str | None = None
+    history: Iterable[EpisodeTurn | BaseMessage | Mapping[str, Any] | tuple[str, str]],
+    session: str | None = None,
 ) -> list[EpisodeTurn]:
-    """Normalise a history (turns, LangChain messages or ``{"role", "text", ...}`` dicts).
+    """Normalise a history (turns, LangChain messages, ``("user", "text")`` pairs or
+    ``{"role", "text", ...}`` dicts).
 
     Messages that are not conversation (system, tool calls, tool results) are left out.
 
@@ -376,8 +379,8 @@ def to_turns(
     Example:
         ```python
         from langchain_core.messages import AIMessage, HumanMessage
-        turns = to_turns([HumanMessage("I moved to Oslo."), AIMessage("Nice!")])
-        assert [t.role for t in turns] == ["user", "assistant"]
+        turns = to_turns([HumanMessage("I moved to Oslo."), AIMessage("Nice!"), ("user", "Yes")])
+        assert [t.role for t in turns] == ["user", "assistant", "user"]
         ```
     """
     turns: list[EpisodeTurn] = []
@@ -390,6 +393,11 @@ def to_turns(
                 turns.append(turn)
         elif isinstance(entry, Mapping):
             turns.append(_mapping_turn(entry, session))
+        elif isinstance(entry, tuple) and len(entry) == 2 and isinstance(entry[1], str):
+            (message,) = convert_to_messages([entry])  # ("user", "text") as in a graph's input
+            turn = _message_turn(message, session)
+            if turn is not None:
+                turns.append(turn)
         else:
             raise InvalidValueError(
                 f"a history entry is {type(entry).__name__}; pass EpisodeTurn, messages or dicts"
