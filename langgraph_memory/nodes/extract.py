@@ -295,13 +295,18 @@ class ExtractNode(MemoryNode):
         self,
         messages: Sequence[BaseMessage],
         ctx: NodeContext,
-        earlier: Sequence[BaseMessage] = (),
+        earlier: Sequence[BaseMessage] | None = None,
     ) -> ExtractionJob:
+        """``earlier=None``: no episodes (``process`` on a summary's overflow: those turns
+        became episodes when they were said)."""
         store = self._store(ctx)
         namespace = ctx.namespace(self.namespace)
         now = _turn_time(messages, self.clock)
         thread_id = ctx.identity("thread_id")
-        episodes, plan = self._episodes(store, namespace, messages, earlier, now, thread_id)
+        episodes: tuple[PutOp, ...] = ()
+        plan: EpisodePlan | None = None
+        if earlier is not None:
+            episodes, plan = self._episodes(store, namespace, messages, earlier, now, thread_id)
         return ExtractionJob(
             store=store,
             namespace=namespace,

@@ -110,6 +110,22 @@ def test_extract_from_summarize_writes_to_the_extract_nodes_own_store() -> None:
     assert not graph_store.search(NS)
 
 
+def test_a_summarys_overflow_makes_facts_but_no_new_episodes() -> None:
+    store = InMemoryStore()
+    extract = ExtractNode(store=store, episodes=EpisodeConfig())
+    long = " ".join(["I live in Oslo and I work at Acme as a baker."] * 4)
+    state = {"messages": [HumanMessage(long, id="h1"), AIMessage("ok " * 40, id="a1")]}
+    extract.invoke(state, CONFIG)
+    (episode,) = _episodes(store)
+    builder = StateGraph(MemoryState)
+    builder.add_node(SummarizeNode(max_tokens=60, keep_turns=1, extract=extract))
+    builder.add_edge(START, "summarize_conversation")
+    messages = [*state["messages"], HumanMessage("thanks", id="h2")]
+    out = builder.compile(store=store).invoke({"messages": messages}, CONFIG)
+    assert out["summary"]  # the first turn was folded (and its facts extracted again)
+    assert [e.value for e in _episodes(store)] == [episode.value]  # not rewritten
+
+
 def test_extract_without_a_store_uses_the_graphs() -> None:
     graph_store = InMemoryStore()
     builder = StateGraph(MemoryState)
