@@ -42,6 +42,7 @@ from langgraph_memory.extraction.pii import PIIFilter
 from langgraph_memory.middleware import MemoryMiddleware
 from langgraph_memory.nodes import (
     DEFAULT_NAMESPACE,
+    SUMMARY_BLOCK_ID,
     ExtractNode,
     MemoryState,
     ReflectNode,
@@ -122,7 +123,9 @@ def test_a_summarys_overflow_makes_facts_but_no_new_episodes() -> None:
     builder.add_edge(START, "summarize_conversation")
     messages = [*state["messages"], HumanMessage("thanks", id="h2")]
     out = builder.compile(store=store).invoke({"messages": messages}, CONFIG)
-    assert out["summary"]  # the first turn was folded (and its facts extracted again)
+    assert any(m.id == SUMMARY_BLOCK_ID for m in out["messages"])  # the first turn was folded
+    folded = extract.last_report
+    assert folded is not None and folded.status == "written" and folded.episodes == 0
     assert [e.value for e in _episodes(store)] == [episode.value]  # not rewritten
 
 
