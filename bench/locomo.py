@@ -590,7 +590,7 @@ def run(
         after_turns: Later turns of the same session it carries.
         ingest_turns: Turns of the first conversation ingested by the previous loader and
             by the episodic path, each on its own uncached embedder, to compare their cost
-            (0 = skip).
+            (0 = skip; skipped too when no ``ours-*`` retriever runs).
         report: Progress callback.
     """
     if conversations is None:
@@ -676,7 +676,7 @@ def run(
         search_times.sort()
         result.search_ms_median = search_times[len(search_times) // 2] if search_times else 0.0
     speeds: list[IngestSpeed] = []
-    if ingest_turns > 0 and conversations:
+    if ingest_turns > 0 and conversations and any(n.startswith("ours-") for n in retrievers):
         try:
             speeds = measure_ingest(
                 conversations[0],

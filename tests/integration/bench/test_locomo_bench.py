@@ -62,6 +62,7 @@ def test_benchmark_slice_through_our_store_beats_plain_bm25(
         retrievers=("ours-pgvector", "bm25-plain"),
         conversations=[conversation],
         pgvector_database=lambda: contextlib.nullcontext(embedded_dsn),
+        ingest_turns=0,  # the cost comparison has its own test below
         report=lines.append,
     )
     n = len(conversation.questions)
