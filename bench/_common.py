@@ -25,6 +25,7 @@ from langchain_core.embeddings import Embeddings
 __all__ = [
     "POSTGRES_URI",
     "CachingEmbeddings",
+    "CountingEmbeddings",
     "embedded_database",
     "format_table",
     "percentile",
@@ -132,3 +133,28 @@ class CachingEmbeddings(Embeddings):
             with self._lock:
                 self._queries[text] = cached
         return cached
+
+
+class CountingEmbeddings(Embeddings):
+    """Wraps an embedder and counts its work: ``embed_documents`` calls and texts embedded
+    (the ingest cost measures: embedder calls and texts per memory)."""
+
+    def __init__(self, inner: Embeddings) -> None:
+        self.inner = inner
+        self.calls = 0
+        self.texts = 0
+        self.chars = 0
+        self._lock = threading.Lock()
+        dims = getattr(inner, "dims", None)
+        if isinstance(dims, int):
+            self.dims = dims
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        with self._lock:
+            self.calls += 1
+            self.texts += len(texts)
+            self.chars += sum(len(t) for t in texts)
+        return self.inner.embed_documents(texts)
+
+    def embed_query(self, text: str) -> list[float]:
+        return self.inner.embed_query(text)

@@ -1,29 +1,35 @@
 """LoCoMo turn-retrieval benchmark: our store's hybrid search against vector-only and BM25.
 
 Every dialog turn of a LoCoMo conversation becomes one memory in the conversation's own
-namespace (key = its ``dia_id``, ``content`` = ``"Speaker: utterance"``, ``valid_from`` =
-its session's date and time, ``kind`` = ``episodic``). Every question of categories 1–4
-searches that namespace (``limit=10``) and is scored on the turns its ``evidence`` names:
-Recall@5, Recall@10 (fraction of evidence turns in the top k) and MRR (reciprocal rank of
-the first evidence turn in the top 10), overall, per category and per conversation.
+namespace (``turn_id`` = its ``dia_id``, ``content`` = ``"Speaker: utterance"``,
+``valid_from`` = its session's date and time, ``kind`` = ``episodic``). Every question of
+categories 1–4 searches that namespace (``limit=10``) and is scored on the turns its
+``evidence`` names: Recall@5, Recall@10 (fraction of evidence turns in the top k) and MRR
+(reciprocal rank of the first evidence turn in the top 10), overall, per category and per
+conversation.
 
 Retrievers, all in the same run on the same embedder (default: the package's offline
 ``default_embeddings()``; one shared embedding cache so every retriever sees identical
 vectors):
 
 * ``ours-pgvector`` / ``ours-exact``: ``PostgresMemoryStore.search`` on embedded Postgres 18
-  + pgvector (HNSW) and on the PostgreSQL 15 server without pgvector (exact search).
-  With contextual indexing (default) each memory also carries ``context`` — the
-  ``CONTEXT_TURNS`` turns before it in the same session (``--context-turns``) — and is
-  indexed with ``index=["context", "content"]``, the plain LangGraph per-item index
-  fields: the memory stays the turn, but its
-  embedding and full-text entry know what it answered (the store embeds such a memory
-  twice — whole indexed text and ``content`` alone — and searches the mean of the two).
-  Any conversational ingestion can do the same; nothing here is specific to LoCoMo.
+  + pgvector (HNSW) and on the PostgreSQL 15 server without pgvector (exact search), fed
+  through the package's episodic write path: each conversation is one user's history given
+  to :func:`langgraph_memory.episodes.ingest_history` (default PII filter), so every turn
+  becomes an ``episodic`` memory whose ``context`` holds the ``CONTEXT_TURNS`` turns before
+  and ``AFTER_TURNS`` turns after it in its session, indexed on ``["context", "content"]``.
+  The store's embedder is :class:`~langgraph_memory.episodes.TurnEmbeddings`: each turn is
+  embedded once and an episode's whole text gets the mean of its turns' vectors (the store
+  searches the mean similarity of that and the turn's own vector). Nothing here is specific
+  to LoCoMo but the loader mapping a dialog turn to an ``EpisodeTurn``.
   The report also splits the questions into the tuning conversations (26, 30) and the
   held-out ones.
-* ``ours-pgvector-plain``: the same store without contextual indexing (the ablation).
-* ``ours-pgvector-rrf``: contextual, reciprocal rank fusion instead of the weighted sum.
+* ``ours-pgvector-plain``: the same path without context (the plain-turn ablation).
+* ``ours-pgvector-rrf``: episodic, reciprocal rank fusion instead of the weighted sum.
+* ``ours-loader`` (not in the default set): the previous loader, ``put`` with a hand-built
+  ``context`` of the 2 earlier turns, embedded jointly by the store (two embeddings per
+  memory). The ingest-cost table compares it with the episodic path on the first
+  ``--ingest-turns`` turns, each on its own uncached embedder, in the same run.
 * ``inmemory-vector``: LangGraph's ``InMemoryStore`` (vector-only) on ``content``.
 * ``bm25-plain`` / ``bm25-stemmed``: ``rank-bm25`` on lower-cased tokens, and with the
   Snowball English stemmer and stop words.
@@ -63,6 +69,7 @@ from langchain_core.embeddings import Embeddings
 from bench._common import (
     POSTGRES_URI,
     CachingEmbeddings,
+    CountingEmbeddings,
     embedded_database,
     format_table,
     progress,
@@ -97,14 +104,22 @@ DEFAULT_RETRIEVERS = (
     "bm25-plain",
     "bm25-stemmed",
 )
+ALL_RETRIEVERS = (*DEFAULT_RETRIEVERS, "ours-loader")
 TOP_K = 10
 # The fusion weights and the contextual-embedding choices were tuned on these conversations;
 # the others of the data directory are held out (the report shows both groups).
 TUNING_CONVERSATIONS = ("conv-26", "conv-30")
-# Contextual indexing: how many earlier turns of the same session each memory carries as
-# ``context`` (tuned on the tuning conversations: 0 → 1 → 2 turns all help there, and the
-# held-out conversations agree).
+# Episodic context: how many earlier / later turns of the same session each episode carries
+# as ``context`` (chosen on the tuning conversations only, with turn-composed embeddings:
+# before/after 2/0 72.6/79.4, 2/1 71.6/79.3, 1/1 66.3/76.6, 3/1 70.3/78.9, 2/2 72.4/80.3,
+# 2/3 68.1/78.7, 3/2 68.7/79.5, 4/2 71.0/78.4 R@5/R@10).
 CONTEXT_TURNS = 2
+AFTER_TURNS = 2
+EPISODE_CONTEXT_CHARS = 4000  # no cut: a cut turn would be embedded a second time
+INGEST_BATCH = 128
+# The previous loader's context (2 earlier turns), for the ingest-speed comparison.
+LOADER_CONTEXT_TURNS = 2
+INGEST_TURNS = 150
 
 
 # ---------------------------------------------------------------------------- data
@@ -286,11 +301,41 @@ class InMemoryVectorRetriever:
         return [item.key for item in self._store.search(self._namespace, query=question, limit=k)]
 
 
-class StoreRetriever:
-    """Our ``PostgresMemoryStore``: one namespace per conversation, hybrid search.
+class EpisodicRetriever:
+    """Our ``PostgresMemoryStore`` fed through the package's episodic path:
+    :func:`langgraph_memory.episodes.ingest_history` (one conversation = one user's
+    history; default PII filter; batches of ``INGEST_BATCH``), searched with
+    ``store.search``; a result's turn is its episode's ``turn_id``."""
 
-    With ``context_turns`` > 0 every memory carries ``context``: the up to that many turns
-    before it in the same session, and is indexed with ``index=["context", "content"]``.
+    def __init__(self, store: Any, *, episodes: Any, run_tag: str) -> None:
+        self.store = store
+        self.episodes = episodes
+        self.run_tag = run_tag
+        self._namespace: tuple[str, ...] = ()
+
+    def index(self, conversation: Conversation) -> None:
+        from langgraph_memory.episodes import ingest_history
+
+        report = ingest_history(
+            self.store,
+            episode_turns(conversation),
+            user_id=conversation.sample_id,
+            namespace=("locomo", self.run_tag, "{user_id}"),
+            config=self.episodes,
+            batch_size=INGEST_BATCH,
+        )
+        self._namespace = report.namespace
+
+    def search(self, question: str, k: int) -> list[str]:
+        found = self.store.search(self._namespace, query=question, limit=k)
+        return [str(item.value.get("turn_id", item.key)) for item in found]
+
+
+class LoaderRetriever:
+    """The previous loader (``ours-loader``): ``put`` with a hand-built ``context`` — the up
+    to ``context_turns`` turns before each turn in its session, ``index=["context",
+    "content"]`` — embedded by the store's own embedder (whole text and ``content``: two
+    embeddings per memory). Kept to measure the episodic path's ingest speed against it.
     """
 
     def __init__(self, store: Any, *, context_turns: int, run_tag: str) -> None:
@@ -325,15 +370,39 @@ class StoreRetriever:
         return [item.key for item in self.store.search(self._namespace, query=question, limit=k)]
 
 
+def episode_config(context_turns: int, after_turns: int) -> Any:
+    """The :class:`~langgraph_memory.episodes.EpisodeConfig` of the episodic retrievers:
+    every turn (both speakers are people) with ``context_turns`` earlier and
+    ``after_turns`` later turns of its session as context."""
+    from langgraph_memory.episodes import EpisodeConfig
+
+    return EpisodeConfig(
+        roles=("user", "assistant"),
+        context_before=context_turns,
+        context_after=after_turns,
+        max_context_chars=EPISODE_CONTEXT_CHARS,
+        min_words=0,
+    )
+
+
+def episode_turns(conversation: Conversation) -> list[Any]:
+    """The conversation as :class:`~langgraph_memory.episodes.EpisodeTurn` s (the only
+    LoCoMo-specific step: dialog id, speaker, session number and date)."""
+    from langgraph_memory.episodes import EpisodeTurn
+
+    return [
+        EpisodeTurn(t.text, "user", t.speaker, t.dia_id, str(t.session), t.when)
+        for t in conversation.turns
+    ]
+
+
 @contextlib.contextmanager
-def _store_retriever(
+def _store(
     database: Callable[[], contextlib.AbstractContextManager[str]],
     embeddings: Embeddings,
     dims: int,
-    *,
-    context_turns: int,
     retrieval: Any = None,
-) -> Iterator[StoreRetriever]:
+) -> Iterator[Any]:
     from langgraph_memory.store.postgres import PostgresMemoryStore
 
     index = {"dims": dims, "embed": embeddings, "fields": ["content"]}
@@ -346,7 +415,21 @@ def _store_retriever(
         ) as store,
     ):
         store.setup()
-        yield StoreRetriever(store, context_turns=context_turns, run_tag=uuid.uuid4().hex[:8])
+        yield store
+
+
+def _episodic(
+    stack: contextlib.ExitStack,
+    database: Callable[[], contextlib.AbstractContextManager[str]],
+    embeddings: Embeddings,
+    dims: int,
+    episodes: Any,
+    retrieval: Any = None,
+) -> EpisodicRetriever:
+    from langgraph_memory.episodes import TurnEmbeddings
+
+    store = stack.enter_context(_store(database, TurnEmbeddings(embeddings), dims, retrieval))
+    return EpisodicRetriever(store, episodes=episodes, run_tag=uuid.uuid4().hex[:8])
 
 
 def _make_retriever(
@@ -356,7 +439,8 @@ def _make_retriever(
     dims: int,
     exact_dsn: str,
     pgvector_database: Callable[[], contextlib.AbstractContextManager[str]],
-    context_turns: int = 0,
+    context_turns: int = CONTEXT_TURNS,
+    after_turns: int = AFTER_TURNS,
 ) -> Retriever:
     from langgraph_memory.retrieval import RetrievalConfig
 
@@ -366,25 +450,22 @@ def _make_retriever(
         return BM25Retriever(stemmed_tokens)
     if name == "inmemory-vector":
         return InMemoryVectorRetriever(embeddings, dims)
+    episodes = episode_config(context_turns, after_turns)
     if name == "ours-exact":
-        return stack.enter_context(
-            _store_retriever(
-                lambda: temp_database(exact_dsn), embeddings, dims, context_turns=context_turns
-            )
+        return _episodic(stack, lambda: temp_database(exact_dsn), embeddings, dims, episodes)
+    if name == "ours-pgvector":
+        return _episodic(stack, pgvector_database, embeddings, dims, episodes)
+    if name == "ours-pgvector-plain":
+        return _episodic(stack, pgvector_database, embeddings, dims, episode_config(0, 0))
+    if name == "ours-pgvector-rrf":
+        rrf = RetrievalConfig(fusion="rrf")
+        return _episodic(stack, pgvector_database, embeddings, dims, episodes, rrf)
+    if name == "ours-loader":
+        store = stack.enter_context(_store(pgvector_database, embeddings, dims))
+        return LoaderRetriever(
+            store, context_turns=LOADER_CONTEXT_TURNS, run_tag=uuid.uuid4().hex[:8]
         )
-    variants: dict[str, tuple[int, Any]] = {
-        "ours-pgvector": (context_turns, None),
-        "ours-pgvector-plain": (0, None),
-        "ours-pgvector-rrf": (context_turns, RetrievalConfig(fusion="rrf")),
-    }
-    if name in variants:
-        turns, retrieval = variants[name]
-        return stack.enter_context(
-            _store_retriever(
-                pgvector_database, embeddings, dims, context_turns=turns, retrieval=retrieval
-            )
-        )
-    raise ValueError(f"unknown retriever {name!r}; choose from {', '.join(DEFAULT_RETRIEVERS)}")
+    raise ValueError(f"unknown retriever {name!r}; choose from {', '.join(ALL_RETRIEVERS)}")
 
 
 # ---------------------------------------------------------------------------- metrics
@@ -415,6 +496,27 @@ class RetrieverResult:
 
 
 @dataclass
+class IngestSpeed:
+    """What ingesting the same turns cost one write path (its own, uncached embedder)."""
+
+    path: str
+    turns: int = 0
+    memories: int = 0
+    seconds: float = 0.0
+    embed_calls: int = 0
+    texts_embedded: int = 0
+    chars_embedded: int = 0
+
+    @property
+    def turns_per_second(self) -> float:
+        return self.turns / self.seconds if self.seconds > 0 else 0.0
+
+    @property
+    def texts_per_memory(self) -> float:
+        return self.texts_embedded / self.memories if self.memories else 0.0
+
+
+@dataclass
 class LocomoReport:
     """Everything one run measured."""
 
@@ -423,6 +525,8 @@ class LocomoReport:
     embedder: str
     context_turns: int
     results: list[RetrieverResult]
+    after_turns: int = AFTER_TURNS
+    ingest: list[IngestSpeed] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -464,6 +568,8 @@ def run(
     pgvector_database: Callable[[], contextlib.AbstractContextManager[str]] = embedded_database,
     conversations: Sequence[Conversation] | None = None,
     context_turns: int = CONTEXT_TURNS,
+    after_turns: int = AFTER_TURNS,
+    ingest_turns: int = INGEST_TURNS,
     report: Callable[[str], None] = progress,
 ) -> LocomoReport:
     """Run the benchmark and return its report (the CLI prints it; tests assert on it).
@@ -479,8 +585,12 @@ def run(
         pgvector_database: Yields the DSN of an empty database with pgvector for each
             ``ours-pgvector*`` retriever (default: a private embedded Postgres).
         conversations: Use these instead of loading ``data_dir`` (e.g. a slice).
-        context_turns: Earlier turns of the same session each memory of the contextual
+        context_turns: Earlier turns of the same session each episode of the contextual
             ``ours-*`` retrievers carries as ``context`` (0 = none).
+        after_turns: Later turns of the same session it carries.
+        ingest_turns: Turns of the first conversation ingested by the previous loader and
+            by the episodic path, each on its own uncached embedder, to compare their cost
+            (0 = skip; skipped too when no ``ours-*`` retriever runs).
         report: Progress callback.
     """
     if conversations is None:
@@ -512,7 +622,14 @@ def run(
         try:
             with contextlib.ExitStack() as stack:
                 retriever = _make_retriever(
-                    name, stack, shared, dims, exact_dsn, pgvector_database, context_turns
+                    name,
+                    stack,
+                    shared,
+                    dims,
+                    exact_dsn,
+                    pgvector_database,
+                    context_turns,
+                    after_turns,
                 )
                 for conversation in conversations:
                     started = time.perf_counter()
@@ -558,13 +675,80 @@ def run(
         }
         search_times.sort()
         result.search_ms_median = search_times[len(search_times) // 2] if search_times else 0.0
+    speeds: list[IngestSpeed] = []
+    if ingest_turns > 0 and conversations and any(n.startswith("ours-") for n in retrievers):
+        try:
+            speeds = measure_ingest(
+                conversations[0],
+                embeddings,
+                dims,
+                pgvector_database,
+                turns=ingest_turns,
+                episodes=episode_config(context_turns, after_turns),
+            )
+        except Exception as exc:  # a missing service skips the measurement, not the run
+            report(f"  ingest speed skipped: {type(exc).__name__}: {exc}")
+        for speed in speeds:
+            report(
+                f"  ingest {speed.path:10s} {speed.turns} turns in {speed.seconds:.1f} s "
+                f"({speed.turns_per_second:.1f} turns/s, "
+                f"{speed.texts_per_memory:.2f} texts embedded per memory)"
+            )
     return LocomoReport(
         conversations=[c.sample_id for c in conversations],
         questions=n_questions,
         embedder=embedder_name,
         context_turns=context_turns,
         results=results,
+        after_turns=after_turns,
+        ingest=speeds,
     )
+
+
+def measure_ingest(
+    conversation: Conversation,
+    embeddings: Embeddings,
+    dims: int,
+    database: Callable[[], contextlib.AbstractContextManager[str]],
+    *,
+    turns: int,
+    episodes: Any,
+    rounds: int = 2,
+) -> list[IngestSpeed]:
+    """Ingest the first ``turns`` turns with the previous loader (``put`` with a hand-built
+    context, two embeddings per memory) and with the episodic path (``ingest_history`` on
+    :class:`~langgraph_memory.episodes.TurnEmbeddings`), each on a fresh uncached counting
+    embedder, in ``rounds`` alternating rounds (loader, episodic, episodic, loader, ...)
+    so that load on the machine falls on both alike."""
+    from langgraph_memory.episodes import TurnEmbeddings
+
+    part = Conversation(conversation.sample_id, conversation.turns[:turns], ())
+    totals = {"loader": IngestSpeed("loader"), "episodic": IngestSpeed("episodic")}
+    order = [
+        ("loader", "episodic") if r % 2 == 0 else ("episodic", "loader") for r in range(rounds)
+    ]
+    for pair in order:
+        for path in pair:
+            counter = CountingEmbeddings(embeddings)
+            embedder: Embeddings = counter if path == "loader" else TurnEmbeddings(counter)
+            with _store(database, embedder, dims) as store:
+                tag = uuid.uuid4().hex[:8]
+                retriever: Retriever = (
+                    LoaderRetriever(store, context_turns=LOADER_CONTEXT_TURNS, run_tag=tag)
+                    if path == "loader"
+                    else EpisodicRetriever(store, episodes=episodes, run_tag=tag)
+                )
+                started = time.perf_counter()
+                retriever.index(part)
+                elapsed = time.perf_counter() - started
+            total = totals[path]
+            total.turns += len(part.turns)
+            total.memories += len(part.turns)
+            total.seconds += elapsed
+            total.embed_calls += counter.calls
+            total.texts_embedded += counter.texts
+            total.chars_embedded += counter.chars
+    return list(totals.values())
 
 
 def format_report(report: LocomoReport) -> str:
@@ -620,12 +804,38 @@ def format_report(report: LocomoReport) -> str:
     return (
         f"LoCoMo turn retrieval ({len(report.conversations)} conversations, "
         f"{report.questions} questions of categories 1-4, embedder {report.embedder}, "
-        f"context turns {report.context_turns})\n\n"
+        f"episode context {report.context_turns} turns before, {report.after_turns} after)\n\n"
         + format_table(header, rows)
         + "\n\nPer conversation:\n\n"
         + format_table(per_conversation_header, per_conversation)
         + "\n\nTuning vs held-out conversations:\n\n"
         + format_table(split_header, splits)
+        + _ingest_table(report)
+    )
+
+
+def _ingest_table(report: LocomoReport) -> str:
+    if not report.ingest:
+        return ""
+    header = ["write path", "turns", "seconds", "turns/s", "embedder calls", "texts/memory"]
+    header += ["chars embedded/memory"]
+    rows = [
+        [
+            s.path,
+            str(s.turns),
+            f"{s.seconds:.1f}",
+            f"{s.turns_per_second:.1f}",
+            str(s.embed_calls),
+            f"{s.texts_per_memory:.2f}",
+            f"{s.chars_embedded / s.memories:.0f}" if s.memories else "0",
+        ]
+        for s in report.ingest
+    ]
+    speed = {s.path: s.turns_per_second for s in report.ingest}
+    ratio = speed.get("episodic", 0.0) / speed["loader"] if speed.get("loader") else 0.0
+    return (
+        "\n\nIngest cost (same turns, each path on its own uncached embedder, alternating "
+        f"rounds): episodic / loader = {ratio:.2f}x turns/s\n\n" + format_table(header, rows)
     )
 
 
@@ -648,6 +858,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         default=CONTEXT_TURNS,
         help="earlier turns of the same session indexed with each memory as its context",
     )
+    parser.add_argument(
+        "--after-turns",
+        type=int,
+        default=AFTER_TURNS,
+        help="later turns of the same session indexed with each episode",
+    )
+    parser.add_argument(
+        "--ingest-turns",
+        type=int,
+        default=INGEST_TURNS,
+        help="turns ingested by the old loader and the episodic path to compare cost (0: skip)",
+    )
     parser.add_argument("--json", type=Path, default=None, help="write the results here")
     args = parser.parse_args(args_in)
     result = run(
@@ -657,6 +879,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         limit_questions=args.limit_questions,
         exact_dsn=args.exact_dsn,
         context_turns=args.context_turns,
+        after_turns=args.after_turns,
+        ingest_turns=args.ingest_turns,
     )
     print(format_report(result))
     if args.json:

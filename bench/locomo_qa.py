@@ -7,8 +7,8 @@ For every conversation:
    node turn (the first speaker's turn as the user message, the reply as the assistant
    message, both prefixed with the speaker's name and stamped with the session's date),
    so extraction, the PII filter and consolidation run exactly as in an app. With
-   ``episodic=True`` the node also keeps the raw turns as episodic memories — when the
-   installed ``ExtractNode`` has that option (an error says so otherwise).
+   ``episodic=True`` the node also keeps both speakers' raw turns as episodic memories
+   (:class:`~langgraph_memory.episodes.EpisodeConfig`) and retrieval blends them in.
 2. **Answer.** Every question of categories 1–4 goes through :class:`RetrieveNode`
    (``inject=True``: the ``<memory>`` block under its token budget) and
    :class:`RespondNode` on the same model, as a fresh one-message conversation.
@@ -58,7 +58,6 @@ import contextlib
 import dataclasses
 import functools
 import importlib
-import inspect
 import json
 import os
 import re
@@ -219,16 +218,16 @@ def _extract_node(model: BaseChatModel, store: Any, prompt: str | None, episodic
     extractor = (
         LLMExtractor(model) if prompt is None else LLMExtractor(model, extraction_prompt=prompt)
     )
-    options: dict[str, Any] = {}
-    if episodic:
-        if "episodic" not in inspect.signature(ExtractNode).parameters:
-            raise ValueError(
-                "episodic=True, but this langgraph_memory's ExtractNode has no episodic "
-                "option yet; run without --episodic"
-            )
-        options["episodic"] = True
+    episodes = _episodes(episodic)
     # Both speakers' words matter: no pre-filter on the first speaker's text.
-    return ExtractNode(extractor=extractor, store=store, prefilter=None, **options)
+    return ExtractNode(extractor=extractor, store=store, prefilter=None, episodes=episodes)
+
+
+def _episodes(episodic: bool) -> Any:
+    """Both speakers' turns as episodes (LoCoMo is two people talking), or ``None``."""
+    from langgraph_memory.episodes import EpisodeConfig
+
+    return EpisodeConfig(roles=("user", "assistant")) if episodic else None
 
 
 def _ingest(
@@ -443,8 +442,8 @@ def run(
         cache: A :class:`QACache` or the path of its file (``None``: in memory only).
         token_budget: ``RetrieveNode`` token budget of the memory block.
         limit: ``RetrieveNode`` search limit.
-        episodic: Also keep raw turns as episodic memories (needs an ``ExtractNode`` with
-            that option).
+        episodic: Also keep both speakers' raw turns as episodic memories and blend them
+            into retrieval (``EpisodeConfig``).
         package_prompt: Extract with the package's default (user-centred) prompt instead
             of :data:`CONVERSATION_EXTRACTION_PROMPT`.
         workers: Questions answered and judged at once (threads; ingest is sequential,
@@ -531,7 +530,11 @@ def run(
                     store.search(user_namespace(user_id), limit=10_000)
                 )
                 retrieve = RetrieveNode(
-                    store=store, inject=True, token_budget=token_budget, limit=limit
+                    store=store,
+                    inject=True,
+                    token_budget=token_budget,
+                    limit=limit,
+                    episodes=_episodes(episodic),
                 )
                 respond = RespondNode(model, system_prompt=answer_prompt)
                 responders["memory"] = functools.partial(

@@ -71,6 +71,7 @@ QUICK: dict[str, dict[str, Any]] = {
         "limit_conversations": 1,
         "limit_questions": 30,
         "retrievers": ("ours-pgvector", "bm25-stemmed"),
+        "ingest_turns": 30,
     },
 }
 """Keyword arguments of each ``run`` for ``--quick`` (only those ``run`` accepts are passed)."""
@@ -370,6 +371,18 @@ def _normalise_locomo(raw: Any, result: BenchResult) -> None:
         f"{raw.questions} questions"
     )
     result.tables.append(Table("", header, rows))
+    speeds = list(getattr(raw, "ingest", []) or [])
+    if speeds:  # the ingest cost of the previous loader and of the episodic path
+        result.tables.append(
+            Table(
+                "Ingest cost (same turns, each path on its own uncached embedder)",
+                ["write path", "turns", "seconds", "turns/s", "texts embedded/memory"],
+                [
+                    [s.path, s.turns, s.seconds, s.turns_per_second, s.texts_per_memory]
+                    for s in speeds
+                ],
+            )
+        )
     result.plot = {
         "labels": labels,
         "title": "LoCoMo retrieval",

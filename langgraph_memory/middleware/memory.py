@@ -44,6 +44,7 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.runtime import Runtime
 from langgraph.store.base import BaseStore
 
+from langgraph_memory.episodes import EpisodeConfig
 from langgraph_memory.errors import ConfigurationError
 from langgraph_memory.extraction import MemoryExtractor
 from langgraph_memory.middleware._core import append_system_text
@@ -102,6 +103,10 @@ class MemoryMiddleware(AgentMiddleware[AgentState[Any], Any]):
         extract: A configured :class:`~langgraph_memory.nodes.ExtractNode` (PII policy,
             ``min_importance``, ``on_error``...); its namespace and store win.
         prompt: Template of the block, with ``{memories}``.
+        episodes: An :class:`~langgraph_memory.episodes.EpisodeConfig`: also keep every
+            user turn as an ``episodic`` memory with its neighbouring turns as context,
+            and retrieve facts and episodes side by side under the token budget (given
+            to the default ``retrieve`` / ``extract`` nodes; configured nodes keep theirs).
 
     Example:
         ```python
@@ -122,13 +127,16 @@ class MemoryMiddleware(AgentMiddleware[AgentState[Any], Any]):
         retrieve: RetrieveNode | None = None,
         extract: ExtractNode | None = None,
         prompt: str = DEFAULT_MEMORY_BLOCK_PROMPT,
+        episodes: EpisodeConfig | None = None,
     ) -> None:
         if extraction not in ("inline", "background", "off"):
             raise ConfigurationError(
                 "MemoryMiddleware: extraction must be 'inline', 'background' or 'off'"
             )
         self.stats = stats or MemoryStats()
-        self.retrieve = retrieve or RetrieveNode(store=store, namespace=namespace)
+        self.retrieve = retrieve or RetrieveNode(
+            store=store, namespace=namespace, episodes=episodes
+        )
         self.extract: ExtractNode | None = None
         if extraction != "off":
             self.extract = extract or ExtractNode(
@@ -138,6 +146,7 @@ class MemoryMiddleware(AgentMiddleware[AgentState[Any], Any]):
                 namespace=namespace,
                 background=extraction == "background",
                 stats=self.stats,
+                episodes=episodes,
             )
         self.prompt = prompt
         self.tools = []

@@ -41,6 +41,7 @@ __all__ = [
     "messages_of",
     "search_ops",
     "state_value",
+    "store_default_ttl",
     "supports_as_of",
     "utc_now",
 ]
@@ -117,6 +118,27 @@ def supports_as_of(store: BaseStore) -> bool:
             parameters = {}  # type: ignore[assignment]
         _AS_OF_SUPPORT[kind] = "as_of" in parameters
     return _AS_OF_SUPPORT[kind]
+
+
+def store_default_ttl(store: BaseStore) -> float | None:
+    """The TTL (minutes) a memory written by a node gets: the store's ``default_ttl``.
+
+    ``BaseStore.put`` applies ``ttl_config["default_ttl"]`` when no ``ttl`` is given
+    (``NOT_PROVIDED``), but a ``PutOp`` in ``store.batch`` carries its ``ttl`` as is
+    (``None``: never expires). The nodes write through ``batch``, so they resolve the
+    default themselves — the same TTL as ``store.put(ns, key, value)`` without ``ttl``.
+
+    Example:
+        ```python
+        from langgraph.store.memory import InMemoryStore
+        assert store_default_ttl(InMemoryStore()) is None
+        ```
+    """
+    config = getattr(store, "ttl_config", None)
+    if not config:
+        return None
+    ttl = config.get("default_ttl")
+    return None if ttl is None else float(ttl)
 
 
 def search_ops(

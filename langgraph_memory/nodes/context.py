@@ -37,6 +37,7 @@ from langchain_core.messages import BaseMessage, RemoveMessage, SystemMessage
 from langchain_core.runnables import Runnable
 from langgraph.store.base import BaseStore, SearchItem, SearchOp
 
+from langgraph_memory.episodes._plan import EpisodeConfig
 from langgraph_memory.errors import ConfigurationError
 from langgraph_memory.nodes._base import (
     Clock,
@@ -50,6 +51,7 @@ from langgraph_memory.nodes._base import (
     supports_as_of,
     utc_now,
 )
+from langgraph_memory.nodes._blend import blend_within_budget, merge_ranked
 from langgraph_memory.nodes._messages import (
     DEFAULT_MAX_QUERY_CHARS,
     MEMORY_BLOCK_ID,
@@ -106,6 +108,11 @@ class RetrieveNode(MemoryNode):
             recency, importance, access, time match; see :func:`explain_lines`). On a
             store whose ``search`` takes ``explain`` (``PostgresMemoryStore``) the
             search asks for them; on others only the score is logged.
+        episodes: An :class:`~langgraph_memory.episodes.EpisodeConfig`: search facts and
+            ``episodic`` memories side by side (``limit`` facts, ``retrieve_limit``
+            episodes, one store round trip), merge them by score and keep them under
+            ``token_budget``, episodes taking at most ``token_share`` of it. ``None``
+            (default): one search over every memory.
 
     Example:
         ```python
@@ -138,9 +145,13 @@ class RetrieveNode(MemoryNode):
         inject: bool = False,
         prompt: str = DEFAULT_MEMORY_BLOCK_PROMPT,
         explain: bool | logging.Logger = False,
+        episodes: EpisodeConfig | None = None,
         name: str | None = None,
     ) -> None:
         super().__init__(store=store, name=name)
+        if episodes is not None and not isinstance(episodes, EpisodeConfig):
+            raise ConfigurationError("RetrieveNode: episodes must be an EpisodeConfig or None")
+        self.episodes = episodes
         if limit < 1 or token_budget < 1:
             raise ConfigurationError("RetrieveNode: limit and token_budget must be >= 1")
         if max_query_chars < 16:
@@ -172,31 +183,63 @@ class RetrieveNode(MemoryNode):
         namespace = ctx.namespace(self.namespace)
         ops = []
         if query:
-            limit = self.limit if supports_as_of(store) else self.limit * 3
-            ops.append(self._search_op(store, namespace, limit, query))
+            spare = 1 if supports_as_of(store) else 3
+            if self.episodes is None:
+                ops.append(
+                    self._search_op(store, namespace, self.filter, self.limit * spare, query)
+                )
+            else:
+                facts, episodes = _split_filters(self.filter)
+                ops.append(self._search_op(store, namespace, facts, self.limit * spare, query))
+                if self.episodes.retrieve_limit:
+                    limit = self.episodes.retrieve_limit * spare
+                    ops.append(self._search_op(store, namespace, episodes, limit, query))
         return store, ops, node_thread_link(ctx, [self.namespace], self.label)
 
     def _search_op(
-        self, store: BaseStore, namespace: tuple[str, ...], limit: int, query: str
+        self,
+        store: BaseStore,
+        namespace: tuple[str, ...],
+        filter: dict[str, Any] | None,
+        limit: int,
+        query: str,
     ) -> Any:
         if self.explain_logger is not None and _supports_explain(store):
             from langgraph_memory.store.postgres import MemorySearchOp
 
-            return MemorySearchOp(namespace, self.filter, limit, 0, query, explain=True)
-        return SearchOp(namespace, filter=self.filter, limit=limit, query=query)
+            return MemorySearchOp(namespace, filter, limit, 0, query, explain=True)
+        return SearchOp(namespace, filter=filter, limit=limit, query=query)
 
-    def _finish(self, state: Any, store: BaseStore, results: Sequence[Any]) -> dict[str, Any]:
-        items: list[SearchItem] = list(results[0]) if results else []
+    def _current(self, store: BaseStore, results: Any, limit: int) -> list[SearchItem]:
+        items: list[SearchItem] = list(results or [])
         if not supports_as_of(store):
             now = self.clock()
-            items = [item for item in items if is_current(item.value, now)][: self.limit]
-        memories = select_within_budget(
-            items_to_memories(items),
-            token_budget=self.token_budget,
-            token_counter=self.token_counter,
-        )
+            items = [item for item in items if is_current(item.value, now)][:limit]
+        return items
+
+    def _finish(self, state: Any, store: BaseStore, results: Sequence[Any]) -> dict[str, Any]:
+        if self.episodes is None:
+            found = [self._current(store, results[0] if results else None, self.limit)]
+            memories = select_within_budget(
+                items_to_memories(found[0]),
+                token_budget=self.token_budget,
+                token_counter=self.token_counter,
+            )
+        else:
+            limits = (self.limit, self.episodes.retrieve_limit)
+            found = [
+                self._current(store, items, limit)
+                for items, limit in zip(results, limits, strict=False)
+            ]
+            memories = blend_within_budget(
+                merge_ranked(*(items_to_memories(items) for items in found)),
+                token_budget=self.token_budget,
+                episode_share=self.episodes.token_share,
+                token_counter=self.token_counter,
+            )
         if self.explain_logger is not None:
-            for line in explain_lines(items, [m["key"] for m in memories]):
+            kept = [m["key"] for m in memories]
+            for line in explain_lines([item for items in found for item in items], kept):
                 self.explain_logger.info("%s %s", self.label, line)
         update: dict[str, Any] = {self.memories_key: memories}
         if self.inject:
@@ -260,6 +303,19 @@ def explain_lines(items: Sequence[SearchItem], keys: Sequence[str]) -> list[str]
         content = " ".join(str(item.value.get("content", "")).split())[:80]
         lines.append(f"key={key} score={score} {terms} content={content!r}")
     return lines
+
+
+def _split_filters(
+    extra: dict[str, Any] | None,
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The fact search's and the episode search's filters, each with the caller's."""
+    facts: dict[str, Any] = {"kind": {"$ne": "episodic"}}
+    episodes: dict[str, Any] = {"kind": "episodic"}
+    if extra:
+        if "kind" in extra:  # the caller chose kinds: both searches keep their choice
+            return dict(extra), {**extra, "kind": extra["kind"]}
+        facts, episodes = {**extra, **facts}, {**extra, **episodes}
+    return facts, episodes
 
 
 def block_update(

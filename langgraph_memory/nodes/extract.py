@@ -45,6 +45,13 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage, HumanMessage
 from langgraph.store.base import BaseStore, PutOp, SearchItem
 
+from langgraph_memory.episodes._plan import (
+    EpisodeConfig,
+    EpisodePlan,
+    episode_ops,
+    plan_episodes,
+    to_turns,
+)
 from langgraph_memory.errors import ConfigurationError
 from langgraph_memory.extraction.consolidation import WritePlan, plan_writes
 from langgraph_memory.extraction.dates import parse_iso_datetime
@@ -67,20 +74,20 @@ from langgraph_memory.nodes._base import (
     is_current,
     messages_of,
     search_ops,
+    store_default_ttl,
     utc_now,
 )
 from langgraph_memory.nodes._messages import (
     DEFAULT_MAX_MESSAGE_CHARS,
     bound_message,
+    conversation_messages,
     turn_messages,
 )
 from langgraph_memory.nodes._registry import (
     ThreadLink,
     abatch_with_link,
-    aregister_thread,
     batch_with_link,
     node_thread_link,
-    register_thread,
 )
 from langgraph_memory.nodes.context import DEFAULT_NAMESPACE
 
@@ -110,6 +117,7 @@ class ExtractionReport:
     pii_dropped: int = 0
     pii_redacted: int = 0
     neighbours: int = 0
+    episodes: int = 0
     counts: dict[str, int] = field(default_factory=dict)
     keys: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
@@ -137,6 +145,8 @@ class ExtractionJob:
     now: datetime
     thread_id: str | None
     link: ThreadLink | None = None
+    episodes: tuple[PutOp, ...] = ()
+    episode_plan: EpisodePlan | None = None
 
 
 def _turn_time(messages: Sequence[BaseMessage], clock: Clock) -> datetime:
@@ -192,6 +202,10 @@ class ExtractNode(MemoryNode):
         messages_key / report_key: State keys read / written.
         clock: Turn time when the message carries no ``timestamp``.
         keep_reports: How many recent reports :attr:`reports` (and :meth:`flush`) keep.
+        episodes: An :class:`~langgraph_memory.episodes.EpisodeConfig` to also keep each
+            user turn as an ``episodic`` memory with its neighbouring turns as indexed
+            context (same namespace, PII filter and erasure as the facts; written even
+            when the pre-filter skips fact extraction). ``None`` (default): facts only.
 
     Example:
         ```python
@@ -224,9 +238,13 @@ class ExtractNode(MemoryNode):
         report_key: str = "memory_report",
         clock: Clock = utc_now,
         keep_reports: int = 100,
+        episodes: EpisodeConfig | None = None,
         name: str | None = None,
     ) -> None:
         super().__init__(store=store, name=name)
+        if episodes is not None and not isinstance(episodes, EpisodeConfig):
+            raise ConfigurationError("ExtractNode: episodes must be an EpisodeConfig or None")
+        self.episodes = episodes
         if extractor is None:
             extractor = LLMExtractor(model) if model is not None else RuleBasedExtractor()
         if not isinstance(extractor, MemoryExtractor):
@@ -268,15 +286,67 @@ class ExtractNode(MemoryNode):
         self._error: BaseException | None = None  # the first failure since the last flush
 
     # -- pure steps -------------------------------------------------------------------
-    def _job(self, messages: Sequence[BaseMessage], ctx: NodeContext) -> ExtractionJob:
+    def _store(self, ctx: NodeContext) -> BaseStore:
+        """This node's ``store=`` if given, else the store of the running graph / caller
+        (the rule of every node; ``process`` from ``summarize`` passes its own context)."""
+        return self.store if self.store is not None else ctx.require_store(self.label)
+
+    def _job(
+        self,
+        messages: Sequence[BaseMessage],
+        ctx: NodeContext,
+        earlier: Sequence[BaseMessage] | None = None,
+    ) -> ExtractionJob:
+        """``earlier=None``: no episodes (``process`` on a summary's overflow: those turns
+        became episodes when they were said)."""
+        store = self._store(ctx)
+        namespace = ctx.namespace(self.namespace)
+        now = _turn_time(messages, self.clock)
+        thread_id = ctx.identity("thread_id")
+        episodes: tuple[PutOp, ...] = ()
+        plan: EpisodePlan | None = None
+        if earlier is not None:
+            episodes, plan = self._episodes(store, namespace, messages, earlier, now, thread_id)
         return ExtractionJob(
-            store=ctx.require_store(self.label),
-            namespace=ctx.namespace(self.namespace),
+            store=store,
+            namespace=namespace,
             messages=[bound_message(m, self.max_message_chars) for m in messages],
-            now=_turn_time(messages, self.clock),
-            thread_id=ctx.identity("thread_id"),
+            now=now,
+            thread_id=thread_id,
             link=node_thread_link(ctx, [self.namespace], self.label),
+            episodes=episodes,
+            episode_plan=plan,
         )
+
+    def _episodes(
+        self,
+        store: BaseStore,
+        namespace: tuple[str, ...],
+        turn: Sequence[BaseMessage],
+        earlier: Sequence[BaseMessage],
+        now: datetime,
+        thread_id: str | None,
+    ) -> tuple[tuple[PutOp, ...], EpisodePlan | None]:
+        """The episode writes of this turn: its user messages, the turns around as context."""
+        config = self.episodes
+        if config is None:
+            return (), None
+        window = 2 * config.context_before + 2  # messages enough for the context turns
+        before = to_turns([bound_message(m, self.max_message_chars) for m in earlier[-window:]])
+        current = to_turns([bound_message(m, self.max_message_chars) for m in turn])
+        source: dict[str, Any] = {"by": self.label}
+        if thread_id:
+            source["thread_id"] = thread_id
+        plan = plan_episodes(
+            [*before, *current],
+            config,
+            pii=self.pii,
+            source=source,
+            only=range(len(before), len(before) + len(current)),
+            now=now,
+        )
+        ttl = config.ttl if config.ttl is not None else store_default_ttl(store)
+        return tuple(episode_ops(namespace, plan.episodes, ttl)), plan
 
     def _gate(self, job: ExtractionJob) -> ExtractionReport | None:
         """A finished report if the turn needs no extraction, else ``None``."""
@@ -365,7 +435,10 @@ class ExtractNode(MemoryNode):
         report.notes = list(plan.notes)
         report.keys = [write.key for write in plan.writes]
         report.status = "written" if plan.writes else "nothing-to-write"
-        return [PutOp(job.namespace, w.key, w.value, index=self.index) for w in plan.writes]
+        ttl = store_default_ttl(job.store)  # what store.put without ttl= would apply
+        return [
+            PutOp(job.namespace, w.key, w.value, index=self.index, ttl=ttl) for w in plan.writes
+        ]
 
     def _clean_decision(
         self, decision: ConsolidationDecision, report: ExtractionReport
@@ -384,6 +457,15 @@ class ExtractNode(MemoryNode):
             report.llm_calls[purpose] += 1
             self.stats.record_llm_call(purpose)
 
+    def _with_episodes(self, job: ExtractionJob, report: ExtractionReport) -> list[PutOp]:
+        """The job's episode writes, counted in ``report`` (their PII counts included)."""
+        plan = job.episode_plan
+        if plan is not None:
+            report.episodes = len(job.episodes)
+            report.pii_dropped += plan.pii_dropped
+            report.pii_redacted += plan.pii_redacted
+        return list(job.episodes)
+
     def _record(self, report: ExtractionReport) -> ExtractionReport:
         self.reports.append(report)
         self.stats.add(
@@ -392,6 +474,7 @@ class ExtractNode(MemoryNode):
             candidates=report.candidates,
             pii_dropped=report.pii_dropped,
             pii_redacted=report.pii_redacted,
+            **({"episodes": report.episodes} if report.episodes else {}),
             **{name: count for name, count in report.counts.items()},
         )
         return report
@@ -426,19 +509,32 @@ class ExtractNode(MemoryNode):
         except Exception as exc:
             return self._failed(job, exc)
 
+    def _early(self, job: ExtractionJob, report: ExtractionReport) -> list[PutOp]:
+        """Writes of a turn that ends before consolidation: its episodes (and the link,
+        which the caller adds after reading it)."""
+        return self._with_episodes(job, report)
+
     def _execute(self, job: ExtractionJob) -> ExtractionReport:
         report = self._gate(job)
-        if report is not None:
-            register_thread(job.store, job.link)
-            return self._record(report)
-        report = ExtractionReport("", thread_id=job.thread_id, namespace=job.namespace)
-        raw = self.extractor.extract(job.messages, now=job.now)
-        self._count_call(report, "extract")
-        candidates = self._filter(raw, report)
-        if not candidates:
+        if report is None:
+            report = ExtractionReport("", thread_id=job.thread_id, namespace=job.namespace)
+            raw = self.extractor.extract(job.messages, now=job.now)
+            self._count_call(report, "extract")
+            candidates = self._filter(raw, report)
+            if candidates:
+                return self._consolidate(job, candidates, report)
             report.status = "no-candidates"
-            register_thread(job.store, job.link)
-            return self._record(report)
+        writes = self._early(job, report)
+        _, link_write = batch_with_link(job.store, [], job.link)
+        writes += [link_write] if link_write is not None else []
+        if writes:
+            with _actor(self.label):
+                job.store.batch(writes)
+        return self._record(report)
+
+    def _consolidate(
+        self, job: ExtractionJob, candidates: list[MemoryCandidate], report: ExtractionReport
+    ) -> ExtractionReport:
         queries = search_ops(job.namespace, self._neighbour_queries(candidates))
         results, link_write = batch_with_link(job.store, queries, job.link)
         existing = self._existing(results, job.namespace, job.now)
@@ -448,6 +544,7 @@ class ExtractNode(MemoryNode):
             decisions = self.extractor.consolidate(candidates, existing)
             self._count_call(report, "consolidate")
         ops: list[PutOp] = self._plan(job, candidates, existing, decisions, report)
+        ops += self._with_episodes(job, report)
         ops += [link_write] if link_write is not None else []
         if ops:
             with _actor(self.label):
@@ -456,17 +553,25 @@ class ExtractNode(MemoryNode):
 
     async def _aexecute(self, job: ExtractionJob) -> ExtractionReport:
         report = self._gate(job)
-        if report is not None:
-            await aregister_thread(job.store, job.link)
-            return self._record(report)
-        report = ExtractionReport("", thread_id=job.thread_id, namespace=job.namespace)
-        raw = await self.extractor.aextract(job.messages, now=job.now)
-        self._count_call(report, "extract")
-        candidates = self._filter(raw, report)
-        if not candidates:
+        if report is None:
+            report = ExtractionReport("", thread_id=job.thread_id, namespace=job.namespace)
+            raw = await self.extractor.aextract(job.messages, now=job.now)
+            self._count_call(report, "extract")
+            candidates = self._filter(raw, report)
+            if candidates:
+                return await self._aconsolidate(job, candidates, report)
             report.status = "no-candidates"
-            await aregister_thread(job.store, job.link)
-            return self._record(report)
+        writes = self._early(job, report)
+        _, link_write = await abatch_with_link(job.store, [], job.link)
+        writes += [link_write] if link_write is not None else []
+        if writes:
+            with _actor(self.label):
+                await job.store.abatch(writes)
+        return self._record(report)
+
+    async def _aconsolidate(
+        self, job: ExtractionJob, candidates: list[MemoryCandidate], report: ExtractionReport
+    ) -> ExtractionReport:
         queries = search_ops(job.namespace, self._neighbour_queries(candidates))
         results, link_write = await abatch_with_link(job.store, queries, job.link)
         existing = self._existing(results, job.namespace, job.now)
@@ -476,6 +581,7 @@ class ExtractNode(MemoryNode):
             decisions = await self.extractor.aconsolidate(candidates, existing)
             self._count_call(report, "consolidate")
         ops: list[PutOp] = self._plan(job, candidates, existing, decisions, report)
+        ops += self._with_episodes(job, report)
         ops += [link_write] if link_write is not None else []
         if ops:
             with _actor(self.label):
@@ -490,15 +596,24 @@ class ExtractNode(MemoryNode):
         """Async :meth:`process`."""
         return await self.aexecute(self._job(messages, ctx))
 
+    def _turn_job(self, state: Any, ctx: NodeContext) -> ExtractionJob:
+        messages = messages_of(state, self.messages_key)
+        turn = turn_messages(messages)
+        earlier: list[BaseMessage] = []
+        if self.episodes is not None:
+            convo = conversation_messages(messages)
+            earlier = convo[: len(convo) - len(turn)] if turn else []
+        return self._job(turn, ctx, earlier)
+
     def _run(self, state: Any, ctx: NodeContext) -> dict[str, Any]:
-        job = self._job(turn_messages(messages_of(state, self.messages_key)), ctx)
+        job = self._turn_job(state, ctx)
         if self.background:
             self._submit(job)
             return {self.report_key: {"status": "pending", "thread_id": job.thread_id}}
         return {self.report_key: self.execute(job).as_dict()}
 
     async def _arun(self, state: Any, ctx: NodeContext) -> dict[str, Any]:
-        job = self._job(turn_messages(messages_of(state, self.messages_key)), ctx)
+        job = self._turn_job(state, ctx)
         if self.background:
             await self._asubmit(job)
             return {self.report_key: {"status": "pending", "thread_id": job.thread_id}}

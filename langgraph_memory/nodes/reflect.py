@@ -42,6 +42,7 @@ from langgraph_memory.nodes._base import (
     MemoryStats,
     NodeContext,
     is_current,
+    store_default_ttl,
     utc_now,
 )
 from langgraph_memory.nodes._registry import (
@@ -195,6 +196,7 @@ class ReflectNode(MemoryNode):
         fresh: Sequence[tuple[str, dict[str, Any]]],
         insights: Sequence[Insight],
         now: datetime,
+        ttl: float | None = None,
     ) -> list[PutOp]:
         ops: list[PutOp] = []
         for insight in insights[: self.max_insights]:
@@ -213,7 +215,7 @@ class ReflectNode(MemoryNode):
             }
             screened = value if self.pii is None else self.pii.screen(value).value
             if screened is not None:  # the gate every written value passes
-                ops.append(PutOp(namespace, uuid.uuid4().hex, screened))
+                ops.append(PutOp(namespace, uuid.uuid4().hex, screened, ttl=ttl))
         cursor_value = {"content": "reflection cursor", "last_reflection_at": now.isoformat()}
         ops.append(PutOp(cursor_ns, _CURSOR_KEY, cursor_value, index=False))
         return ops
@@ -269,7 +271,7 @@ class ReflectNode(MemoryNode):
             output = self._caller().invoke(self._request(memories))
             self.stats.record_llm_call("reflect")
             insights = output.insights
-        ops = self._writes(namespace, cursor_ns, fresh, insights, now)
+        ops = self._writes(namespace, cursor_ns, fresh, insights, now, store_default_ttl(store))
         store.batch([*ops, *extra])
         return self._report(fresh, total, ops)
 
@@ -291,6 +293,6 @@ class ReflectNode(MemoryNode):
             output = await self._caller().ainvoke(self._request(memories))
             self.stats.record_llm_call("reflect")
             insights = output.insights
-        ops = self._writes(namespace, cursor_ns, fresh, insights, now)
+        ops = self._writes(namespace, cursor_ns, fresh, insights, now, store_default_ttl(store))
         await store.abatch([*ops, *extra])
         return self._report(fresh, total, ops)

@@ -17,6 +17,7 @@ Example:
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
@@ -30,7 +31,13 @@ from langgraph_memory.errors import ConfigurationError
 from langgraph_memory.extraction.consolidation import plan_writes, rule_decisions
 from langgraph_memory.extraction.pii import PIIFilter
 from langgraph_memory.extraction.types import MEMORY_KINDS, ExistingMemory, MemoryCandidate
-from langgraph_memory.nodes._base import is_current, search_ops, supports_as_of, utc_now
+from langgraph_memory.nodes._base import (
+    is_current,
+    search_ops,
+    store_default_ttl,
+    supports_as_of,
+    utc_now,
+)
 from langgraph_memory.nodes._messages import DEFAULT_MAX_QUERY_CHARS, bound_text, memory_line
 from langgraph_memory.nodes._registry import (
     ThreadLink,
@@ -81,6 +88,31 @@ def _too_long(content: str, slot: str | None) -> str | None:
     return None
 
 
+def _bad_importance(importance: object) -> str | None:
+    """A refusal unless ``importance`` is a whole number from 1 to 10 (pure).
+
+    Models send NaN, infinities, ``1e300``, ``10**5000``, booleans and strings; none of
+    them may reach ``int()`` (which raises on NaN / infinity) or be clamped silently.
+
+    Example:
+        ```python
+        assert _bad_importance(7) is None
+        assert _bad_importance(float("nan")).startswith("Not stored:")
+        ```
+    """
+    if isinstance(importance, bool) or not isinstance(importance, (int, float)):
+        shown = type(importance).__name__
+    elif isinstance(importance, float) and not math.isfinite(importance):
+        shown = repr(importance)
+    elif 1 <= importance <= 10 and float(importance).is_integer():
+        return None
+    elif isinstance(importance, int) and not -(10**9) < importance < 10**9:
+        shown = "a number far outside 1..10"  # no repr: 10**5000 cannot be printed
+    else:
+        shown = repr(importance)
+    return f"Not stored: importance must be a whole number from 1 to 10, got {shown}."
+
+
 def _candidate(content: str, kind: str, importance: int, slot: str | None) -> MemoryCandidate:
     return MemoryCandidate(
         content=content.strip(),
@@ -103,6 +135,7 @@ def _remember_writes(
     results: Sequence[Any],
     now: datetime,
     pii: PIIFilter,
+    ttl: float | None = None,
 ) -> tuple[list[PutOp], str]:
     existing: dict[str, ExistingMemory] = {}
     for batch in results:
@@ -119,7 +152,7 @@ def _remember_writes(
     )
     plan = pii.screen_plan(plan).plan  # the gate every written value passes
     summary = ", ".join(f"{name} {count}" for name, count in plan.counts.items() if count)
-    return [PutOp(ns, w.key, w.value) for w in plan.writes], f"Remembered ({summary})."
+    return [PutOp(ns, w.key, w.value, ttl=ttl) for w in plan.writes], f"Remembered ({summary})."
 
 
 def _recall_text(items: Any, limit: int) -> str:
@@ -197,14 +230,16 @@ def create_memory_tools(
         slot: str | None = None,
     ) -> str:
         target, ns = resolve(runtime)
-        if (refused := _too_long(content, slot)) is not None:
+        if (refused := _too_long(content, slot) or _bad_importance(importance)) is not None:
             return refused
         candidate = screened(content, kind, importance, slot)
         if isinstance(candidate, str):
             return candidate
         now = utc_now()
         found, link_write = batch_with_link(target, _neighbour_ops(ns, candidate), link(runtime))
-        writes, reply = _remember_writes(ns, candidate, found, now, pii_filter)
+        writes, reply = _remember_writes(
+            ns, candidate, found, now, pii_filter, store_default_ttl(target)
+        )
         target.batch([*writes, *([link_write] if link_write else [])])
         return reply
 
@@ -241,7 +276,7 @@ def create_memory_tools(
         slot: str | None = None,
     ) -> str:
         target, ns = resolve(runtime)
-        if (refused := _too_long(content, slot)) is not None:
+        if (refused := _too_long(content, slot) or _bad_importance(importance)) is not None:
             return refused
         candidate = screened(content, kind, importance, slot)
         if isinstance(candidate, str):
@@ -250,7 +285,9 @@ def create_memory_tools(
         found, link_write = await abatch_with_link(
             target, _neighbour_ops(ns, candidate), link(runtime)
         )
-        writes, reply = _remember_writes(ns, candidate, found, now, pii_filter)
+        writes, reply = _remember_writes(
+            ns, candidate, found, now, pii_filter, store_default_ttl(target)
+        )
         await target.abatch([*writes, *([link_write] if link_write else [])])
         return reply
 

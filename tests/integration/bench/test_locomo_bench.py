@@ -10,6 +10,7 @@ import pytest
 
 from bench import locomo
 from tests.conftest import service_missing
+from tests.fakes import HashingEmbeddings
 
 pytestmark = [pytest.mark.embedded, pytest.mark.slow]
 
@@ -61,6 +62,7 @@ def test_benchmark_slice_through_our_store_beats_plain_bm25(
         retrievers=("ours-pgvector", "bm25-plain"),
         conversations=[conversation],
         pgvector_database=lambda: contextlib.nullcontext(embedded_dsn),
+        ingest_turns=0,  # the cost comparison has its own test below
         report=lines.append,
     )
     n = len(conversation.questions)
@@ -82,3 +84,57 @@ def test_benchmark_slice_through_our_store_beats_plain_bm25(
     out = tmp_path / "locomo.json"
     out.write_text(json.dumps(report.to_json()))
     assert json.loads(out.read_text())["results"][0]["name"] == "ours-pgvector"
+
+
+def test_episodic_path_ingests_faster_than_the_loader_with_one_short_text_per_memory(
+    embedded_dsn: str,
+) -> None:
+    """The bench's ingest comparison on a few turns: both paths write every turn; the
+    episodic path embeds one text per memory (each turn once), the loader two."""
+    conversation = locomo.load_conversations(_data_dir())[0]
+    speeds = {
+        s.path: s
+        for s in locomo.measure_ingest(
+            conversation,
+            HashingEmbeddings(384),
+            384,
+            lambda: contextlib.nullcontext(embedded_dsn),
+            turns=24,
+            episodes=locomo.episode_config(2, 2),
+            rounds=2,
+        )
+    }
+    loader, episodic = speeds["loader"], speeds["episodic"]
+    assert loader.memories == episodic.memories == 48
+    assert loader.texts_per_memory >= 1.9  # whole text and content, each memory
+    assert episodic.texts_per_memory <= 1.0  # each turn once
+    assert episodic.chars_embedded * 2 < loader.chars_embedded
+    assert episodic.embed_calls <= loader.embed_calls
+
+
+def test_the_bench_writes_through_ingest_history(embedded_dsn: str) -> None:
+    """The store retrievers get their memories from the package's episodic path: values
+    carry the episode fields (``turn_id``, ``source``) and the turns around as context."""
+    conversation = _slice(locomo.load_conversations(_data_dir())[0], sessions=1)
+    with contextlib.ExitStack() as stack:
+        retriever = locomo._make_retriever(
+            "ours-pgvector",
+            stack,
+            HashingEmbeddings(384),
+            384,
+            "",
+            lambda: contextlib.nullcontext(embedded_dsn),
+        )
+        assert isinstance(retriever, locomo.EpisodicRetriever)
+        retriever.index(conversation)
+        items = retriever.store.search(retriever._namespace, limit=1000)
+    assert len(items) == len(conversation.turns)
+    by_turn = {item.value["turn_id"]: item.value for item in items}
+    second = conversation.turns[1]
+    value = by_turn[second.dia_id]
+    assert value["source"] == {"by": "ingest_history"} and value["kind"] == "episodic"
+    assert value["context"].split("\n") == [
+        conversation.turns[0].content,
+        conversation.turns[2].content,
+        conversation.turns[3].content,
+    ]

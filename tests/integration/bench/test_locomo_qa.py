@@ -66,6 +66,7 @@ def _run(
     script: Callable[[list[BaseMessage]], Any],
     judge: Callable[[list[BaseMessage]], Any],
     workers: int = 1,
+    episodic: bool = False,
 ) -> locomo_qa.QAReport:
     return locomo_qa.run(
         model=ScriptedChatModel(default=script),
@@ -80,6 +81,7 @@ def _run(
         token_budget=40,
         limit=3,
         workers=workers,
+        episodic=episodic,
         report=lambda line: None,
     )
 
@@ -147,6 +149,24 @@ def test_qa_harness_end_to_end_scores_known_answers(postgres_dsn: str, tmp_path:
     row = next(line for line in lines if line.startswith("| full-context") and "(" in line)
     assert f"{100 * known / n:.1f}" in row
     assert "Costs:" in table and "LLM calls / ingested turn" in table
+
+
+def test_qa_harness_with_episodes_keeps_every_turn_and_answers_from_them(
+    postgres_dsn: str, tmp_path: Path
+) -> None:
+    """``--episodic``: both speakers' turns become episodic memories beside the facts, and
+    the answers see them; an episodic run is cached apart from a plain one."""
+    conversation = mini_conversation()
+    plain = _run(conversation, postgres_dsn, tmp_path / "c.jsonl", Script(conversation), Judge())
+    script = Script(conversation)
+    episodic = _run(
+        conversation, postgres_dsn, tmp_path / "c.jsonl", script, Judge(), episodic=True
+    )
+    memory = episodic.method("memory")
+    assert memory.memories > plain.method("memory").memories
+    assert script.calls["memory"] == len(conversation.questions)  # not served from the cache
+    hits = [script.memory_hits[q.text] for q in conversation.questions]
+    assert [a.correct for a in memory.answers] == hits
 
 
 def test_qa_harness_resumes_after_an_interruption(postgres_dsn: str, tmp_path: Path) -> None:
