@@ -18,6 +18,13 @@ import uuid
 from collections.abc import Iterator
 
 import pytest
+from hypothesis import settings
+
+# No hypothesis deadlines: a deadline is a timing assert, and on a loaded 2-core machine an
+# example's first run (imports, caches) can take longer than any sane bound. Speed is
+# measured by the benchmarks (bench/), never by the tests.
+settings.register_profile("langgraph-memory", deadline=None)
+settings.load_profile("langgraph-memory")
 
 POSTGRES_URI = os.environ.get(
     "LANGGRAPH_MEMORY_TEST_POSTGRES_URI", "postgresql://postgres@127.0.0.1:5432/postgres"

@@ -36,7 +36,6 @@ from typing import Any
 
 from langgraph.store.base import SearchItem
 
-from langgraph_memory._internal.identity import format_namespace
 from langgraph_memory.cli._backends import (
     describe_dsn,
     open_checkpointer,
@@ -45,7 +44,7 @@ from langgraph_memory.cli._backends import (
 )
 from langgraph_memory.cli._console import CliError, Console, shorten
 from langgraph_memory.erasure import UserData, find_user_data, forget_user
-from langgraph_memory.nodes.context import DEFAULT_NAMESPACE
+from langgraph_memory.nodes import user_namespace as nodes_user_namespace
 
 __all__ = [
     "EXPLAIN_HEADER",
@@ -76,7 +75,7 @@ def user_namespace(user: str) -> tuple[str, ...]:
         assert user_namespace("ann@example.com") == ("memories", "ann@example%2Ecom")
         ```
     """
-    return format_namespace(DEFAULT_NAMESPACE, context={"user_id": _user(user)}, config=None)
+    return nodes_user_namespace(_user(user))
 
 
 @dataclass(frozen=True)

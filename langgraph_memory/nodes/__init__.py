@@ -64,6 +64,7 @@ from langgraph_memory.nodes.context import (
     RespondNode,
     RetrieveNode,
     block_update,
+    user_namespace,
 )
 from langgraph_memory.nodes.extract import ExtractionJob, ExtractionReport, ExtractNode
 from langgraph_memory.nodes.reflect import ReflectNode
@@ -95,6 +96,7 @@ __all__ = [
     "model_input",
     "plan_summary",
     "register_thread",
+    "user_namespace",
 ]
 
 

@@ -37,6 +37,7 @@ from langchain_core.messages import BaseMessage, RemoveMessage, SystemMessage
 from langchain_core.runnables import Runnable
 from langgraph.store.base import BaseStore, SearchItem, SearchOp
 
+from langgraph_memory._internal.identity import format_namespace
 from langgraph_memory.episodes._plan import EpisodeConfig
 from langgraph_memory.errors import ConfigurationError
 from langgraph_memory.nodes._base import (
@@ -77,12 +78,34 @@ __all__ = [
     "RetrieveNode",
     "block_update",
     "explain_lines",
+    "user_namespace",
 ]
 
 logger = logging.getLogger(__name__)
 
 DEFAULT_NAMESPACE: tuple[str, ...] = ("memories", "{user_id}")
 """Where memories live: one namespace per ``user_id``."""
+
+
+def user_namespace(
+    user_id: str | int,
+    template: tuple[str, ...] = DEFAULT_NAMESPACE,
+    **identity: Any,
+) -> tuple[str, ...]:
+    """The namespace the memory nodes use for ``user_id`` under ``template`` -- what to
+    pass to ``store.search`` / ``store.get`` yourself. Labels are encoded reversibly
+    (``.``, ``%`` and ``*`` become ``%2E``, ``%25``, ``%2A``), so ids like
+    ``alice@example.com`` or ``org.team/user`` stay one label and never collide.
+
+    Example:
+        ```python
+        assert user_namespace("u1") == ("memories", "u1")
+        assert user_namespace("ann@example.com") == ("memories", "ann@example%2Ecom")
+        assert user_namespace("u1", ("orgs", "{org}", "{user_id}"), org="acme.io") == (
+            "orgs", "acme%2Eio", "u1")
+        ```
+    """
+    return format_namespace(template, context={**identity, "user_id": user_id}, config=None)
 
 
 class RetrieveNode(MemoryNode):

@@ -228,6 +228,10 @@ class PostgresSaver(ThreadedAsyncMethods, _OfficialPostgresSaver):
         if ids:
             self._connector.run(_common.forget_threads_program(ids))
 
+    async def aforget_threads(self, thread_ids: Sequence[str]) -> None:
+        """:meth:`forget_threads` in a worker thread."""
+        await asyncio.to_thread(self.forget_threads, thread_ids)
+
     def delete_thread(self, thread_id: str) -> None:
         """Delete a thread (all namespaces) with its lease, atomically; a holder's later
         writes are refused.
