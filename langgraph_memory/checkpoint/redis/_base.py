@@ -358,7 +358,7 @@ def translate_errors(where: str, context: WriteContext | None = None) -> Iterato
         refusal = (context or WriteContext("?", "write")).refusal(str(exc))
         if refusal is not None:
             raise refusal from exc
-        raise
+        raise server_refusal(where, exc) from exc
     except redis_errors.TimeoutError as exc:
         raise BackendUnavailableError(
             f"Redis at {where} did not answer in time ({exc}): the server is hung, "
@@ -370,6 +370,59 @@ def translate_errors(where: str, context: WriteContext | None = None) -> Iterato
             f"Redis at {where} is unreachable: {exc}. Check that the server is running and "
             "that the URL's host and port are right."
         ) from exc
+
+
+_SERVER_STATES = {
+    "OOM": "is out of memory (maxmemory, noeviction): free memory, raise maxmemory or set "
+    "TTLs (ttl=)",
+    "MISCONF": "cannot persist (RDB/AOF errors) and refuses writes: check its disk and logs",
+    "READONLY": "is a read-only replica: point the URL at the primary",
+    "MASTERDOWN": "is a replica that lost its primary",
+    "NOREPLICAS": "has fewer replicas than min-replicas-to-write",
+    "LOADING": "is loading its dataset into memory; the next call retries",
+    "BUSY": "is running a long script; the next call retries",
+}
+
+
+_CODED_ERRORS: tuple[tuple[type[Exception], str], ...] = tuple(
+    (kind, code)
+    for name, code in (
+        ("OutOfMemoryError", "OOM"),
+        ("ReadOnlyError", "READONLY"),
+        ("MasterDownError", "MASTERDOWN"),
+    )
+    if isinstance(kind := getattr(redis_errors, name, None), type)
+)
+"""redis-py's classes for error replies whose code it strips from the message (the ones
+this redis-py has)."""
+
+
+def server_refusal(where: str, exc: Exception) -> Exception:
+    """Our error for a command the server refused (pure): a server state that refuses it
+    (out of memory, read-only replica, loading, ...) is :class:`BackendUnavailableError`
+    naming the fix; a key of another type under our prefix is :class:`ConfigurationError`
+    (another application writes there); anything else is :class:`LangGraphMemoryError`
+    quoting the server.
+
+    Example:
+        ```python
+        err = server_refusal("127.0.0.1:6379", Exception("OOM command not allowed"))
+        assert isinstance(err, BackendUnavailableError) and "maxmemory" in str(err)
+        ```
+    """
+    text = str(exc)
+    code = next(
+        (code for kind, code in _CODED_ERRORS if isinstance(exc, kind)), text.split(" ", 1)[0]
+    )
+    if code == "WRONGTYPE":
+        return ConfigurationError(
+            f"Redis at {where}: a key under this saver's prefix holds another kind of value "
+            f"({text}); another application writes there: give the saver its own prefix="
+        )
+    state = _SERVER_STATES.get(code)
+    if state is not None:
+        return BackendUnavailableError(f"Redis at {where} {state} ({text})")
+    return LangGraphMemoryError(f"Redis at {where} refused the command: {text}")
 
 
 def _decodes_responses(client: Any) -> bool:

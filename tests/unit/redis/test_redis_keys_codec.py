@@ -28,6 +28,7 @@ from langgraph_memory.errors import (
     CheckpointIntegrityError,
     ConfigurationError,
     InvalidConnectionStringError,
+    LangGraphMemoryError,
     StaleWriteError,
     ThreadBusyError,
 )
@@ -249,8 +250,17 @@ def test_error_translation() -> None:
     for reply, (error, pattern) in refusals.items():
         with pytest.raises(error, match=pattern), translate_errors("h:1", context):
             raise redis_errors.ResponseError(reply)
-    with pytest.raises(redis_errors.ResponseError, match="WRONGTYPE"), translate_errors("h:1"):
+    with pytest.raises(ConfigurationError, match="prefix="), translate_errors("h:1"):
         raise redis_errors.ResponseError("WRONGTYPE Operation against a key")
+    with pytest.raises(BackendUnavailableError, match="maxmemory"), translate_errors("h:1"):
+        raise redis_errors.OutOfMemoryError("command not allowed when used memory > 'maxmemory'")
+
+
+@given(st.text(max_size=80))
+def test_no_error_reply_escapes_raw(reply: str) -> None:
+    """Whatever the server answers with an error, the caller gets one of ours."""
+    with pytest.raises(LangGraphMemoryError), translate_errors("h:1"):
+        raise redis_errors.ResponseError(reply)
 
 
 def test_commands_and_scripts() -> None:
