@@ -34,6 +34,7 @@ from langgraph_memory.errors import (
     MigrationError,
     StaleWriteError,
     ThreadBusyError,
+    TransientError,
 )
 
 __version__ = "0.1.0"
@@ -52,6 +53,7 @@ __all__ = [
     "MigrationError",
     "StaleWriteError",
     "ThreadBusyError",
+    "TransientError",
     "__version__",
 ]
 

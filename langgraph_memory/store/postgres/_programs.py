@@ -316,6 +316,8 @@ class MemoryPrograms:
             hnsw_ef_construction=self.hnsw_ef_construction,
         )
         new: list[int] = []
+        if any(version not in applied for version in range(len(MIGRATIONS))):
+            yield Sql(_sql.LOCK_STORE)  # a migration may rewrite rows: no writer runs meanwhile
         for version, step in enumerate(MIGRATIONS):
             if version in applied:
                 continue
@@ -426,16 +428,16 @@ class MemoryPrograms:
             yield from self._get_all(plan)
         for position, search, clause, params in plan.searches:
             plan.results[position] = yield from self._search(
-                search, clause, params, query_vectors, plan.refresh
+                search, clause, params, query_vectors, plan
             )
         for position, list_op in plan.lists:
             plan.results[position] = yield from self._list_namespaces(list_op)
-        written = [(p.namespace, p.key) for p, _ in plan.upserts] + plan.deletes
-        if written:  # every writer takes its key locks first, in one global order
-            yield Sql(
-                _sql.LOCK_KEYS,
-                {"ns": [encode_namespace(ns) for ns, _ in written], "key": [k for _, k in written]},
-            )
+        written = sorted(
+            {encode_namespace(p.namespace) for p, _ in plan.upserts}
+            | {encode_namespace(ns) for ns, _ in plan.deletes}
+        )
+        if written:  # every writer takes its locks first, in one global order
+            yield Sql(_sql.LOCK_NAMESPACES, {"ns": written})
         if plan.upserts:
             yield from self._upsert(plan.upserts, doc_vectors)
         if plan.deletes:
@@ -447,6 +449,10 @@ class MemoryPrograms:
                     "actor": current_actor(),
                 },
             )
+        # effects outside the database come after the transaction's last statement: a
+        # transaction the runner retries (deadlock victim) runs this program again
+        if self.track_access and plan.accessed:
+            self._access.record(plan.accessed, datetime.now(timezone.utc))
         yield from self._refresh_ttl(plan.refresh)
         yield from self._write_access(force=False)
         return plan.results
@@ -463,7 +469,9 @@ class MemoryPrograms:
             self._refresh_retry.clear()
         if not pending:
             return
-        outcome = yield Sql(_sql.REFRESH_TTL, {"ids": pending}, isolated=True)
+        outcome = yield Sql(
+            _sql.REFRESH_TTL, {"ids": pending}, isolated=True, locks=_sql.LOCK_NAMESPACES_OF_IDS
+        )
         if isinstance(outcome, Exception):
             with self._refresh_lock:
                 self._refresh_retry.update(pending)
@@ -476,7 +484,9 @@ class MemoryPrograms:
         batch = self._access.drain()
         if batch is None:
             return
-        outcome = yield Sql(_sql.RECORD_ACCESS, batch.params(), isolated=True)
+        outcome = yield Sql(
+            _sql.RECORD_ACCESS, batch.params(), isolated=True, locks=_sql.LOCK_NAMESPACES_OF_IDS
+        )
         if isinstance(outcome, Exception):
             self._access.restore(batch)
 
@@ -514,7 +524,7 @@ class MemoryPrograms:
         clause: sql.Composable | None,
         filter_params: dict[str, Any],
         query_vectors: Mapping[str, list[float]],
-        refresh: list[int],
+        plan: Plan,
     ) -> Program:
         if op.limit == 0:
             return []
@@ -536,10 +546,9 @@ class MemoryPrograms:
             ]
         else:
             scored = yield from self._hybrid(op, clause, params, query_vectors[op.query])
-        if scored and self.track_access:
-            self._access.record([row["id"] for row, _ in scored], datetime.now(timezone.utc))
+        plan.accessed.extend(row["id"] for row, _ in scored)
         if op.refresh_ttl:
-            refresh.extend(row["id"] for row, _ in scored if row["ttl_minutes"] is not None)
+            plan.refresh.extend(row["id"] for row, _ in scored if row["ttl_minutes"] is not None)
         return [_search_item(row, parts, op.explain) for row, parts in scored]
 
     def _hybrid(
@@ -713,6 +722,7 @@ class MemoryPrograms:
         validate_key(key)
         moment = check_time(at, "at") if at is not None else datetime.now(timezone.utc)
         yield from self._ensure_mode()
+        yield Sql(_sql.LOCK_NAMESPACES, {"ns": [encode_namespace(namespace)]})
         rows = yield Sql(
             _sql.INVALIDATE_ITEM,
             {
@@ -756,6 +766,7 @@ class MemoryPrograms:
                 "forget() needs a non-empty namespace prefix such as ('memories', user_id)"
             )
         yield from self._ensure_mode()
+        yield Sql(_sql.LOCK_STORE)  # its lineage reaches namespaces found as it goes: alone
         total = yield from erase_scope(self._scope_params(prefix), analyze=bool(analyze))
         with self._cache_lock:
             self._caches.drop(encode_namespace(prefix))
@@ -763,7 +774,11 @@ class MemoryPrograms:
 
     def _sweep_program(self) -> Program:
         yield from self._ensure_mode()
-        rows = yield Sql(_sql.SWEEP_EXPIRED)
+        namespaces = [row["ns"] for row in (yield Sql(_sql.EXPIRED_NAMESPACES))]
+        if not namespaces:
+            return 0
+        yield Sql(_sql.LOCK_NAMESPACES, {"ns": namespaces})
+        rows = yield Sql(_sql.SWEEP_EXPIRED, {"ns": namespaces})
         return int(rows[0]["n"]) if rows else 0
 
     def _decay_program(self, namespace_prefix: tuple[str, ...], config: DecayConfig) -> Program:
@@ -782,6 +797,14 @@ class MemoryPrograms:
             "now": now,
             "now_text": now.isoformat(),
         }
+        scope = self._scope_params(prefix)
+        namespaces = [
+            row["ns"] for row in (yield Sql(_sql.decay_namespaces_sql(bool(prefix)), scope))
+        ]
+        if not namespaces:
+            return 0
+        yield Sql(_sql.LOCK_NAMESPACES, {"ns": namespaces})
+        params["ns"] = namespaces
         rows = yield Sql(_sql.decay_sql(config.mode == "delete", bool(prefix)), params)
         return int(rows[0]["n"]) if rows else 0
 

@@ -19,7 +19,7 @@ import functools
 import psycopg
 from psycopg import sql
 
-from langgraph_memory.store.postgres._migrations import VectorMode
+from langgraph_memory.store.postgres._migrations import GLOBAL_LOCK, LOCK_CLASS, VectorMode
 
 ITEMS = sql.Identifier("lgm_memory_items")
 HISTORY = sql.Identifier("lgm_memory_history")
@@ -145,16 +145,20 @@ HISTORY_OF = """
 SELECT h.ns, h.key, h.action, h.old_text, h.new_text, h.old_value, h.new_value, h.actor, h.at
 FROM lgm_memory_history h WHERE h.ns = %(ns)s AND h.key = %(key)s ORDER BY h.id"""
 
-# Deletes what has expired, and folds a read's TTL refresh into ``expires_at`` once that is
-# past (one item-row rewrite per TTL period, instead of one per read).
+# The namespaces a sweep locks (LOCK_NAMESPACES) before it changes anything.
+EXPIRED_NAMESPACES = "SELECT DISTINCT i.ns FROM lgm_memory_items i WHERE i.expires_at <= now()"
+
+# Deletes what has expired in the locked namespaces %(ns)s, and folds a read's TTL refresh
+# into ``expires_at`` once that is past (one item-row rewrite per TTL period, not per read).
 SWEEP_EXPIRED = """
 WITH refreshed AS (
     SELECT i.id, r.refreshed_until
     FROM lgm_memory_items i JOIN lgm_memory_access r ON r.id = i.id
-    WHERE i.expires_at <= now() AND r.refreshed_until > now()
+    WHERE i.expires_at <= now() AND r.refreshed_until > now() AND i.ns = ANY(%(ns)s::text[])
 ), gone AS (
     DELETE FROM lgm_memory_items i
-    WHERE i.expires_at <= now() AND NOT EXISTS (SELECT 1 FROM refreshed f WHERE f.id = i.id)
+    WHERE i.expires_at <= now() AND i.ns = ANY(%(ns)s::text[])
+      AND NOT EXISTS (SELECT 1 FROM refreshed f WHERE f.id = i.id)
     RETURNING i.ns, i.key, i.text, i.value
 ), folded AS (
     UPDATE lgm_memory_items i SET expires_at = f.refreshed_until
@@ -262,17 +266,18 @@ def visible_clause(include_invalid: bool) -> sql.Composable:
     return sql.SQL("{} AND {}").format(NOT_EXPIRED, VALID_AT)
 
 
-# Writers of the same keys serialise on one of LOCK_BUCKETS advisory locks per key (taken
-# in bucket order, so no deadlocks) before the upsert statement starts: the upsert then runs
-# with a snapshot that sees every earlier writer, and its history rows (add vs update,
-# old text/value) chain exactly. Bucketing bounds the locks one batch holds.
-LOCK_BUCKETS = 128  # a power of two (the bucket is a bit mask of the hash)
-LOCK_CLASS = 0x4C474D  # "LGM": the two-int advisory key space, apart from bigint keys
-LOCK_KEYS = f"""
-SELECT pg_advisory_xact_lock({LOCK_CLASS}, b.bucket)
-FROM (SELECT DISTINCT hashtext(k.ns || chr(31) || k.key) & {LOCK_BUCKETS - 1} AS bucket
-      FROM unnest(%(ns)s::text[], %(key)s::text[]) AS k(ns, key)) b
-ORDER BY b.bucket"""
+# Every transaction that changes items or their statistics takes its locks first, in one
+# global order (``_migrations._lock_order``): the store-wide lock shared, then the buckets of
+# the namespaces it writes, ascending; only then does it touch a row. Writers of one
+# namespace thereby serialise before their first statement: each then runs with a snapshot
+# that sees every earlier writer, and its history rows (add vs update, old text/value) chain
+# exactly. ``forget`` takes the store-wide lock exclusively (LOCK_STORE) and runs alone.
+LOCK_NAMESPACES = "SELECT lgm_memory_lock(%(ns)s::text[]) AS n"
+LOCK_STORE = f"SELECT pg_advisory_xact_lock({LOCK_CLASS}, {GLOBAL_LOCK})"
+# Bookkeeping (``Sql.isolated``) locks the namespaces of the memories it touches, the same way.
+LOCK_NAMESPACES_OF_IDS = """
+SELECT lgm_memory_lock(ARRAY(
+    SELECT DISTINCT i.ns FROM lgm_memory_items i WHERE i.id = ANY(%(ids)s::bigint[]))) AS n"""
 
 
 def upsert_sql(vector_mode: VectorMode, dims: int) -> sql.Composed:
@@ -570,12 +575,21 @@ def _stats_scope(scoped: bool) -> sql.Composable:
     return sql.SQL("s.ns >= %(ns_lo)s AND s.ns < %(ns_hi)s" if scoped else "true")
 
 
+def decay_namespaces_sql(scoped: bool) -> sql.Composed:
+    """The namespaces a decay run locks (``LOCK_NAMESPACES``) before it changes anything."""
+    return sql.SQL(
+        "SELECT DISTINCT i.ns FROM lgm_memory_items i WHERE {scope} AND i.invalid_at IS NULL"
+    ).format(scope=scope_clause(scoped))
+
+
 def decay_sql(delete: bool, scoped: bool) -> sql.Composed:
-    """Retire memories whose decay score is below ``%(threshold)s`` and older than ``min_age``."""
+    """Retire memories of the locked namespaces ``%(ns)s`` whose decay score is below
+    ``%(threshold)s`` and that are older than ``min_age``."""
     candidates = sql.SQL(
         """
 SELECT i.id FROM lgm_memory_items i {access}
-WHERE {scope} AND i.invalid_at IS NULL AND {not_expired} AND i.valid_from <= now()
+WHERE {scope} AND i.ns = ANY(%(ns)s::text[])
+  AND i.invalid_at IS NULL AND {not_expired} AND i.valid_from <= now()
   AND i.created_at < now() - %(min_age)s::interval
   AND {score} < %(threshold)s
   AND (%(kinds)s::text[] IS NULL OR i.kind = ANY(%(kinds)s::text[]))

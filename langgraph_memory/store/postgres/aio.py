@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import AsyncIterator, Callable, Generator, Iterable
 from typing import Any
 
 import psycopg
@@ -23,6 +24,8 @@ from langgraph_memory.store.postgres._connect import (
     connection_kwargs,
     describe_target,
     resolve_dsn,
+    retry_pause,
+    should_retry,
     translate_error,
 )
 from langgraph_memory.store.postgres._core import MemoryStoreCore, op_list
@@ -168,24 +171,35 @@ class AsyncPostgresMemoryStore(MemoryStoreCore):
         return await self._coalescer.submit(op_list(ops))
 
     async def _abatch_now(self, ops: list[Op]) -> list[Result]:
-        return await self._arun(self._batch_program(ops))  # type: ignore[no-any-return]
+        return await self._arun(functools.partial(self._batch_program, ops))  # type: ignore[no-any-return]
 
     def batch(self, ops: Iterable[Op]) -> list[Result]:
         """Blocking :meth:`abatch` for other threads (raises on the store's own loop)."""
         self._check_not_on_loop()
         return asyncio.run_coroutine_threadsafe(self.abatch(ops), self._store_loop()).result()
 
-    async def _arun(self, program: Program) -> Any:
-        try:
-            async with self._slots:
-                return await self._arun_unchecked(program)
-        except (psycopg.Error, PoolTimeout) as exc:
-            translated = translate_error(self._target(), exc, self.conn)
-            if translated is exc:
-                raise
-            raise translated from exc
+    async def _arun(self, program: Program | Callable[[], Program]) -> Any:
+        """Run a program; given as a factory, a broken transaction may run again (as in
+        ``PostgresMemoryStore._run``)."""
+        attempt = 1
+        while True:
+            committed: list[bool] = []
+            try:
+                async with self._slots:
+                    return await self._arun_unchecked(
+                        program if isinstance(program, Generator) else program(), committed
+                    )
+            except (psycopg.Error, PoolTimeout) as exc:
+                if not (committed or isinstance(program, Generator)) and should_retry(exc, attempt):
+                    await asyncio.sleep(retry_pause(attempt))
+                    attempt += 1
+                    continue
+                translated = translate_error(self._target(), exc, self.conn)
+                if translated is exc:
+                    raise
+                raise translated from exc
 
-    async def _arun_unchecked(self, program: Program) -> Any:
+    async def _arun_unchecked(self, program: Program, committed: list[bool]) -> Any:
         if self._loop is None:
             self._loop = asyncio.get_running_loop()
         try:
@@ -212,6 +226,7 @@ class AsyncPostgresMemoryStore(MemoryStoreCore):
                         if transaction is not None:  # commit what the program did so far
                             await transaction.aclose()
                             transaction = None
+                            committed.append(True)
                         reply = await _execute_isolated(conn, cursor, request)
                     else:
                         if transaction is None:
@@ -244,7 +259,7 @@ class AsyncPostgresMemoryStore(MemoryStoreCore):
             )
         return self._loop
 
-    def _run(self, program: Program) -> Any:
+    def _run(self, program: Program | Callable[[], Program]) -> Any:
         self._check_not_on_loop()
         return asyncio.run_coroutine_threadsafe(self._arun(program), self._store_loop()).result()
 
@@ -332,6 +347,8 @@ async def _execute_isolated(
             await cursor.execute(
                 BOOKKEEPING_SETTINGS, {"wait": BOOKKEEPING_LOCK_TIMEOUT}, prepare=False
             )
+            if request.locks is not None:
+                await cursor.execute(request.locks, request.params, prepare=False)
             await cursor.execute(request.query, request.params, prepare=False)
             return await cursor.fetchall() if cursor.description else []
     except BOOKKEEPING_GAVE_WAY as exc:
