@@ -720,7 +720,7 @@ class MemoryPrograms:
     ) -> Program:
         namespace = validate_namespace(namespace)
         validate_key(key)
-        moment = check_time(at, "at") if at is not None else datetime.now(timezone.utc)
+        moment = check_time(at, "at") if at is not None else None  # None: the server's now
         yield from self._ensure_mode()
         yield Sql(_sql.LOCK_NAMESPACES, {"ns": [encode_namespace(namespace)]})
         rows = yield Sql(
@@ -729,14 +729,14 @@ class MemoryPrograms:
                 "ns": encode_namespace(namespace),
                 "key": key,
                 "at": moment,
-                "at_text": moment.isoformat(),
+                "at_text": None if moment is None else moment.isoformat(),
                 "actor": current_actor(),
             },
         )
         if not rows:
             return False
         if not rows[0]["changed"]:
-            check_interval(rows[0]["valid_from"], moment, "at")
+            check_interval(rows[0]["valid_from"], rows[0]["at"], "at")
         return True
 
     def _history_program(self, namespace: tuple[str, ...], key: str) -> Program:
@@ -787,15 +787,12 @@ class MemoryPrograms:
             raise ConfigurationError(f"config must be a DecayConfig, got {type(config).__name__}")
         yield from self._ensure_mode()
         yield from self._write_access(force=True)  # decay reads the access counts
-        now = datetime.now(timezone.utc)
-        params = {
+        params = {  # "now" is the server's: one clock for valid_from and invalid_at
             **self._scope_params(prefix),
             "half_life": config.half_life.total_seconds(),
             "min_age": config.min_age,
             "threshold": config.threshold,
             "kinds": list(config.kinds) if config.kinds else None,
-            "now": now,
-            "now_text": now.isoformat(),
         }
         scope = self._scope_params(prefix)
         namespaces = [

@@ -113,18 +113,28 @@ WITH gone AS (
 INSERT INTO lgm_memory_history (ns, key, action, old_text, old_value, actor)
 SELECT ns, key, 'delete', text, value, %(actor)s FROM gone"""
 
-# Closes a memory's validity interval at %(at)s — unless that is before its valid_from (the
-# same interval a put would reject): then nothing changes and the row reports changed = 0.
+# The server's clock, read after the statement's locks, as ISO 8601 text in UTC.
+_CLOCK_TEXT = (
+    "to_char(clock_timestamp() AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US') || '+00:00'"
+)
+
+# Closes a memory's validity interval at %(at)s (NULL: now, by the server's clock read after
+# the namespace lock, so never before a valid_from a put committed meanwhile) — unless that
+# is before its valid_from (the same interval a put would reject): then nothing changes and
+# the row reports changed = 0.
 INVALIDATE_ITEM = f"""
-WITH old AS (
+WITH moment AS MATERIALIZED (
+    SELECT coalesce(%(at)s::timestamptz, clock_timestamp()) AS at,
+           coalesce(%(at_text)s::text, {_CLOCK_TEXT}) AS at_text
+), old AS (
     SELECT i.id, i.text, i.value, i.valid_from FROM lgm_memory_items i
     WHERE i.ns = %(ns)s AND i.key = %(key)s AND {_NOT_EXPIRED}
     FOR UPDATE OF i
 ), changed AS (
     UPDATE lgm_memory_items i
-    SET invalid_at = %(at)s, updated_at = now(),
-        value = jsonb_set(i.value, '{{invalid_at}}', to_jsonb(%(at_text)s::text))
-    FROM old WHERE i.id = old.id AND old.valid_from <= %(at)s
+    SET invalid_at = m.at, updated_at = now(),
+        value = jsonb_set(i.value, '{{invalid_at}}', to_jsonb(m.at_text))
+    FROM old, moment m WHERE i.id = old.id AND old.valid_from <= m.at
     RETURNING i.ns, i.key, i.text, i.value
 ), logged AS (
     INSERT INTO lgm_memory_history (ns, key, action, old_text, new_text, old_value, new_value,
@@ -132,7 +142,8 @@ WITH old AS (
     SELECT c.ns, c.key, 'invalidate', o.text, c.text, o.value, c.value, %(actor)s
     FROM changed c, old o
 )
-SELECT o.valid_from, (SELECT count(*) FROM changed) AS changed FROM old o"""
+SELECT o.valid_from, (SELECT at FROM moment) AS at, (SELECT count(*) FROM changed) AS changed
+FROM old o"""
 
 # Where a put of a value without valid_from starts its interval: the stored memory's
 # valid_from (an update keeps it), else now() (a new memory).
@@ -612,8 +623,9 @@ RETURNING i.ns, i.key, i.text AS old_text, NULL::text AS new_text,
         change = sql.SQL(
             """
 UPDATE lgm_memory_items i
-SET invalid_at = %(now)s::timestamptz, updated_at = now(),
-    value = jsonb_set(i.value, '{invalid_at}', to_jsonb(%(now_text)s::text))
+SET invalid_at = now(), updated_at = now(),
+    value = jsonb_set(i.value, '{invalid_at}', to_jsonb(
+        to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US') || '+00:00'))
 FROM doomed d WHERE i.id = d.id
 RETURNING i.ns, i.key, i.text AS old_text, i.text AS new_text,
           i.value - 'invalid_at' AS old_value, i.value AS new_value"""
