@@ -81,7 +81,15 @@ class AsyncPostgresMemoryStore(MemoryStoreCore):
         # and concurrent batches are merged (``_coalesce``): never one checkout per call.
         width = conn.max_size if isinstance(conn, AsyncConnectionPool) else 1
         self._slots = asyncio.Semaphore(width)
-        self._coalescer = Coalescer(self._abatch_now, max_running=width)
+        self._stall_timeout = float(
+            conn.timeout if isinstance(conn, AsyncConnectionPool) else POOL_TIMEOUT
+        )
+        self._coalescer = Coalescer(
+            self._abatch_now,
+            max_running=width,
+            stall_timeout=self._stall_timeout,
+            on_stall=self._stall_error,
+        )
         try:
             self._loop: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
         except RuntimeError:
@@ -170,6 +178,18 @@ class AsyncPostgresMemoryStore(MemoryStoreCore):
         """
         return await self._coalescer.submit(op_list(ops))
 
+    def _stall_error(self, queued: bool) -> BackendUnavailableError:
+        where = (
+            "it waited in the store's queue and was never run"
+            if queued
+            else "it was sent; if the server resumes, its writes may still be applied"
+        )
+        return BackendUnavailableError(
+            f"Postgres at {self._target()} answered nothing for {self._stall_timeout:g} s "
+            f"(the pool's timeout) while this call waited: {where}. Check that the server "
+            "is running and reachable."
+        )
+
     async def _abatch_now(self, ops: list[Op]) -> list[Result]:
         return await self._arun(functools.partial(self._batch_program, ops))  # type: ignore[no-any-return]
 
@@ -235,6 +255,7 @@ class AsyncPostgresMemoryStore(MemoryStoreCore):
                             )
                             await transaction.enter_async_context(conn.transaction())
                         reply = await _execute(conn, cursor, request)
+                self._coalescer.progress()  # the server (or the embedder) answered
                 try:
                     request = program.send(reply)
                 except StopIteration as stop:
