@@ -44,6 +44,11 @@ class MemoryStoreCore(MemoryPrograms, BaseStore):
 
     supports_ttl = True
 
+    def __init__(self, **options: Any) -> None:
+        super().__init__(**options)
+        if self.ttl_config and self.ttl_config.get("sweep_interval_minutes") is not None:
+            self._sweep_interval_seconds(None)  # a bad interval fails here, not in the sweeper
+
     def _sweep_interval_seconds(self, minutes: float | None) -> float:
         """Seconds between TTL sweeps: ``minutes``, else the TTL config's, else 5 minutes."""
         value = (

@@ -45,6 +45,7 @@ class MigrationContext:
     dims: int
     hnsw_m: int = 16
     hnsw_ef_construction: int = 64
+    vector_type: str = "vector"  # pgvector column type: "vector" (float4) or "halfvec"
 
 
 MIGRATIONS_TABLE_SQL = """
@@ -88,8 +89,13 @@ CREATE TABLE IF NOT EXISTS lgm_memory_items (
 ) WITH (fillfactor = 90)"""
 
 
+def _element(ctx: MigrationContext) -> str:
+    """The pgvector type of the embedding column (a database keeps the one it started with)."""
+    return "halfvec" if ctx.vector_type == "halfvec" else "vector"
+
+
 def _embedding(ctx: MigrationContext) -> str:
-    column = f"vector({int(ctx.dims)})" if ctx.vector_mode == "pgvector" else "bytea"
+    column = f"{_element(ctx)}({int(ctx.dims)})" if ctx.vector_mode == "pgvector" else "bytea"
     return f"ALTER TABLE lgm_memory_items ADD COLUMN IF NOT EXISTS embedding {column}"
 
 
@@ -109,7 +115,7 @@ def _vector_index(ctx: MigrationContext) -> str:
         return "SELECT 1"
     return (
         "CREATE INDEX IF NOT EXISTS lgm_memory_items_hnsw ON lgm_memory_items "
-        f"USING hnsw (embedding vector_cosine_ops) WITH (m = {int(ctx.hnsw_m)}, "
+        f"USING hnsw (embedding {_element(ctx)}_cosine_ops) WITH (m = {int(ctx.hnsw_m)}, "
         f"ef_construction = {int(ctx.hnsw_ef_construction)})"
     )
 
@@ -320,9 +326,9 @@ def _inner_product_vectors(ctx: MigrationContext) -> str:
         return "SELECT 1"
     return f"""
 UPDATE lgm_memory_items SET embedding = l2_normalize(embedding)
-WHERE embedding IS NOT NULL AND abs(vector_norm(embedding) - 1) > 1e-6;
+WHERE embedding IS NOT NULL AND abs(vector_norm(embedding::vector) - 1) > 1e-6;
 CREATE INDEX IF NOT EXISTS {IP_INDEX} ON lgm_memory_items
-    USING hnsw (embedding vector_ip_ops) WITH (m = {int(ctx.hnsw_m)},
+    USING hnsw (embedding {_element(ctx)}_ip_ops) WITH (m = {int(ctx.hnsw_m)},
     ef_construction = {int(ctx.hnsw_ef_construction)});
 DROP INDEX IF EXISTS lgm_memory_items_hnsw"""
 

@@ -209,6 +209,10 @@ class MemoryPrograms:
         self._written = 0
         self._analyze_at = ANALYZE_FIRST_AT
         self.vector_mode: VectorMode | None = None
+        # pgvector element type: the database's (set at its setup) unless asked otherwise
+        self.vector_type = self.index_options.vector_type
+        ann: Any = (index or {}).get("ann_index_config") or {}  # a Mapping (index_options)
+        self._vector_type_given = "vector_type" in ann
         self.setup_report: SetupReport | None = None
         self._caches = VectorCacheRegistry(self.dims, exact_cache_scopes)
         self._cache_lock = threading.Lock()
@@ -263,6 +267,15 @@ class MemoryPrograms:
             )
         mode = meta["vector_mode"]
         self.vector_mode = "pgvector" if mode == "pgvector" else "exact"
+        if self.vector_mode == "pgvector":
+            stored = meta.get("vector_type", "vector")
+            if self._vector_type_given and stored != self.vector_type:
+                raise ConfigurationError(
+                    f"the database was set up with vector_type={stored!r} embeddings but this "
+                    f"store asks for vector_type={self.vector_type!r}; use {stored!r} (or leave "
+                    "it out) or a new database"
+                )
+            self.vector_type = stored
 
     def _check_vectors(self, vectors: Sequence[Sequence[float]], count: int) -> None:
         if len(vectors) != count:
@@ -314,6 +327,7 @@ class MemoryPrograms:
             dims=self.dims,
             hnsw_m=self.hnsw_m,
             hnsw_ef_construction=self.hnsw_ef_construction,
+            vector_type=meta.get("vector_type", "vector" if 0 in applied else self.vector_type),
         )
         new: list[int] = []
         if any(version not in applied for version in range(len(MIGRATIONS))):
@@ -324,7 +338,11 @@ class MemoryPrograms:
             yield Sql(step(ctx))
             yield Sql(_sql.RECORD_MIGRATION, {"v": version})
             new.append(version)
-        for name, value in (("vector_mode", mode), ("dims", str(self.dims))):
+        for name, value in (
+            ("vector_mode", mode),
+            ("dims", str(self.dims)),
+            ("vector_type", ctx.vector_type),
+        ):
             yield Sql(_sql.WRITE_META, {"name": name, "value": value})
         meta = {r["name"]: r["value"] for r in (yield Sql(_sql.READ_META))}
         self._adopt_meta(meta)
@@ -576,6 +594,7 @@ class MemoryPrograms:
             scoped=bool(op.namespace_prefix),
             include_invalid=op.include_invalid,
             filter_clause=clause,
+            vector_type=self.vector_type,
         )
         similarity: dict[int, float] = {}
         if self.vector_mode == "pgvector":
@@ -709,7 +728,7 @@ class MemoryPrograms:
                 check_interval(
                     starts[(encode_namespace(p.namespace), p.key)], p.invalid_at, "invalid_at"
                 )
-        yield Sql(_sql.upsert_sql(self.vector_mode or "exact", self.dims), params)
+        yield Sql(_sql.upsert_sql(self.vector_mode or "exact", self.dims, self.vector_type), params)
         self._written += len(upserts)
         if self._written >= self._analyze_at:
             self._analyze_at = self._written * 2
@@ -825,6 +844,7 @@ def _checked_list_op(op: ListNamespacesOp) -> ListNamespacesOp:
     conditions = op.match_conditions or ()
     if not isinstance(conditions, (list, tuple)):
         raise InvalidValueError("match_conditions must be a tuple of MatchCondition")
+    checked: list[MatchCondition] = []
     for condition in conditions:
         if not isinstance(condition, MatchCondition) or condition.match_type not in (
             "prefix",
@@ -833,7 +853,11 @@ def _checked_list_op(op: ListNamespacesOp) -> ListNamespacesOp:
             raise InvalidValueError(
                 f"match condition {shown(condition)} is not a prefix/suffix MatchCondition"
             )
-        validate_prefix(condition.path)
+        path: Any = condition.path
+        if isinstance(path, str):  # one label (a "." in it is refused, as in any label)
+            path = (path,)
+        checked.append(condition._replace(path=validate_prefix(path)))
+    conditions = tuple(checked)
     max_depth = op.max_depth
     if max_depth is not None:
         max_depth = check_rows(max_depth, "max_depth", allow_negative=True)

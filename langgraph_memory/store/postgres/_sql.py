@@ -291,7 +291,7 @@ SELECT lgm_memory_lock(ARRAY(
     SELECT DISTINCT i.ns FROM lgm_memory_items i WHERE i.id = ANY(%(ids)s::bigint[]))) AS n"""
 
 
-def upsert_sql(vector_mode: VectorMode, dims: int) -> sql.Composed:
+def upsert_sql(vector_mode: VectorMode, dims: int, vector_type: str = "vector") -> sql.Composed:
     """Multi-row upsert of prepared values, recording add/update/invalidate history.
 
     Parameters are parallel arrays (one element per item) plus ``cfg`` and ``actor``.
@@ -303,8 +303,8 @@ def upsert_sql(vector_mode: VectorMode, dims: int) -> sql.Composed:
     width = sql.Literal(int(dims))
     if vector_mode == "pgvector":
         embedding_value = sql.SQL(
-            "(%(vectors)s::real[])[n.slot * {w} + 1 : (n.slot + 1) * {w}]::vector"
-        ).format(w=width)
+            "(%(vectors)s::real[])[n.slot * {w} + 1 : (n.slot + 1) * {w}]::{t}"
+        ).format(w=width, t=_element(vector_type))
     else:
         embedding_value = sql.SQL(
             "substring(%(vectors)s::bytea FROM n.slot * {w} * 4 + 1 FOR {w} * 4)"
@@ -387,25 +387,36 @@ def search_hybrid_sql(
     scoped: bool,
     include_invalid: bool,
     filter_clause: sql.Composable | None,
+    vector_type: str = "vector",
 ) -> sql.Composed:
     """:func:`build_search_hybrid_sql`, built once per shape when there is no filter."""
     if filter_clause is None:
-        return _unfiltered_search_hybrid_sql(vector_mode, scoped, include_invalid)
+        return _unfiltered_search_hybrid_sql(vector_mode, scoped, include_invalid, vector_type)
     return build_search_hybrid_sql(
         vector_mode=vector_mode,
         scoped=scoped,
         include_invalid=include_invalid,
         filter_clause=filter_clause,
+        vector_type=vector_type,
     )
 
 
-@functools.lru_cache(maxsize=8)
+@functools.lru_cache(maxsize=16)
 def _unfiltered_search_hybrid_sql(
-    vector_mode: VectorMode, scoped: bool, include_invalid: bool
+    vector_mode: VectorMode, scoped: bool, include_invalid: bool, vector_type: str
 ) -> sql.Composed:
     return build_search_hybrid_sql(
-        vector_mode=vector_mode, scoped=scoped, include_invalid=include_invalid, filter_clause=None
+        vector_mode=vector_mode,
+        scoped=scoped,
+        include_invalid=include_invalid,
+        filter_clause=None,
+        vector_type=vector_type,
     )
+
+
+def _element(vector_type: str) -> sql.Composable:
+    """The pgvector type of embeddings and query vectors: ``vector`` or ``halfvec``."""
+    return sql.SQL("halfvec" if vector_type == "halfvec" else "vector")
 
 
 def build_search_hybrid_sql(
@@ -414,6 +425,7 @@ def build_search_hybrid_sql(
     scoped: bool,
     include_invalid: bool,
     filter_clause: sql.Composable | None,
+    vector_type: str = "vector",
 ) -> sql.Composed:
     """Hybrid candidate query: top BM25 matches ∪ top vector neighbours, both signals filled.
 
@@ -440,15 +452,17 @@ def build_search_hybrid_sql(
             """
 vec_top AS (
     SELECT c.id, c.dist, c.tsv, c.doc_len, row_number() OVER (ORDER BY c.dist, c.id) AS rnk
-    FROM (SELECT i.id, i.tsv, i.doc_len, i.embedding <#> %(qvec)s::real[]::vector AS dist
+    FROM (SELECT i.id, i.tsv, i.doc_len, i.embedding <#> %(qvec)s::real[]::{t} AS dist
           FROM lgm_memory_items i
           WHERE i.embedding IS NOT NULL AND {where}
-          ORDER BY i.embedding <#> %(qvec)s::real[]::vector
+          ORDER BY i.embedding <#> %(qvec)s::real[]::{t}
           LIMIT %(n_vec)s) c
 )"""
-        ).format(where=where)
+        ).format(where=where, t=_element(vector_type))
         # vector candidates reuse their distance: each recomputation detoasts an embedding
-        similarity = sql.SQL("-coalesce(vt.dist, i.embedding <#> %(qvec)s::real[]::vector)")
+        similarity = sql.SQL("-coalesce(vt.dist, i.embedding <#> %(qvec)s::real[]::{t})").format(
+            t=_element(vector_type)
+        )
     else:
         vector_top = sql.SQL(
             """
@@ -462,7 +476,7 @@ vec_top AS (
           LIMIT %(n_vec)s) c
 )"""
         ).format(where=where)
-        similarity = sql.SQL("NULL::float8")
+        similarity = sql.Composed([sql.SQL("NULL::float8")])
     return sql.SQL(
         """
 WITH q AS (

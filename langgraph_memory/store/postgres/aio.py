@@ -170,6 +170,22 @@ class AsyncPostgresMemoryStore(MemoryStoreCore):
             return describe_target(conninfo_to_dict(conninfo) if isinstance(conninfo, str) else {})
         return describe_target({"host": self.conn.info.host, "port": self.conn.info.port})
 
+    def setup(self) -> Any:
+        """:meth:`asetup` when called on an event loop (returns the awaitable, as LangGraph's
+        ``AsyncPostgresStore.setup``: ``await store.setup()``); from another thread, blocks
+        until the schema is ready and returns the :class:`SetupReport`.
+
+        Example:
+            ```python
+            report = await store.setup()
+            ```
+        """
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            return super().setup()
+        return self.asetup()
+
     async def abatch(self, ops: Iterable[Op]) -> list[Result]:
         """Run several operations in one transaction; concurrent calls are merged.
 
