@@ -35,6 +35,7 @@ from langgraph_memory.errors import (
     MigrationError,
     StaleWriteError,
     ThreadBusyError,
+    TransientError,
 )
 
 __version__ = "0.1.0"
@@ -53,6 +54,7 @@ __all__ = [
     "MigrationError",
     "StaleWriteError",
     "ThreadBusyError",
+    "TransientError",
     "__version__",
 ]
 

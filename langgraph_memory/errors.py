@@ -34,6 +34,7 @@ __all__ = [
     "MigrationError",
     "StaleWriteError",
     "ThreadBusyError",
+    "TransientError",
 ]
 
 
@@ -59,6 +60,13 @@ class InvalidNamespaceError(LangGraphMemoryError, _LangGraphInvalidNamespaceErro
     Also LangGraph's own ``langgraph.store.base.InvalidNamespaceError`` (a ``ValueError``),
     so code written against LangGraph's stores catches it unchanged.
     """
+
+
+class TransientError(LangGraphMemoryError, RuntimeError):
+    """The database gave up on a call for a passing reason: a deadlock or serialization
+    failure (still there after the bounded retries of a transaction that is safe to
+    retry), a ``lock_timeout`` or ``statement_timeout``, a cancelled query. The call's
+    transaction was rolled back, nothing was written; calling again is safe."""
 
 
 class InvalidValueError(LangGraphMemoryError, ValueError):

@@ -57,7 +57,6 @@ NOT_A_STORE_TEST = {
 # LangGraph's tests of what our store deliberately does otherwise: each difference is a
 # decision listed with its reason in docs/store.md ("LangGraph's own store suites"). They
 # are not run (nothing is marked xfail); the session's summary says how many and why.
-HALFVEC = "vector_type='halfvec' is rejected (float4 only)"
 DOCUMENTED_DECISIONS = {
     "checkpoint-postgres/test_store.py": {
         "test_scores": "SearchItem.score is the fused score, not the similarity",
@@ -65,7 +64,6 @@ DOCUMENTED_DECISIONS = {
         "test_embed_with_path_operation_config": "one vector per memory over its joined fields",
         "test_omit_expired_disabled_preserves_expired_rows": "expired memories never return",
         "test_omit_expired_search_pagination": "the test body writes LangGraph's `store` table",
-        "test_batch_list_namespaces_ops": "a MatchCondition path must be a tuple, not a str",
     },
     "checkpoint-postgres/test_async_store.py": {
         "test_embed_with_path": "one vector per memory over its joined fields",
@@ -83,8 +81,6 @@ def _not_run_because(suite_file: str, item: pytest.Item) -> str | None:
     reason = NOT_A_STORE_TEST.get(suite_file, {}).get(name)
     if reason is None:
         reason = DOCUMENTED_DECISIONS.get(suite_file, {}).get(name)
-    if reason is None and "halfvec" in item.name:
-        reason = HALFVEC
     return reason
 
 

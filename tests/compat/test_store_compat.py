@@ -136,10 +136,10 @@ def test_unsupported_index_options_fail_at_construction(postgres_dsn: str) -> No
     index: Any = {
         "dims": DIMS,
         "embed": HashingEmbeddings(DIMS),
-        "ann_index_config": {"vector_type": "halfvec"},
+        "ann_index_config": {"vector_type": "bit"},
     }
     with (
-        pytest.raises(ConfigurationError, match="halfvec"),
+        pytest.raises(ConfigurationError, match="bit"),
         PostgresMemoryStore.from_conn_string(postgres_dsn, index=index),
     ):
         pass

@@ -11,6 +11,13 @@ go to 10 connections as 10 batches of 100, not to 2 as batches of 500. 5,000 con
 ``aput`` calls on a pool of 10 thus become a few dozen transactions instead of 5,000 calls
 fighting for 10 connections.
 
+One timeout bounds a call against a server that stops answering: a call fails with the
+error ``on_stall`` builds once ``stall_timeout`` seconds pass in which it waited (in the
+queue or in flight) and the server answered nothing — no statement or embedding of any
+drain completed. Progress of others keeps queued calls waiting (a long queue behind a
+working server is not an outage); a frozen or unreachable server fails every waiting call
+within ``stall_timeout`` + ε, and queued calls that fail so are never run.
+
 Every caller gets exactly its own outcome: the merged results are split per unit, and when
 a merged batch fails (one caller's bad input, or a database error) each unit is run again
 alone, so only the unit at fault fails and the others are written. Units of one drain see
@@ -63,6 +70,7 @@ class Unit:
     ops: list[Op]
     future: asyncio.Future[list[Result]]
     writes: frozenset[tuple[tuple[str, ...], str]] = field(default_factory=frozenset)
+    queued_at: float = 0.0
 
 
 def _written_keys(ops: Sequence[Op]) -> frozenset[tuple[tuple[str, ...], str]]:
@@ -127,9 +135,14 @@ class Coalescer:
     """Merges concurrent batch submissions (see the module docstring).
 
     Args:
-        run: Runs one batch of operations (one transaction) and returns its results.
+        run: Runs one batch of operations (one transaction) and returns its results; it
+            calls :meth:`progress` whenever the server answered a request.
         max_running: Drains running at once (the store passes its pool's ``max_size``).
         max_ops: Operations per merged batch.
+        stall_timeout: Seconds a call may wait without any answer from the server
+            (``None``: unbounded).
+        on_stall: Builds the error of a call that waited ``stall_timeout`` seconds; its
+            argument says whether the call was still queued (never run).
     """
 
     def __init__(
@@ -138,10 +151,15 @@ class Coalescer:
         *,
         max_running: int = 1,
         max_ops: int = DEFAULT_MAX_OPS,
+        stall_timeout: float | None = None,
+        on_stall: Callable[[bool], BaseException] | None = None,
     ) -> None:
         self._run = run
         self.max_running = max(1, max_running)
         self.max_ops = max(1, max_ops)
+        self.stall_timeout = stall_timeout
+        self._on_stall = on_stall or (lambda queued: TimeoutError("no answer from the server"))
+        self._progress_at = 0.0
         self._queue: collections.deque[Unit] = collections.deque()
         self._waiting_ops = 0
         self._running = 0
@@ -151,11 +169,39 @@ class Coalescer:
         """Run ``ops`` (one caller's batch), merged with whatever else is waiting."""
         if not ops:
             return []
-        future: asyncio.Future[list[Result]] = asyncio.get_running_loop().create_future()
-        self._queue.append(Unit(ops, future, _written_keys(ops)))
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[list[Result]] = loop.create_future()
+        unit = Unit(ops, future, _written_keys(ops), loop.time())
+        self._queue.append(unit)
         self._waiting_ops += len(ops)
         self._start_drains()
-        return await future
+        if self.stall_timeout is None:
+            return await future
+        while True:
+            # the deadline moves with the server's answers: stall_timeout without any
+            deadline = max(unit.queued_at, self._progress_at) + self.stall_timeout
+            remaining = deadline - loop.time()
+            if remaining <= 0 and not future.done():
+                return self._stalled(unit)
+            try:
+                done, _ = await asyncio.wait({future}, timeout=max(remaining, 0))
+            except asyncio.CancelledError:  # as ``await future`` would: the unit is cancelled
+                future.cancel()
+                raise
+            if done:
+                return future.result()
+
+    def progress(self) -> None:
+        """The server answered a request: calls waiting behind it get ``stall_timeout`` more."""
+        self._progress_at = asyncio.get_running_loop().time()
+
+    def _stalled(self, unit: Unit) -> list[Result]:
+        queued = unit in self._queue
+        if queued:  # never run: it leaves the queue
+            self._queue.remove(unit)
+            self._waiting_ops -= len(unit.ops)
+        unit.future.cancel()  # a drain that runs it still settles nothing for this caller
+        raise self._on_stall(queued)
 
     def _start_drains(self) -> None:
         while self._queue and self._running < self.max_running:
@@ -171,6 +217,7 @@ class Coalescer:
                 units = take_units(self._queue, max(1, min(self.max_ops, share)))
                 self._waiting_ops -= sum(len(unit.ops) for unit in units)
                 await self._run_units(units)
+                self.progress()
         finally:
             self._running -= 1
             if self._queue:  # submitted while this drain was finishing
@@ -198,6 +245,8 @@ class Coalescer:
             start += len(unit.ops)
 
     async def _run_alone(self, unit: Unit) -> None:
+        if unit.future.done():  # its caller stopped waiting (stalled or cancelled)
+            return
         try:
             results = await self._run(unit.ops)
         except Exception as exc:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import random
 from typing import Any
 
 import psycopg
@@ -14,24 +15,58 @@ from langgraph_memory.checkpoint.postgres._common import (
 )
 from langgraph_memory.checkpoint.postgres._connect import connect_error
 from langgraph_memory.embedded import ENV_DSN, resolve_postgres_dsn
-from langgraph_memory.errors import BackendUnavailableError, ConfigurationError, InvalidValueError
+from langgraph_memory.errors import (
+    BackendUnavailableError,
+    ConfigurationError,
+    InvalidValueError,
+    MigrationError,
+    TransientError,
+)
 from langgraph_memory.store.postgres._types import PoolConfig
 
 __all__ = [
     "CONNECT_TIMEOUT",
     "ENV_DSN",
     "POOL_TIMEOUT",
+    "TRANSACTION_ATTEMPTS",
     "check_connection_settings",
     "connect_error",
     "connection_kwargs",
     "describe_target",
     "resolve_dsn",
+    "retry_pause",
+    "should_retry",
     "translate_error",
 ]
 
 CONNECT_TIMEOUT = 5
 POOL_TIMEOUT = 5.0  # seconds a call waits for a pooled connection (fail fast in an outage)
 _REFUSED_INPUT = frozenset({"22", "23", "54"})  # SQLSTATE classes: data, integrity, limits
+TRANSACTION_ATTEMPTS = 3
+"""Runs of a transaction the server broke as a deadlock victim or a serialization failure
+(the store's own transactions take their locks in one order and cannot deadlock each
+other; a user's transaction on the same tables can still make the server pick ours)."""
+_RETRYABLE = frozenset({"40P01", "40001"})  # deadlock_detected, serialization_failure
+_TRANSIENT = {
+    "40P01": "a deadlock with another transaction",
+    "40001": "a serialization failure",
+    "40003": "an unknown transaction outcome",
+    "55P03": "a lock wait beyond lock_timeout",
+    "57014": "a cancelled statement (statement_timeout or a cancel request)",
+}
+_MISSING_SCHEMA = frozenset({"42P01", "42883"})  # undefined_table, undefined_function
+
+
+def should_retry(exc: BaseException, attempt: int) -> bool:
+    """Whether a transaction that failed with ``exc`` on run ``attempt`` (1-based) runs again:
+    a deadlock or serialization failure, fewer than :data:`TRANSACTION_ATTEMPTS` runs so far.
+    The caller also checks that nothing of the program was committed yet."""
+    return getattr(exc, "sqlstate", None) in _RETRYABLE and attempt < TRANSACTION_ATTEMPTS
+
+
+def retry_pause(attempt: int) -> float:
+    """Seconds to wait before run ``attempt + 1``: jittered, doubling from ~10 ms."""
+    return float(0.01 * 2 ** (attempt - 1) * (1 + random.random()))  # jitter, not crypto
 
 
 def resolve_dsn(conn_string: str | None) -> tuple[str, str]:
@@ -91,6 +126,9 @@ def translate_error(target: str, exc: BaseException, conn: Any = None) -> BaseEx
       :class:`BackendUnavailableError` naming ``target``;
     * a missing database/role or bad credentials: :class:`ConfigurationError`
       (:func:`connect_error`);
+    * a deadlock or serialization failure (after the retries), a lock or statement
+      timeout, a cancelled query → :class:`TransientError` (rolled back; safe to retry);
+    * a missing table or function of the store → :class:`MigrationError` (run ``setup()``);
     * a value the database refused (data exceptions, class 22; constraint violations,
       23; size limits, 54) → :class:`InvalidValueError`. The store checks values at the
       door, so this is a safety net: the transaction was rolled back, nothing changed.
@@ -110,10 +148,25 @@ def translate_error(target: str, exc: BaseException, conn: Any = None) -> BaseEx
         translated = connect_error(target, exc)
         return translated
     sqlstate = getattr(exc, "sqlstate", None) or ""
+    if sqlstate in _TRANSIENT:
+        return TransientError(
+            f"Postgres at {target} gave up on the call: {_TRANSIENT[sqlstate]} "
+            f"({sqlstate}: {_first_line(exc)}); it was rolled back, nothing was written, "
+            "and calling again is safe"
+        )
+    if sqlstate in _MISSING_SCHEMA:
+        return MigrationError(
+            f"the memory store schema at {target} is missing or older than this package "
+            f"({sqlstate}: {_first_line(exc)}); call store.setup() first"
+        )
     if isinstance(exc, psycopg.DataError) or sqlstate[:2] in _REFUSED_INPUT:
-        detail = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         return InvalidValueError(
             f"Postgres at {target} refused the input ({sqlstate or type(exc).__name__}: "
-            f"{detail}); nothing was written"
+            f"{_first_line(exc)}); nothing was written"
         )
     return exc
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__

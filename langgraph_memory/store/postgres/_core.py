@@ -6,8 +6,9 @@ terms of two runners, ``_run`` and ``_arun``, which the sync and async stores im
 
 from __future__ import annotations
 
+import functools
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime
 from typing import Any, Literal
 
@@ -43,6 +44,11 @@ class MemoryStoreCore(MemoryPrograms, BaseStore):
 
     supports_ttl = True
 
+    def __init__(self, **options: Any) -> None:
+        super().__init__(**options)
+        if self.ttl_config and self.ttl_config.get("sweep_interval_minutes") is not None:
+            self._sweep_interval_seconds(None)  # a bad interval fails here, not in the sweeper
+
     def _sweep_interval_seconds(self, minutes: float | None) -> float:
         """Seconds between TTL sweeps: ``minutes``, else the TTL config's, else 5 minutes."""
         value = (
@@ -59,19 +65,21 @@ class MemoryStoreCore(MemoryPrograms, BaseStore):
         return float(value) * 60
 
     # ------------------------------------------------------------------ runners
-    def _run(self, program: Program) -> Any:  # pragma: no cover - overridden
+    # A program given as a factory (every public method) may run again when the server
+    # breaks its transaction as a deadlock victim or serialization failure.
+    def _run(self, program: Program | Callable[[], Program]) -> Any:  # pragma: no cover
         raise NotImplementedError
 
-    async def _arun(self, program: Program) -> Any:  # pragma: no cover - overridden
+    async def _arun(self, program: Program | Callable[[], Program]) -> Any:  # pragma: no cover
         raise NotImplementedError
 
     def batch(self, ops: Iterable[Op]) -> list[Result]:
         """Run several operations in one transaction (reads see the state before writes)."""
-        return self._run(self._batch_program(op_list(ops)))  # type: ignore[no-any-return]
+        return self._run(functools.partial(self._batch_program, op_list(ops)))  # type: ignore[no-any-return]
 
     async def abatch(self, ops: Iterable[Op]) -> list[Result]:
         """Async :meth:`batch`."""
-        return await self._arun(self._batch_program(op_list(ops)))  # type: ignore[no-any-return]
+        return await self._arun(functools.partial(self._batch_program, op_list(ops)))  # type: ignore[no-any-return]
 
     # ------------------------------------------------------------------ public API
     def setup(self) -> SetupReport:
@@ -83,11 +91,11 @@ class MemoryStoreCore(MemoryPrograms, BaseStore):
             print(report.vector_mode)  # "pgvector" or "exact"
             ```
         """
-        return self._run(self._setup_program())  # type: ignore[no-any-return]
+        return self._run(self._setup_program)  # type: ignore[no-any-return]
 
     async def asetup(self) -> SetupReport:
         """Async :meth:`setup`."""
-        return await self._arun(self._setup_program())  # type: ignore[no-any-return]
+        return await self._arun(self._setup_program)  # type: ignore[no-any-return]
 
     def get(
         self, namespace: tuple[str, ...], key: str, *, refresh_ttl: bool | None = None
@@ -269,13 +277,13 @@ class MemoryStoreCore(MemoryPrograms, BaseStore):
             store.invalidate(("memories", "u1"), "job")
             ```
         """
-        return self._run(self._invalidate_program(namespace, key, at))  # type: ignore[no-any-return]
+        return self._run(functools.partial(self._invalidate_program, namespace, key, at))  # type: ignore[no-any-return]
 
     async def ainvalidate(
         self, namespace: tuple[str, ...], key: str, *, at: datetime | None = None
     ) -> bool:
         """Async :meth:`invalidate`."""
-        return await self._arun(self._invalidate_program(namespace, key, at))  # type: ignore[no-any-return]
+        return await self._arun(functools.partial(self._invalidate_program, namespace, key, at))  # type: ignore[no-any-return]
 
     def history(self, namespace: tuple[str, ...], key: str) -> list[HistoryEntry]:
         """Audit history of one memory, oldest first.
@@ -285,11 +293,11 @@ class MemoryStoreCore(MemoryPrograms, BaseStore):
             [entry.action for entry in store.history(("memories", "u1"), "job")]
             ```
         """
-        return self._run(self._history_program(namespace, key))  # type: ignore[no-any-return]
+        return self._run(functools.partial(self._history_program, namespace, key))  # type: ignore[no-any-return]
 
     async def ahistory(self, namespace: tuple[str, ...], key: str) -> list[HistoryEntry]:
         """Async :meth:`history`."""
-        return await self._arun(self._history_program(namespace, key))  # type: ignore[no-any-return]
+        return await self._arun(functools.partial(self._history_program, namespace, key))  # type: ignore[no-any-return]
 
     def forget(self, namespace_prefix: tuple[str, ...], *, analyze: bool = True) -> int:
         """Erase everything under ``namespace_prefix`` in one transaction.
@@ -309,11 +317,11 @@ class MemoryStoreCore(MemoryPrograms, BaseStore):
             store.forget(("memories", "u1"))
             ```
         """
-        return self._run(self._forget_program(namespace_prefix, analyze))  # type: ignore[no-any-return]
+        return self._run(functools.partial(self._forget_program, namespace_prefix, analyze))  # type: ignore[no-any-return]
 
     async def aforget(self, namespace_prefix: tuple[str, ...], *, analyze: bool = True) -> int:
         """Async :meth:`forget`."""
-        return await self._arun(self._forget_program(namespace_prefix, analyze))  # type: ignore[no-any-return]
+        return await self._arun(functools.partial(self._forget_program, namespace_prefix, analyze))  # type: ignore[no-any-return]
 
     def sweep(self) -> int:
         """Delete expired memories now (recorded as ``expire`` in history); returns the count.
@@ -323,11 +331,11 @@ class MemoryStoreCore(MemoryPrograms, BaseStore):
             store.sweep()
             ```
         """
-        return self._run(self._sweep_program())  # type: ignore[no-any-return]
+        return self._run(self._sweep_program)  # type: ignore[no-any-return]
 
     async def asweep(self) -> int:
         """Async :meth:`sweep`."""
-        return await self._arun(self._sweep_program())  # type: ignore[no-any-return]
+        return await self._arun(self._sweep_program)  # type: ignore[no-any-return]
 
     sweep_ttl = sweep
     asweep_ttl = asweep
@@ -345,11 +353,11 @@ class MemoryStoreCore(MemoryPrograms, BaseStore):
             store.flush_access()
             ```
         """
-        self._run(self._flush_access_program())
+        self._run(self._flush_access_program)
 
     async def aflush_access(self) -> None:
         """Async :meth:`flush_access`."""
-        await self._arun(self._flush_access_program())
+        await self._arun(self._flush_access_program)
 
     def forget_decayed(
         self, namespace_prefix: tuple[str, ...] = (), *, config: DecayConfig | None = None
@@ -361,13 +369,15 @@ class MemoryStoreCore(MemoryPrograms, BaseStore):
             store.forget_decayed(("memories",), config=DecayConfig(threshold=0.1))
             ```
         """
-        return self._run(self._decay_program(namespace_prefix, config or DecayConfig()))  # type: ignore[no-any-return]
+        decay = functools.partial(self._decay_program, namespace_prefix, config or DecayConfig())
+        return self._run(decay)  # type: ignore[no-any-return]
 
     async def aforget_decayed(
         self, namespace_prefix: tuple[str, ...] = (), *, config: DecayConfig | None = None
     ) -> int:
         """Async :meth:`forget_decayed`."""
-        return await self._arun(self._decay_program(namespace_prefix, config or DecayConfig()))  # type: ignore[no-any-return]
+        decay = functools.partial(self._decay_program, namespace_prefix, config or DecayConfig())
+        return await self._arun(decay)  # type: ignore[no-any-return]
 
 
 def op_list(ops: Iterable[Op]) -> list[Op]:

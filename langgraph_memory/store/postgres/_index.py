@@ -11,8 +11,13 @@ Accepted keys are LangGraph's ``PostgresIndexConfig``: ``dims``, ``embed``, ``fi
   one that is not, instead of ranking by a metric it was not asked for.
 * ``ann_index_config``: ``kind="hnsw"`` (the only kind) with ``m`` / ``ef_construction``
   (the HNSW build parameters, same as the store's ``hnsw_m`` / ``hnsw_ef_construction``)
-  and ``vector_type="vector"`` (float4). ``"ivfflat"``, ``"flat"``, ``"halfvec"`` and
-  unknown keys are rejected with a ``ConfigurationError`` saying what to use.
+  and ``vector_type``: ``"vector"`` (float4, the default) or ``"halfvec"`` (float2: half
+  the storage and index size; on the pgvector path the column, the HNSW index and the
+  query vector are ``halfvec``; the exact path keeps float4 — there is no index to
+  shrink — and ranks the same up to float2 rounding). A database keeps the type it was
+  set up with: a store configured otherwise on it is a ``ConfigurationError``.
+  ``"ivfflat"``, ``"flat"``, ``"bit"`` and unknown keys are rejected with a
+  ``ConfigurationError`` saying what to use.
 
 Example:
     ```python
@@ -38,6 +43,7 @@ __all__ = ["UNIT_TOLERANCE", "IndexOptions", "check_unit_length", "index_options
 INDEX_KEYS = ("dims", "embed", "fields", "distance_type", "ann_index_config")
 ANN_KEYS = ("kind", "vector_type", "m", "ef_construction")
 DISTANCE_TYPES = ("cosine", "inner_product", "l2")
+VECTOR_TYPES = ("vector", "halfvec")
 UNIT_TOLERANCE = 1e-3
 """How far from 1 an embedding's length may be under ``inner_product`` / ``l2``."""
 
@@ -52,10 +58,12 @@ class IndexOptions:
             and ``l2``, which then rank exactly as cosine).
         hnsw_m: HNSW ``m`` from ``ann_index_config``, if given.
         hnsw_ef_construction: HNSW ``ef_construction`` from ``ann_index_config``, if given.
+        vector_type: ``"vector"`` (float4) or ``"halfvec"`` (float2) on the pgvector path.
     """
 
     distance_type: str = "cosine"
     unit_length_required: bool = False
+    vector_type: str = "vector"
     hnsw_m: int | None = None
     hnsw_ef_construction: int | None = None
 
@@ -105,16 +113,17 @@ def index_options(index: Mapping[str, Any] | None) -> IndexOptions:
             "use kind='hnsw' (or leave it out)"
         )
     vector_type = ann.get("vector_type", "vector")
-    if vector_type != "vector":
+    if vector_type not in VECTOR_TYPES:
         raise ConfigurationError(
             f"ann_index_config vector_type={vector_type!r} is not supported: the store keeps "
-            "float4 vectors; use vector_type='vector' (or leave it out)"
+            "float4 or float2 vectors; use vector_type='vector' or 'halfvec' (or leave it out)"
         )
     return IndexOptions(
         distance_type=distance,
         unit_length_required=distance != "cosine",
         hnsw_m=_positive_int(ann, "m"),
         hnsw_ef_construction=_positive_int(ann, "ef_construction"),
+        vector_type=vector_type,
     )
 
 

@@ -21,7 +21,15 @@ from typing import Literal
 
 from langgraph_memory.store._bounds import MAX_TIME, MAX_TTL_MINUTES, MIN_TIME
 
-__all__ = ["MIGRATIONS", "MIGRATIONS_TABLE_SQL", "MigrationContext", "VectorMode"]
+__all__ = [
+    "GLOBAL_LOCK",
+    "LOCK_BUCKETS",
+    "LOCK_CLASS",
+    "MIGRATIONS",
+    "MIGRATIONS_TABLE_SQL",
+    "MigrationContext",
+    "VectorMode",
+]
 
 VectorMode = Literal["pgvector", "exact"]
 
@@ -37,6 +45,7 @@ class MigrationContext:
     dims: int
     hnsw_m: int = 16
     hnsw_ef_construction: int = 64
+    vector_type: str = "vector"  # pgvector column type: "vector" (float4) or "halfvec"
 
 
 MIGRATIONS_TABLE_SQL = """
@@ -80,8 +89,13 @@ CREATE TABLE IF NOT EXISTS lgm_memory_items (
 ) WITH (fillfactor = 90)"""
 
 
+def _element(ctx: MigrationContext) -> str:
+    """The pgvector type of the embedding column (a database keeps the one it started with)."""
+    return "halfvec" if ctx.vector_type == "halfvec" else "vector"
+
+
 def _embedding(ctx: MigrationContext) -> str:
-    column = f"vector({int(ctx.dims)})" if ctx.vector_mode == "pgvector" else "bytea"
+    column = f"{_element(ctx)}({int(ctx.dims)})" if ctx.vector_mode == "pgvector" else "bytea"
     return f"ALTER TABLE lgm_memory_items ADD COLUMN IF NOT EXISTS embedding {column}"
 
 
@@ -101,7 +115,7 @@ def _vector_index(ctx: MigrationContext) -> str:
         return "SELECT 1"
     return (
         "CREATE INDEX IF NOT EXISTS lgm_memory_items_hnsw ON lgm_memory_items "
-        f"USING hnsw (embedding vector_cosine_ops) WITH (m = {int(ctx.hnsw_m)}, "
+        f"USING hnsw (embedding {_element(ctx)}_cosine_ops) WITH (m = {int(ctx.hnsw_m)}, "
         f"ef_construction = {int(ctx.hnsw_ef_construction)})"
     )
 
@@ -312,9 +326,9 @@ def _inner_product_vectors(ctx: MigrationContext) -> str:
         return "SELECT 1"
     return f"""
 UPDATE lgm_memory_items SET embedding = l2_normalize(embedding)
-WHERE embedding IS NOT NULL AND abs(vector_norm(embedding) - 1) > 1e-6;
+WHERE embedding IS NOT NULL AND abs(vector_norm(embedding::vector) - 1) > 1e-6;
 CREATE INDEX IF NOT EXISTS {IP_INDEX} ON lgm_memory_items
-    USING hnsw (embedding vector_ip_ops) WITH (m = {int(ctx.hnsw_m)},
+    USING hnsw (embedding {_element(ctx)}_ip_ops) WITH (m = {int(ctx.hnsw_m)},
     ef_construction = {int(ctx.hnsw_ef_construction)});
 DROP INDEX IF EXISTS lgm_memory_items_hnsw"""
 
@@ -406,6 +420,44 @@ CREATE INDEX IF NOT EXISTS lgm_memory_history_derived ON lgm_memory_history (id)
     WHERE old_value ? 'derived_from' OR new_value ? 'derived_from'"""
 
 
+LOCK_CLASS = 0x4C474D
+"""``"LGM"``: the first key of the store's two-int advisory locks (apart from bigint keys)."""
+LOCK_BUCKETS = 128
+"""Namespace lock buckets (a power of two): a transaction holds at most this many locks."""
+GLOBAL_LOCK = -1
+"""Second key of the store-wide lock: shared by every writer, exclusive for ``forget``."""
+
+
+def _lock_order(_: MigrationContext) -> str:
+    """The one lock order of every transaction that changes items or their statistics.
+
+    ``lgm_memory_lock(namespaces)`` takes the store-wide lock in shared mode, then one
+    transaction-scoped advisory lock per namespace bucket (``hashtext(ns)``, LOCK_BUCKETS
+    buckets), in ascending bucket order, before the transaction touches any row. Every row
+    a write locks belongs to one namespace (its item, its ``lgm_memory_lexicon`` and
+    ``lgm_memory_ns_stats`` rows, its access row), so two transactions that could wait for
+    each other's rows first meet at a bucket lock, taken in one global order: a deadlock
+    between them is impossible. ``forget`` (whose lineage reaches namespaces it discovers
+    as it goes) takes the store-wide lock exclusively instead, and runs alone.
+    """
+    return f"""
+CREATE OR REPLACE FUNCTION lgm_memory_lock(namespaces text[]) RETURNS integer
+LANGUAGE plpgsql VOLATILE AS $$
+DECLARE
+    bucket integer;
+    taken integer := 0;
+BEGIN
+    PERFORM pg_advisory_xact_lock_shared({LOCK_CLASS}, {GLOBAL_LOCK});
+    FOR bucket IN
+        SELECT DISTINCT hashtext(n) & {LOCK_BUCKETS - 1} FROM unnest(namespaces) AS n ORDER BY 1
+    LOOP
+        PERFORM pg_advisory_xact_lock({LOCK_CLASS}, bucket);
+        taken := taken + 1;
+    END LOOP;
+    RETURN taken;
+END $$"""
+
+
 MIGRATIONS: list[Callable[[MigrationContext], str]] = [
     _meta,
     _items,
@@ -422,4 +474,5 @@ MIGRATIONS: list[Callable[[MigrationContext], str]] = [
     _refreshed_expiry,
     _time_bounds,
     _erasure_lineage,
+    _lock_order,
 ]

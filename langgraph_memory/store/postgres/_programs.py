@@ -209,6 +209,10 @@ class MemoryPrograms:
         self._written = 0
         self._analyze_at = ANALYZE_FIRST_AT
         self.vector_mode: VectorMode | None = None
+        # pgvector element type: the database's (set at its setup) unless asked otherwise
+        self.vector_type = self.index_options.vector_type
+        ann: Any = (index or {}).get("ann_index_config") or {}  # a Mapping (index_options)
+        self._vector_type_given = "vector_type" in ann
         self.setup_report: SetupReport | None = None
         self._caches = VectorCacheRegistry(self.dims, exact_cache_scopes)
         self._cache_lock = threading.Lock()
@@ -263,6 +267,15 @@ class MemoryPrograms:
             )
         mode = meta["vector_mode"]
         self.vector_mode = "pgvector" if mode == "pgvector" else "exact"
+        if self.vector_mode == "pgvector":
+            stored = meta.get("vector_type", "vector")
+            if self._vector_type_given and stored != self.vector_type:
+                raise ConfigurationError(
+                    f"the database was set up with vector_type={stored!r} embeddings but this "
+                    f"store asks for vector_type={self.vector_type!r}; use {stored!r} (or leave "
+                    "it out) or a new database"
+                )
+            self.vector_type = stored
 
     def _check_vectors(self, vectors: Sequence[Sequence[float]], count: int) -> None:
         if len(vectors) != count:
@@ -314,15 +327,22 @@ class MemoryPrograms:
             dims=self.dims,
             hnsw_m=self.hnsw_m,
             hnsw_ef_construction=self.hnsw_ef_construction,
+            vector_type=meta.get("vector_type", "vector" if 0 in applied else self.vector_type),
         )
         new: list[int] = []
+        if any(version not in applied for version in range(len(MIGRATIONS))):
+            yield Sql(_sql.LOCK_STORE)  # a migration may rewrite rows: no writer runs meanwhile
         for version, step in enumerate(MIGRATIONS):
             if version in applied:
                 continue
             yield Sql(step(ctx))
             yield Sql(_sql.RECORD_MIGRATION, {"v": version})
             new.append(version)
-        for name, value in (("vector_mode", mode), ("dims", str(self.dims))):
+        for name, value in (
+            ("vector_mode", mode),
+            ("dims", str(self.dims)),
+            ("vector_type", ctx.vector_type),
+        ):
             yield Sql(_sql.WRITE_META, {"name": name, "value": value})
         meta = {r["name"]: r["value"] for r in (yield Sql(_sql.READ_META))}
         self._adopt_meta(meta)
@@ -426,16 +446,16 @@ class MemoryPrograms:
             yield from self._get_all(plan)
         for position, search, clause, params in plan.searches:
             plan.results[position] = yield from self._search(
-                search, clause, params, query_vectors, plan.refresh
+                search, clause, params, query_vectors, plan
             )
         for position, list_op in plan.lists:
             plan.results[position] = yield from self._list_namespaces(list_op)
-        written = [(p.namespace, p.key) for p, _ in plan.upserts] + plan.deletes
-        if written:  # every writer takes its key locks first, in one global order
-            yield Sql(
-                _sql.LOCK_KEYS,
-                {"ns": [encode_namespace(ns) for ns, _ in written], "key": [k for _, k in written]},
-            )
+        written = sorted(
+            {encode_namespace(p.namespace) for p, _ in plan.upserts}
+            | {encode_namespace(ns) for ns, _ in plan.deletes}
+        )
+        if written:  # every writer takes its locks first, in one global order
+            yield Sql(_sql.LOCK_NAMESPACES, {"ns": written})
         if plan.upserts:
             yield from self._upsert(plan.upserts, doc_vectors)
         if plan.deletes:
@@ -447,6 +467,10 @@ class MemoryPrograms:
                     "actor": current_actor(),
                 },
             )
+        # effects outside the database come after the transaction's last statement: a
+        # transaction the runner retries (deadlock victim) runs this program again
+        if self.track_access and plan.accessed:
+            self._access.record(plan.accessed, datetime.now(timezone.utc))
         yield from self._refresh_ttl(plan.refresh)
         yield from self._write_access(force=False)
         return plan.results
@@ -463,7 +487,9 @@ class MemoryPrograms:
             self._refresh_retry.clear()
         if not pending:
             return
-        outcome = yield Sql(_sql.REFRESH_TTL, {"ids": pending}, isolated=True)
+        outcome = yield Sql(
+            _sql.REFRESH_TTL, {"ids": pending}, isolated=True, locks=_sql.LOCK_NAMESPACES_OF_IDS
+        )
         if isinstance(outcome, Exception):
             with self._refresh_lock:
                 self._refresh_retry.update(pending)
@@ -476,7 +502,9 @@ class MemoryPrograms:
         batch = self._access.drain()
         if batch is None:
             return
-        outcome = yield Sql(_sql.RECORD_ACCESS, batch.params(), isolated=True)
+        outcome = yield Sql(
+            _sql.RECORD_ACCESS, batch.params(), isolated=True, locks=_sql.LOCK_NAMESPACES_OF_IDS
+        )
         if isinstance(outcome, Exception):
             self._access.restore(batch)
 
@@ -514,7 +542,7 @@ class MemoryPrograms:
         clause: sql.Composable | None,
         filter_params: dict[str, Any],
         query_vectors: Mapping[str, list[float]],
-        refresh: list[int],
+        plan: Plan,
     ) -> Program:
         if op.limit == 0:
             return []
@@ -536,10 +564,9 @@ class MemoryPrograms:
             ]
         else:
             scored = yield from self._hybrid(op, clause, params, query_vectors[op.query])
-        if scored and self.track_access:
-            self._access.record([row["id"] for row, _ in scored], datetime.now(timezone.utc))
+        plan.accessed.extend(row["id"] for row, _ in scored)
         if op.refresh_ttl:
-            refresh.extend(row["id"] for row, _ in scored if row["ttl_minutes"] is not None)
+            plan.refresh.extend(row["id"] for row, _ in scored if row["ttl_minutes"] is not None)
         return [_search_item(row, parts, op.explain) for row, parts in scored]
 
     def _hybrid(
@@ -567,6 +594,7 @@ class MemoryPrograms:
             scoped=bool(op.namespace_prefix),
             include_invalid=op.include_invalid,
             filter_clause=clause,
+            vector_type=self.vector_type,
         )
         similarity: dict[int, float] = {}
         if self.vector_mode == "pgvector":
@@ -700,7 +728,7 @@ class MemoryPrograms:
                 check_interval(
                     starts[(encode_namespace(p.namespace), p.key)], p.invalid_at, "invalid_at"
                 )
-        yield Sql(_sql.upsert_sql(self.vector_mode or "exact", self.dims), params)
+        yield Sql(_sql.upsert_sql(self.vector_mode or "exact", self.dims, self.vector_type), params)
         self._written += len(upserts)
         if self._written >= self._analyze_at:
             self._analyze_at = self._written * 2
@@ -711,22 +739,23 @@ class MemoryPrograms:
     ) -> Program:
         namespace = validate_namespace(namespace)
         validate_key(key)
-        moment = check_time(at, "at") if at is not None else datetime.now(timezone.utc)
+        moment = check_time(at, "at") if at is not None else None  # None: the server's now
         yield from self._ensure_mode()
+        yield Sql(_sql.LOCK_NAMESPACES, {"ns": [encode_namespace(namespace)]})
         rows = yield Sql(
             _sql.INVALIDATE_ITEM,
             {
                 "ns": encode_namespace(namespace),
                 "key": key,
                 "at": moment,
-                "at_text": moment.isoformat(),
+                "at_text": None if moment is None else moment.isoformat(),
                 "actor": current_actor(),
             },
         )
         if not rows:
             return False
         if not rows[0]["changed"]:
-            check_interval(rows[0]["valid_from"], moment, "at")
+            check_interval(rows[0]["valid_from"], rows[0]["at"], "at")
         return True
 
     def _history_program(self, namespace: tuple[str, ...], key: str) -> Program:
@@ -756,6 +785,7 @@ class MemoryPrograms:
                 "forget() needs a non-empty namespace prefix such as ('memories', user_id)"
             )
         yield from self._ensure_mode()
+        yield Sql(_sql.LOCK_STORE)  # its lineage reaches namespaces found as it goes: alone
         total = yield from erase_scope(self._scope_params(prefix), analyze=bool(analyze))
         with self._cache_lock:
             self._caches.drop(encode_namespace(prefix))
@@ -763,7 +793,11 @@ class MemoryPrograms:
 
     def _sweep_program(self) -> Program:
         yield from self._ensure_mode()
-        rows = yield Sql(_sql.SWEEP_EXPIRED)
+        namespaces = [row["ns"] for row in (yield Sql(_sql.EXPIRED_NAMESPACES))]
+        if not namespaces:
+            return 0
+        yield Sql(_sql.LOCK_NAMESPACES, {"ns": namespaces})
+        rows = yield Sql(_sql.SWEEP_EXPIRED, {"ns": namespaces})
         return int(rows[0]["n"]) if rows else 0
 
     def _decay_program(self, namespace_prefix: tuple[str, ...], config: DecayConfig) -> Program:
@@ -772,16 +806,21 @@ class MemoryPrograms:
             raise ConfigurationError(f"config must be a DecayConfig, got {type(config).__name__}")
         yield from self._ensure_mode()
         yield from self._write_access(force=True)  # decay reads the access counts
-        now = datetime.now(timezone.utc)
-        params = {
+        params = {  # "now" is the server's: one clock for valid_from and invalid_at
             **self._scope_params(prefix),
             "half_life": config.half_life.total_seconds(),
             "min_age": config.min_age,
             "threshold": config.threshold,
             "kinds": list(config.kinds) if config.kinds else None,
-            "now": now,
-            "now_text": now.isoformat(),
         }
+        scope = self._scope_params(prefix)
+        namespaces = [
+            row["ns"] for row in (yield Sql(_sql.decay_namespaces_sql(bool(prefix)), scope))
+        ]
+        if not namespaces:
+            return 0
+        yield Sql(_sql.LOCK_NAMESPACES, {"ns": namespaces})
+        params["ns"] = namespaces
         rows = yield Sql(_sql.decay_sql(config.mode == "delete", bool(prefix)), params)
         return int(rows[0]["n"]) if rows else 0
 
@@ -805,6 +844,7 @@ def _checked_list_op(op: ListNamespacesOp) -> ListNamespacesOp:
     conditions = op.match_conditions or ()
     if not isinstance(conditions, (list, tuple)):
         raise InvalidValueError("match_conditions must be a tuple of MatchCondition")
+    checked: list[MatchCondition] = []
     for condition in conditions:
         if not isinstance(condition, MatchCondition) or condition.match_type not in (
             "prefix",
@@ -813,7 +853,11 @@ def _checked_list_op(op: ListNamespacesOp) -> ListNamespacesOp:
             raise InvalidValueError(
                 f"match condition {shown(condition)} is not a prefix/suffix MatchCondition"
             )
-        validate_prefix(condition.path)
+        path: Any = condition.path
+        if isinstance(path, str):  # one label (a "." in it is refused, as in any label)
+            path = (path,)
+        checked.append(condition._replace(path=validate_prefix(path)))
+    conditions = tuple(checked)
     max_depth = op.max_depth
     if max_depth is not None:
         max_depth = check_rows(max_depth, "max_depth", allow_negative=True)

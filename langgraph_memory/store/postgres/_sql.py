@@ -19,7 +19,7 @@ import functools
 import psycopg
 from psycopg import sql
 
-from langgraph_memory.store.postgres._migrations import VectorMode
+from langgraph_memory.store.postgres._migrations import GLOBAL_LOCK, LOCK_CLASS, VectorMode
 
 ITEMS = sql.Identifier("lgm_memory_items")
 HISTORY = sql.Identifier("lgm_memory_history")
@@ -113,18 +113,28 @@ WITH gone AS (
 INSERT INTO lgm_memory_history (ns, key, action, old_text, old_value, actor)
 SELECT ns, key, 'delete', text, value, %(actor)s FROM gone"""
 
-# Closes a memory's validity interval at %(at)s — unless that is before its valid_from (the
-# same interval a put would reject): then nothing changes and the row reports changed = 0.
+# The server's clock, read after the statement's locks, as ISO 8601 text in UTC.
+_CLOCK_TEXT = (
+    "to_char(clock_timestamp() AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US') || '+00:00'"
+)
+
+# Closes a memory's validity interval at %(at)s (NULL: now, by the server's clock read after
+# the namespace lock, so never before a valid_from a put committed meanwhile) — unless that
+# is before its valid_from (the same interval a put would reject): then nothing changes and
+# the row reports changed = 0.
 INVALIDATE_ITEM = f"""
-WITH old AS (
+WITH moment AS MATERIALIZED (
+    SELECT coalesce(%(at)s::timestamptz, clock_timestamp()) AS at,
+           coalesce(%(at_text)s::text, {_CLOCK_TEXT}) AS at_text
+), old AS (
     SELECT i.id, i.text, i.value, i.valid_from FROM lgm_memory_items i
     WHERE i.ns = %(ns)s AND i.key = %(key)s AND {_NOT_EXPIRED}
     FOR UPDATE OF i
 ), changed AS (
     UPDATE lgm_memory_items i
-    SET invalid_at = %(at)s, updated_at = now(),
-        value = jsonb_set(i.value, '{{invalid_at}}', to_jsonb(%(at_text)s::text))
-    FROM old WHERE i.id = old.id AND old.valid_from <= %(at)s
+    SET invalid_at = m.at, updated_at = now(),
+        value = jsonb_set(i.value, '{{invalid_at}}', to_jsonb(m.at_text))
+    FROM old, moment m WHERE i.id = old.id AND old.valid_from <= m.at
     RETURNING i.ns, i.key, i.text, i.value
 ), logged AS (
     INSERT INTO lgm_memory_history (ns, key, action, old_text, new_text, old_value, new_value,
@@ -132,7 +142,8 @@ WITH old AS (
     SELECT c.ns, c.key, 'invalidate', o.text, c.text, o.value, c.value, %(actor)s
     FROM changed c, old o
 )
-SELECT o.valid_from, (SELECT count(*) FROM changed) AS changed FROM old o"""
+SELECT o.valid_from, (SELECT at FROM moment) AS at, (SELECT count(*) FROM changed) AS changed
+FROM old o"""
 
 # Where a put of a value without valid_from starts its interval: the stored memory's
 # valid_from (an update keeps it), else now() (a new memory).
@@ -145,16 +156,20 @@ HISTORY_OF = """
 SELECT h.ns, h.key, h.action, h.old_text, h.new_text, h.old_value, h.new_value, h.actor, h.at
 FROM lgm_memory_history h WHERE h.ns = %(ns)s AND h.key = %(key)s ORDER BY h.id"""
 
-# Deletes what has expired, and folds a read's TTL refresh into ``expires_at`` once that is
-# past (one item-row rewrite per TTL period, instead of one per read).
+# The namespaces a sweep locks (LOCK_NAMESPACES) before it changes anything.
+EXPIRED_NAMESPACES = "SELECT DISTINCT i.ns FROM lgm_memory_items i WHERE i.expires_at <= now()"
+
+# Deletes what has expired in the locked namespaces %(ns)s, and folds a read's TTL refresh
+# into ``expires_at`` once that is past (one item-row rewrite per TTL period, not per read).
 SWEEP_EXPIRED = """
 WITH refreshed AS (
     SELECT i.id, r.refreshed_until
     FROM lgm_memory_items i JOIN lgm_memory_access r ON r.id = i.id
-    WHERE i.expires_at <= now() AND r.refreshed_until > now()
+    WHERE i.expires_at <= now() AND r.refreshed_until > now() AND i.ns = ANY(%(ns)s::text[])
 ), gone AS (
     DELETE FROM lgm_memory_items i
-    WHERE i.expires_at <= now() AND NOT EXISTS (SELECT 1 FROM refreshed f WHERE f.id = i.id)
+    WHERE i.expires_at <= now() AND i.ns = ANY(%(ns)s::text[])
+      AND NOT EXISTS (SELECT 1 FROM refreshed f WHERE f.id = i.id)
     RETURNING i.ns, i.key, i.text, i.value
 ), folded AS (
     UPDATE lgm_memory_items i SET expires_at = f.refreshed_until
@@ -262,20 +277,21 @@ def visible_clause(include_invalid: bool) -> sql.Composable:
     return sql.SQL("{} AND {}").format(NOT_EXPIRED, VALID_AT)
 
 
-# Writers of the same keys serialise on one of LOCK_BUCKETS advisory locks per key (taken
-# in bucket order, so no deadlocks) before the upsert statement starts: the upsert then runs
-# with a snapshot that sees every earlier writer, and its history rows (add vs update,
-# old text/value) chain exactly. Bucketing bounds the locks one batch holds.
-LOCK_BUCKETS = 128  # a power of two (the bucket is a bit mask of the hash)
-LOCK_CLASS = 0x4C474D  # "LGM": the two-int advisory key space, apart from bigint keys
-LOCK_KEYS = f"""
-SELECT pg_advisory_xact_lock({LOCK_CLASS}, b.bucket)
-FROM (SELECT DISTINCT hashtext(k.ns || chr(31) || k.key) & {LOCK_BUCKETS - 1} AS bucket
-      FROM unnest(%(ns)s::text[], %(key)s::text[]) AS k(ns, key)) b
-ORDER BY b.bucket"""
+# Every transaction that changes items or their statistics takes its locks first, in one
+# global order (``_migrations._lock_order``): the store-wide lock shared, then the buckets of
+# the namespaces it writes, ascending; only then does it touch a row. Writers of one
+# namespace thereby serialise before their first statement: each then runs with a snapshot
+# that sees every earlier writer, and its history rows (add vs update, old text/value) chain
+# exactly. ``forget`` takes the store-wide lock exclusively (LOCK_STORE) and runs alone.
+LOCK_NAMESPACES = "SELECT lgm_memory_lock(%(ns)s::text[]) AS n"
+LOCK_STORE = f"SELECT pg_advisory_xact_lock({LOCK_CLASS}, {GLOBAL_LOCK})"
+# Bookkeeping (``Sql.isolated``) locks the namespaces of the memories it touches, the same way.
+LOCK_NAMESPACES_OF_IDS = """
+SELECT lgm_memory_lock(ARRAY(
+    SELECT DISTINCT i.ns FROM lgm_memory_items i WHERE i.id = ANY(%(ids)s::bigint[]))) AS n"""
 
 
-def upsert_sql(vector_mode: VectorMode, dims: int) -> sql.Composed:
+def upsert_sql(vector_mode: VectorMode, dims: int, vector_type: str = "vector") -> sql.Composed:
     """Multi-row upsert of prepared values, recording add/update/invalidate history.
 
     Parameters are parallel arrays (one element per item) plus ``cfg`` and ``actor``.
@@ -287,8 +303,8 @@ def upsert_sql(vector_mode: VectorMode, dims: int) -> sql.Composed:
     width = sql.Literal(int(dims))
     if vector_mode == "pgvector":
         embedding_value = sql.SQL(
-            "(%(vectors)s::real[])[n.slot * {w} + 1 : (n.slot + 1) * {w}]::vector"
-        ).format(w=width)
+            "(%(vectors)s::real[])[n.slot * {w} + 1 : (n.slot + 1) * {w}]::{t}"
+        ).format(w=width, t=_element(vector_type))
     else:
         embedding_value = sql.SQL(
             "substring(%(vectors)s::bytea FROM n.slot * {w} * 4 + 1 FOR {w} * 4)"
@@ -371,25 +387,36 @@ def search_hybrid_sql(
     scoped: bool,
     include_invalid: bool,
     filter_clause: sql.Composable | None,
+    vector_type: str = "vector",
 ) -> sql.Composed:
     """:func:`build_search_hybrid_sql`, built once per shape when there is no filter."""
     if filter_clause is None:
-        return _unfiltered_search_hybrid_sql(vector_mode, scoped, include_invalid)
+        return _unfiltered_search_hybrid_sql(vector_mode, scoped, include_invalid, vector_type)
     return build_search_hybrid_sql(
         vector_mode=vector_mode,
         scoped=scoped,
         include_invalid=include_invalid,
         filter_clause=filter_clause,
+        vector_type=vector_type,
     )
 
 
-@functools.lru_cache(maxsize=8)
+@functools.lru_cache(maxsize=16)
 def _unfiltered_search_hybrid_sql(
-    vector_mode: VectorMode, scoped: bool, include_invalid: bool
+    vector_mode: VectorMode, scoped: bool, include_invalid: bool, vector_type: str
 ) -> sql.Composed:
     return build_search_hybrid_sql(
-        vector_mode=vector_mode, scoped=scoped, include_invalid=include_invalid, filter_clause=None
+        vector_mode=vector_mode,
+        scoped=scoped,
+        include_invalid=include_invalid,
+        filter_clause=None,
+        vector_type=vector_type,
     )
+
+
+def _element(vector_type: str) -> sql.Composable:
+    """The pgvector type of embeddings and query vectors: ``vector`` or ``halfvec``."""
+    return sql.SQL("halfvec" if vector_type == "halfvec" else "vector")
 
 
 def build_search_hybrid_sql(
@@ -398,6 +425,7 @@ def build_search_hybrid_sql(
     scoped: bool,
     include_invalid: bool,
     filter_clause: sql.Composable | None,
+    vector_type: str = "vector",
 ) -> sql.Composed:
     """Hybrid candidate query: top BM25 matches ∪ top vector neighbours, both signals filled.
 
@@ -424,15 +452,17 @@ def build_search_hybrid_sql(
             """
 vec_top AS (
     SELECT c.id, c.dist, c.tsv, c.doc_len, row_number() OVER (ORDER BY c.dist, c.id) AS rnk
-    FROM (SELECT i.id, i.tsv, i.doc_len, i.embedding <#> %(qvec)s::real[]::vector AS dist
+    FROM (SELECT i.id, i.tsv, i.doc_len, i.embedding <#> %(qvec)s::real[]::{t} AS dist
           FROM lgm_memory_items i
           WHERE i.embedding IS NOT NULL AND {where}
-          ORDER BY i.embedding <#> %(qvec)s::real[]::vector
+          ORDER BY i.embedding <#> %(qvec)s::real[]::{t}
           LIMIT %(n_vec)s) c
 )"""
-        ).format(where=where)
+        ).format(where=where, t=_element(vector_type))
         # vector candidates reuse their distance: each recomputation detoasts an embedding
-        similarity = sql.SQL("-coalesce(vt.dist, i.embedding <#> %(qvec)s::real[]::vector)")
+        similarity = sql.SQL("-coalesce(vt.dist, i.embedding <#> %(qvec)s::real[]::{t})").format(
+            t=_element(vector_type)
+        )
     else:
         vector_top = sql.SQL(
             """
@@ -446,7 +476,7 @@ vec_top AS (
           LIMIT %(n_vec)s) c
 )"""
         ).format(where=where)
-        similarity = sql.SQL("NULL::float8")
+        similarity = sql.Composed([sql.SQL("NULL::float8")])
     return sql.SQL(
         """
 WITH q AS (
@@ -570,12 +600,21 @@ def _stats_scope(scoped: bool) -> sql.Composable:
     return sql.SQL("s.ns >= %(ns_lo)s AND s.ns < %(ns_hi)s" if scoped else "true")
 
 
+def decay_namespaces_sql(scoped: bool) -> sql.Composed:
+    """The namespaces a decay run locks (``LOCK_NAMESPACES``) before it changes anything."""
+    return sql.SQL(
+        "SELECT DISTINCT i.ns FROM lgm_memory_items i WHERE {scope} AND i.invalid_at IS NULL"
+    ).format(scope=scope_clause(scoped))
+
+
 def decay_sql(delete: bool, scoped: bool) -> sql.Composed:
-    """Retire memories whose decay score is below ``%(threshold)s`` and older than ``min_age``."""
+    """Retire memories of the locked namespaces ``%(ns)s`` whose decay score is below
+    ``%(threshold)s`` and that are older than ``min_age``."""
     candidates = sql.SQL(
         """
 SELECT i.id FROM lgm_memory_items i {access}
-WHERE {scope} AND i.invalid_at IS NULL AND {not_expired} AND i.valid_from <= now()
+WHERE {scope} AND i.ns = ANY(%(ns)s::text[])
+  AND i.invalid_at IS NULL AND {not_expired} AND i.valid_from <= now()
   AND i.created_at < now() - %(min_age)s::interval
   AND {score} < %(threshold)s
   AND (%(kinds)s::text[] IS NULL OR i.kind = ANY(%(kinds)s::text[]))
@@ -598,8 +637,9 @@ RETURNING i.ns, i.key, i.text AS old_text, NULL::text AS new_text,
         change = sql.SQL(
             """
 UPDATE lgm_memory_items i
-SET invalid_at = %(now)s::timestamptz, updated_at = now(),
-    value = jsonb_set(i.value, '{invalid_at}', to_jsonb(%(now_text)s::text))
+SET invalid_at = now(), updated_at = now(),
+    value = jsonb_set(i.value, '{invalid_at}', to_jsonb(
+        to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US') || '+00:00'))
 FROM doomed d WHERE i.id = d.id
 RETURNING i.ns, i.key, i.text AS old_text, i.text AS new_text,
           i.value - 'invalid_at' AS old_value, i.value AS new_value"""

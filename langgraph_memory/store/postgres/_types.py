@@ -98,6 +98,9 @@ class Sql:
     params: Mapping[str, Any] | None = None
     tolerate_error: bool = False
     isolated: bool = False
+    locks: str | None = None
+    """With ``isolated``: a statement (same ``params``) run first in the isolated
+    transaction, taking its locks in the store's one order (``_sql.LOCK_NAMESPACES_OF_IDS``)."""
 
 
 @dataclass(frozen=True)
@@ -276,6 +279,8 @@ class Plan:
     deletes: list[tuple[tuple[str, ...], str]] = field(default_factory=list)
     # ids whose TTL the batch's reads refresh (written once, at the end of the batch)
     refresh: list[int] = field(default_factory=list)
+    # ids the batch's searches returned (access counts, recorded after its last statement)
+    accessed: list[int] = field(default_factory=list)
 
 
 def current_actor() -> str | None:

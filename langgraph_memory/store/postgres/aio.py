@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import AsyncIterator, Callable, Generator, Iterable
 from typing import Any
 
 import psycopg
@@ -23,6 +24,8 @@ from langgraph_memory.store.postgres._connect import (
     connection_kwargs,
     describe_target,
     resolve_dsn,
+    retry_pause,
+    should_retry,
     translate_error,
 )
 from langgraph_memory.store.postgres._core import MemoryStoreCore, op_list
@@ -78,7 +81,15 @@ class AsyncPostgresMemoryStore(MemoryStoreCore):
         # and concurrent batches are merged (``_coalesce``): never one checkout per call.
         width = conn.max_size if isinstance(conn, AsyncConnectionPool) else 1
         self._slots = asyncio.Semaphore(width)
-        self._coalescer = Coalescer(self._abatch_now, max_running=width)
+        self._stall_timeout = float(
+            conn.timeout if isinstance(conn, AsyncConnectionPool) else POOL_TIMEOUT
+        )
+        self._coalescer = Coalescer(
+            self._abatch_now,
+            max_running=width,
+            stall_timeout=self._stall_timeout,
+            on_stall=self._stall_error,
+        )
         try:
             self._loop: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
         except RuntimeError:
@@ -159,6 +170,22 @@ class AsyncPostgresMemoryStore(MemoryStoreCore):
             return describe_target(conninfo_to_dict(conninfo) if isinstance(conninfo, str) else {})
         return describe_target({"host": self.conn.info.host, "port": self.conn.info.port})
 
+    def setup(self) -> Any:
+        """:meth:`asetup` when called on an event loop (returns the awaitable, as LangGraph's
+        ``AsyncPostgresStore.setup``: ``await store.setup()``); from another thread, blocks
+        until the schema is ready and returns the :class:`SetupReport`.
+
+        Example:
+            ```python
+            report = await store.setup()
+            ```
+        """
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            return super().setup()
+        return self.asetup()
+
     async def abatch(self, ops: Iterable[Op]) -> list[Result]:
         """Run several operations in one transaction; concurrent calls are merged.
 
@@ -167,25 +194,48 @@ class AsyncPostgresMemoryStore(MemoryStoreCore):
         """
         return await self._coalescer.submit(op_list(ops))
 
+    def _stall_error(self, queued: bool) -> BackendUnavailableError:
+        where = (
+            "it waited in the store's queue and was never run"
+            if queued
+            else "it was sent; if the server resumes, its writes may still be applied"
+        )
+        return BackendUnavailableError(
+            f"Postgres at {self._target()} answered nothing for {self._stall_timeout:g} s "
+            f"(the pool's timeout) while this call waited: {where}. Check that the server "
+            "is running and reachable."
+        )
+
     async def _abatch_now(self, ops: list[Op]) -> list[Result]:
-        return await self._arun(self._batch_program(ops))  # type: ignore[no-any-return]
+        return await self._arun(functools.partial(self._batch_program, ops))  # type: ignore[no-any-return]
 
     def batch(self, ops: Iterable[Op]) -> list[Result]:
         """Blocking :meth:`abatch` for other threads (raises on the store's own loop)."""
         self._check_not_on_loop()
         return asyncio.run_coroutine_threadsafe(self.abatch(ops), self._store_loop()).result()
 
-    async def _arun(self, program: Program) -> Any:
-        try:
-            async with self._slots:
-                return await self._arun_unchecked(program)
-        except (psycopg.Error, PoolTimeout) as exc:
-            translated = translate_error(self._target(), exc, self.conn)
-            if translated is exc:
-                raise
-            raise translated from exc
+    async def _arun(self, program: Program | Callable[[], Program]) -> Any:
+        """Run a program; given as a factory, a broken transaction may run again (as in
+        ``PostgresMemoryStore._run``)."""
+        attempt = 1
+        while True:
+            committed: list[bool] = []
+            try:
+                async with self._slots:
+                    return await self._arun_unchecked(
+                        program if isinstance(program, Generator) else program(), committed
+                    )
+            except (psycopg.Error, PoolTimeout) as exc:
+                if not (committed or isinstance(program, Generator)) and should_retry(exc, attempt):
+                    await asyncio.sleep(retry_pause(attempt))
+                    attempt += 1
+                    continue
+                translated = translate_error(self._target(), exc, self.conn)
+                if translated is exc:
+                    raise
+                raise translated from exc
 
-    async def _arun_unchecked(self, program: Program) -> Any:
+    async def _arun_unchecked(self, program: Program, committed: list[bool]) -> Any:
         if self._loop is None:
             self._loop = asyncio.get_running_loop()
         try:
@@ -212,6 +262,7 @@ class AsyncPostgresMemoryStore(MemoryStoreCore):
                         if transaction is not None:  # commit what the program did so far
                             await transaction.aclose()
                             transaction = None
+                            committed.append(True)
                         reply = await _execute_isolated(conn, cursor, request)
                     else:
                         if transaction is None:
@@ -220,6 +271,7 @@ class AsyncPostgresMemoryStore(MemoryStoreCore):
                             )
                             await transaction.enter_async_context(conn.transaction())
                         reply = await _execute(conn, cursor, request)
+                self._coalescer.progress()  # the server (or the embedder) answered
                 try:
                     request = program.send(reply)
                 except StopIteration as stop:
@@ -244,7 +296,7 @@ class AsyncPostgresMemoryStore(MemoryStoreCore):
             )
         return self._loop
 
-    def _run(self, program: Program) -> Any:
+    def _run(self, program: Program | Callable[[], Program]) -> Any:
         self._check_not_on_loop()
         return asyncio.run_coroutine_threadsafe(self._arun(program), self._store_loop()).result()
 
@@ -332,6 +384,8 @@ async def _execute_isolated(
             await cursor.execute(
                 BOOKKEEPING_SETTINGS, {"wait": BOOKKEEPING_LOCK_TIMEOUT}, prepare=False
             )
+            if request.locks is not None:
+                await cursor.execute(request.locks, request.params, prepare=False)
             await cursor.execute(request.query, request.params, prepare=False)
             return await cursor.fetchall() if cursor.description else []
     except BOOKKEEPING_GAVE_WAY as exc:

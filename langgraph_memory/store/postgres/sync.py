@@ -7,7 +7,8 @@ import concurrent.futures
 import contextlib
 import logging
 import threading
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Generator, Iterator
 from typing import Any
 
 import psycopg
@@ -24,6 +25,8 @@ from langgraph_memory.store.postgres._connect import (
     connection_kwargs,
     describe_target,
     resolve_dsn,
+    retry_pause,
+    should_retry,
     translate_error,
 )
 from langgraph_memory.store.postgres._core import MemoryStoreCore
@@ -154,17 +157,29 @@ class PostgresMemoryStore(MemoryStoreCore):
             return describe_target(conninfo_to_dict(conninfo) if isinstance(conninfo, str) else {})
         return describe_target({"host": self.conn.info.host, "port": self.conn.info.port})
 
-    def _run(self, program: Program) -> Any:
-        try:
-            with self._slots:
-                return self._run_unchecked(program)
-        except (psycopg.Error, PoolTimeout) as exc:
-            translated = translate_error(self._target(), exc, self.conn)
-            if translated is exc:
-                raise
-            raise translated from exc
+    def _run(self, program: Program | Callable[[], Program]) -> Any:
+        """Run a program; given as a factory, a transaction the server broke as a deadlock
+        victim or serialization failure runs again (bounded, see ``should_retry``) as long
+        as none of its writes was committed."""
+        attempt = 1
+        while True:
+            committed: list[bool] = []
+            try:
+                with self._slots:
+                    return self._run_unchecked(
+                        program if isinstance(program, Generator) else program(), committed
+                    )
+            except (psycopg.Error, PoolTimeout) as exc:
+                if not (committed or isinstance(program, Generator)) and should_retry(exc, attempt):
+                    time.sleep(retry_pause(attempt))
+                    attempt += 1
+                    continue
+                translated = translate_error(self._target(), exc, self.conn)
+                if translated is exc:
+                    raise
+                raise translated from exc
 
-    def _run_unchecked(self, program: Program) -> Any:
+    def _run_unchecked(self, program: Program, committed: list[bool]) -> Any:
         try:
             request = next(program)
         except StopIteration as stop:
@@ -187,6 +202,7 @@ class PostgresMemoryStore(MemoryStoreCore):
                         if transaction is not None:  # commit what the program did so far
                             transaction.close()
                             transaction = None
+                            committed.append(True)
                         reply = _execute_isolated(conn, cursor, request)
                     else:
                         if transaction is None:
@@ -198,7 +214,7 @@ class PostgresMemoryStore(MemoryStoreCore):
                 except StopIteration as stop:
                     return stop.value
 
-    async def _arun(self, program: Program) -> Any:
+    async def _arun(self, program: Program | Callable[[], Program]) -> Any:
         return await asyncio.to_thread(self._run, program)
 
     def start_ttl_sweeper(
@@ -283,6 +299,8 @@ def _execute_isolated(conn: Conn, cursor: psycopg.Cursor[dict[str, Any]], reques
     try:
         with conn.transaction():
             cursor.execute(BOOKKEEPING_SETTINGS, {"wait": BOOKKEEPING_LOCK_TIMEOUT}, prepare=False)
+            if request.locks is not None:
+                cursor.execute(request.locks, request.params, prepare=False)
             cursor.execute(request.query, request.params, prepare=False)
             return cursor.fetchall() if cursor.description else []
     except BOOKKEEPING_GAVE_WAY as exc:

@@ -105,3 +105,50 @@ async def test_a_cancelled_caller_does_not_break_the_others() -> None:
     assert await second == ["2"]
     with pytest.raises(asyncio.CancelledError):
         await first
+
+
+class _Stalled(Exception):
+    def __init__(self, queued: bool) -> None:
+        super().__init__(f"stalled (queued={queued})")
+        self.queued = queued
+
+
+async def test_a_server_that_answers_nothing_fails_every_waiting_call_in_one_timeout() -> None:
+    """Hung first batch: the call in flight and every queued call fail after one
+    ``stall_timeout`` (+ ε), the queued ones never run, nothing hangs."""
+    runs: list[list[Op]] = []
+
+    async def hung(ops: list[Op]) -> list[Any]:
+        runs.append(list(ops))
+        await asyncio.Event().wait()  # never answers
+        raise AssertionError("unreachable")
+
+    coalescer = Coalescer(hung, max_running=1, max_ops=1, stall_timeout=0.2, on_stall=_Stalled)
+    loop = asyncio.get_running_loop()
+    started = loop.time()
+    outcomes = await asyncio.gather(
+        *(coalescer.submit([PutOp(("a",), str(i), {"n": i})]) for i in range(5)),
+        return_exceptions=True,
+    )
+    elapsed = loop.time() - started
+    assert all(isinstance(o, _Stalled) for o in outcomes), outcomes
+    assert [o.queued for o in outcomes if isinstance(o, _Stalled)] == [False] + [True] * 4
+    assert len(runs) == 1  # the queued calls left the queue unrun
+    assert elapsed < 0.2 + 1.0
+
+
+async def test_a_long_queue_behind_a_working_server_waits_and_never_stalls() -> None:
+    """Each batch answers within the timeout; the last call waits ~6 timeouts in the
+    queue and still succeeds: only a server answering nothing fails calls."""
+    coalescer: Coalescer
+
+    async def slow(ops: list[Op]) -> list[Any]:
+        for _ in range(3):
+            await asyncio.sleep(0.02)
+            coalescer.progress()
+        return [op.key for op in ops]  # type: ignore[union-attr]
+
+    coalescer = Coalescer(slow, max_running=1, max_ops=1, stall_timeout=0.1, on_stall=_Stalled)
+    keys = [str(i) for i in range(10)]
+    outcomes = await asyncio.gather(*(coalescer.submit([GetOp(("a",), k)]) for k in keys))
+    assert outcomes == [[k] for k in keys]

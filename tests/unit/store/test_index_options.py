@@ -18,7 +18,7 @@ BASE = {"dims": 8, "embed": HashingEmbeddings(8)}
     ("extra", "needle"),
     [
         ({"distance_type": "hamming"}, "distance_type"),
-        ({"ann_index_config": {"vector_type": "halfvec"}}, "halfvec"),
+        ({"ann_index_config": {"vector_type": "bit"}}, "'bit'"),
         ({"ann_index_config": {"kind": "ivfflat"}}, "ivfflat"),
         ({"ann_index_config": {"kind": "flat"}}, "flat"),
         ({"ann_index_config": {"nlist": 100}}, "nlist"),
@@ -32,6 +32,11 @@ def test_an_index_option_the_store_cannot_honour_is_rejected_by_name(
 ) -> None:
     with pytest.raises(ConfigurationError, match=needle):
         MemoryPrograms(index={**BASE, **extra})  # type: ignore[typeddict-item]
+
+
+def test_halfvec_is_accepted_and_kept() -> None:
+    store = MemoryPrograms(index={**BASE, "ann_index_config": {"vector_type": "halfvec"}})  # type: ignore[typeddict-unknown-key]
+    assert store.vector_type == "halfvec" and store.index_options.vector_type == "halfvec"
 
 
 def test_hnsw_parameters_from_ann_index_config_are_used() -> None:

@@ -283,3 +283,17 @@ def test_search_sql_uses_range_not_like() -> None:
         ).as_string(None)
         assert "LIKE" not in text and "i.ns >= %(ns_lo)s" in text
         assert ("<#>" in text) == (mode == "pgvector")
+
+
+def test_a_str_match_condition_path_is_one_label() -> None:
+    """LangGraph's suites pass ``MatchCondition("suffix", "public")``: one label, never a
+    sequence of one-character labels; a dotted str is refused as any dotted label is."""
+    from langgraph.store.base import ListNamespacesOp, MatchCondition
+
+    from langgraph_memory.errors import InvalidNamespaceError
+    from langgraph_memory.store.postgres._programs import _checked_list_op
+
+    op = _checked_list_op(ListNamespacesOp(match_conditions=[MatchCondition("suffix", "public")]))
+    assert op.match_conditions == (MatchCondition("suffix", ("public",)),)
+    with pytest.raises(InvalidNamespaceError, match="period"):
+        _checked_list_op(ListNamespacesOp(match_conditions=[MatchCondition("prefix", "a.b")]))

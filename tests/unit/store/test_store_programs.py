@@ -78,11 +78,11 @@ def test_bookkeeping_never_shares_a_transaction_with_the_batch() -> None:
     assert _sql.REFRESH_TTL not in sent and _sql.RECORD_ACCESS not in sent
 
 
-def test_writes_take_their_key_locks_first_deletes_included() -> None:
+def test_writes_take_their_namespace_locks_first_deletes_included() -> None:
     sent = drive(
         programs()._batch_program([PutOp(("a",), "x", None), PutOp(("a",), "n", {"content": "y"})])
     )
-    lock = sent.index(_sql.LOCK_KEYS)
+    lock = sent.index(_sql.LOCK_NAMESPACES)
     assert lock < min(i for i, q in enumerate(sent) if "DELETE FROM lgm_memory_items" in q)
     assert lock < min(i for i, q in enumerate(sent) if "INSERT INTO lgm_memory_items" in q)
 
