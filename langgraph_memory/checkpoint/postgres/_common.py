@@ -29,6 +29,7 @@ from psycopg import Cursor
 from psycopg.rows import DictRow
 from psycopg.types.json import Jsonb
 
+from langgraph_memory._internal.pgstate import server_state_error
 from langgraph_memory.checkpoint import _config, _guard, _values
 from langgraph_memory.checkpoint.postgres import _sql
 from langgraph_memory.errors import (
@@ -807,7 +808,9 @@ def translate_error(target: str, exc: BaseException) -> BaseException:
     * no pooled connection in time → :class:`BackendUnavailableError` (down or pool too small),
     * a dropped/refused connection → :class:`BackendUnavailableError` naming ``target``,
     * a missing table → :class:`MigrationError` telling to run ``setup()``,
-    * a pool that is not open → :class:`ConfigurationError`.
+    * a pool that is not open → :class:`ConfigurationError`,
+    * a refusal for the server's state (deadlock, timeouts, read-only standby, out of
+      resources, missing privilege) → ``_internal.pgstate.server_state_error``.
 
     Example:
         ```python
@@ -838,7 +841,8 @@ def translate_error(target: str, exc: BaseException) -> BaseException:
         )
     if is_connection_failure(exc):
         return BackendUnavailableError(unavailable_message(target, exc))
-    return exc
+    refusal = server_state_error(target, exc)
+    return exc if refusal is None else refusal
 
 
 def unavailable_message(target: str, exc: BaseException) -> str:

@@ -60,12 +60,7 @@ def _target_of(conn: Any) -> str:
     return _common.describe_target({"host": info.host, "port": info.port})
 
 
-_TRANSLATED = (
-    PoolTimeout,
-    psycopg.OperationalError,
-    psycopg.errors.UndefinedTable,
-    psycopg.errors.UndefinedFunction,
-)
+_TRANSLATED = (PoolTimeout, psycopg.Error)
 """Errors the connectors turn into ours (see ``_common.translate_error``)."""
 
 

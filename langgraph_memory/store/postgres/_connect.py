@@ -8,6 +8,7 @@ from typing import Any
 import psycopg
 from psycopg.rows import dict_row
 
+from langgraph_memory._internal.pgstate import server_state_error
 from langgraph_memory.checkpoint.postgres._common import (
     describe_target,
     is_connection_failure,
@@ -20,7 +21,6 @@ from langgraph_memory.errors import (
     ConfigurationError,
     InvalidValueError,
     MigrationError,
-    TransientError,
 )
 from langgraph_memory.store.postgres._types import PoolConfig
 
@@ -47,13 +47,6 @@ TRANSACTION_ATTEMPTS = 3
 (the store's own transactions take their locks in one order and cannot deadlock each
 other; a user's transaction on the same tables can still make the server pick ours)."""
 _RETRYABLE = frozenset({"40P01", "40001"})  # deadlock_detected, serialization_failure
-_TRANSIENT = {
-    "40P01": "a deadlock with another transaction",
-    "40001": "a serialization failure",
-    "40003": "an unknown transaction outcome",
-    "55P03": "a lock wait beyond lock_timeout",
-    "57014": "a cancelled statement (statement_timeout or a cancel request)",
-}
 _MISSING_SCHEMA = frozenset({"42P01", "42883"})  # undefined_table, undefined_function
 
 
@@ -128,6 +121,10 @@ def translate_error(target: str, exc: BaseException, conn: Any = None) -> BaseEx
       (:func:`connect_error`);
     * a deadlock or serialization failure (after the retries), a lock or statement
       timeout, a cancelled query → :class:`TransientError` (rolled back; safe to retry);
+      a read-only standby, a server out of resources or shutting down →
+      :class:`BackendUnavailableError`; a missing privilege → :class:`ConfigurationError`
+      (:func:`~langgraph_memory._internal.pgstate.server_state_error`, shared with the
+      savers);
     * a missing table or function of the store → :class:`MigrationError` (run ``setup()``);
     * a value the database refused (data exceptions, class 22; constraint violations,
       23; size limits, 54) → :class:`InvalidValueError`. The store checks values at the
@@ -148,12 +145,9 @@ def translate_error(target: str, exc: BaseException, conn: Any = None) -> BaseEx
         translated = connect_error(target, exc)
         return translated
     sqlstate = getattr(exc, "sqlstate", None) or ""
-    if sqlstate in _TRANSIENT:
-        return TransientError(
-            f"Postgres at {target} gave up on the call: {_TRANSIENT[sqlstate]} "
-            f"({sqlstate}: {_first_line(exc)}); it was rolled back, nothing was written, "
-            "and calling again is safe"
-        )
+    state = server_state_error(target, exc)
+    if state is not None:
+        return state
     if sqlstate in _MISSING_SCHEMA:
         return MigrationError(
             f"the memory store schema at {target} is missing or older than this package "
