@@ -31,8 +31,7 @@ UNAVAILABLE_STATES: dict[str, str] = {
     "25006": "is read-only (a standby, or default_transaction_read_only): point the DSN at "
     "the primary",
     "53": "is out of resources (disk, memory or connections): free them or raise its limits",
-    "57": "is shutting down or restarting (an administrator or a crash); the next call tries "
-    "again",
+    "57": "is shutting down or restarting (an administrator or a crash); the next call tries again",
 }
 """A server that cannot do the work now (SQLSTATE, or its two-character class)."""
 

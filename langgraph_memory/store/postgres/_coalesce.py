@@ -51,7 +51,8 @@ from __future__ import annotations
 
 import asyncio
 import collections
-from collections.abc import Awaitable, Callable, Sequence
+import contextlib
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 from langgraph.store.base import Op, PutOp, Result
@@ -160,6 +161,7 @@ class Coalescer:
         self.stall_timeout = stall_timeout
         self._on_stall = on_stall or (lambda queued: TimeoutError("no answer from the server"))
         self._progress_at = 0.0
+        self._local_work = 0
         self._queue: collections.deque[Unit] = collections.deque()
         self._waiting_ops = 0
         self._running = 0
@@ -182,6 +184,9 @@ class Coalescer:
             deadline = max(unit.queued_at, self._progress_at) + self.stall_timeout
             remaining = deadline - loop.time()
             if remaining <= 0 and not future.done():
+                if self._local_work:  # embedding: the clock restarts when it ends
+                    self.progress()
+                    continue
                 return self._stalled(unit)
             try:
                 done, _ = await asyncio.wait({future}, timeout=max(remaining, 0))
@@ -194,6 +199,17 @@ class Coalescer:
     def progress(self) -> None:
         """The server answered a request: calls waiting behind it get ``stall_timeout`` more."""
         self._progress_at = asyncio.get_running_loop().time()
+
+    @contextlib.contextmanager
+    def local_work(self) -> Iterator[None]:
+        """Work of a drain that waits on no server (embedding a batch): while any runs, no
+        stall is counted -- a slow embedder on a busy machine is not a frozen database."""
+        self._local_work += 1
+        try:
+            yield
+        finally:
+            self._local_work -= 1
+            self.progress()
 
     def _stalled(self, unit: Unit) -> list[Result]:
         queued = unit in self._queue

@@ -249,11 +249,13 @@ class AsyncPostgresMemoryStore(MemoryStoreCore):
             while True:
                 reply: Any
                 if isinstance(request, EmbedDocuments):
-                    reply = await self.embeddings.aembed_documents(request.texts)
+                    with self._coalescer.local_work():  # the embedder, not the server
+                        reply = await self.embeddings.aembed_documents(request.texts)
                 elif isinstance(request, EmbedQueries):
-                    reply = await asyncio.gather(
-                        *(self.embeddings.aembed_query(text) for text in request.texts)
-                    )
+                    with self._coalescer.local_work():
+                        reply = await asyncio.gather(
+                            *(self.embeddings.aembed_query(text) for text in request.texts)
+                        )
                 else:
                     if conn is None or cursor is None:
                         conn = await stack.enter_async_context(self._connection())

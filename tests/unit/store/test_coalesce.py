@@ -152,3 +152,27 @@ async def test_a_long_queue_behind_a_working_server_waits_and_never_stalls() -> 
     keys = [str(i) for i in range(10)]
     outcomes = await asyncio.gather(*(coalescer.submit([GetOp(("a",), k)]) for k in keys))
     assert outcomes == [[k] for k in keys]
+
+
+async def test_a_slow_embedder_is_not_a_frozen_server() -> None:
+    """A batch whose embedding alone takes several stall timeouts (a loaded machine, a big
+    batch) succeeds, and so do the calls queued behind it; a server that answers nothing
+    after the embedding still fails them."""
+    coalescer: Coalescer
+    hang = asyncio.Event()
+
+    async def embed_then_write(ops: list[Op]) -> list[Any]:
+        with coalescer.local_work():
+            await asyncio.sleep(0.5)  # 5 stall timeouts of embedding
+        if any(getattr(op, "key", "") == "hang" for op in ops):
+            await hang.wait()  # the database never answers
+        return [op.key for op in ops]  # type: ignore[union-attr]
+
+    coalescer = Coalescer(
+        embed_then_write, max_running=1, max_ops=1, stall_timeout=0.1, on_stall=_Stalled
+    )
+    outcomes = await asyncio.gather(*(coalescer.submit([GetOp(("a",), k)]) for k in "xy"))
+    assert outcomes == [["x"], ["y"]]
+    with pytest.raises(_Stalled):
+        await asyncio.wait_for(coalescer.submit([GetOp(("a",), "hang")]), timeout=5)
+    hang.set()
