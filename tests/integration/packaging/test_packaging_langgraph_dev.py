@@ -89,7 +89,7 @@ def test_platform_factories_and_their_examples_on_real_services(
     """The docstring examples of ``langgraph_memory.graphs.platform``, on the database and
     Redis the environment names (the factories read nothing else)."""
     from langgraph_memory.graphs import platform
-    from tests.unit.middleware.test_middleware_properties import examples
+    from tests.docexamples import examples
 
     monkeypatch.setenv("LANGGRAPH_MEMORY_POSTGRES_URI", postgres_dsn)
     monkeypatch.setenv("LANGGRAPH_MEMORY_REDIS_URL", redis_url)

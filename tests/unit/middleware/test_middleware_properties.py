@@ -10,8 +10,6 @@ system message, first (what every provider accepts).
 
 from __future__ import annotations
 
-import re
-import textwrap
 from types import ModuleType
 from typing import Any
 
@@ -43,6 +41,7 @@ from langgraph_memory.middleware import MemoryMiddleware, SummaryMiddleware
 from langgraph_memory.middleware._core import lift_blocks, summary_rewrite
 from langgraph_memory.middleware.react import llm_input
 from langgraph_memory.nodes import MEMORY_BLOCK_ID, SUMMARY_BLOCK_ID
+from tests.docexamples import examples
 from tests.unit.middleware.middleware_support import (
     memory_agent,
     mentions_memory_block,
@@ -183,21 +182,6 @@ DOC_MODULES = [
     graphs_memory_agent,
     graphs_tools_agent,
 ]
-
-
-def examples(module: ModuleType) -> list[tuple[str, str]]:
-    """``(name, code)`` of every ```python example in the module and its own objects."""
-    found: list[tuple[str, str]] = []
-    owners: list[Any] = [module]
-    for value in vars(module).values():
-        if getattr(value, "__module__", None) == module.__name__:
-            owners.append(value)
-            owners.extend(v for v in vars(value).values() if callable(v) or isinstance(v, property))
-    for owner in owners:
-        doc = getattr(owner, "__doc__", None) or ""
-        for code in re.findall(r"```python\n(.*?)```", doc, re.S):
-            found.append((getattr(owner, "__qualname__", module.__name__), textwrap.dedent(code)))
-    return found
 
 
 @pytest.mark.parametrize(

@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import importlib
 import math
-import pkgutil
-import re
 import textwrap
 from datetime import datetime, timezone
 from typing import Any
@@ -53,6 +51,7 @@ from langgraph_memory.nodes import (
 from langgraph_memory.nodes._messages import count_tokens, memory_line
 from langgraph_memory.nodes.tools import _bad_importance
 from langgraph_memory.offline import tool_call_message
+from tests.docexamples import examples, package_modules
 
 CONFIG: Any = {"configurable": {"user_id": "u1", "thread_id": "t1"}}
 NS = ("memories", "u1")
@@ -550,27 +549,9 @@ def test_turn_embeddings_embed_each_turn_once() -> None:
 
 # -- docstring examples of the episodes package run ----------------------------------------------
 def _examples() -> list[tuple[str, str]]:
-    found: list[tuple[str, str]] = []
-    modules = (
-        [episodes_pkg.__name__]
-        + [
-            f"{episodes_pkg.__name__}.{info.name}"
-            for info in pkgutil.iter_modules(episodes_pkg.__path__)
-        ]
-        + ["langgraph_memory.nodes._blend"]
-    )
-    for name in modules:
-        module = importlib.import_module(name)
-        docs = [module.__doc__ or ""]
-        for value in vars(module).values():
-            if getattr(value, "__module__", None) == module.__name__:
-                docs.append(value.__doc__ or "")
-                for member in vars(value).values() if isinstance(value, type) else []:
-                    docs.append(getattr(member, "__doc__", None) or "")
-        for doc in docs:
-            for block in re.findall(r"```python\n(.*?)```", doc, re.DOTALL):
-                found.append((module.__name__, block))
-    return found
+    blend = importlib.import_module("langgraph_memory.nodes._blend")
+    modules = [*package_modules(episodes_pkg), blend]
+    return [(module.__name__, code) for module in modules for _, code in examples(module)]
 
 
 EXAMPLES = _examples()

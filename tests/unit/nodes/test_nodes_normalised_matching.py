@@ -6,7 +6,6 @@ asks)."""
 from __future__ import annotations
 
 import importlib
-import pkgutil
 import re
 import unicodedata
 from datetime import datetime, timezone
@@ -24,6 +23,7 @@ from langgraph_memory.extraction.types import (
     ExistingMemory,
     MemoryCandidate,
 )
+from tests.docexamples import examples, package_modules
 
 NOW = datetime(2026, 11, 29, tzinfo=timezone.utc)
 FAST = settings(max_examples=300, deadline=None, database=None)
@@ -226,19 +226,8 @@ def test_a_repeat_never_swallows_a_change_of_name_in_any_script(
 
 # -- every docstring example of the extraction package runs ---------------------------------
 def _examples() -> list[tuple[str, str]]:
-    found: list[tuple[str, str]] = []
-    for info in pkgutil.iter_modules(extraction.__path__):
-        module = importlib.import_module(f"{extraction.__name__}.{info.name}")
-        docs = [module.__doc__ or ""]
-        for value in vars(module).values():
-            if getattr(value, "__module__", None) == module.__name__:
-                docs.append(value.__doc__ or "")
-                for member in vars(value).values() if isinstance(value, type) else []:
-                    docs.append(getattr(member, "__doc__", None) or "")
-        for doc in docs:
-            for block in re.findall(r"```python\n(.*?)```", doc, re.DOTALL):
-                found.append((module.__name__, block))
-    return found
+    modules = package_modules(extraction)
+    return [(module.__name__, code) for module in modules for _, code in examples(module)]
 
 
 EXAMPLES = _examples()
