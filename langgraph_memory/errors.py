@@ -18,6 +18,8 @@ Example:
 
 from __future__ import annotations
 
+import asyncio
+
 from langgraph.store.base import InvalidNamespaceError as _LangGraphInvalidNamespaceError
 
 __all__ = [
@@ -33,6 +35,7 @@ __all__ = [
     "LeaseLostError",
     "MigrationError",
     "StaleWriteError",
+    "SyncCallOnEventLoopError",
     "ThreadBusyError",
     "TransientError",
 ]
@@ -60,6 +63,13 @@ class InvalidNamespaceError(LangGraphMemoryError, _LangGraphInvalidNamespaceErro
     Also LangGraph's own ``langgraph.store.base.InvalidNamespaceError`` (a ``ValueError``),
     so code written against LangGraph's stores catches it unchanged.
     """
+
+
+class SyncCallOnEventLoopError(ConfigurationError, asyncio.InvalidStateError):
+    """A synchronous method of an async saver or store was called on its own event loop
+    (it would block the loop it needs); use the ``a*`` method there, or call the sync one
+    from another thread. Also an ``asyncio.InvalidStateError``, as LangGraph's async
+    classes raise, so code written against them catches it unchanged."""
 
 
 class TransientError(LangGraphMemoryError, RuntimeError):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import AsyncIterator, Coroutine, Mapping, Sequence
+from collections.abc import AsyncIterator, Coroutine, Iterator, Mapping, Sequence
 from contextlib import asynccontextmanager, suppress
 from datetime import timedelta
 from typing import Any, TypeVar
@@ -36,7 +36,7 @@ from langgraph_memory.checkpoint.postgres._connect import (
 )
 from langgraph_memory.checkpoint.postgres._retention import SweepResult
 from langgraph_memory.checkpoint.postgres.lease import AsyncPostgresLeaseBackend
-from langgraph_memory.errors import ConfigurationError
+from langgraph_memory.errors import ConfigurationError, SyncCallOnEventLoopError
 
 __all__ = ["AsyncPostgresSaver"]
 
@@ -414,15 +414,68 @@ class AsyncPostgresSaver(_OfficialAsyncPostgresSaver):
 
     def _bridge(self, coro: Coroutine[Any, Any, R]) -> R:
         try:
-            if asyncio.get_running_loop() is self.loop:
-                coro.close()
-                raise asyncio.InvalidStateError(
-                    "Synchronous calls to AsyncPostgresSaver are only allowed from another "
-                    "thread; on the event loop use the async method (e.g. `await saver.asweep()`)."
-                )
+            running: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
         except RuntimeError:
-            pass
+            running = None
+        if running is self.loop or not self.loop.is_running():
+            coro.close()
+            raise SyncCallOnEventLoopError(
+                "AsyncPostgresSaver's sync methods only work from a thread other than the "
+                "event loop the saver was created on, while that loop runs; on the loop use "
+                "the async methods (ainvoke/astream, `await saver.aget_tuple(...)`), or use "
+                "PostgresSaver"
+            )
         return asyncio.run_coroutine_threadsafe(coro, self.loop).result()
+
+    def get_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
+        """Sync bridge to :meth:`aget_tuple` (call from a non-loop thread)."""
+        return self._bridge(self.aget_tuple(config))
+
+    def list(
+        self,
+        config: RunnableConfig | None,
+        *,
+        filter: dict[str, Any] | None = None,
+        before: RunnableConfig | None = None,
+        limit: int | None = None,
+    ) -> Iterator[CheckpointTuple]:
+        """Sync bridge to :meth:`alist` (call from a non-loop thread)."""
+
+        async def collect() -> list[CheckpointTuple]:
+            found = self.alist(config, filter=filter, before=before, limit=limit)
+            return [item async for item in found]
+
+        return iter(self._bridge(collect()))
+
+    def put(
+        self,
+        config: RunnableConfig,
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
+    ) -> RunnableConfig:
+        """Sync bridge to :meth:`aput` (call from a non-loop thread)."""
+        return self._bridge(self.aput(config, checkpoint, metadata, new_versions))
+
+    def put_writes(
+        self,
+        config: RunnableConfig,
+        writes: Sequence[tuple[str, Any]],
+        task_id: str,
+        task_path: str = "",
+    ) -> None:
+        """Sync bridge to :meth:`aput_writes` (call from a non-loop thread)."""
+        self._bridge(self.aput_writes(config, writes, task_id, task_path))
+
+    def delete_thread(self, thread_id: str) -> None:
+        """Sync bridge to :meth:`adelete_thread` (call from a non-loop thread)."""
+        self._bridge(self.adelete_thread(thread_id))
+
+    def get_delta_channel_history(
+        self, *, config: RunnableConfig, channels: Sequence[str]
+    ) -> Mapping[str, DeltaChannelHistory]:
+        """Sync bridge to :meth:`aget_delta_channel_history` (call from a non-loop thread)."""
+        return self._bridge(self.aget_delta_channel_history(config=config, channels=channels))
 
     def copy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
         """Sync bridge to :meth:`acopy_thread` (call from a non-loop thread)."""

@@ -38,7 +38,10 @@ from langgraph_memory.checkpoint.redis._base import (
 )
 from langgraph_memory.checkpoint.redis._scripts import SCRIPTS
 from langgraph_memory.checkpoint.redis.lease import AsyncRedisLeaseBackend
-from langgraph_memory.errors import ConfigurationError, InvalidConnectionStringError
+from langgraph_memory.errors import (
+    InvalidConnectionStringError,
+    SyncCallOnEventLoopError,
+)
 
 __all__ = ["AsyncRedisSaver", "BoundedAsyncRedisCluster"]
 
@@ -328,7 +331,7 @@ class AsyncRedisSaver(BaseRedisSaver):
             running = None
         if loop is None or running is loop or not loop.is_running():
             coro.close()
-            raise ConfigurationError(
+            raise SyncCallOnEventLoopError(
                 "AsyncRedisSaver's sync methods only work from a thread other than the event "
                 "loop the saver was created on; use the async methods (ainvoke/astream) or "
                 "RedisSaver"

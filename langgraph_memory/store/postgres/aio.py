@@ -14,7 +14,7 @@ from langgraph.store.base import IndexConfig, Op, Result, TTLConfig
 from psycopg.conninfo import conninfo_to_dict
 from psycopg_pool import AsyncConnectionPool, PoolTimeout
 
-from langgraph_memory.errors import BackendUnavailableError
+from langgraph_memory.errors import BackendUnavailableError, SyncCallOnEventLoopError
 from langgraph_memory.retrieval import RetrievalConfig
 from langgraph_memory.store.postgres._coalesce import Coalescer
 from langgraph_memory.store.postgres._connect import (
@@ -51,7 +51,8 @@ class AsyncPostgresMemoryStore(MemoryStoreCore):
 
     Use the ``a*`` methods from the event loop. The sync methods work from other
     threads (they are scheduled on the store's loop); called on the loop itself they
-    raise ``asyncio.InvalidStateError`` instead of deadlocking.
+    raise ``SyncCallOnEventLoopError`` (also an ``asyncio.InvalidStateError``) instead
+    of deadlocking.
 
     Example:
         ```python
@@ -285,14 +286,14 @@ class AsyncPostgresMemoryStore(MemoryStoreCore):
         except RuntimeError:
             running = None
         if running is not None:
-            raise asyncio.InvalidStateError(
+            raise SyncCallOnEventLoopError(
                 "synchronous calls on AsyncPostgresMemoryStore would block the event loop; "
                 "use the async methods (asetup, aget, aput, asearch, ...) or PostgresMemoryStore"
             )
 
     def _store_loop(self) -> asyncio.AbstractEventLoop:
         if self._loop is None or not self._loop.is_running():
-            raise asyncio.InvalidStateError(
+            raise SyncCallOnEventLoopError(
                 "AsyncPostgresMemoryStore's event loop is not running; call the async "
                 "methods from that loop, or use PostgresMemoryStore in synchronous code"
             )
