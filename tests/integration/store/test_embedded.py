@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -19,14 +20,19 @@ def test_second_process_reuses_the_running_server(embedded_server: EmbeddedPostg
         "import sys; from langgraph_memory.embedded import EmbeddedPostgres; "
         "server = EmbeddedPostgres(sys.argv[1]); print(server.start()); server.stop()"
     )
+    # as in a container: no XDG_RUNTIME_DIR, and a warning would be an error (platformdirs
+    # warned about it on every start, printed to every user of the embedded server)
+    env = {k: v for k, v in os.environ.items() if k != "XDG_RUNTIME_DIR"}
     result = subprocess.run(
-        [sys.executable, "-c", code, str(embedded_server.home)],
+        [sys.executable, "-W", "error::UserWarning", "-c", code, str(embedded_server.home)],
         capture_output=True,
         text=True,
         timeout=120,
         check=True,
+        env=env,
     )
     assert result.stdout.strip().splitlines()[-1] == embedded_server.dsn()
+    assert "Warning" not in result.stderr
     # the other process released its handle; ours keeps the server up
     with psycopg.connect(embedded_server.dsn(), autocommit=True) as conn:
         conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
