@@ -21,6 +21,7 @@ from langgraph_memory.errors import (
     InvalidConnectionStringError,
     StaleWriteError,
     ThreadBusyError,
+    TransientError,
 )
 from langgraph_memory.lease._protocol import FENCE_CONFIG_KEY
 
@@ -402,8 +403,19 @@ def test_translate_error_maps_backend_failures() -> None:
         "db:1", psycopg.errors.UndefinedTable('relation "lgm_thread_activity" does not exist')
     )
     assert isinstance(missing, MigrationError) and "setup()" in str(missing)
-    query_error = psycopg.errors.SerializationFailure("could not serialize")
-    assert _common.translate_error("db:1", query_error) is query_error
+    serialization = psycopg.errors.SerializationFailure("could not serialize")
+    transient = _common.translate_error("db:1", serialization)
+    assert isinstance(transient, TransientError) and "safe" in str(transient)
+    read_only = _common.translate_error(
+        "db:1", psycopg.errors.ReadOnlySqlTransaction("cannot execute INSERT")
+    )
+    assert isinstance(read_only, BackendUnavailableError) and "primary" in str(read_only)
+    privilege = _common.translate_error(
+        "db:1", psycopg.errors.InsufficientPrivilege("permission denied for table checkpoints")
+    )
+    assert isinstance(privilege, ConfigurationError) and "GRANT" in str(privilege)
+    ours_to_fix = psycopg.errors.InvalidTextRepresentation("bad input")  # a bug of ours: as is
+    assert _common.translate_error("db:1", ours_to_fix) is ours_to_fix
 
 
 def test_subgraph_call_namespaces_go_with_their_dropped_root_checkpoint() -> None:
