@@ -38,6 +38,7 @@ run_valkey() {
     tests/integration/redis/test_redis_saver_storage.py \
     tests/reliability/test_rel_faults_redis.py \
     tests/reliability/test_rel_frozen_redis.py \
+    tests/reliability/test_rel_redis_refusals.py \
     tests/reliability/test_rel_saver_hostile.py -m redis
 }
 
@@ -61,7 +62,8 @@ sys.exit(0 if V(redis.__version__) == V('$floor') else f'redis {redis.__version_
     tests/unit/redis \
     tests/integration/redis \
     tests/conformance/test_redis_conformance.py \
-    tests/reliability/test_rel_frozen_redis.py
+    tests/reliability/test_rel_frozen_redis.py \
+    tests/reliability/test_rel_redis_refusals.py
 }
 
 for step in ${steps[*]}; do
