@@ -36,7 +36,7 @@ import math
 import uuid
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypedDict
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import (
@@ -61,6 +61,8 @@ __all__ = [
     "MAX_THREAD_ID_BYTES",
     "PRUNE_STRATEGIES",
     "CheckedPut",
+    "ThreadTTL",
+    "ThreadTTLConfig",
     "checked_before",
     "checked_channels",
     "checked_fence_token",
@@ -212,6 +214,70 @@ def checked_ids(values: object, what: str = "thread_ids") -> list[str]:
     if what == "thread_ids":
         return [checked_thread_id(item) for item in values]
     return [checked_text(item, what[:-1]) for item in values]
+
+
+class ThreadTTLConfig(TypedDict, total=False):
+    """The ``ttl=`` option of every saver: a thread's lifetime in minutes (the shape of
+    LangGraph's ``TTLConfig`` and of ``langgraph-checkpoint-redis``).
+
+    Attributes:
+        default_ttl: Minutes a thread lives after its last write (every key of the thread).
+        refresh_on_read: Also restart the countdown when the thread is read.
+    """
+
+    default_ttl: float
+    refresh_on_read: bool
+
+
+@dataclass(frozen=True)
+class ThreadTTL:
+    """A saver's normalised ``ttl=``: milliseconds (0 = never expire), whether reads refresh it."""
+
+    ttl_ms: int = 0
+    refresh_on_read: bool = False
+
+    @classmethod
+    def from_option(cls, option: ThreadTTLConfig | Mapping[str, Any] | None) -> ThreadTTL:
+        """Validate the user's ``ttl=`` option."""
+        if option is None:
+            return cls()
+        if not isinstance(option, Mapping):
+            raise ConfigurationError(
+                "ttl must be a dict like {'default_ttl': 60, 'refresh_on_read': True} "
+                f"(minutes), got {option!r}"
+            )
+        unknown = set(option) - {"default_ttl", "refresh_on_read"}
+        if unknown:
+            raise ConfigurationError(
+                f"unknown ttl option(s) {sorted(unknown)}; use 'default_ttl' (minutes) and "
+                "'refresh_on_read' (bool)"
+            )
+        minutes = option.get("default_ttl")
+        if minutes is None:
+            return cls(refresh_on_read=bool(option.get("refresh_on_read", False)))
+        if (
+            isinstance(minutes, bool)
+            or not isinstance(minutes, (int, float))
+            or not math.isfinite(minutes)
+            or minutes <= 0
+        ):
+            raise ConfigurationError(
+                f"ttl['default_ttl'] must be a positive number of minutes, got {minutes!r}"
+            )
+        return cls(
+            ttl_ms=max(1, round(minutes * 60_000)),
+            refresh_on_read=bool(option.get("refresh_on_read", False)),
+        )
+
+    @property
+    def arg(self) -> str:
+        """The TTL as a script argument ('0' = none)."""
+        return str(self.ttl_ms)
+
+    @property
+    def read_arg(self) -> str:
+        """The TTL a read applies ('0' unless ``refresh_on_read``)."""
+        return str(self.ttl_ms) if self.refresh_on_read else "0"
 
 
 PRUNE_STRATEGIES = ("keep_latest", "keep_last", "delete")

@@ -11,10 +11,10 @@ planning and retention programs live in ``_retention.py``.
 from __future__ import annotations
 
 import os
-from collections.abc import Generator, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
-from typing import Any, Generic, TypedDict, TypeVar
+from typing import Any, TypedDict, TypeVar
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import (
@@ -25,11 +25,18 @@ from langgraph.checkpoint.base import (
 )
 from langgraph.checkpoint.postgres.base import BasePostgresSaver
 from langgraph.checkpoint.serde.types import _DeltaSnapshot
-from psycopg import Cursor
-from psycopg.rows import DictRow
 from psycopg.types.json import Jsonb
 
 from langgraph_memory._internal.pgstate import server_state_error
+from langgraph_memory._pg.program import (
+    Finished,
+    Program,
+    Rows,
+    Stmt,
+    finish_alone,
+    run_program,
+    start,
+)
 from langgraph_memory.checkpoint import _config, _guard, _values
 from langgraph_memory.checkpoint.postgres import _sql
 from langgraph_memory.errors import (
@@ -42,6 +49,8 @@ from langgraph_memory.errors import (
 __all__ = [
     "Finished",
     "PoolConfig",
+    "Program",
+    "Rows",
     "Stmt",
     "check_verdict",
     "copy_thread_program",
@@ -83,116 +92,6 @@ MIGRATION_LOCK_POLL = 0.05
 
 SWEEP_BATCH = 500
 """Threads handled per sweep statement."""
-
-
-@dataclass(frozen=True)
-class Stmt:
-    """One statement of a program.
-
-    Attributes:
-        sql: The SQL text (``%s`` placeholders).
-        params: Parameters; for ``many=True`` a sequence of parameter rows.
-        fetch: Send the result rows back into the program.
-        many: Run with ``executemany``.
-        prepare: Passed to ``cursor.execute`` (``None``: the connection's threshold).
-        alone: The statement is the program's only one and atomic by itself: if it comes
-            first, the connector runs it in autocommit (its own implicit transaction, one
-            round trip, no ``BEGIN``/``COMMIT``); the program must then end.
-    """
-
-    sql: str
-    params: Sequence[Any] = ()
-    fetch: bool = False
-    many: bool = False
-    prepare: bool | None = None
-    alone: bool = False
-
-
-Rows = list[DictRow]
-Program = Generator[Stmt, Rows, T]
-
-
-def run_program(cur: Cursor[DictRow], program: Program[T], first: Stmt | None = None) -> T:
-    """Execute ``program`` on a sync cursor and return its result.
-
-    Args:
-        cur: The cursor (the caller owns the transaction).
-        program: The program.
-        first: The program's first statement if the caller already took it with ``next``.
-
-    Example:
-        ```python
-        def one() -> Program[int]:
-            rows = yield Stmt("SELECT 1 AS x", fetch=True)
-            return int(rows[0]["x"])
-
-        # run_program(cursor, one()) == 1
-        ```
-    """
-    try:
-        stmt = next(program) if first is None else first
-        while True:
-            if stmt.many:
-                cur.executemany(stmt.sql, stmt.params)
-                rows: Rows = []
-            else:
-                cur.execute(stmt.sql, stmt.params, prepare=stmt.prepare)
-                rows = cur.fetchall() if stmt.fetch else []
-            stmt = program.send(rows)
-    except StopIteration as stop:
-        result: T = stop.value
-        return result
-
-
-@dataclass(frozen=True, slots=True)
-class Finished(Generic[T]):
-    """The result of a program that ended before yielding any statement."""
-
-    value: T
-
-
-def start(program: Program[T]) -> Stmt | Finished[T]:
-    """A program's first statement, or its result if it yields none.
-
-    Example:
-        ```python
-        def nothing() -> Program[int]:
-            return 7
-            yield Stmt("SELECT 1")
-
-        assert start(nothing()) == Finished(7)
-        ```
-    """
-    try:
-        return next(program)
-    except StopIteration as stop:
-        return Finished(stop.value)
-
-
-def finish_alone(program: Program[T], rows: Rows) -> T:
-    """Send the rows of a program's ``alone`` statement back and return its result.
-
-    Raises:
-        RuntimeError: The program yielded another statement after an ``alone`` one.
-
-    Example:
-        ```python
-        def one() -> Program[int]:
-            rows = yield Stmt("SELECT 1 AS x", fetch=True, alone=True)
-            return int(rows[0]["x"])
-
-        program = one()
-        next(program)
-        assert finish_alone(program, [{"x": 1}]) == 1
-        ```
-    """
-    try:
-        stmt = program.send(rows)
-    except StopIteration as stop:
-        result: T = stop.value
-        return result
-    program.close()
-    raise RuntimeError(f"a program yielded {stmt.sql[:40]!r} after an 'alone' statement")
 
 
 # --------------------------------------------------------------------------- configuration
@@ -602,8 +501,8 @@ def put_program(
             return
         guard = _sql.write_guard(reused)
         check_verdict(write, (yield Stmt(guard, write.params, fetch=True)))
-        for start in range(0, blobs, limit):
-            chunk = blob_params[2 + 4 * start : 2 + 4 * min(blobs, start + limit)]
+        for at in range(0, blobs, limit):
+            chunk = blob_params[2 + 4 * at : 2 + 4 * min(blobs, at + limit)]
             yield Stmt(_sql.put_blobs(len(chunk) // 4), (thread_id, checkpoint_ns, *chunk))
         yield Stmt(_sql.put_checkpoint(0, guarded=False), (thread_id, *row))
 
@@ -679,8 +578,8 @@ def put_writes_program(
             return
         guard = _sql.write_guard(0, parent=False)
         check_verdict(write, (yield Stmt(guard, write.lease_params, fetch=True)))
-        for start in range(0, len(rows), limit):
-            chunk = rows[start : start + limit]
+        for at in range(0, len(rows), limit):
+            chunk = rows[at : at + limit]
             sql = _sql.put_writes(len(chunk), upsert=upsert, guarded=False)
             yield Stmt(sql, [p for row in chunk for p in row])
 

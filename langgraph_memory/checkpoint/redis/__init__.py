@@ -19,7 +19,7 @@ Example:
 
 from __future__ import annotations
 
-from langgraph_memory.checkpoint.redis._base import RedisTTLConfig
+from langgraph_memory.checkpoint._config import ThreadTTLConfig
 from langgraph_memory.checkpoint.redis.aio import AsyncRedisSaver
 from langgraph_memory.checkpoint.redis.lease import AsyncRedisLeaseBackend, RedisLeaseBackend
 from langgraph_memory.checkpoint.redis.saver import RedisSaver
@@ -29,5 +29,5 @@ __all__ = [
     "AsyncRedisSaver",
     "RedisLeaseBackend",
     "RedisSaver",
-    "RedisTTLConfig",
+    "ThreadTTLConfig",
 ]

@@ -8,20 +8,19 @@ all of the logic here and differ by ``await``.
 
 Example:
     ```python
-    from langgraph_memory.checkpoint.redis._base import RedisTTL
+    from langgraph_memory.checkpoint._config import ThreadTTL
 
-    ttl = RedisTTL.from_option({"default_ttl": 60, "refresh_on_read": True})
+    ttl = ThreadTTL.from_option({"default_ttl": 60, "refresh_on_read": True})
     assert ttl.ttl_ms == 3_600_000 and ttl.refresh_on_read
     ```
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Generator, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, TypeAlias, TypedDict, TypeVar
+from typing import Any, TypeAlias, TypeVar
 from urllib.parse import urlsplit
 
 from langchain_core.runnables import RunnableConfig
@@ -38,6 +37,7 @@ from redis import exceptions as redis_errors
 from redis.cluster import RedisCluster
 
 from langgraph_memory.checkpoint import _config, _guard
+from langgraph_memory.checkpoint._config import ThreadTTL, ThreadTTLConfig
 from langgraph_memory.checkpoint.redis import _codec, _keys
 from langgraph_memory.checkpoint.redis._scripts import (
     BUSY_ERROR_MARK,
@@ -63,8 +63,6 @@ __all__ = [
     "Command",
     "Emit",
     "Plan",
-    "RedisTTL",
-    "RedisTTLConfig",
     "WriteContext",
     "check_server_version",
     "client_defaults",
@@ -79,69 +77,6 @@ _PAGE = 64
 _THREAD_BATCH = 100
 _KEYS_CACHE_SIZE = 1024
 T = TypeVar("T")
-
-
-class RedisTTLConfig(TypedDict, total=False):
-    """TTL option of the Redis savers (same shape as ``langgraph-checkpoint-redis``).
-
-    Attributes:
-        default_ttl: Minutes a thread lives after its last write (every key of the thread).
-        refresh_on_read: Also restart the countdown when the thread is read.
-    """
-
-    default_ttl: float
-    refresh_on_read: bool
-
-
-@dataclass(frozen=True)
-class RedisTTL:
-    """Normalised TTL: milliseconds (0 = never expire) and whether reads refresh it."""
-
-    ttl_ms: int = 0
-    refresh_on_read: bool = False
-
-    @classmethod
-    def from_option(cls, option: RedisTTLConfig | Mapping[str, Any] | None) -> RedisTTL:
-        """Validate the user's ``ttl=`` option."""
-        if option is None:
-            return cls()
-        if not isinstance(option, Mapping):
-            raise ConfigurationError(
-                "ttl must be a dict like {'default_ttl': 60, 'refresh_on_read': True} "
-                f"(minutes), got {option!r}"
-            )
-        unknown = set(option) - {"default_ttl", "refresh_on_read"}
-        if unknown:
-            raise ConfigurationError(
-                f"unknown ttl option(s) {sorted(unknown)}; use 'default_ttl' (minutes) and "
-                "'refresh_on_read' (bool)"
-            )
-        minutes = option.get("default_ttl")
-        if minutes is None:
-            return cls(refresh_on_read=bool(option.get("refresh_on_read", False)))
-        if (
-            isinstance(minutes, bool)
-            or not isinstance(minutes, (int, float))
-            or not math.isfinite(minutes)
-            or minutes <= 0
-        ):
-            raise ConfigurationError(
-                f"ttl['default_ttl'] must be a positive number of minutes, got {minutes!r}"
-            )
-        return cls(
-            ttl_ms=max(1, round(minutes * 60_000)),
-            refresh_on_read=bool(option.get("refresh_on_read", False)),
-        )
-
-    @property
-    def arg(self) -> str:
-        """The TTL as a script argument ('0' = none)."""
-        return str(self.ttl_ms)
-
-    @property
-    def read_arg(self) -> str:
-        """The TTL a read applies ('0' unless ``refresh_on_read``)."""
-        return str(self.ttl_ms) if self.refresh_on_read else "0"
 
 
 @dataclass(frozen=True)
@@ -458,7 +393,7 @@ class BaseRedisSaver(BaseCheckpointSaver[str]):
         client: Any,
         *,
         prefix: str = "lgm",
-        ttl: RedisTTLConfig | Mapping[str, Any] | None = None,
+        ttl: ThreadTTLConfig | Mapping[str, Any] | None = None,
         keep_last: int | None = None,
         serde: SerializerProtocol | None = None,
     ) -> None:
@@ -472,7 +407,7 @@ class BaseRedisSaver(BaseCheckpointSaver[str]):
             _config.checked_keep_last(keep_last)
         self._client = client
         self.prefix = _keys.validate_prefix(prefix)
-        self.ttl = RedisTTL.from_option(ttl)
+        self.ttl = ThreadTTL.from_option(ttl)
         self.keep_last = keep_last
         self.is_cluster = _is_cluster(client)
         self.where = describe_client(client)

@@ -23,6 +23,7 @@ from redis.asyncio.cluster import RedisCluster as AsyncRedisCluster
 from redis.exceptions import NoScriptError
 
 from langgraph_memory.checkpoint import _config
+from langgraph_memory.checkpoint._config import ThreadTTLConfig
 from langgraph_memory.checkpoint.redis import _codec, _keys
 from langgraph_memory.checkpoint.redis._base import (
     CLUSTER_RETRIED_ERRORS,
@@ -30,7 +31,6 @@ from langgraph_memory.checkpoint.redis._base import (
     Command,
     Emit,
     Plan,
-    RedisTTLConfig,
     client_defaults,
     client_url_options,
     translate_errors,
@@ -86,7 +86,7 @@ class AsyncRedisSaver(BaseRedisSaver):
         client: AsyncRedis | AsyncRedisCluster,
         *,
         prefix: str = "lgm",
-        ttl: RedisTTLConfig | Mapping[str, Any] | None = None,
+        ttl: ThreadTTLConfig | Mapping[str, Any] | None = None,
         keep_last: int | None = None,
         serde: SerializerProtocol | None = None,
     ) -> None:
@@ -103,7 +103,7 @@ class AsyncRedisSaver(BaseRedisSaver):
         url: str,
         *,
         prefix: str = "lgm",
-        ttl: RedisTTLConfig | Mapping[str, Any] | None = None,
+        ttl: ThreadTTLConfig | Mapping[str, Any] | None = None,
         keep_last: int | None = None,
         serde: SerializerProtocol | None = None,
         cluster: bool = False,

@@ -24,6 +24,7 @@ from redis.cluster import RedisCluster
 from redis.exceptions import NoScriptError
 
 from langgraph_memory.checkpoint import _config
+from langgraph_memory.checkpoint._config import ThreadTTLConfig
 from langgraph_memory.checkpoint._threaded import ThreadedAsyncMethods
 from langgraph_memory.checkpoint.redis import _codec, _keys
 from langgraph_memory.checkpoint.redis._base import (
@@ -34,7 +35,6 @@ from langgraph_memory.checkpoint.redis._base import (
     Command,
     Emit,
     Plan,
-    RedisTTLConfig,
     client_defaults,
     client_url_options,
     translate_errors,
@@ -88,7 +88,7 @@ class RedisSaver(ThreadedAsyncMethods, BaseRedisSaver):
         client: Redis | RedisCluster,
         *,
         prefix: str = "lgm",
-        ttl: RedisTTLConfig | Mapping[str, Any] | None = None,
+        ttl: ThreadTTLConfig | Mapping[str, Any] | None = None,
         keep_last: int | None = None,
         serde: SerializerProtocol | None = None,
     ) -> None:
@@ -106,7 +106,7 @@ class RedisSaver(ThreadedAsyncMethods, BaseRedisSaver):
         url: str,
         *,
         prefix: str = "lgm",
-        ttl: RedisTTLConfig | Mapping[str, Any] | None = None,
+        ttl: ThreadTTLConfig | Mapping[str, Any] | None = None,
         keep_last: int | None = None,
         serde: SerializerProtocol | None = None,
         cluster: bool = False,

@@ -12,10 +12,10 @@ from langgraph.checkpoint.serde.types import ERROR, INTERRUPT
 from redis import exceptions as redis_errors
 from redis.crc import key_slot
 
+from langgraph_memory.checkpoint._config import ThreadTTL
 from langgraph_memory.checkpoint.redis import _codec, _keys
 from langgraph_memory.checkpoint.redis._base import (
     Command,
-    RedisTTL,
     WriteContext,
     check_server_version,
     client_url_options,
@@ -216,13 +216,13 @@ def test_delta_depth_and_keep_latest_drops_keep_delta_chains() -> None:
 
 
 def test_options_validation() -> None:
-    assert RedisTTL.from_option(None).ttl_ms == 0
-    ttl = RedisTTL.from_option({"default_ttl": 0.5, "refresh_on_read": True})
+    assert ThreadTTL.from_option(None).ttl_ms == 0
+    ttl = ThreadTTL.from_option({"default_ttl": 0.5, "refresh_on_read": True})
     assert (ttl.ttl_ms, ttl.arg, ttl.read_arg) == (30_000, "30000", "30000")
-    assert RedisTTL.from_option({"default_ttl": 1}).read_arg == "0"
+    assert ThreadTTL.from_option({"default_ttl": 1}).read_arg == "0"
     for bad in ({"default_ttl": 0}, {"default_ttl": "1"}, {"ttl": 1}, 5, {"default_ttl": True}):
         with pytest.raises(ConfigurationError):
-            RedisTTL.from_option(bad)  # type: ignore[arg-type]
+            ThreadTTL.from_option(bad)  # type: ignore[arg-type]
 
     assert client_url_options("redis://h:1234/0") == "h:1234"
     assert client_url_options("rediss://user:pw@h/0") == "h:6379"

@@ -1,0 +1,130 @@
+"""The statement vocabulary of every Postgres component: programs that yield statements.
+
+Database work is written once, as a *program*: a generator that yields :class:`Stmt` objects and
+receives each statement's rows back, and returns its result. A runner executes it on a cursor,
+so sync and async code differ only in the runner. Programs do no I/O and are unit-tested by
+sending them rows.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Generator, Sequence
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
+
+from psycopg import Cursor
+from psycopg.rows import DictRow
+
+__all__ = ["Finished", "Program", "Rows", "Stmt", "finish_alone", "run_program", "start"]
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class Stmt:
+    """One statement of a program.
+
+    Attributes:
+        sql: The SQL text (``%s`` placeholders).
+        params: Parameters; for ``many=True`` a sequence of parameter rows.
+        fetch: Send the result rows back into the program.
+        many: Run with ``executemany``.
+        prepare: Passed to ``cursor.execute`` (``None``: the connection's threshold).
+        alone: The statement is the program's only one and atomic by itself: if it comes
+            first, the connector runs it in autocommit (its own implicit transaction, one
+            round trip, no ``BEGIN``/``COMMIT``); the program must then end.
+    """
+
+    sql: str
+    params: Sequence[Any] = ()
+    fetch: bool = False
+    many: bool = False
+    prepare: bool | None = None
+    alone: bool = False
+
+
+Rows = list[DictRow]
+Program = Generator[Stmt, Rows, T]
+
+
+def run_program(cur: Cursor[DictRow], program: Program[T], first: Stmt | None = None) -> T:
+    """Execute ``program`` on a sync cursor and return its result.
+
+    Args:
+        cur: The cursor (the caller owns the transaction).
+        program: The program.
+        first: The program's first statement if the caller already took it with ``next``.
+
+    Example:
+        ```python
+        def one() -> Program[int]:
+            rows = yield Stmt("SELECT 1 AS x", fetch=True)
+            return int(rows[0]["x"])
+
+        # run_program(cursor, one()) == 1
+        ```
+    """
+    try:
+        stmt = next(program) if first is None else first
+        while True:
+            if stmt.many:
+                cur.executemany(stmt.sql, stmt.params)
+                rows: Rows = []
+            else:
+                cur.execute(stmt.sql, stmt.params, prepare=stmt.prepare)
+                rows = cur.fetchall() if stmt.fetch else []
+            stmt = program.send(rows)
+    except StopIteration as stop:
+        result: T = stop.value
+        return result
+
+
+@dataclass(frozen=True, slots=True)
+class Finished(Generic[T]):
+    """The result of a program that ended before yielding any statement."""
+
+    value: T
+
+
+def start(program: Program[T]) -> Stmt | Finished[T]:
+    """A program's first statement, or its result if it yields none.
+
+    Example:
+        ```python
+        def nothing() -> Program[int]:
+            return 7
+            yield Stmt("SELECT 1")
+
+        assert start(nothing()) == Finished(7)
+        ```
+    """
+    try:
+        return next(program)
+    except StopIteration as stop:
+        return Finished(stop.value)
+
+
+def finish_alone(program: Program[T], rows: Rows) -> T:
+    """Send the rows of a program's ``alone`` statement back and return its result.
+
+    Raises:
+        RuntimeError: The program yielded another statement after an ``alone`` one.
+
+    Example:
+        ```python
+        def one() -> Program[int]:
+            rows = yield Stmt("SELECT 1 AS x", fetch=True, alone=True)
+            return int(rows[0]["x"])
+
+        program = one()
+        next(program)
+        assert finish_alone(program, [{"x": 1}]) == 1
+        ```
+    """
+    try:
+        stmt = program.send(rows)
+    except StopIteration as stop:
+        result: T = stop.value
+        return result
+    program.close()
+    raise RuntimeError(f"a program yielded {stmt.sql[:40]!r} after an 'alone' statement")
