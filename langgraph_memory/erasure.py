@@ -39,7 +39,6 @@ Example:
 
 from __future__ import annotations
 
-import inspect
 import math
 from collections.abc import AsyncIterator, Generator, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -56,6 +55,7 @@ from langgraph_memory.nodes._registry import (
     registry_namespace,
 )
 from langgraph_memory.nodes.context import DEFAULT_NAMESPACE
+from langgraph_memory.store._capabilities import store_supports
 
 if TYPE_CHECKING:
     from langgraph.checkpoint.base import BaseCheckpointSaver
@@ -413,19 +413,6 @@ class AsyncForgetsThreads(Protocol):
         """Delete the threads and every trace of them."""
 
 
-def _store_traits(store: BaseStore) -> tuple[bool, bool]:
-    """``(has our forget(), search takes include_invalid)``."""
-    try:
-        from langgraph_memory.store.postgres._core import MemoryStoreCore
-    except ImportError:  # the postgres extra is not installed: not our store
-        return False, False
-    try:
-        include_invalid = "include_invalid" in inspect.signature(store.search).parameters
-    except (TypeError, ValueError):
-        include_invalid = False
-    return isinstance(store, MemoryStoreCore), include_invalid
-
-
 def _search_kwargs(step: _SearchPage, include_invalid: bool) -> dict[str, Any]:
     kwargs: dict[str, Any] = {"limit": step.limit, "offset": step.offset}
     if include_invalid:
@@ -529,7 +516,8 @@ def _program(
     _user_namespaces(user, namespaces, values)
     if unheld_threads not in ("keep", "drop"):
         raise ConfigurationError(f"unheld_threads must be 'keep' or 'drop', got {unheld_threads!r}")
-    native, invalid = _store_traits(store)
+    native = store_supports(store, "forget")
+    invalid = store_supports(store, "include_invalid")
     threads = checkpointer is not None
     if erase:
         drop = unheld_threads == "drop"

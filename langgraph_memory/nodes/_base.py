@@ -13,7 +13,6 @@ Example:
 
 from __future__ import annotations
 
-import inspect
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -42,7 +41,6 @@ __all__ = [
     "search_ops",
     "state_value",
     "store_default_ttl",
-    "supports_as_of",
     "utc_now",
 ]
 
@@ -96,28 +94,6 @@ def is_current(value: Mapping[str, Any], at: datetime) -> bool:
     if end is not None and end <= at:
         return False
     return not (expires is not None and expires <= at)
-
-
-_AS_OF_SUPPORT: dict[type[Any], bool] = {}
-
-
-def supports_as_of(store: BaseStore) -> bool:
-    """True when ``store.search`` takes ``as_of`` (our ``PostgresMemoryStore`` does).
-
-    Example:
-        ```python
-        from langgraph.store.memory import InMemoryStore
-        assert supports_as_of(InMemoryStore()) is False
-        ```
-    """
-    kind = type(store)
-    if kind not in _AS_OF_SUPPORT:
-        try:
-            parameters = inspect.signature(store.search).parameters
-        except (TypeError, ValueError):
-            parameters = {}  # type: ignore[assignment]
-        _AS_OF_SUPPORT[kind] = "as_of" in parameters
-    return _AS_OF_SUPPORT[kind]
 
 
 def store_default_ttl(store: BaseStore) -> float | None:

@@ -27,7 +27,6 @@ Example:
 
 from __future__ import annotations
 
-import inspect
 import logging
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -49,7 +48,6 @@ from langgraph_memory.nodes._base import (
     items_to_memories,
     messages_of,
     state_value,
-    supports_as_of,
     utc_now,
 )
 from langgraph_memory.nodes._blend import blend_within_budget, merge_ranked
@@ -70,6 +68,7 @@ from langgraph_memory.nodes._registry import (
     node_thread_link,
 )
 from langgraph_memory.prompts import DEFAULT_MEMORY_BLOCK_PROMPT, DEFAULT_SYSTEM_PROMPT
+from langgraph_memory.store._capabilities import store_supports
 
 __all__ = [
     "DEFAULT_NAMESPACE",
@@ -206,7 +205,7 @@ class RetrieveNode(MemoryNode):
         namespace = ctx.namespace(self.namespace)
         ops = []
         if query:
-            spare = 1 if supports_as_of(store) else 3
+            spare = 1 if store_supports(store, "as_of") else 3
             if self.episodes is None:
                 ops.append(
                     self._search_op(store, namespace, self.filter, self.limit * spare, query)
@@ -227,7 +226,7 @@ class RetrieveNode(MemoryNode):
         limit: int,
         query: str,
     ) -> Any:
-        if self.explain_logger is not None and _supports_explain(store):
+        if self.explain_logger is not None and store_supports(store, "explain"):
             from langgraph_memory.store.postgres import MemorySearchOp
 
             return MemorySearchOp(namespace, filter, limit, 0, query, explain=True)
@@ -235,7 +234,7 @@ class RetrieveNode(MemoryNode):
 
     def _current(self, store: BaseStore, results: Any, limit: int) -> list[SearchItem]:
         items: list[SearchItem] = list(results or [])
-        if not supports_as_of(store):
+        if not store_supports(store, "as_of"):
             now = self.clock()
             items = [item for item in items if is_current(item.value, now)][:limit]
         return items
@@ -283,19 +282,6 @@ class RetrieveNode(MemoryNode):
         if put is not None:
             await store.abatch([put])
         return self._finish(state, store, results)
-
-
-_EXPLAIN_SUPPORT: dict[type[Any], bool] = {}
-
-
-def _supports_explain(store: BaseStore) -> bool:
-    kind = type(store)
-    if kind not in _EXPLAIN_SUPPORT:
-        try:
-            _EXPLAIN_SUPPORT[kind] = "explain" in inspect.signature(store.search).parameters
-        except (TypeError, ValueError):
-            _EXPLAIN_SUPPORT[kind] = False
-    return _EXPLAIN_SUPPORT[kind]
 
 
 def explain_lines(items: Sequence[SearchItem], keys: Sequence[str]) -> list[str]:

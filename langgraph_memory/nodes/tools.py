@@ -35,7 +35,6 @@ from langgraph_memory.nodes._base import (
     is_current,
     search_ops,
     store_default_ttl,
-    supports_as_of,
     utc_now,
 )
 from langgraph_memory.nodes._messages import DEFAULT_MAX_QUERY_CHARS, bound_text, memory_line
@@ -45,6 +44,7 @@ from langgraph_memory.nodes._registry import (
     batch_with_link,
 )
 from langgraph_memory.nodes.context import DEFAULT_NAMESPACE
+from langgraph_memory.store._capabilities import store_supports
 
 __all__ = ["create_memory_tools"]
 
@@ -206,7 +206,7 @@ def create_memory_tools(
         )
 
     def recall_op(ns: tuple[str, ...], target: BaseStore, query: str, limit: int) -> SearchOp:
-        fetch = limit if supports_as_of(target) else limit * 3
+        fetch = limit if store_supports(target, "as_of") else limit * 3
         return SearchOp(ns, query=bound_text(query, DEFAULT_MAX_QUERY_CHARS), limit=fetch)
 
     def screened(

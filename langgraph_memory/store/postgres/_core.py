@@ -43,6 +43,11 @@ class MemoryStoreCore(MemoryPrograms, BaseStore):
     """Public API of both Postgres memory stores, written once over ``_run``/``_arun``."""
 
     supports_ttl = True
+    # our extras, read by store_supports() (langgraph_memory/store/_capabilities.py)
+    supports_as_of = True
+    supports_explain = True
+    supports_include_invalid = True
+    supports_forget = True
 
     def __init__(self, **options: Any) -> None:
         super().__init__(**options)
