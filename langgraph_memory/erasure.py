@@ -42,7 +42,7 @@ from __future__ import annotations
 import math
 from collections.abc import AsyncIterator, Generator, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar, cast, runtime_checkable
 
 from langgraph.store.base import BaseStore, Item, PutOp
 
@@ -122,7 +122,8 @@ class _Write:
 
 
 _Step = _ListThreads | _CountCheckpoints | _SearchPage | _DeleteThreads | _Forget | _Write
-_Program = Generator[_Step, Any, Any]
+T = TypeVar("T")
+_Program = Generator[_Step, Any, T]
 
 
 @dataclass(frozen=True)
@@ -356,7 +357,7 @@ def _forget(
     with_threads: bool,
     native: bool,
     drop_unheld: bool,
-) -> _Program:
+) -> _Program[ErasureReport]:
     before = yield from _find(user_id, templates, identity, with_threads)
     unheld = [] if drop_unheld else _unheld(before)
     if before.threads:
@@ -441,18 +442,19 @@ def _thread_config(thread_id: str) -> Any:
 
 
 def _run(
-    program: _Program, store: BaseStore, saver: BaseCheckpointSaver[Any] | None, invalid: bool
-) -> Any:
+    program: _Program[T], store: BaseStore, saver: BaseCheckpointSaver[Any] | None, invalid: bool
+) -> T:
     reply: Any = None
     while True:
         try:
             step = program.send(reply)
         except StopIteration as stop:
-            return stop.value
+            result: T = stop.value
+            return result
         if isinstance(step, _SearchPage):
             reply = store.search(step.namespace, **_search_kwargs(step, invalid))
         elif isinstance(step, _Forget):
-            reply = store.forget(step.namespace)  # type: ignore[attr-defined]
+            reply = cast(_ForgetsNamespaces, store).forget(step.namespace)
         elif isinstance(step, _Write):
             reply = store.batch(step.ops)
         elif saver is None:
@@ -471,18 +473,19 @@ def _run(
 
 
 async def _arun(
-    program: _Program, store: BaseStore, saver: BaseCheckpointSaver[Any] | None, invalid: bool
-) -> Any:
+    program: _Program[T], store: BaseStore, saver: BaseCheckpointSaver[Any] | None, invalid: bool
+) -> T:
     reply: Any = None
     while True:
         try:
             step = program.send(reply)
         except StopIteration as stop:
-            return stop.value
+            result: T = stop.value
+            return result
         if isinstance(step, _SearchPage):
             reply = await store.asearch(step.namespace, **_search_kwargs(step, invalid))
         elif isinstance(step, _Forget):
-            reply = await store.aforget(step.namespace)  # type: ignore[attr-defined]
+            reply = await cast(_ForgetsNamespaces, store).aforget(step.namespace)
         elif isinstance(step, _Write):
             reply = await store.abatch(step.ops)
         elif saver is None:
@@ -500,29 +503,54 @@ async def _arun(
             reply = None
 
 
-def _program(
-    erase: bool,
+def _checked(
     store: BaseStore,
-    checkpointer: BaseCheckpointSaver[Any] | None,
     user_id: object,
     namespaces: Sequence[tuple[str, ...]],
     identity: Mapping[str, Any] | None,
     unheld_threads: str = "keep",
-) -> tuple[_Program, bool]:
-    """The checked steps of a find (``erase=False``) or an erasure, and whether the store's
-    search takes ``include_invalid``. Bad input fails here, before any I/O."""
+) -> tuple[str, Mapping[str, Any], bool]:
+    """The user's id text, the template values and whether the store's search takes
+    ``include_invalid``. Bad input fails here, before any I/O."""
     user = _user_text(user_id)
     values = identity or {}
     _user_namespaces(user, namespaces, values)
     if unheld_threads not in ("keep", "drop"):
         raise ConfigurationError(f"unheld_threads must be 'keep' or 'drop', got {unheld_threads!r}")
+    return user, values, store_supports(store, "include_invalid")
+
+
+def _find_program(
+    store: BaseStore,
+    checkpointer: BaseCheckpointSaver[Any] | None,
+    user_id: object,
+    namespaces: Sequence[tuple[str, ...]],
+    identity: Mapping[str, Any] | None,
+) -> tuple[_Program[UserData], bool]:
+    user, values, invalid = _checked(store, user_id, namespaces, identity)
+    return _find(user, namespaces, values, checkpointer is not None), invalid
+
+
+def _forget_program(
+    store: BaseStore,
+    checkpointer: BaseCheckpointSaver[Any] | None,
+    user_id: object,
+    namespaces: Sequence[tuple[str, ...]],
+    identity: Mapping[str, Any] | None,
+    unheld_threads: str,
+) -> tuple[_Program[ErasureReport], bool]:
+    user, values, invalid = _checked(store, user_id, namespaces, identity, unheld_threads)
     native = store_supports(store, "forget")
-    invalid = store_supports(store, "include_invalid")
-    threads = checkpointer is not None
-    if erase:
-        drop = unheld_threads == "drop"
-        return _forget(user, namespaces, values, threads, native, drop), invalid
-    return _find(user, namespaces, values, threads), invalid
+    drop = unheld_threads == "drop"
+    return _forget(user, namespaces, values, checkpointer is not None, native, drop), invalid
+
+
+class _ForgetsNamespaces(Protocol):
+    """A store declaring ``supports_forget`` (ours)."""
+
+    def forget(self, namespace: tuple[str, ...]) -> Any: ...
+
+    async def aforget(self, namespace: tuple[str, ...]) -> Any: ...
 
 
 # -- public API ------------------------------------------------------------------------
@@ -551,8 +579,8 @@ def find_user_data(
         print(data.memories, dict(data.threads))
         ```
     """
-    program, invalid = _program(False, store, checkpointer, user_id, namespaces, identity)
-    return _run(program, store, checkpointer, invalid)  # type: ignore[no-any-return]
+    program, invalid = _find_program(store, checkpointer, user_id, namespaces, identity)
+    return _run(program, store, checkpointer, invalid)
 
 
 async def afind_user_data(
@@ -564,8 +592,8 @@ async def afind_user_data(
     identity: Mapping[str, Any] | None = None,
 ) -> UserData:
     """Async :func:`find_user_data` (``asearch``, ``alist``)."""
-    program, invalid = _program(False, store, checkpointer, user_id, namespaces, identity)
-    return await _arun(program, store, checkpointer, invalid)  # type: ignore[no-any-return]
+    program, invalid = _find_program(store, checkpointer, user_id, namespaces, identity)
+    return await _arun(program, store, checkpointer, invalid)
 
 
 def forget_user(
@@ -610,10 +638,10 @@ def forget_user(
         assert report.complete
         ```
     """
-    program, invalid = _program(
-        True, store, checkpointer, user_id, namespaces, identity, unheld_threads
+    program, invalid = _forget_program(
+        store, checkpointer, user_id, namespaces, identity, unheld_threads
     )
-    return _run(program, store, checkpointer, invalid)  # type: ignore[no-any-return]
+    return _run(program, store, checkpointer, invalid)
 
 
 async def aforget_user(
@@ -626,7 +654,7 @@ async def aforget_user(
     unheld_threads: str = "keep",
 ) -> ErasureReport:
     """Async :func:`forget_user` (``aforget``/``abatch``, ``alist``, ``adelete_thread``)."""
-    program, invalid = _program(
-        True, store, checkpointer, user_id, namespaces, identity, unheld_threads
+    program, invalid = _forget_program(
+        store, checkpointer, user_id, namespaces, identity, unheld_threads
     )
-    return await _arun(program, store, checkpointer, invalid)  # type: ignore[no-any-return]
+    return await _arun(program, store, checkpointer, invalid)

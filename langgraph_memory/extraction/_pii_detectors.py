@@ -296,8 +296,8 @@ def _secret_value(text: str, match: re.Match[str]) -> tuple[int, int] | None:
     value, start = match["value"], match.start("value")
     if not value[0].isascii() and _CJK.match(value[0]):
         value = _CJK_TAIL.sub("", value)
-    elif _CJK.search(value):
-        value = value[: _CJK.search(value).start()]  # type: ignore[union-attr]
+    elif (cjk := _CJK.search(value)) is not None:
+        value = value[: cjk.start()]
     if _PLACEHOLDER.match(value) or not any(char.isalnum() for char in value):
         return None  # already redacted ("[SECRET]") or masked ("********")
     value = value.rstrip(".:)]}>")  # sentence punctuation; "hunter2!" keeps its "!"
