@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import builtins
-import concurrent.futures
-from collections.abc import AsyncIterator, Coroutine, Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager
 from typing import Any, TypeVar
 
@@ -23,6 +22,7 @@ from redis.asyncio.cluster import RedisCluster as AsyncRedisCluster
 from redis.exceptions import NoScriptError
 
 from langgraph_memory.checkpoint import _config
+from langgraph_memory.checkpoint._bridge import LoopBridgedSyncMethods
 from langgraph_memory.checkpoint._config import ThreadTTLConfig
 from langgraph_memory.checkpoint.redis import _codec, _keys
 from langgraph_memory.checkpoint.redis._base import (
@@ -38,10 +38,7 @@ from langgraph_memory.checkpoint.redis._base import (
 )
 from langgraph_memory.checkpoint.redis._scripts import SCRIPTS
 from langgraph_memory.checkpoint.redis.lease import AsyncRedisLeaseBackend
-from langgraph_memory.errors import (
-    InvalidConnectionStringError,
-    SyncCallOnEventLoopError,
-)
+from langgraph_memory.errors import InvalidConnectionStringError
 
 __all__ = ["AsyncRedisSaver", "BoundedAsyncRedisCluster"]
 
@@ -55,7 +52,7 @@ class BoundedAsyncRedisCluster(AsyncRedisCluster):
     ERRORS_ALLOW_RETRY = CLUSTER_RETRIED_ERRORS  # type: ignore[assignment]
 
 
-class AsyncRedisSaver(BaseRedisSaver):
+class AsyncRedisSaver(LoopBridgedSyncMethods, BaseRedisSaver):
     """Async LangGraph checkpointer on plain Redis (same storage as :class:`RedisSaver`).
 
     The sync methods also work when called from another thread than the event loop
@@ -81,6 +78,8 @@ class AsyncRedisSaver(BaseRedisSaver):
         ```
     """
 
+    sync_twin = "RedisSaver"
+
     def __init__(
         self,
         client: AsyncRedis | AsyncRedisCluster,
@@ -92,7 +91,7 @@ class AsyncRedisSaver(BaseRedisSaver):
     ) -> None:
         super().__init__(client, prefix=prefix, ttl=ttl, keep_last=keep_last, serde=serde)
         try:
-            self.loop: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
+            self.loop = asyncio.get_running_loop()
         except RuntimeError:
             self.loop = None
 
@@ -258,86 +257,13 @@ class AsyncRedisSaver(BaseRedisSaver):
         """Async :meth:`RedisSaver.prune` (``"keep_latest"``, ``"keep_last"``, ``"delete"``)."""
         await self._run(self._prune_plan(thread_ids, strategy, keep_last))
 
-    # ----- sync bridges (from other threads) --------------------------------------------
-
-    def get_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
-        """Sync bridge of :meth:`aget_tuple`."""
-        return self._bridge(self.aget_tuple(config))
-
-    def list(
-        self,
-        config: RunnableConfig | None,
-        *,
-        filter: dict[str, Any] | None = None,
-        before: RunnableConfig | None = None,
-        limit: int | None = None,
-    ) -> Iterator[CheckpointTuple]:
-        """Sync bridge of :meth:`alist`."""
-
-        async def collect() -> builtins.list[CheckpointTuple]:
-            return [t async for t in self.alist(config, filter=filter, before=before, limit=limit)]
-
-        return iter(self._bridge(collect()))
-
-    def put(
-        self,
-        config: RunnableConfig,
-        checkpoint: Checkpoint,
-        metadata: CheckpointMetadata,
-        new_versions: ChannelVersions,
-    ) -> RunnableConfig:
-        """Sync bridge of :meth:`aput`."""
-        return self._bridge(self.aput(config, checkpoint, metadata, new_versions))
-
-    def put_writes(
-        self,
-        config: RunnableConfig,
-        writes: Sequence[tuple[str, Any]],
-        task_id: str,
-        task_path: str = "",
-    ) -> None:
-        """Sync bridge of :meth:`aput_writes`."""
-        self._bridge(self.aput_writes(config, writes, task_id, task_path))
-
-    def get_delta_channel_history(
-        self, *, config: RunnableConfig, channels: Sequence[str]
-    ) -> Mapping[str, DeltaChannelHistory]:
-        """Sync bridge of :meth:`aget_delta_channel_history`."""
-        return self._bridge(self.aget_delta_channel_history(config=config, channels=channels))
-
-    def delete_thread(self, thread_id: str) -> None:
-        """Sync bridge of :meth:`adelete_thread`."""
-        self._bridge(self.adelete_thread(thread_id))
-
-    def delete_for_runs(self, run_ids: Sequence[str]) -> None:
-        """Sync bridge of :meth:`adelete_for_runs`."""
-        self._bridge(self.adelete_for_runs(run_ids))
-
-    def copy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
-        """Sync bridge of :meth:`acopy_thread`."""
-        self._bridge(self.acopy_thread(source_thread_id, target_thread_id))
+    # ----- sync bridges beyond BaseCheckpointSaver (LoopBridgedSyncMethods has the rest)
 
     def prune(
         self, thread_ids: Sequence[str], *, strategy: str = "keep_latest", keep_last: int = 1
     ) -> None:
         """Sync bridge of :meth:`aprune`."""
         self._bridge(self.aprune(thread_ids, strategy=strategy, keep_last=keep_last))
-
-    def _bridge(self, coro: Coroutine[Any, Any, T]) -> T:
-        loop = self.loop
-        try:
-            running = asyncio.get_running_loop()
-        except RuntimeError:
-            running = None
-        if loop is None or running is loop or not loop.is_running():
-            coro.close()
-            raise SyncCallOnEventLoopError(
-                "AsyncRedisSaver's sync methods only work from a thread other than the event "
-                "loop the saver was created on; use the async methods (ainvoke/astream) or "
-                "RedisSaver"
-            )
-        future: concurrent.futures.Future[T] = asyncio.run_coroutine_threadsafe(coro, loop)
-        return future.result()
 
     # ----- I/O -------------------------------------------------------------------------
 
