@@ -40,8 +40,8 @@ from langgraph_memory.checkpoint.redis._base import (
     translate_errors,
     write_context,
 )
+from langgraph_memory.checkpoint.redis._kept_connections import KeptConnections, pack_command
 from langgraph_memory.checkpoint.redis._scripts import SCRIPTS
-from langgraph_memory.checkpoint.redis._wire import DirectLane, pack_command
 from langgraph_memory.checkpoint.redis.lease import RedisLeaseBackend
 from langgraph_memory.errors import InvalidConnectionStringError
 
@@ -94,10 +94,10 @@ class RedisSaver(ThreadedAsyncMethods, BaseRedisSaver):
     ) -> None:
         super().__init__(client, prefix=prefix, ttl=ttl, keep_last=keep_last, serde=serde)
         # Standalone clients: a lean request path on connections of the client's pool
-        # (see _wire.py); they go back to the pool when the saver is collected.
-        self._lane = DirectLane.for_client(client)
-        if self._lane is not None:
-            weakref.finalize(self, self._lane.close)
+        # (see _kept_connections.py); they go back to the pool when the saver is collected.
+        self._kept = KeptConnections.for_client(client)
+        if self._kept is not None:
+            weakref.finalize(self, self._kept.close)
 
     @classmethod
     @contextmanager
@@ -287,10 +287,10 @@ class RedisSaver(ThreadedAsyncMethods, BaseRedisSaver):
             self._client.script_load(source)
 
     def _send(self, commands: Sequence[Command]) -> builtins.list[Any]:
-        if self._lane is not None:
+        if self._kept is not None:
             packed = b"".join([pack_command(command.wire()) for command in commands])
             try:
-                return self._lane.execute(packed, len(commands))
+                return self._kept.execute(packed, len(commands))
             except redis_errors.ConnectionError:
                 # A kept connection went stale (server restarted, idle timeout): retry once
                 # on a fresh one through redis-py. A TimeoutError is NOT retried here: a
