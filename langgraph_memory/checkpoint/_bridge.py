@@ -10,19 +10,21 @@ the reverse of :class:`~langgraph_memory.checkpoint._threaded.ThreadedAsyncMetho
 Example:
     ```python
     import asyncio
-
-    from langgraph.checkpoint.memory import InMemorySaver
+    from typing import Any
 
     from langgraph_memory.checkpoint._bridge import LoopBridgedSyncMethods
     from langgraph_memory.errors import SyncCallOnEventLoopError
 
 
-    class BridgedSaver(LoopBridgedSyncMethods, InMemorySaver):
+    class BridgedSaver(LoopBridgedSyncMethods):
         sync_twin = "InMemorySaver"
 
         def __init__(self) -> None:
             super().__init__()
             self.loop = asyncio.get_running_loop()
+
+        async def aget_tuple(self, config: Any) -> None:
+            return None
 
 
     async def main() -> None:
@@ -70,9 +72,10 @@ class LoopBridgedSyncMethods(BaseCheckpointSaver[str]):
 
     Put it first in the bases so it overrides the base class's sync methods. The saver
     sets :attr:`loop` (``None`` until known: every sync call is refused then) and names
-    its sync sibling in :attr:`sync_twin` for the refusal message. Methods beyond the
-    ``BaseCheckpointSaver`` surface (``prune``, ``sweep`` ...) bridge with
-    :meth:`_bridge`.
+    its sync sibling in :attr:`sync_twin` for the refusal message. Besides the
+    ``BaseCheckpointSaver`` surface it bridges ``prune`` and ``forget_threads`` (both
+    savers implement ``aprune`` and ``aforget_threads``); other methods (``sweep`` ...)
+    bridge with :meth:`_bridge`.
     """
 
     loop: asyncio.AbstractEventLoop | None
@@ -160,3 +163,23 @@ class LoopBridgedSyncMethods(BaseCheckpointSaver[str]):
     def delete_for_runs(self, run_ids: Sequence[str]) -> None:
         """:meth:`adelete_for_runs` on the saver's loop."""
         self._bridge(self.adelete_for_runs(run_ids))
+
+    async def aprune(
+        self, thread_ids: Sequence[str], *, strategy: str = "keep_latest", keep_last: int = 1
+    ) -> None:
+        """Thin out or delete threads (``checkpoint._config.checked_prune``): the saver's."""
+        raise NotImplementedError
+
+    def prune(
+        self, thread_ids: Sequence[str], *, strategy: str = "keep_latest", keep_last: int = 1
+    ) -> None:
+        """:meth:`aprune` on the saver's loop."""
+        self._bridge(self.aprune(thread_ids, strategy=strategy, keep_last=keep_last))
+
+    async def aforget_threads(self, thread_ids: Sequence[str]) -> None:
+        """Erase threads and what they leave behind: the saver's."""
+        raise NotImplementedError
+
+    def forget_threads(self, thread_ids: Sequence[str]) -> None:
+        """:meth:`aforget_threads` on the saver's loop."""
+        self._bridge(self.aforget_threads(thread_ids))

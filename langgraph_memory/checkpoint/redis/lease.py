@@ -9,11 +9,14 @@ least the lease's, so a thread never expires under the worker that holds it.
 
 Example:
     ```python
+    import uuid
+
     import redis
+
     from langgraph_memory.checkpoint.redis import RedisLeaseBackend
 
-    leases = RedisLeaseBackend(redis.Redis(), prefix="lgm")
-    lease = leases.try_acquire("thread-1", "worker-a", ttl=30.0)
+    leases = RedisLeaseBackend(redis.Redis.from_url(REDIS_URL), prefix="lgm")
+    lease = leases.try_acquire(f"thread-{uuid.uuid4()}", "worker-a", ttl=30.0)
     if lease is not None:
         try:
             ...  # run the graph with config["configurable"][FENCE_CONFIG_KEY] = lease.token
@@ -73,9 +76,15 @@ class RedisLeaseBackend(_LeaseCore):
 
     Example:
         ```python
-        leases = RedisLeaseBackend(redis.Redis())
-        lease = leases.try_acquire("t1", "worker-a", 10.0)
-        assert leases.renew(lease, 10.0)
+        import uuid
+
+        import redis
+
+        from langgraph_memory.checkpoint.redis.lease import RedisLeaseBackend
+
+        leases = RedisLeaseBackend(redis.Redis.from_url(REDIS_URL))
+        lease = leases.try_acquire(f"t-{uuid.uuid4()}", "worker-a", 10.0)
+        assert lease is not None and leases.renew(lease, 10.0)
         leases.release(lease)
         ```
     """
@@ -113,8 +122,15 @@ class AsyncRedisLeaseBackend(_LeaseCore):
 
     Example:
         ```python
-        leases = AsyncRedisLeaseBackend(redis.asyncio.Redis())
-        lease = await leases.atry_acquire("t1", "worker-a", 10.0)
+        import uuid
+
+        import redis.asyncio
+
+        from langgraph_memory.checkpoint.redis.lease import AsyncRedisLeaseBackend
+
+        leases = AsyncRedisLeaseBackend(redis.asyncio.Redis.from_url(REDIS_URL))
+        lease = await leases.atry_acquire(f"t-{uuid.uuid4()}", "worker-a", 10.0)
+        assert lease is not None
         await leases.arelease(lease)
         ```
     """
