@@ -169,7 +169,7 @@ class Command:
             name="EVALSHA", args=tuple(args), script=script, keys=tuple(keys), context=context
         )
 
-    def wire(self) -> tuple[Any, ...]:
+    def execute_args(self) -> tuple[Any, ...]:
         """The arguments of ``execute_command``."""
         if self.script is None:
             return (self.name, *self.args)

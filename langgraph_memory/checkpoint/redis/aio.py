@@ -327,7 +327,7 @@ class AsyncRedisSaver(LoopBridgedSyncMethods, BaseRedisSaver):
     async def _send(self, commands: Sequence[Command]) -> builtins.list[Any]:
         # unasync: sync-only
         # if self._kept is not None:
-        #     packed = b"".join([pack_command(command.wire()) for command in commands])
+        #     packed = b"".join([pack_command(command.execute_args()) for command in commands])
         #     try:
         #         return self._kept.execute(packed, len(commands))
         #     except redis_errors.ConnectionError:
@@ -337,10 +337,10 @@ class AsyncRedisSaver(LoopBridgedSyncMethods, BaseRedisSaver):
         #         pass
         # unasync: end
         if len(commands) == 1 or self.is_cluster:
-            return [await self._client.execute_command(*c.wire()) for c in commands]
+            return [await self._client.execute_command(*c.execute_args()) for c in commands]
         pipe = self._client.pipeline(transaction=False)
         for command in commands:
-            pipe.execute_command(*command.wire())
+            pipe.execute_command(*command.execute_args())
         return builtins.list(await pipe.execute())
 
     async def _execute(self, commands: Sequence[Command]) -> builtins.list[Any]:

@@ -33,8 +33,8 @@ from typing import Any
 from redis.exceptions import NoScriptError
 
 from langgraph_memory.checkpoint.redis import _keys
-from langgraph_memory.checkpoint.redis._base import describe_client, translate_errors
-from langgraph_memory.checkpoint.redis._scripts import SCRIPT_SHAS, SCRIPTS
+from langgraph_memory.checkpoint.redis._base import Command, describe_client, translate_errors
+from langgraph_memory.checkpoint.redis._scripts import SCRIPTS
 from langgraph_memory.errors import ConfigurationError
 from langgraph_memory.lease._protocol import Lease
 
@@ -60,9 +60,10 @@ class _LeaseCore:
         """``LEASE_RENEW``'s arguments: owner, lease ms, token, thread TTL ms (keep-alive)."""
         return (lease.owner, _ttl_ms(ttl), lease.token, self.fence_ttl_ms)
 
-    def _wire(self, name: str, thread_id: str, *args: Any) -> tuple[Any, ...]:
+    def _command_args(self, name: str, thread_id: str, *args: Any) -> tuple[Any, ...]:
+        """``execute_command``'s arguments for the lease script ``name`` on the thread."""
         keys = _keys.ThreadKeys.build(self.prefix, str(thread_id)).script
-        return ("EVALSHA", SCRIPT_SHAS[name], len(keys), *keys, *args)
+        return Command.run(name, keys, args).execute_args()
 
 
 class RedisLeaseBackend(_LeaseCore):
@@ -90,13 +91,13 @@ class RedisLeaseBackend(_LeaseCore):
     """
 
     def _call(self, name: str, thread_id: str, *args: Any) -> Any:
-        wire = self._wire(name, thread_id, *args)
+        command_args = self._command_args(name, thread_id, *args)
         with translate_errors(self.where):
             try:
-                return self._client.execute_command(*wire)
+                return self._client.execute_command(*command_args)
             except NoScriptError:
                 self._client.script_load(SCRIPTS[name])
-                return self._client.execute_command(*wire)
+                return self._client.execute_command(*command_args)
 
     def try_acquire(self, thread_id: str, owner: str, ttl: float) -> Lease | None:
         """Take the lease if free or expired; ``None`` if another owner holds it."""
@@ -136,13 +137,13 @@ class AsyncRedisLeaseBackend(_LeaseCore):
     """
 
     async def _call(self, name: str, thread_id: str, *args: Any) -> Any:
-        wire = self._wire(name, thread_id, *args)
+        command_args = self._command_args(name, thread_id, *args)
         with translate_errors(self.where):
             try:
-                return await self._client.execute_command(*wire)
+                return await self._client.execute_command(*command_args)
             except NoScriptError:
                 await self._client.script_load(SCRIPTS[name])
-                return await self._client.execute_command(*wire)
+                return await self._client.execute_command(*command_args)
 
     async def atry_acquire(self, thread_id: str, owner: str, ttl: float) -> Lease | None:
         """Async :meth:`RedisLeaseBackend.try_acquire`."""

@@ -297,7 +297,7 @@ class RedisSaver(ThreadedAsyncMethods, BaseRedisSaver):
 
     def _send(self, commands: Sequence[Command]) -> builtins.list[Any]:
         if self._kept is not None:
-            packed = b"".join([pack_command(command.wire()) for command in commands])
+            packed = b"".join([pack_command(command.execute_args()) for command in commands])
             try:
                 return self._kept.execute(packed, len(commands))
             except redis_errors.ConnectionError:
@@ -306,10 +306,10 @@ class RedisSaver(ThreadedAsyncMethods, BaseRedisSaver):
                 # here: a hung server would then cost a second full timeout.
                 pass
         if len(commands) == 1 or self.is_cluster:
-            return [self._client.execute_command(*c.wire()) for c in commands]
+            return [self._client.execute_command(*c.execute_args()) for c in commands]
         pipe = self._client.pipeline(transaction=False)
         for command in commands:
-            pipe.execute_command(*command.wire())
+            pipe.execute_command(*command.execute_args())
         return builtins.list(pipe.execute())
 
     def _execute(self, commands: Sequence[Command]) -> builtins.list[Any]:
