@@ -64,8 +64,8 @@ class BoundedRedisCluster(RedisCluster):
     a timed-out command is not retried (:data:`~._base.CLUSTER_RETRIED_ERRORS`), so one
     timeout bounds a call."""
 
-    # redis-py infers its own list's type from its literal (four exact classes); ours is a
-    # shorter tuple of the same kind, hence the cast to the attribute's declared type.
+    # redis-py's attribute is typed by its literal (a tuple of exactly four classes), so
+    # mypy would refuse any other tuple of exception classes: hence the cast.
     ERRORS_ALLOW_RETRY = cast("Any", CLUSTER_RETRIED_ERRORS)
 
 
@@ -74,8 +74,8 @@ class RedisSaver(ThreadedAsyncMethods, BaseRedisSaver):
 
     Each ``put`` is one Lua script on the thread's hash slot (blobs + checkpoint +
     indexes + TTL + retention + fencing check, atomically) in one round trip;
-    ``get_tuple`` is one script call too. The rest of the checkpointer API comes from
-    :class:`ThreadedAsyncMethods` (see there when it may be called).
+    ``get_tuple`` is one script call too. The other half of the checkpointer API comes
+    from :class:`ThreadedAsyncMethods`.
 
     Args:
         client: ``redis.Redis`` or ``redis.cluster.RedisCluster``
