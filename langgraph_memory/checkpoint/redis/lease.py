@@ -15,13 +15,15 @@ Example:
 
     from langgraph_memory.checkpoint.redis import RedisLeaseBackend
 
-    leases = RedisLeaseBackend(redis.Redis.from_url(REDIS_URL), prefix="lgm")
+    client = redis.Redis.from_url(REDIS_URL)
+    leases = RedisLeaseBackend(client, prefix="lgm")
     lease = leases.try_acquire(f"thread-{uuid.uuid4()}", "worker-a", ttl=30.0)
     if lease is not None:
         try:
             ...  # run the graph with config["configurable"][FENCE_CONFIG_KEY] = lease.token
         finally:
             leases.release(lease)
+    client.close()
     ```
 """
 
@@ -83,10 +85,12 @@ class RedisLeaseBackend(_LeaseCore):
 
         from langgraph_memory.checkpoint.redis.lease import RedisLeaseBackend
 
-        leases = RedisLeaseBackend(redis.Redis.from_url(REDIS_URL))
+        client = redis.Redis.from_url(REDIS_URL)
+        leases = RedisLeaseBackend(client)
         lease = leases.try_acquire(f"t-{uuid.uuid4()}", "worker-a", 10.0)
         assert lease is not None and leases.renew(lease, 10.0)
         leases.release(lease)
+        client.close()
         ```
     """
 
@@ -129,10 +133,12 @@ class AsyncRedisLeaseBackend(_LeaseCore):
 
         from langgraph_memory.checkpoint.redis.lease import AsyncRedisLeaseBackend
 
-        leases = AsyncRedisLeaseBackend(redis.asyncio.Redis.from_url(REDIS_URL))
+        client = redis.asyncio.Redis.from_url(REDIS_URL)
+        leases = AsyncRedisLeaseBackend(client)
         lease = await leases.atry_acquire(f"t-{uuid.uuid4()}", "worker-a", 10.0)
         assert lease is not None
         await leases.arelease(lease)
+        await client.aclose()
         ```
     """
 
