@@ -122,6 +122,8 @@ def checked_text(
 
     Example:
         ```python
+        from langgraph_memory.checkpoint._config import checked_text
+
         assert checked_text(42, "thread_id") == "42"
         ```
     """
@@ -167,6 +169,8 @@ def checked_key(value: object, what: str) -> str:
 
     Example:
         ```python
+        from langgraph_memory.checkpoint._config import checked_key
+
         assert checked_key("messages", "channel") == "messages"
         ```
     """
@@ -183,6 +187,8 @@ def checked_thread_id(thread_id: object) -> str:
 
     Example:
         ```python
+        from langgraph_memory.checkpoint._config import checked_thread_id
+
         assert checked_thread_id(5) == "5"
         ```
     """
@@ -203,6 +209,8 @@ def checked_ids(values: object, what: str = "thread_ids") -> list[str]:
 
     Example:
         ```python
+        from langgraph_memory.checkpoint._config import checked_ids
+
         assert checked_ids([1, "b"]) == ["1", "b"]
         ```
     """
@@ -292,6 +300,8 @@ def checked_keep_last(keep_last: object) -> int:
 
     Example:
         ```python
+        from langgraph_memory.checkpoint._config import checked_keep_last
+
         assert checked_keep_last(3) == 3
         ```
     """
@@ -310,6 +320,8 @@ def checked_prune(thread_ids: object, strategy: object, keep_last: object) -> li
 
     Example:
         ```python
+        from langgraph_memory.checkpoint._config import checked_prune
+
         assert checked_prune([1], "keep_last", 5) == ["1"]
         ```
     """
@@ -331,6 +343,8 @@ def checked_channels(channels: object) -> list[str]:
 
     Example:
         ```python
+        from langgraph_memory.checkpoint._config import checked_channels
+
         assert checked_channels(["messages"]) == ["messages"]
         ```
     """
@@ -347,6 +361,8 @@ def thread_id_of(config: RunnableConfig) -> str:
 
     Example:
         ```python
+        from langgraph_memory.checkpoint._config import thread_id_of
+
         assert thread_id_of({"configurable": {"thread_id": "t1"}}) == "t1"
         ```
     """
@@ -368,6 +384,8 @@ def normalized_config(config: RunnableConfig) -> RunnableConfig:
 
     Example:
         ```python
+        from langgraph_memory.checkpoint._config import normalized_config
+
         config = normalized_config({"configurable": {"thread_id": 1, "checkpoint_id": 2}})
         assert config["configurable"] == {"thread_id": "1", "checkpoint_id": "2"}
         ```
@@ -393,6 +411,8 @@ def checked_before(before: RunnableConfig | None) -> RunnableConfig | None:
 
     Example:
         ```python
+        from langgraph_memory.checkpoint._config import checked_before
+
         assert checked_before({"configurable": {"checkpoint_id": 4}}) == {
             "configurable": {"checkpoint_id": "4"}
         }
@@ -427,6 +447,8 @@ def checked_fence_token(config: RunnableConfig) -> int | None:
 
     Example:
         ```python
+        from langgraph_memory.checkpoint._config import FENCE_CONFIG_KEY, checked_fence_token
+
         assert checked_fence_token({"configurable": {FENCE_CONFIG_KEY: 3}}) == 3
         assert checked_fence_token({"configurable": {}}) is None
         ```
@@ -474,6 +496,8 @@ def checked_put(
 
     Example:
         ```python
+        from langgraph_memory.checkpoint._config import checked_put
+
         from langgraph.checkpoint.base import empty_checkpoint
 
         checked = checked_put({"configurable": {"thread_id": "t"}}, empty_checkpoint(), {}, {})
@@ -521,6 +545,8 @@ def checked_version(version: object) -> str:
 
     Example:
         ```python
+        from langgraph_memory.checkpoint._config import checked_version
+
         assert checked_version(3) == "3"
         ```
     """
@@ -540,6 +566,8 @@ def checked_writes(
 
     Example:
         ```python
+        from langgraph_memory.checkpoint._config import checked_writes
+
         assert checked_writes([("messages", 1)], "task-1", "") == ([("messages", 1)], "task-1", "")
         ```
     """
@@ -566,6 +594,8 @@ def checked_limit(limit: object) -> int | None:
 
     Example:
         ```python
+        from langgraph_memory.checkpoint._config import checked_limit
+
         assert checked_limit(-1) == 0 and checked_limit(None) is None
         ```
     """
@@ -586,6 +616,8 @@ def checked_filter(filter: Mapping[str, Any] | None) -> dict[str, Any] | None:
 
     Example:
         ```python
+        from langgraph_memory.checkpoint._config import checked_filter
+
         assert checked_filter({"source": "input"}) == {"source": "input"}
         ```
     """

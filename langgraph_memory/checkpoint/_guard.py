@@ -72,6 +72,8 @@ def reused_channels(checkpoint: Mapping[str, Any], new_versions: Mapping[str, An
 
     Example:
         ```python
+        from langgraph_memory.checkpoint._guard import reused_channels
+
         cp = {"channel_values": {"x": "v"}, "channel_versions": {"x": 1, "gone": 3}}
         assert reused_channels(cp, {}) == ["x"]
         assert reused_channels(cp, {"x": 1}) == []
@@ -91,6 +93,8 @@ def busy_error(thread_id: str | Sequence[str], operation: str) -> ThreadBusyErro
 
     Example:
         ```python
+        from langgraph_memory.checkpoint._guard import ThreadBusyError, busy_error
+
         err = busy_error("chat-1", "put")
         assert isinstance(err, ThreadBusyError) and "with_thread_lease" in str(err)
         assert "threads 'a', 'b' are leased" in str(busy_error(["a", "b"], "prune"))
@@ -113,6 +117,8 @@ def stale_error(thread_id: str, token: int | str, current: int | str | None) -> 
 
     Example:
         ```python
+        from langgraph_memory.checkpoint._guard import stale_error
+
         assert "fencing token 3" in str(stale_error("t", 3, 4))
         ```
     """
@@ -130,6 +136,8 @@ def missing_parent_error(
 
     Example:
         ```python
+        from langgraph_memory.checkpoint._guard import POSTGRES_HINT, missing_parent_error
+
         err = missing_parent_error("t", "", "c2", "c1", POSTGRES_HINT)
         assert "c1" in str(err) and "nothing was written" in str(err)
         ```
@@ -154,6 +162,8 @@ def missing_blobs_error(
 
     Example:
         ```python
+        from langgraph_memory.checkpoint._guard import REDIS_HINT, missing_blobs_error
+
         err = missing_blobs_error("t", "", "c1", ["messages"], REDIS_HINT, reading=True)
         assert "messages" in str(err) and "delete_thread" in str(err)
         ```

@@ -3,12 +3,24 @@
 ``RedisSaver`` and ``PostgresSaver`` are synchronous; with this mixin ``graph.ainvoke``
 works on them too (each async call runs the sync method via ``asyncio.to_thread``).
 The natively async savers (``AsyncRedisSaver``, ``AsyncPostgresSaver``) are the better
-choice inside an async app. ``aprune`` stays with each saver: their strategies differ.
+choice inside an async app. ``aprune`` and ``aforget_threads`` run the saver's ``prune``
+and ``forget_threads`` (same arguments on both savers).
 
 Example:
     ```python
-    class MySaver(ThreadedAsyncMethods, BaseCheckpointSaver[str]):
-        ...  # implement the sync methods; the a* twins come from the mixin
+    import asyncio
+
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    from langgraph_memory.checkpoint._threaded import ThreadedAsyncMethods
+
+
+    class ThreadedSaver(ThreadedAsyncMethods, InMemorySaver):
+        pass  # InMemorySaver whose a* methods run its sync ones in a worker thread
+
+
+    config = {"configurable": {"thread_id": "t"}}
+    assert asyncio.run(ThreadedSaver().aget_tuple(config)) is None
     ```
 """
 
@@ -35,7 +47,8 @@ class ThreadedAsyncMethods(BaseCheckpointSaver[str]):
     """Mixin: each ``a*`` checkpointer method runs its sync twin in a worker thread.
 
     Put it first in the bases so it overrides the base class's ``NotImplementedError``
-    async methods.
+    async methods. The saver implements ``prune`` and ``forget_threads`` besides the
+    ``BaseCheckpointSaver`` surface.
     """
 
     async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
@@ -96,3 +109,25 @@ class ThreadedAsyncMethods(BaseCheckpointSaver[str]):
     async def adelete_for_runs(self, run_ids: Sequence[str]) -> None:
         """:meth:`delete_for_runs` in a worker thread."""
         await asyncio.to_thread(self.delete_for_runs, run_ids)
+
+    def prune(
+        self, thread_ids: Sequence[str], *, strategy: str = "keep_latest", keep_last: int = 1
+    ) -> None:
+        """Thin out or delete threads (``checkpoint._config.checked_prune``): the saver's."""
+        raise NotImplementedError
+
+    async def aprune(
+        self, thread_ids: Sequence[str], *, strategy: str = "keep_latest", keep_last: int = 1
+    ) -> None:
+        """:meth:`prune` in a worker thread."""
+        await asyncio.to_thread(
+            lambda: self.prune(thread_ids, strategy=strategy, keep_last=keep_last)
+        )
+
+    def forget_threads(self, thread_ids: Sequence[str]) -> None:
+        """Erase threads and what they leave behind: the saver's."""
+        raise NotImplementedError
+
+    async def aforget_threads(self, thread_ids: Sequence[str]) -> None:
+        """:meth:`forget_threads` in a worker thread."""
+        await asyncio.to_thread(self.forget_threads, thread_ids)

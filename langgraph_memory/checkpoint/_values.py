@@ -106,6 +106,8 @@ def surrogate_in(value: Any) -> tuple[str, int] | None:
 
     Example:
         ```python
+        from langgraph_memory.checkpoint._values import surrogate_in
+
         assert surrogate_in({"a": ["ok", "x\\udc80"]}) == ("['a'][1]", 0xDC80)
         assert surrogate_in({"a": "fine"}) is None
         ```
@@ -182,6 +184,8 @@ def check_text(value: Any, where: str) -> None:
 
     Example:
         ```python
+        from langgraph_memory.checkpoint._values import check_text
+
         check_text({"content": "héllo"}, "channel 'messages'")
         ```
     """
@@ -208,6 +212,8 @@ def dump_value(
 
     Example:
         ```python
+        from langgraph_memory.checkpoint._values import dump_value
+
         from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 
         assert dump_value(JsonPlusSerializer(), 1, "channel 'n'") == ("msgpack", b"\\x01")
@@ -243,6 +249,8 @@ def check_call_size(total: int, what: str) -> None:
 
     Example:
         ```python
+        from langgraph_memory.checkpoint._values import check_call_size
+
         check_call_size(1024, "put")
         ```
     """
@@ -264,6 +272,8 @@ def fits_jsonb(value: Any) -> bool:
 
     Example:
         ```python
+        from langgraph_memory.checkpoint._values import fits_jsonb
+
         assert fits_jsonb(None) and fits_jsonb(2.5) and not fits_jsonb(1e16)
         ```
     """
@@ -307,6 +317,8 @@ def check_json(
 
     Example:
         ```python
+        from langgraph_memory.checkpoint._values import check_json
+
         assert check_json({"source": "loop", "step": 1}, "metadata") > 0
         ```
     """

@@ -101,7 +101,7 @@ def test_one_timeout_bounds_a_sync_call_to_a_frozen_redis(
     # a pool under 64 connections makes the saver use redis-py's generic request path
     options: dict[str, Any] = {} if path == "fast lane" else {"max_connections": 8}
     with RedisSaver.from_conn_string(owned_redis.url, prefix="frz", **options) as saver:
-        assert (saver._lane is not None) == (path == "fast lane")
+        assert (saver._kept is not None) == (path == "fast lane")
         graph = build_chat_graph(saver)
         graph.invoke(turn_input("before"), thread_config("t"))
         with frozen(owned_redis):  # the default timeout: one call, ≤ 5 s + ε

@@ -8,10 +8,15 @@
 
 Example:
     ```python
-    from langgraph_memory.checkpoint.redis import RedisSaver
+    from langgraph.graph import START, MessagesState, StateGraph
 
-    url = "redis://localhost:6379/0"
-    with RedisSaver.from_conn_string(url, ttl={"default_ttl": 1440}) as saver:
+    from langgraph_memory.checkpoint.redis import RedisSaver, ThreadTTLConfig
+
+    builder = StateGraph(MessagesState)
+    builder.add_node("echo", lambda state: {"messages": [("ai", "hello")]})
+    builder.add_edge(START, "echo")
+    ttl: ThreadTTLConfig = {"default_ttl": 1440}  # minutes after the thread's last write
+    with RedisSaver.from_conn_string(REDIS_URL, ttl=ttl) as saver:
         saver.setup()
         graph = builder.compile(checkpointer=saver)
     ```

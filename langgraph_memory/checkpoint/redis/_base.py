@@ -104,6 +104,8 @@ class WriteContext:
 
         Example:
             ```python
+            from langgraph_memory.checkpoint.redis._base import WriteContext
+
             context = WriteContext("t", "put", checkpoint_id="c2", reused=("a", "b"))
             err = context.refusal("LGM_INTEGRITY blobs 2")
             assert err is not None and "'b'" in str(err) and "'a'" not in str(err)
@@ -167,7 +169,7 @@ class Command:
             name="EVALSHA", args=tuple(args), script=script, keys=tuple(keys), context=context
         )
 
-    def wire(self) -> tuple[Any, ...]:
+    def execute_args(self) -> tuple[Any, ...]:
         """The arguments of ``execute_command``."""
         if self.script is None:
             return (self.name, *self.args)
@@ -200,6 +202,8 @@ def client_defaults(options: Mapping[str, Any]) -> dict[str, Any]:
 
     Example:
         ```python
+        from langgraph_memory.checkpoint.redis._base import DEFAULT_CONNECT_TIMEOUT, client_defaults
+
         assert client_defaults({"socket_timeout": 1})["socket_timeout"] == 1
         assert client_defaults({})["socket_connect_timeout"] == DEFAULT_CONNECT_TIMEOUT
         ```
@@ -341,6 +345,8 @@ def server_refusal(where: str, exc: Exception) -> Exception:
 
     Example:
         ```python
+        from langgraph_memory.checkpoint.redis._base import BackendUnavailableError, server_refusal
+
         err = server_refusal("127.0.0.1:6379", Exception("OOM command not allowed"))
         assert isinstance(err, BackendUnavailableError) and "maxmemory" in str(err)
         ```
@@ -494,7 +500,7 @@ class BaseRedisSaver(BaseCheckpointSaver[str]):
             checkpoint,
             checkpoint_ns,
             parent_id or None,
-            checked.metadata,  # type: ignore[arg-type]
+            checked.metadata,
             new_versions,
             checked.header_bytes,
         )

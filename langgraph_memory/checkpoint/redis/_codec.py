@@ -126,7 +126,7 @@ def encode_put(
     checkpoint: Checkpoint,
     checkpoint_ns: str,
     parent_id: str | None,
-    metadata: CheckpointMetadata,
+    metadata: Mapping[str, Any],
     new_versions: ChannelVersions,
     header_bytes: int = 0,
 ) -> PutArgs:
@@ -168,7 +168,7 @@ def encode_put(
         refs=encode_refs(parent_id, run, fields),
         run_member=_keys.run_member(run, member) if run else "",
         blobs=blobs,
-        depth=delta_depth(cast(Mapping[str, Any], metadata)),
+        depth=delta_depth(metadata),
     )
 
 
@@ -281,6 +281,8 @@ def matches_filter(metadata: Mapping[str, Any], wanted: Mapping[str, Any] | None
 
     Example:
         ```python
+        from langgraph_memory.checkpoint.redis._codec import matches_filter
+
         assert matches_filter({"tags": ["a", "b"], "n": 1}, {"tags": ["b"], "n": 1.0})
         assert not matches_filter({"flag": 1}, {"flag": True})
         ```

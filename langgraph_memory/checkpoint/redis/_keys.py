@@ -157,6 +157,8 @@ def slot_tag(thread_tag_: str) -> str:
 
     Example:
         ```python
+        from langgraph_memory.checkpoint.redis._keys import _slot, slot_tag, thread_tag
+
         tag = slot_tag(thread_tag("chat-1"))
         assert _slot(tag) == _slot(thread_tag("chat-1")) and tag.isalnum()
         ```
@@ -227,6 +229,8 @@ def slot_registry_key(prefix: str, slot: str) -> str:
 
     Example:
         ```python
+        from langgraph_memory.checkpoint.redis._keys import slot_registry_key
+
         assert slot_registry_key("lgm", "a1") == "lgm:{a1}:threads"
         ```
     """

@@ -9,16 +9,21 @@ least the lease's, so a thread never expires under the worker that holds it.
 
 Example:
     ```python
+    import uuid
+
     import redis
+
     from langgraph_memory.checkpoint.redis import RedisLeaseBackend
 
-    leases = RedisLeaseBackend(redis.Redis(), prefix="lgm")
-    lease = leases.try_acquire("thread-1", "worker-a", ttl=30.0)
+    client = redis.Redis.from_url(REDIS_URL)
+    leases = RedisLeaseBackend(client, prefix="lgm")
+    lease = leases.try_acquire(f"thread-{uuid.uuid4()}", "worker-a", ttl=30.0)
     if lease is not None:
         try:
             ...  # run the graph with config["configurable"][FENCE_CONFIG_KEY] = lease.token
         finally:
             leases.release(lease)
+    client.close()
     ```
 """
 
@@ -30,8 +35,8 @@ from typing import Any
 from redis.exceptions import NoScriptError
 
 from langgraph_memory.checkpoint.redis import _keys
-from langgraph_memory.checkpoint.redis._base import describe_client, translate_errors
-from langgraph_memory.checkpoint.redis._scripts import SCRIPT_SHAS, SCRIPTS
+from langgraph_memory.checkpoint.redis._base import Command, describe_client, translate_errors
+from langgraph_memory.checkpoint.redis._scripts import SCRIPTS
 from langgraph_memory.errors import ConfigurationError
 from langgraph_memory.lease._protocol import Lease
 
@@ -57,9 +62,10 @@ class _LeaseCore:
         """``LEASE_RENEW``'s arguments: owner, lease ms, token, thread TTL ms (keep-alive)."""
         return (lease.owner, _ttl_ms(ttl), lease.token, self.fence_ttl_ms)
 
-    def _wire(self, name: str, thread_id: str, *args: Any) -> tuple[Any, ...]:
+    def _command_args(self, name: str, thread_id: str, *args: Any) -> tuple[Any, ...]:
+        """``execute_command``'s arguments for the lease script ``name`` on the thread."""
         keys = _keys.ThreadKeys.build(self.prefix, str(thread_id)).script
-        return ("EVALSHA", SCRIPT_SHAS[name], len(keys), *keys, *args)
+        return Command.run(name, keys, args).execute_args()
 
 
 class RedisLeaseBackend(_LeaseCore):
@@ -73,21 +79,29 @@ class RedisLeaseBackend(_LeaseCore):
 
     Example:
         ```python
-        leases = RedisLeaseBackend(redis.Redis())
-        lease = leases.try_acquire("t1", "worker-a", 10.0)
-        assert leases.renew(lease, 10.0)
+        import uuid
+
+        import redis
+
+        from langgraph_memory.checkpoint.redis.lease import RedisLeaseBackend
+
+        client = redis.Redis.from_url(REDIS_URL)
+        leases = RedisLeaseBackend(client)
+        lease = leases.try_acquire(f"t-{uuid.uuid4()}", "worker-a", 10.0)
+        assert lease is not None and leases.renew(lease, 10.0)
         leases.release(lease)
+        client.close()
         ```
     """
 
     def _call(self, name: str, thread_id: str, *args: Any) -> Any:
-        wire = self._wire(name, thread_id, *args)
+        command_args = self._command_args(name, thread_id, *args)
         with translate_errors(self.where):
             try:
-                return self._client.execute_command(*wire)
+                return self._client.execute_command(*command_args)
             except NoScriptError:
                 self._client.script_load(SCRIPTS[name])
-                return self._client.execute_command(*wire)
+                return self._client.execute_command(*command_args)
 
     def try_acquire(self, thread_id: str, owner: str, ttl: float) -> Lease | None:
         """Take the lease if free or expired; ``None`` if another owner holds it."""
@@ -113,20 +127,29 @@ class AsyncRedisLeaseBackend(_LeaseCore):
 
     Example:
         ```python
-        leases = AsyncRedisLeaseBackend(redis.asyncio.Redis())
-        lease = await leases.atry_acquire("t1", "worker-a", 10.0)
+        import uuid
+
+        import redis.asyncio
+
+        from langgraph_memory.checkpoint.redis.lease import AsyncRedisLeaseBackend
+
+        client = redis.asyncio.Redis.from_url(REDIS_URL)
+        leases = AsyncRedisLeaseBackend(client)
+        lease = await leases.atry_acquire(f"t-{uuid.uuid4()}", "worker-a", 10.0)
+        assert lease is not None
         await leases.arelease(lease)
+        await client.aclose()
         ```
     """
 
     async def _call(self, name: str, thread_id: str, *args: Any) -> Any:
-        wire = self._wire(name, thread_id, *args)
+        command_args = self._command_args(name, thread_id, *args)
         with translate_errors(self.where):
             try:
-                return await self._client.execute_command(*wire)
+                return await self._client.execute_command(*command_args)
             except NoScriptError:
                 await self._client.script_load(SCRIPTS[name])
-                return await self._client.execute_command(*wire)
+                return await self._client.execute_command(*command_args)
 
     async def atry_acquire(self, thread_id: str, owner: str, ttl: float) -> Lease | None:
         """Async :meth:`RedisLeaseBackend.try_acquire`."""

@@ -265,8 +265,8 @@ def test_no_error_reply_escapes_raw(reply: str) -> None:
 
 def test_commands_and_scripts() -> None:
     command = Command.run("PUT", ["k1", "k2"], ["a"])
-    assert command.wire() == ("EVALSHA", SCRIPT_SHAS["PUT"], 2, "k1", "k2", "a")
-    assert Command.call("ZRANGE", "k", 0, -1).wire() == ("ZRANGE", "k", 0, -1)
+    assert command.execute_args() == ("EVALSHA", SCRIPT_SHAS["PUT"], 2, "k1", "k2", "a")
+    assert Command.call("ZRANGE", "k", 0, -1).execute_args() == ("ZRANGE", "k", 0, -1)
     for name, source in SCRIPTS.items():
         assert "KEYS(" not in source.upper().replace("KEYS[", "")  # never the KEYS command
         assert "'KEYS'" not in source.upper(), name

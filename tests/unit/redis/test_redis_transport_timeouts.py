@@ -1,11 +1,17 @@
-"""One timeout bounds a call (pure parts): which socket errors are timeouts on every
-redis-py version, the client defaults, the cluster retry list and the error mapping."""
+"""One timeout bounds a call (no Redis server needed): a server that never answers is a
+``TimeoutError`` on the kept connections on every redis-py version, the client defaults, the
+cluster retry list and the error mapping."""
 
 from __future__ import annotations
 
-import errno
+import contextlib
+import socket
+import threading
+import time
+from collections.abc import Iterator
 
 import pytest
+import redis
 from redis import exceptions as redis_errors
 
 from langgraph_memory.checkpoint.redis._base import (
@@ -14,33 +20,59 @@ from langgraph_memory.checkpoint.redis._base import (
     client_defaults,
     translate_errors,
 )
-from langgraph_memory.checkpoint.redis._wire import timed_out
+from langgraph_memory.checkpoint.redis._kept_connections import KeptConnections, pack_command
 from langgraph_memory.checkpoint.redis.aio import BoundedAsyncRedisCluster
 from langgraph_memory.checkpoint.redis.saver import BoundedRedisCluster
 from langgraph_memory.errors import BackendUnavailableError
 
 
-def _wrapped(inner: BaseException, outer: BaseException) -> BaseException:
-    try:
-        try:
-            raise inner
-        except BaseException:
-            raise outer  # noqa: B904 - implicit context, as redis-py's parsers raise
-    except BaseException as exc:
-        return exc
+class FreezableServer:
+    """A fake Redis on a local port: ``+OK`` to every command until :attr:`frozen` is set,
+    then silence (what a SIGSTOPped server looks like to an open connection)."""
+
+    def __init__(self) -> None:
+        self.frozen = threading.Event()
+        self._listener = socket.create_server(("127.0.0.1", 0))
+        self.port: int = self._listener.getsockname()[1]
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    def _serve(self) -> None:
+        with contextlib.suppress(OSError):
+            while True:
+                conn, _ = self._listener.accept()
+                threading.Thread(target=self._answer, args=(conn,), daemon=True).start()
+
+    def _answer(self, conn: socket.socket) -> None:
+        with conn, contextlib.suppress(OSError):
+            while data := conn.recv(65536):
+                commands = sum(1 for line in data.split(b"\r\n") if line.startswith(b"*"))
+                if not self.frozen.is_set():
+                    conn.sendall(b"+OK\r\n" * commands)
+
+    def close(self) -> None:
+        self._listener.close()
 
 
-def test_kernel_timeouts_are_timeouts_whatever_redis_py_calls_them() -> None:
-    eagain = BlockingIOError(errno.EAGAIN, "Resource temporarily unavailable")
-    assert timed_out(eagain)
-    assert timed_out(TimeoutError("timed out"))  # socket.timeout
-    assert timed_out(redis_errors.TimeoutError("Timeout reading from socket"))
-    # redis-py 5.2 - 7 report SO_RCVTIMEO's EAGAIN as a ConnectionError
-    assert timed_out(_wrapped(eagain, redis_errors.ConnectionError("Error while reading")))
-    assert not timed_out(redis_errors.ConnectionError("Connection closed by server."))
-    assert not timed_out(ConnectionResetError(errno.ECONNRESET, "reset"))
-    refused = ConnectionRefusedError(errno.ECONNREFUSED, "refused")
-    assert not timed_out(_wrapped(refused, redis_errors.ConnectionError("Error 111")))
+@pytest.fixture
+def server() -> Iterator[FreezableServer]:
+    fake = FreezableServer()
+    yield fake
+    fake.close()
+
+
+def test_a_hung_server_is_one_timeout_on_the_kept_connections(server: FreezableServer) -> None:
+    client = redis.Redis(port=server.port, socket_timeout=0.3, protocol=2)
+    kept = KeptConnections.for_client(client)
+    assert kept is not None
+    assert kept.execute(pack_command(["SET", "k", "v"]), 1) == [b"OK"]
+    server.frozen.set()
+    started = time.monotonic()
+    with pytest.raises(redis_errors.TimeoutError):
+        kept.execute(pack_command(["SET", "k", "v"]), 1)
+    assert time.monotonic() - started < 2.0  # one timeout, not a retry
+    assert kept.idle == 0  # the timed-out connection went back to the pool, disconnected
+    kept.close()
+    client.close()
 
 
 def test_from_conn_string_bounds_every_command_by_default() -> None:

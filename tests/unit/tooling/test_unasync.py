@@ -65,3 +65,24 @@ def test_the_transform_drops_async_and_maps_names() -> None:
 def test_unbalanced_or_uncommented_blocks_are_refused(source: str) -> None:
     with pytest.raises(ValueError):
         unasync.transform(source, {})
+
+
+def test_the_output_drops_unused_imports_and_sorts_imports_and_all() -> None:
+    # what the transform leaves: an import only async code used (asyncio), a sync-only one
+    # out of place (weakref), a renamed export out of rank
+    text = (
+        "import weakref\n"
+        "import asyncio\n"
+        "from collections.abc import Iterator\n\n"
+        '__all__ = ["Saver", "BoundedCluster"]\n\n\n'
+        "class Saver:\n"
+        "    def list(self) -> Iterator[int]:\n"
+        "        weakref.finalize(self, print)\n"
+        "        yield 1\n\n\n"
+        "class BoundedCluster:\n"
+        "    pass\n"
+    )
+    out = unasync._format(text, ROOT / "langgraph_memory" / "generated.py")
+    assert "import asyncio" not in out
+    assert out.index("import weakref") < out.index("from collections.abc import Iterator")
+    assert '__all__ = ["BoundedCluster", "Saver"]' in out

@@ -1,6 +1,7 @@
-"""The sync saver's lean request path (``_wire.DirectLane``) on a real Redis: shared by
-many threads and LangGraph's background executor, failing over and recovering when the
-server dies or hangs, and giving its connections back to the client's pool."""
+"""The sync saver's lean request path (``_kept_connections.KeptConnections``) on a real
+Redis: shared by many threads and LangGraph's background executor, failing over and
+recovering when the server dies or hangs, and giving its connections back to the client's
+pool."""
 
 from __future__ import annotations
 
@@ -29,7 +30,11 @@ from redis_saver_helpers import (
 )
 
 from langgraph_memory.checkpoint.redis import RedisSaver
-from langgraph_memory.checkpoint.redis._wire import _MAX_IDLE, DirectLane, pack_command
+from langgraph_memory.checkpoint.redis._kept_connections import (
+    MAX_IDLE,
+    KeptConnections,
+    pack_command,
+)
 from langgraph_memory.errors import BackendUnavailableError
 
 pytestmark = pytest.mark.redis
@@ -44,7 +49,7 @@ def test_many_threads_share_one_saver_and_its_background_writes(
 ) -> None:
     client = redis.Redis.from_url(redis_url)
     saver = RedisSaver(client, prefix=redis_prefix)
-    assert saver._lane is not None
+    assert saver._kept is not None
     graph = chat_graph(saver)
     turns, workers = 6, 8
     errors: list[BaseException] = []
@@ -77,8 +82,8 @@ def test_many_threads_share_one_saver_and_its_background_writes(
         assert contents(state) == expected
         history = list(saver.list({"configurable": {"thread_id": f"lane-{worker}"}}))
         assert len(history) == 4 * turns  # input + 3 steps per turn, none lost or mixed
-    # every connection the lane took is idle in it (no leak), and at most _MAX_IDLE are kept
-    assert _in_use(client) == len(saver._lane._idle) <= _MAX_IDLE
+    # every connection the lane took is idle in it (no leak), and at most MAX_IDLE are kept
+    assert _in_use(client) == saver._kept.idle <= MAX_IDLE
     del graph, saver
     gc.collect()
     assert _in_use(client) == 0  # the saver's finalizer handed them back to the pool
@@ -88,21 +93,22 @@ def test_many_threads_share_one_saver_and_its_background_writes(
 
 def test_kept_connections_go_back_to_the_pool_with_their_timeout(redis_url: str) -> None:
     client = redis.Redis.from_url(redis_url, socket_timeout=2.5)
-    lane = DirectLane.for_client(client)
+    lane = KeptConnections.for_client(client)
     assert lane is not None
     assert lane.execute(pack_command(["PING"]) * 2, 2) == [b"PONG", b"PONG"]
-    (connection,) = lane._idle
-    assert connection._sock.gettimeout() is None  # kernel-enforced while kept
+    assert lane.idle == 1 == _in_use(client)  # kept out of the pool between calls
+    (connection,) = client.connection_pool._in_use_connections
+    assert connection.socket_timeout == 2.5  # redis-py's own timeout, untouched
     lane.close()
     assert _in_use(client) == 0
-    assert connection._sock.gettimeout() == 2.5  # redis-py's own mode again
+    assert lane.idle == 0
     assert client.get(f"lane-missing-{uuid.uuid4().hex}") is None
     client.close()
 
 
 def test_lane_replies_and_errors_stay_in_order(redis_url: str) -> None:
     client = redis.Redis.from_url(redis_url)
-    lane = DirectLane.for_client(client)
+    lane = KeptConnections.for_client(client)
     assert lane is not None
     key = f"lane-order-{uuid.uuid4().hex}"
     batch = pack_command(["SET", key, "v"]) + pack_command(["HGET", key, "f"])
@@ -116,13 +122,13 @@ def test_lane_replies_and_errors_stay_in_order(redis_url: str) -> None:
 
 
 def test_lane_is_only_used_where_it_is_safe(redis_url: str) -> None:
-    assert DirectLane.for_client(redis.Redis.from_url(redis_url)) is not None
+    assert KeptConnections.for_client(redis.Redis.from_url(redis_url)) is not None
     small = redis.Redis(connection_pool=redis.BlockingConnectionPool.from_url(redis_url))
-    assert DirectLane.for_client(small) is None  # 50 connections at most: not hoarded
+    assert KeptConnections.for_client(small) is None  # 50 connections at most: not hoarded
     single = redis.Redis.from_url(redis_url, single_connection_client=True)
-    assert DirectLane.for_client(single) is None
+    assert KeptConnections.for_client(single) is None
     latin = redis.Redis.from_url(redis_url, encoding="latin-1")
-    assert DirectLane.for_client(latin) is None
+    assert KeptConnections.for_client(latin) is None
     for client in (small, single, latin):
         client.close()
 
@@ -139,7 +145,7 @@ def test_saver_survives_a_server_restart_and_a_hung_server(tmp_path: Path) -> No
         graph = chat_graph(saver)
         config: RunnableConfig = {"configurable": {"thread_id": "t"}}
         graph.invoke({"messages": [HumanMessage(content="one")]}, config)
-        assert saver._lane is not None and len(saver._lane._idle) >= 1
+        assert saver._kept is not None and saver._kept.idle >= 1
 
         # 1. restart: every kept socket is dead; the next calls reconnect transparently
         server.stop()
