@@ -73,6 +73,9 @@ def memory_lines(messages: Sequence[BaseMessage]) -> list[tuple[str, str]]:
 
     Example:
         ```python
+        from langchain_core.messages import SystemMessage
+        from langgraph_memory.offline import memory_lines
+
         block = SystemMessage("<memory>\\n- [preference] User likes tea. (from x)\\n</memory>")
         assert memory_lines([block]) == [("preference", "User likes tea.")]
         ```
@@ -149,6 +152,9 @@ class TemplatedResponder(BaseChatModel):
 
     Example:
         ```python
+        from langgraph_memory.offline import TemplatedResponder
+        from langchain_core.messages import HumanMessage
+
         reply = TemplatedResponder().invoke([HumanMessage("I like tea.")])
         assert "offline" in reply.content
         ```
@@ -197,6 +203,8 @@ class TemplatedResponder(BaseChatModel):
 
         Example:
             ```python
+            from langgraph_memory.offline import TemplatedResponder
+            from langchain_core.messages import HumanMessage
             from langchain_core.tools import tool
 
             @tool(description="Does nothing.")
@@ -219,6 +227,8 @@ def default_chat_model() -> BaseChatModel | None:
 
     Example:
         ```python
+        from langgraph_memory.offline import default_chat_model, TemplatedResponder
+
         model = default_chat_model() or TemplatedResponder()
         ```
     """
@@ -241,6 +251,8 @@ def tool_call_message(name: str, args: dict[str, Any], content: str = "") -> AIM
 
     Example:
         ```python
+        from langgraph_memory.offline import tool_call_message
+
         msg = tool_call_message("recall", {"query": "name"})
         assert msg.tool_calls[0]["name"] == "recall"
         ```
@@ -271,6 +283,8 @@ class ScriptedChatModel(BaseChatModel):
 
     Example:
         ```python
+        from langgraph_memory.offline import ScriptedChatModel
+
         model = ScriptedChatModel(responses=["hello"])
         assert model.invoke("hi").content == "hello" and len(model.calls) == 1
         ```

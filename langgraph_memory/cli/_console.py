@@ -45,6 +45,8 @@ def shorten(text: str, width: int) -> str:
 
     Example:
         ```python
+        from langgraph_memory.cli._console import shorten
+
         assert shorten("a  b\\nc", 10) == "a b c"
         assert shorten("abcdef", 4) == "abc…"
         ```
@@ -58,6 +60,8 @@ def format_table(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
 
     Example:
         ```python
+        from langgraph_memory.cli._console import format_table
+
         print(format_table(["saver", "ms"], [["memory", 1.5]]))
         ```
     """
@@ -99,6 +103,8 @@ class Console:
 
     Example:
         ```python
+        from langgraph_memory.cli._console import Console
+
         Console().say("user", "hello")
         ```
     """

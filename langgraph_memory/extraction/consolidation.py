@@ -65,6 +65,8 @@ def normalize_content(text: str) -> str:
 
     Example:
         ```python
+        from langgraph_memory.extraction.consolidation import normalize_content
+
         assert normalize_content(" User likes  Tea. ") == "user likes tea"
         assert normalize_content("User likes ｔｅａ！") == "user likes tea"
         ```
@@ -82,6 +84,8 @@ def key_terms(text: str) -> frozenset[str]:
 
     Example:
         ```python
+        from langgraph_memory.extraction.consolidation import key_terms
+
         assert key_terms("User works at Google.") == {"google"}
         assert key_terms("User works at Škoda.") != key_terms("User works at Ørsted.")
         ```
@@ -99,6 +103,8 @@ def candidate_value(
 
     Example:
         ```python
+        from langgraph_memory.extraction.consolidation import candidate_value
+        from langgraph_memory.extraction.types import MemoryCandidate
         from datetime import datetime, timezone
         v = candidate_value(MemoryCandidate("User likes tea."), now=datetime(2026, 1, 1,
                             tzinfo=timezone.utc))
@@ -126,6 +132,9 @@ class PlannedWrite:
 
     Example:
         ```python
+        from langgraph_memory.extraction.consolidation import PlannedWrite
+        from langgraph_memory.extraction.types import Action
+
         w = PlannedWrite("k", {"content": "x"}, Action.ADD, candidate=0)
         assert w.action is Action.ADD
         ```
@@ -143,6 +152,8 @@ class WritePlan:
 
     Example:
         ```python
+        from langgraph_memory.extraction.consolidation import WritePlan
+
         assert WritePlan().counts["added"] == 0
         ```
     """
@@ -167,6 +178,9 @@ def rule_decisions(
 
     Example:
         ```python
+        from langgraph_memory.extraction.types import ExistingMemory, MemoryCandidate, Action
+        from langgraph_memory.extraction.consolidation import rule_decisions
+
         old = ExistingMemory("k1", {"content": "User likes tea.", "slot": "preference:tea"})
         same = [MemoryCandidate("User likes tea.", slot="preference:tea")]
         assert rule_decisions(same, [old])[0].action is Action.NOOP
@@ -249,6 +263,8 @@ def plan_writes(
 
     Example:
         ```python
+        from langgraph_memory.extraction.types import MemoryCandidate, Action
+        from langgraph_memory.extraction.consolidation import plan_writes
         from datetime import datetime, timezone
         c = [MemoryCandidate("User likes tea.")]
         plan = plan_writes(c, [], [], now=datetime(2026, 1, 1, tzinfo=timezone.utc))

@@ -132,6 +132,7 @@ def resolve_date_phrase(text: str, now: datetime) -> datetime | None:
 
     Example:
         ```python
+        from langgraph_memory.extraction.dates import resolve_date_phrase
         from datetime import datetime, timezone
         now = datetime(2026, 3, 10, tzinfo=timezone.utc)
         assert resolve_date_phrase("two years ago", now).year == 2024
@@ -190,6 +191,8 @@ def parse_iso_datetime(value: object) -> datetime | None:
 
     Example:
         ```python
+        from langgraph_memory.extraction.dates import parse_iso_datetime
+
         assert parse_iso_datetime("2024-05-01T00:00:00+00:00").year == 2024
         assert parse_iso_datetime("soon") is None
         ```

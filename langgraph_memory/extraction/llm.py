@@ -91,6 +91,9 @@ def format_transcript(messages: Sequence[BaseMessage]) -> str:
 
     Example:
         ```python
+        from langgraph_memory.extraction.llm import format_transcript
+        from langchain_core.messages import HumanMessage
+
         assert format_transcript([HumanMessage("hi")]) == "user: hi"
         ```
     """
@@ -119,6 +122,9 @@ def format_candidates(candidates: Sequence[MemoryCandidate]) -> str:
 
     Example:
         ```python
+        from langgraph_memory.extraction.llm import format_candidates
+        from langgraph_memory.extraction.types import MemoryCandidate
+
         assert format_candidates([MemoryCandidate("User likes tea.")]).startswith("C0:")
         ```
     """
@@ -133,6 +139,8 @@ def format_existing(existing: Sequence[ExistingMemory]) -> str:
 
     Example:
         ```python
+        from langgraph_memory.extraction.llm import format_existing
+
         assert format_existing([]) == "(none)"
         ```
     """
@@ -161,6 +169,8 @@ class LLMExtractor:
 
     Example:
         ```python
+        from langgraph_memory.extraction.llm import LLMExtractor
+        from langchain_core.messages import HumanMessage
         from langgraph_memory.offline import ScriptedChatModel, tool_call_message
 
         model = ScriptedChatModel(responses=[tool_call_message(

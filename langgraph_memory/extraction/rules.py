@@ -149,6 +149,9 @@ def message_text(message: BaseMessage) -> str:
 
     Example:
         ```python
+        from langgraph_memory.extraction.rules import message_text
+        from langchain_core.messages import HumanMessage
+
         assert message_text(HumanMessage("hi")) == "hi"
         ```
     """
@@ -450,6 +453,8 @@ def _clauses(sentence: str) -> list[str]:
 
     Example:
         ```python
+        from langgraph_memory.extraction.rules import _clauses
+
         assert _clauses("I live in Berlin and work at Siemens") == [
             "I live in Berlin",
             "I work at Siemens",
@@ -504,6 +509,7 @@ class RuleBasedExtractor:
 
     Example:
         ```python
+        from langgraph_memory.extraction.rules import RuleBasedExtractor
         from datetime import datetime, timezone
         from langchain_core.messages import HumanMessage
 

@@ -82,6 +82,8 @@ def parse_json_reply(text: str) -> Any:
 
     Example:
         ```python
+        from langgraph_memory.extraction.structured import parse_json_reply
+
         assert parse_json_reply('Sure! {"a": [1, 2]} Hope it helps.') == {"a": [1, 2]}
         fence = "`" * 3
         assert parse_json_reply(fence + "json\\n[1]\\n" + fence) == [1]
@@ -134,6 +136,7 @@ class StructuredCaller(Generic[M]):
 
     Example:
         ```python
+        from langgraph_memory.extraction.structured import StructuredCaller
         from pydantic import BaseModel
         from langgraph_memory.offline import ScriptedChatModel, tool_call_message
 

@@ -4,12 +4,24 @@ Add the lease in one line around a graph compiled with one of our checkpointers:
 
 Example:
     ```python
+    from langgraph.graph import START, MessagesState, StateGraph
+
     from langgraph_memory.checkpoint.postgres import PostgresSaver
     from langgraph_memory.lease import with_thread_lease
 
-    with PostgresSaver.from_conn_string("postgresql://localhost/app") as saver:
+
+    def reply(state: MessagesState) -> dict[str, list[tuple[str, str]]]:
+        return {"messages": [("ai", "hello")]}
+
+
+    builder = StateGraph(MessagesState)
+    builder.add_node(reply)
+    builder.add_edge(START, "reply")
+    with PostgresSaver.from_conn_string(DB_URI) as saver:
+        saver.setup()
         graph = with_thread_lease(builder.compile(checkpointer=saver), strategy="reject")
-        graph.invoke({"messages": [("user", "hi")]}, {"configurable": {"thread_id": "chat-1"}})
+        out = graph.invoke({"messages": [("user", "hi")]}, {"configurable": {"thread_id": "doc-1"}})
+    assert out["messages"][-1].content == "hello"
     ```
 
 A busy thread raises :class:`~langgraph_memory.errors.ThreadBusyError`; a run whose

@@ -228,6 +228,7 @@ class ThreadedAsyncLeaseBackend:
 
     Example:
         ```python
+        from langgraph_memory.lease._session import ThreadedAsyncLeaseBackend
         from langgraph_memory.lease import InMemoryLeaseBackend
 
         backend = ThreadedAsyncLeaseBackend(InMemoryLeaseBackend())

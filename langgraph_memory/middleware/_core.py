@@ -36,6 +36,8 @@ def append_system_text(system: SystemMessage | None, text: str) -> SystemMessage
 
     Example:
         ```python
+        from langgraph_memory.middleware._core import append_system_text
+
         assert append_system_text(None, "x").text == "x"
         ```
     """
@@ -61,6 +63,8 @@ def lift_blocks(
 
     Example:
         ```python
+        from langchain_core.messages import SystemMessage
+        from langgraph_memory.middleware._core import SUMMARY_BLOCK_ID, lift_blocks
         from langchain_core.messages import HumanMessage
         block = SystemMessage("Summary: …", id=SUMMARY_BLOCK_ID)
         system, rest = lift_blocks(SystemMessage("Be brief."), [block, HumanMessage("hi")])
@@ -84,6 +88,9 @@ def summary_rewrite(
 
     Example:
         ```python
+        from langchain_core.messages import SystemMessage, RemoveMessage
+        from langgraph_memory.middleware._core import SUMMARY_BLOCK_ID, summary_rewrite
+        from langgraph.graph.message import REMOVE_ALL_MESSAGES
         from langchain_core.messages import HumanMessage
         old, new = HumanMessage("old", id="1"), HumanMessage("new", id="2")
         block = SystemMessage("Summary", id=SUMMARY_BLOCK_ID)

@@ -66,6 +66,8 @@ def current_config() -> RunnableConfig:
 
     Example:
         ```python
+        from langgraph_memory.middleware.memory import current_config
+
         assert current_config() == {}
         ```
     """
@@ -110,6 +112,8 @@ class MemoryMiddleware(AgentMiddleware[AgentState[Any], Any]):
 
     Example:
         ```python
+        from langgraph_memory.middleware.memory import MemoryMiddleware
+
         middleware = MemoryMiddleware(extraction="background")
         assert middleware.extract is not None and middleware.extract.background
         ```

@@ -51,6 +51,7 @@ def llm_input(messages: list[BaseMessage], block: str | None) -> list[BaseMessag
 
     Example:
         ```python
+        from langgraph_memory.middleware.react import llm_input
         from langchain_core.messages import HumanMessage
         out = llm_input([HumanMessage("hi")], "<memory>x</memory>")
         assert out[0].text == "<memory>x</memory>" and out[1].text == "hi"
@@ -82,6 +83,8 @@ class MemoryPreModelHook(MemoryNode):
 
     Example:
         ```python
+        from langgraph_memory.middleware.react import MemoryPreModelHook
+
         hook = MemoryPreModelHook(namespace=("memories", "{user_id}"))
         assert hook.retrieve.namespace == ("memories", "{user_id}")
         ```

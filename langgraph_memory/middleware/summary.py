@@ -60,6 +60,8 @@ class SummaryMiddleware(AgentMiddleware[AgentState[Any], Any]):
 
     Example:
         ```python
+        from langgraph_memory.middleware.summary import SummaryMiddleware
+
         middleware = SummaryMiddleware(max_tokens=2000, keep_turns=3)
         assert middleware.summarize.max_tokens == 2000
         ```

@@ -74,6 +74,9 @@ def count_tokens(messages: Sequence[BaseMessage]) -> int:
 
     Example:
         ```python
+        from langgraph_memory.nodes._messages import count_tokens
+        from langchain_core.messages import HumanMessage
+
         assert count_tokens([HumanMessage("hello world")]) > 0
         ```
     """
@@ -85,6 +88,10 @@ def is_block(message: BaseMessage) -> bool:
 
     Example:
         ```python
+        from langgraph_memory.nodes._messages import is_block
+        from langchain_core.messages import SystemMessage
+        from langgraph_memory.nodes import MEMORY_BLOCK_ID
+
         assert is_block(SystemMessage("x", id=MEMORY_BLOCK_ID))
         ```
     """
@@ -96,6 +103,10 @@ def conversation_messages(messages: Sequence[BaseMessage]) -> list[BaseMessage]:
 
     Example:
         ```python
+        from langgraph_memory.nodes._messages import conversation_messages
+        from langchain_core.messages import SystemMessage
+        from langgraph_memory.nodes import MEMORY_BLOCK_ID
+
         assert conversation_messages([SystemMessage("x", id=MEMORY_BLOCK_ID)]) == []
         ```
     """
@@ -107,6 +118,9 @@ def turn_messages(messages: Sequence[BaseMessage]) -> list[BaseMessage]:
 
     Example:
         ```python
+        from langchain_core.messages import HumanMessage, AIMessage
+        from langgraph_memory.nodes._messages import turn_messages
+
         msgs = [HumanMessage("a"), AIMessage("b"), HumanMessage("c"), AIMessage("d")]
         assert [m.content for m in turn_messages(msgs)] == ["c", "d"]
         ```
@@ -130,6 +144,8 @@ def bound_text(text: str, max_chars: int) -> str:
 
     Example:
         ```python
+        from langgraph_memory.nodes._messages import bound_text
+
         assert bound_text("one two three", 9) == "one two"
         assert bound_text("short", 9) == "short"
         ```
@@ -147,6 +163,9 @@ def bound_message(message: BaseMessage, max_chars: int) -> BaseMessage:
 
     Example:
         ```python
+        from langgraph_memory.nodes._messages import bound_message
+        from langchain_core.messages import HumanMessage
+
         assert bound_message(HumanMessage("a b c d"), 3).content == "a b"
         ```
     """
@@ -168,6 +187,9 @@ def build_query(
 
     Example:
         ```python
+        from langchain_core.messages import HumanMessage, AIMessage
+        from langgraph_memory.nodes._messages import build_query
+
         msgs = [HumanMessage("I moved."), AIMessage("ok"), HumanMessage("Which city?")]
         assert build_query(msgs) == "Which city?\\nI moved."
         assert build_query(msgs, context_messages=0) == "Which city?"
@@ -196,6 +218,9 @@ def model_input(
 
     Example:
         ```python
+        from langchain_core.messages import HumanMessage, SystemMessage
+        from langgraph_memory.nodes import MEMORY_BLOCK_ID, model_input
+
         msgs = [HumanMessage("hi"), SystemMessage("<memory>…</memory>", id=MEMORY_BLOCK_ID)]
         assert model_input(msgs)[0].id == MEMORY_BLOCK_ID
         ```
@@ -219,6 +244,8 @@ def memory_line(memory: Mapping[str, Any]) -> str:
 
     Example:
         ```python
+        from langgraph_memory.nodes._messages import memory_line
+
         line = memory_line({"content": "User likes tea.", "kind": "preference",
                             "valid_from": "2026-01-02T00:00:00+00:00"})
         assert line == "- [preference] User likes tea. (valid from 2026-01-02)"
@@ -250,6 +277,8 @@ def select_within_budget(
 
     Example:
         ```python
+        from langgraph_memory.nodes._messages import select_within_budget
+
         mems = [{"content": "a " * 400}, {"content": "User likes tea."}]
         assert [m["content"] for m in select_within_budget(mems, token_budget=30)] == [
             "User likes tea."]
@@ -270,6 +299,8 @@ def render_memory_block(memories: Sequence[Mapping[str, Any]], prompt: str) -> s
 
     Example:
         ```python
+        from langgraph_memory.nodes._messages import render_memory_block
+
         text = render_memory_block([{"content": "x"}], "<memory>\\n{memories}\\n</memory>")
         assert text.startswith("<memory>\\n- [semantic] x")
         ```
@@ -285,6 +316,9 @@ def group_units(messages: Sequence[BaseMessage]) -> list[list[BaseMessage]]:
 
     Example:
         ```python
+        from langgraph_memory.nodes import group_units
+        from langchain_core.messages import HumanMessage, AIMessage
+
         assert group_units([HumanMessage("a"), AIMessage("b")]) == [[HumanMessage("a")],
                                                                     [AIMessage("b")]]
         ```
@@ -318,6 +352,9 @@ def shrink_tool_result(message: ToolMessage, max_chars: int) -> ToolMessage | No
 
     Example:
         ```python
+        from langchain_core.messages import ToolMessage
+        from langgraph_memory.nodes._messages import shrink_tool_result
+
         long = ToolMessage("row " * 1000, tool_call_id="c1", id="t1")
         short = shrink_tool_result(long, 20)
         assert short is not None and short.id == "t1" and short.tool_call_id == "c1"
@@ -343,6 +380,9 @@ class SummaryPlan:
 
     Example:
         ```python
+        from langgraph_memory.nodes._messages import SummaryPlan
+        from langchain_core.messages import HumanMessage
+
         plan = SummaryPlan(fold=[HumanMessage("old")], keep=[HumanMessage("new")])
         assert plan.fold[0].content == "old" and plan.shrunk == []
         ```
@@ -399,6 +439,9 @@ def plan_summary(
 
     Example:
         ```python
+        from langchain_core.messages import HumanMessage
+        from langgraph_memory.nodes import plan_summary
+
         msgs = [HumanMessage("x " * 200, id=str(i)) for i in range(10)]
         plan = plan_summary(msgs, max_tokens=500, keep_turns=2)
         assert plan is not None and len(plan.keep) == 2 and len(plan.fold) == 8
@@ -437,6 +480,9 @@ def offline_summary(previous: str, messages: Sequence[BaseMessage], *, max_words
 
     Example:
         ```python
+        from langgraph_memory.nodes._messages import offline_summary
+        from langchain_core.messages import HumanMessage
+
         s = offline_summary("", [HumanMessage("I use Postgres. It is fast.")], max_words=50)
         assert s == "user: I use Postgres."
         ```

@@ -99,6 +99,8 @@ def user_namespace(
 
     Example:
         ```python
+        from langgraph_memory.nodes.context import user_namespace
+
         assert user_namespace("u1") == ("memories", "u1")
         assert user_namespace("ann@example.com") == ("memories", "ann@example%2Ecom")
         assert user_namespace("u1", ("orgs", "{org}", "{user_id}"), org="acme.io") == (
@@ -139,6 +141,7 @@ class RetrieveNode(MemoryNode):
 
     Example:
         ```python
+        from langgraph_memory.nodes.context import RetrieveNode
         from langgraph.store.memory import InMemoryStore
         store = InMemoryStore()
         store.put(("memories", "u1"), "k", {"content": "User likes tea."})
@@ -304,6 +307,8 @@ def explain_lines(items: Sequence[SearchItem], keys: Sequence[str]) -> list[str]
 
     Example:
         ```python
+        from langgraph.store.base import SearchItem
+        from langgraph_memory.nodes.context import explain_lines
         from datetime import datetime, timezone
         now = datetime.now(timezone.utc)
         item = SearchItem(("m", "u1"), "k1", {"content": "User likes tea."}, now, now, 0.5)
@@ -351,6 +356,8 @@ def block_update(
 
     Example:
         ```python
+        from langgraph_memory.nodes.context import block_update, MEMORY_BLOCK_ID
+
         update = block_update([{"content": "User likes tea."}], [], "<memory>{memories}</memory>")
         assert update["messages"][0].id == MEMORY_BLOCK_ID
         ```
@@ -376,6 +383,8 @@ class InjectNode(MemoryNode):
 
     Example:
         ```python
+        from langgraph_memory.nodes.context import InjectNode
+
         out = InjectNode().invoke({"messages": [], "memories": [{"content": "User likes tea."}]})
         assert "<memory>" in out["messages"][0].content
         ```
@@ -415,6 +424,7 @@ class RespondNode(MemoryNode):
 
     Example:
         ```python
+        from langgraph_memory.nodes.context import RespondNode
         from langgraph_memory.offline import TemplatedResponder
         out = RespondNode(TemplatedResponder()).invoke({"messages": [("user", "I like tea.")]})
         assert "offline" in out["messages"][0].content

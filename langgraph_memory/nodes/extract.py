@@ -103,6 +103,8 @@ class ExtractionReport:
 
     Example:
         ```python
+        from langgraph_memory.nodes.extract import ExtractionReport
+
         report = ExtractionReport(status="skipped:prefilter")
         assert report.total_llm_calls == 0
         ```
@@ -209,6 +211,9 @@ class ExtractNode(MemoryNode):
 
     Example:
         ```python
+        from langgraph_memory.nodes.extract import ExtractNode
+        from langgraph_memory.extraction.rules import RuleBasedExtractor
+
         node = ExtractNode(min_importance=6)
         assert isinstance(node.extractor, RuleBasedExtractor)
         ```

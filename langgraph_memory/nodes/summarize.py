@@ -81,6 +81,8 @@ class SummarizeNode(MemoryNode):
 
     Example:
         ```python
+        from langgraph_memory.nodes.summarize import SummarizeNode
+
         node = SummarizeNode(max_tokens=2000)
         assert node.invoke({"messages": [("user", "hi")]}) == {}
         ```

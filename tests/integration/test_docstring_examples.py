@@ -62,8 +62,18 @@ class _Databases:
         if given == "PGVECTOR_URI":
             server = self._request.getfixturevalue("embedded_server")
             return self._fresh_db(server.dsn())
-        base = self._request.getfixturevalue("redis_url").rsplit("/", 1)[0]
-        return f"{base}/{REDIS_DOC_DB}"
+        import redis
+
+        base = self._request.getfixturevalue("redis_server_url").rsplit("/", 1)[0]
+        url = f"{base}/{REDIS_DOC_DB}"
+        client = redis.Redis.from_url(url, socket_connect_timeout=3)
+        try:
+            client.ping()
+        except redis.RedisError as exc:
+            service_missing(f"Redis at {url}", exc)
+        finally:
+            client.close()
+        return url
 
     def get(self, given: str) -> str:
         if given not in self._made:
