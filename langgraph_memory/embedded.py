@@ -76,9 +76,13 @@ def memory_home() -> Path:
 
     Example:
         ```python
+        import os
+        from pathlib import Path
+
         from langgraph_memory.embedded import memory_home
 
-        print(memory_home())  # e.g. /home/me/.local/share/langgraph-memory
+        os.environ["LANGGRAPH_MEMORY_HOME"] = "/srv/lgm"  # unset: ~/.local/share/langgraph-memory
+        assert memory_home() == Path("/srv/lgm").resolve()
         ```
     """
     configured = os.environ.get(ENV_HOME)
@@ -102,9 +106,9 @@ class EmbeddedPostgres:
 
     Example:
         ```python
-        from langgraph_memory.embedded import EmbeddedPostgres
-
         from pathlib import Path
+
+        from langgraph_memory.embedded import EmbeddedPostgres
 
         pg = EmbeddedPostgres("/srv/lgm", cleanup="keep")  # nothing starts yet
         assert pg.data_dir == Path("/srv/lgm/postgres").resolve()

@@ -14,6 +14,7 @@
 Example:
     ```python
     from langchain_core.messages import HumanMessage, SystemMessage
+
     from langgraph_memory.offline import TemplatedResponder
 
     block = SystemMessage(
@@ -74,6 +75,7 @@ def memory_lines(messages: Sequence[BaseMessage]) -> list[tuple[str, str]]:
     Example:
         ```python
         from langchain_core.messages import SystemMessage
+
         from langgraph_memory.offline import memory_lines
 
         block = SystemMessage("<memory>\\n- [preference] User likes tea. (from x)\\n</memory>")
@@ -152,8 +154,9 @@ class TemplatedResponder(BaseChatModel):
 
     Example:
         ```python
-        from langgraph_memory.offline import TemplatedResponder
         from langchain_core.messages import HumanMessage
+
+        from langgraph_memory.offline import TemplatedResponder
 
         reply = TemplatedResponder().invoke([HumanMessage("I like tea.")])
         assert "offline" in reply.content
@@ -203,9 +206,11 @@ class TemplatedResponder(BaseChatModel):
 
         Example:
             ```python
-            from langgraph_memory.offline import TemplatedResponder
             from langchain_core.messages import HumanMessage
             from langchain_core.tools import tool
+
+            from langgraph_memory.offline import TemplatedResponder
+
 
             @tool(description="Does nothing.")
             def noop() -> str:
@@ -227,8 +232,12 @@ def default_chat_model() -> BaseChatModel | None:
 
     Example:
         ```python
-        from langgraph_memory.offline import default_chat_model, TemplatedResponder
+        import os
 
+        from langgraph_memory.offline import TemplatedResponder, default_chat_model
+
+        os.environ.pop("OPENAI_API_KEY", None)
+        assert default_chat_model() is None  # no key: run offline
         model = default_chat_model() or TemplatedResponder()
         ```
     """

@@ -6,12 +6,13 @@ output — tests, pipes, notebooks — is plain text.
 Example:
     ```python
     import io
+
     from langgraph_memory.cli._console import Console, format_table
 
     out = io.StringIO()
     Console(out).heading("Session 1")
     assert "Session 1" in out.getvalue()
-    print(format_table(["a", "b"], [["1", "2"]]))
+    assert format_table(["a", "b"], [["1", "2"]]).splitlines()[-1] == "1  2"
     ```
 """
 
@@ -62,7 +63,8 @@ def format_table(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
         ```python
         from langgraph_memory.cli._console import format_table
 
-        print(format_table(["saver", "ms"], [["memory", 1.5]]))
+        table = format_table(["saver", "ms"], [["memory", 1.5]])
+        assert table.splitlines() == ["saver      ms", "------  -----", "memory  1.500"]
         ```
     """
 
@@ -103,9 +105,13 @@ class Console:
 
     Example:
         ```python
+        import io
+
         from langgraph_memory.cli._console import Console
 
-        Console().say("user", "hello")
+        out = io.StringIO()
+        Console(out, color=False).say("user", "hello")
+        assert out.getvalue().split() == ["user:", "hello"]
         ```
     """
 

@@ -138,8 +138,8 @@ def describe_threads(data: UserData) -> str:
 
     Example:
         ```python
-        from langgraph_memory.erasure import UserData
         from langgraph_memory.cli.admin import describe_threads
+        from langgraph_memory.erasure import UserData
 
         data = UserData("u", (("memory_meta", "u"),), {}, {"t1": 3}, {"t1": ("registry",)})
         assert describe_threads(data) == "t1 (3 checkpoints, registry)"
@@ -175,10 +175,12 @@ def explain_rows(items: Sequence[SearchItem]) -> list[list[Any]]:
 
     Example:
         ```python
-        from langgraph_memory.cli.admin import explain_rows
         from datetime import datetime, timezone
+
+        from langgraph_memory.cli.admin import explain_rows
         from langgraph_memory.retrieval import ScoreBreakdown
         from langgraph_memory.store.postgres import ExplainedSearchItem
+
         now = datetime.now(timezone.utc)
         parts = ScoreBreakdown(0.25, 0.5, 0.125, 0.0625, 0.0, 0.0, 0.9375)
         item = ExplainedSearchItem(("memories", "u1"), "k1", {"content": "tea"}, now, now,

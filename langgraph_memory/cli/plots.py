@@ -11,7 +11,7 @@ Example:
 
     result = {"title": "checkpointers", "plot": {"labels": ["InMemory", "Redis"],
               "series": {"x InMemory": [1.0, 1.3]}, "ylabel": "ratio (lower is better)"}}
-    plot_results([result], "bench.png")
+    plot_results([result], "bench.png")  # a bar chart, one group per label
     ```
 """
 
@@ -52,9 +52,9 @@ def plot_results(results: Sequence[Mapping[str, Any]], path: str | Path) -> Path
 
     Example:
         ```python
-        from langgraph_memory.cli.plots import plot_results
-
         from pathlib import Path
+
+        from langgraph_memory.cli.plots import plot_results
 
         result = {"title": "store", "plot": {"labels": ["put", "search"],
                   "series": {"ms": [1.5, 4.0]}, "ylabel": "milliseconds"}}

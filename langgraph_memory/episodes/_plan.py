@@ -384,8 +384,10 @@ def to_turns(
 
     Example:
         ```python
-        from langgraph_memory.episodes import to_turns
         from langchain_core.messages import AIMessage, HumanMessage
+
+        from langgraph_memory.episodes import to_turns
+
         turns = to_turns([HumanMessage("I moved to Oslo."), AIMessage("Nice!"), ("user", "Yes")])
         assert [t.role for t in turns] == ["user", "assistant", "user"]
         ```
@@ -419,8 +421,8 @@ def episode_ops(
 
     Example:
         ```python
-        from langgraph_memory.episodes import episode_ops
-        from langgraph_memory.episodes import Episode
+        from langgraph_memory.episodes import Episode, episode_ops
+
         op = episode_ops(("m", "u"), [Episode("k", {"content": "A: hi"})], None)[0]
         assert op.index == ["context", "content"] and op.ttl is None
         ```

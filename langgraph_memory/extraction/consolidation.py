@@ -18,6 +18,7 @@ LLM or the rules):
 Example:
     ```python
     from datetime import datetime, timezone
+
     from langgraph_memory.extraction.consolidation import plan_writes, rule_decisions
     from langgraph_memory.extraction.types import ExistingMemory, MemoryCandidate
 
@@ -103,9 +104,11 @@ def candidate_value(
 
     Example:
         ```python
+        from datetime import datetime, timezone
+
         from langgraph_memory.extraction.consolidation import candidate_value
         from langgraph_memory.extraction.types import MemoryCandidate
-        from datetime import datetime, timezone
+
         v = candidate_value(MemoryCandidate("User likes tea."), now=datetime(2026, 1, 1,
                             tzinfo=timezone.utc))
         assert v["valid_from"].startswith("2026-01-01")
@@ -178,8 +181,8 @@ def rule_decisions(
 
     Example:
         ```python
-        from langgraph_memory.extraction.types import ExistingMemory, MemoryCandidate, Action
         from langgraph_memory.extraction.consolidation import rule_decisions
+        from langgraph_memory.extraction.types import Action, ExistingMemory, MemoryCandidate
 
         old = ExistingMemory("k1", {"content": "User likes tea.", "slot": "preference:tea"})
         same = [MemoryCandidate("User likes tea.", slot="preference:tea")]
@@ -263,9 +266,11 @@ def plan_writes(
 
     Example:
         ```python
-        from langgraph_memory.extraction.types import MemoryCandidate, Action
-        from langgraph_memory.extraction.consolidation import plan_writes
         from datetime import datetime, timezone
+
+        from langgraph_memory.extraction.consolidation import plan_writes
+        from langgraph_memory.extraction.types import Action, MemoryCandidate
+
         c = [MemoryCandidate("User likes tea.")]
         plan = plan_writes(c, [], [], now=datetime(2026, 1, 1, tzinfo=timezone.utc))
         assert plan.writes[0].action is Action.ADD

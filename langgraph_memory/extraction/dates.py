@@ -11,6 +11,7 @@ write fail.
 Example:
     ```python
     from datetime import datetime, timezone
+
     from langgraph_memory.extraction.dates import resolve_date_phrase
 
     now = datetime(2026, 11, 29, 12, 0, tzinfo=timezone.utc)
@@ -132,8 +133,10 @@ def resolve_date_phrase(text: str, now: datetime) -> datetime | None:
 
     Example:
         ```python
-        from langgraph_memory.extraction.dates import resolve_date_phrase
         from datetime import datetime, timezone
+
+        from langgraph_memory.extraction.dates import resolve_date_phrase
+
         now = datetime(2026, 3, 10, tzinfo=timezone.utc)
         assert resolve_date_phrase("two years ago", now).year == 2024
         assert resolve_date_phrase("no date here", now) is None

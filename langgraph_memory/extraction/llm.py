@@ -91,8 +91,9 @@ def format_transcript(messages: Sequence[BaseMessage]) -> str:
 
     Example:
         ```python
-        from langgraph_memory.extraction.llm import format_transcript
         from langchain_core.messages import HumanMessage
+
+        from langgraph_memory.extraction.llm import format_transcript
 
         assert format_transcript([HumanMessage("hi")]) == "user: hi"
         ```
@@ -169,13 +170,15 @@ class LLMExtractor:
 
     Example:
         ```python
-        from langgraph_memory.extraction.llm import LLMExtractor
         from langchain_core.messages import HumanMessage
+
+        from langgraph_memory.extraction.llm import LLMExtractor
         from langgraph_memory.offline import ScriptedChatModel, tool_call_message
 
         model = ScriptedChatModel(responses=[tool_call_message(
             "ExtractionOutput", {"memories": [{"content": "User likes tea.", "slot": "p:tea"}]})])
         from datetime import datetime, timezone
+
         found = LLMExtractor(model).extract([HumanMessage("I like tea")],
                                             now=datetime.now(timezone.utc))
         assert found[0].slot == "p:tea"

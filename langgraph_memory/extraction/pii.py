@@ -377,9 +377,10 @@ class PIIFilter:
 
         Example:
             ```python
-            from langgraph_memory.extraction.pii import PIIFilter
             from datetime import datetime, timezone
+
             from langgraph_memory.extraction.consolidation import plan_writes
+            from langgraph_memory.extraction.pii import PIIFilter
             from langgraph_memory.extraction.types import MemoryCandidate
 
             c = [MemoryCandidate("User's mail is ann@example.com."), MemoryCandidate("User is 9.")]

@@ -32,7 +32,9 @@ repeat → NOOP, same slot → INVALIDATE (+ADD), else ADD.
 Example:
     ```python
     from datetime import datetime, timezone
+
     from langchain_core.messages import HumanMessage
+
     from langgraph_memory.extraction import RuleBasedExtractor
 
     now = datetime(2026, 11, 29, tzinfo=timezone.utc)
@@ -149,8 +151,9 @@ def message_text(message: BaseMessage) -> str:
 
     Example:
         ```python
-        from langgraph_memory.extraction.rules import message_text
         from langchain_core.messages import HumanMessage
+
+        from langgraph_memory.extraction.rules import message_text
 
         assert message_text(HumanMessage("hi")) == "hi"
         ```
@@ -509,9 +512,11 @@ class RuleBasedExtractor:
 
     Example:
         ```python
-        from langgraph_memory.extraction.rules import RuleBasedExtractor
         from datetime import datetime, timezone
+
         from langchain_core.messages import HumanMessage
+
+        from langgraph_memory.extraction.rules import RuleBasedExtractor
 
         ex = RuleBasedExtractor()
         now = datetime(2026, 11, 29, tzinfo=timezone.utc)

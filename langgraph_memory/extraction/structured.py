@@ -19,10 +19,12 @@ rate limits) are not retried here and propagate unchanged.
 
 Example:
     ```python
-    from pydantic import BaseModel
     from langchain_core.language_models import GenericFakeChatModel
     from langchain_core.messages import AIMessage
+    from pydantic import BaseModel
+
     from langgraph_memory.extraction.structured import StructuredCaller
+
 
     class City(BaseModel):
         name: str
@@ -136,9 +138,11 @@ class StructuredCaller(Generic[M]):
 
     Example:
         ```python
-        from langgraph_memory.extraction.structured import StructuredCaller
         from pydantic import BaseModel
+
+        from langgraph_memory.extraction.structured import StructuredCaller
         from langgraph_memory.offline import ScriptedChatModel, tool_call_message
+
 
         class Answer(BaseModel):
             value: int

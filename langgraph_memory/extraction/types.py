@@ -130,7 +130,7 @@ class ConsolidationDecision:
 
     Example:
         ```python
-        from langgraph_memory.extraction.types import ConsolidationDecision, Action
+        from langgraph_memory.extraction.types import Action, ConsolidationDecision
 
         d = ConsolidationDecision(0, Action.NOOP, target="k1")
         assert d.target == "k1"

@@ -242,7 +242,7 @@ def renewal_verdict(
 
     Example:
         ```python
-        from langgraph_memory.lease._policy import renewal_verdict, RenewalVerdict
+        from langgraph_memory.lease._policy import RenewalVerdict, renewal_verdict
 
         verdict = renewal_verdict(renewed=None, now=5.0, last_renewed_at=4.0, ttl=3.0)
         assert verdict is RenewalVerdict.RETRY  # backend hiccup, lease not expired yet

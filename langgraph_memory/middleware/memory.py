@@ -14,6 +14,7 @@ Example:
     from langchain.agents import create_agent
     from langgraph.checkpoint.memory import InMemorySaver
     from langgraph.store.memory import InMemoryStore
+
     from langgraph_memory.middleware import MemoryMiddleware
     from langgraph_memory.offline import ScriptedChatModel
 

@@ -12,6 +12,7 @@ Example:
     ```python
     from langchain.agents import create_agent
     from langgraph.checkpoint.memory import InMemorySaver
+
     from langgraph_memory.middleware import SummaryMiddleware
     from langgraph_memory.offline import ScriptedChatModel
 

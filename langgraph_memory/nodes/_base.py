@@ -83,7 +83,7 @@ def is_current(value: Mapping[str, Any], at: datetime) -> bool:
 
     Example:
         ```python
-        from langgraph_memory.nodes._base import utc_now, is_current
+        from langgraph_memory.nodes._base import is_current, utc_now
 
         now = utc_now()
         assert not is_current({"invalid_at": "2000-01-01T00:00:00+00:00"}, now)
@@ -112,8 +112,10 @@ def supports_as_of(store: BaseStore) -> bool:
 
     Example:
         ```python
-        from langgraph_memory.nodes._base import supports_as_of
         from langgraph.store.memory import InMemoryStore
+
+        from langgraph_memory.nodes._base import supports_as_of
+
         assert supports_as_of(InMemoryStore()) is False
         ```
     """
@@ -137,8 +139,10 @@ def store_default_ttl(store: BaseStore) -> float | None:
 
     Example:
         ```python
-        from langgraph_memory.nodes._base import store_default_ttl
         from langgraph.store.memory import InMemoryStore
+
+        from langgraph_memory.nodes._base import store_default_ttl
+
         assert store_default_ttl(InMemoryStore()) is None
         ```
     """

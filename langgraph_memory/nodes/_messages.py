@@ -8,6 +8,7 @@ units and cuts only at unit boundaries, preferring turn boundaries (a ``HumanMes
 Example:
     ```python
     from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+
     from langgraph_memory.nodes._messages import group_units
 
     call = AIMessage("", tool_calls=[{"name": "t", "args": {}, "id": "c1"}])
@@ -74,8 +75,9 @@ def count_tokens(messages: Sequence[BaseMessage]) -> int:
 
     Example:
         ```python
-        from langgraph_memory.nodes._messages import count_tokens
         from langchain_core.messages import HumanMessage
+
+        from langgraph_memory.nodes._messages import count_tokens
 
         assert count_tokens([HumanMessage("hello world")]) > 0
         ```
@@ -88,9 +90,10 @@ def is_block(message: BaseMessage) -> bool:
 
     Example:
         ```python
-        from langgraph_memory.nodes._messages import is_block
         from langchain_core.messages import SystemMessage
+
         from langgraph_memory.nodes import MEMORY_BLOCK_ID
+        from langgraph_memory.nodes._messages import is_block
 
         assert is_block(SystemMessage("x", id=MEMORY_BLOCK_ID))
         ```
@@ -103,9 +106,10 @@ def conversation_messages(messages: Sequence[BaseMessage]) -> list[BaseMessage]:
 
     Example:
         ```python
-        from langgraph_memory.nodes._messages import conversation_messages
         from langchain_core.messages import SystemMessage
+
         from langgraph_memory.nodes import MEMORY_BLOCK_ID
+        from langgraph_memory.nodes._messages import conversation_messages
 
         assert conversation_messages([SystemMessage("x", id=MEMORY_BLOCK_ID)]) == []
         ```
@@ -118,7 +122,8 @@ def turn_messages(messages: Sequence[BaseMessage]) -> list[BaseMessage]:
 
     Example:
         ```python
-        from langchain_core.messages import HumanMessage, AIMessage
+        from langchain_core.messages import AIMessage, HumanMessage
+
         from langgraph_memory.nodes._messages import turn_messages
 
         msgs = [HumanMessage("a"), AIMessage("b"), HumanMessage("c"), AIMessage("d")]
@@ -163,8 +168,9 @@ def bound_message(message: BaseMessage, max_chars: int) -> BaseMessage:
 
     Example:
         ```python
-        from langgraph_memory.nodes._messages import bound_message
         from langchain_core.messages import HumanMessage
+
+        from langgraph_memory.nodes._messages import bound_message
 
         assert bound_message(HumanMessage("a b c d"), 3).content == "a b"
         ```
@@ -187,7 +193,8 @@ def build_query(
 
     Example:
         ```python
-        from langchain_core.messages import HumanMessage, AIMessage
+        from langchain_core.messages import AIMessage, HumanMessage
+
         from langgraph_memory.nodes._messages import build_query
 
         msgs = [HumanMessage("I moved."), AIMessage("ok"), HumanMessage("Which city?")]
@@ -219,6 +226,7 @@ def model_input(
     Example:
         ```python
         from langchain_core.messages import HumanMessage, SystemMessage
+
         from langgraph_memory.nodes import MEMORY_BLOCK_ID, model_input
 
         msgs = [HumanMessage("hi"), SystemMessage("<memory>…</memory>", id=MEMORY_BLOCK_ID)]
@@ -316,8 +324,9 @@ def group_units(messages: Sequence[BaseMessage]) -> list[list[BaseMessage]]:
 
     Example:
         ```python
+        from langchain_core.messages import AIMessage, HumanMessage
+
         from langgraph_memory.nodes import group_units
-        from langchain_core.messages import HumanMessage, AIMessage
 
         assert group_units([HumanMessage("a"), AIMessage("b")]) == [[HumanMessage("a")],
                                                                     [AIMessage("b")]]
@@ -353,6 +362,7 @@ def shrink_tool_result(message: ToolMessage, max_chars: int) -> ToolMessage | No
     Example:
         ```python
         from langchain_core.messages import ToolMessage
+
         from langgraph_memory.nodes._messages import shrink_tool_result
 
         long = ToolMessage("row " * 1000, tool_call_id="c1", id="t1")
@@ -380,8 +390,9 @@ class SummaryPlan:
 
     Example:
         ```python
-        from langgraph_memory.nodes._messages import SummaryPlan
         from langchain_core.messages import HumanMessage
+
+        from langgraph_memory.nodes._messages import SummaryPlan
 
         plan = SummaryPlan(fold=[HumanMessage("old")], keep=[HumanMessage("new")])
         assert plan.fold[0].content == "old" and plan.shrunk == []
@@ -440,6 +451,7 @@ def plan_summary(
     Example:
         ```python
         from langchain_core.messages import HumanMessage
+
         from langgraph_memory.nodes import plan_summary
 
         msgs = [HumanMessage("x " * 200, id=str(i)) for i in range(10)]
@@ -480,8 +492,9 @@ def offline_summary(previous: str, messages: Sequence[BaseMessage], *, max_words
 
     Example:
         ```python
-        from langgraph_memory.nodes._messages import offline_summary
         from langchain_core.messages import HumanMessage
+
+        from langgraph_memory.nodes._messages import offline_summary
 
         s = offline_summary("", [HumanMessage("I use Postgres. It is fast.")], max_words=50)
         assert s == "user: I use Postgres."

@@ -19,6 +19,7 @@ link must outlive the thread it points at.
 Example:
     ```python
     from langgraph.store.memory import InMemoryStore
+
     from langgraph_memory.nodes import ThreadLink, register_thread
 
     store = InMemoryStore()
@@ -254,9 +255,12 @@ def read_record(item: Item, user_id: str) -> ThreadRecord | None:
 
     Example:
         ```python
-        from langgraph.store.base import Item
-        from langgraph_memory.nodes._registry import read_record, ThreadRecord
         from datetime import datetime, timezone
+
+        from langgraph.store.base import Item
+
+        from langgraph_memory.nodes._registry import ThreadRecord, read_record
+
         now = datetime.now(timezone.utc)
         item = Item(value={"user": "u1", "thread": "t1", "namespaces": []}, key="t1",
                     namespace=("memory_meta", "u1", "threads"), created_at=now, updated_at=now)
@@ -344,9 +348,11 @@ def batch_with_link(
 
     Example:
         ```python
-        from langgraph_memory.nodes._registry import batch_with_link
-        from langgraph_memory.nodes import ThreadLink
         from langgraph.store.memory import InMemoryStore
+
+        from langgraph_memory.nodes import ThreadLink
+        from langgraph_memory.nodes._registry import batch_with_link
+
         results, put = batch_with_link(InMemoryStore(), [], ThreadLink("u", "t"))
         assert results == [] and put is not None
         ```
@@ -373,8 +379,10 @@ def register_thread(store: BaseStore, link: ThreadLink | None) -> bool:
 
     Example:
         ```python
-        from langgraph_memory.nodes import register_thread, ThreadLink
         from langgraph.store.memory import InMemoryStore
+
+        from langgraph_memory.nodes import ThreadLink, register_thread
+
         assert register_thread(InMemoryStore(), ThreadLink("u", "t")) is True
         ```
     """

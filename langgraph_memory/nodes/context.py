@@ -9,6 +9,7 @@ Example:
     ```python
     from langgraph.graph import START, StateGraph
     from langgraph.store.memory import InMemoryStore
+
     from langgraph_memory.nodes import InjectNode, MemoryState, RespondNode, RetrieveNode
     from langgraph_memory.offline import TemplatedResponder
 
@@ -22,6 +23,7 @@ Example:
     graph = builder.compile(store=InMemoryStore())
     out = graph.invoke({"messages": [("user", "hi")]},
                        config={"configurable": {"user_id": "u1"}})
+    assert out["messages"][-1].type == "ai"
     ```
 """
 
@@ -141,8 +143,10 @@ class RetrieveNode(MemoryNode):
 
     Example:
         ```python
-        from langgraph_memory.nodes.context import RetrieveNode
         from langgraph.store.memory import InMemoryStore
+
+        from langgraph_memory.nodes.context import RetrieveNode
+
         store = InMemoryStore()
         store.put(("memories", "u1"), "k", {"content": "User likes tea."})
         out = RetrieveNode(store=store).invoke(
@@ -307,9 +311,12 @@ def explain_lines(items: Sequence[SearchItem], keys: Sequence[str]) -> list[str]
 
     Example:
         ```python
-        from langgraph.store.base import SearchItem
-        from langgraph_memory.nodes.context import explain_lines
         from datetime import datetime, timezone
+
+        from langgraph.store.base import SearchItem
+
+        from langgraph_memory.nodes.context import explain_lines
+
         now = datetime.now(timezone.utc)
         item = SearchItem(("m", "u1"), "k1", {"content": "User likes tea."}, now, now, 0.5)
         assert explain_lines([item], ["k1"])[0].startswith("key=k1 score=0.5000")
@@ -356,7 +363,7 @@ def block_update(
 
     Example:
         ```python
-        from langgraph_memory.nodes.context import block_update, MEMORY_BLOCK_ID
+        from langgraph_memory.nodes.context import MEMORY_BLOCK_ID, block_update
 
         update = block_update([{"content": "User likes tea."}], [], "<memory>{memories}</memory>")
         assert update["messages"][0].id == MEMORY_BLOCK_ID
@@ -426,6 +433,7 @@ class RespondNode(MemoryNode):
         ```python
         from langgraph_memory.nodes.context import RespondNode
         from langgraph_memory.offline import TemplatedResponder
+
         out = RespondNode(TemplatedResponder()).invoke({"messages": [("user", "I like tea.")]})
         assert "offline" in out["messages"][0].content
         ```

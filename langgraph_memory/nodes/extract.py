@@ -17,6 +17,7 @@ that would exceed that waits for the oldest job first (back-pressure).
 Example:
     ```python
     from langgraph.store.memory import InMemoryStore
+
     from langgraph_memory.nodes import ExtractNode
 
     store = InMemoryStore()
@@ -211,8 +212,8 @@ class ExtractNode(MemoryNode):
 
     Example:
         ```python
-        from langgraph_memory.nodes.extract import ExtractNode
         from langgraph_memory.extraction.rules import RuleBasedExtractor
+        from langgraph_memory.nodes.extract import ExtractNode
 
         node = ExtractNode(min_importance=6)
         assert isinstance(node.extractor, RuleBasedExtractor)

@@ -9,6 +9,7 @@ structured-output call; without one, a deterministic profile is built per memory
 Example:
     ```python
     from langgraph.store.memory import InMemoryStore
+
     from langgraph_memory.nodes import ReflectNode
 
     store = InMemoryStore()

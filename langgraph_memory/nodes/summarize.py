@@ -14,6 +14,7 @@ overflow for long-term memories before it is folded.
 Example:
     ```python
     from langchain_core.messages import AIMessage, HumanMessage
+
     from langgraph_memory.nodes import SummarizeNode
 
     msgs = []

@@ -23,6 +23,7 @@ import inspect
 import os
 import uuid
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -56,28 +57,19 @@ class _Databases:
         self._drops.append((admin_dsn, name))
         return _dsn_with_db(admin_dsn, name)
 
-    def _make(self, given: str) -> str:
+    def _make(self, given: str, test: pytest.FixtureRequest) -> str:
         if given == "DB_URI":
             return self._fresh_db(POSTGRES_URI)
         if given == "PGVECTOR_URI":
             server = self._request.getfixturevalue("embedded_server")
             return self._fresh_db(server.dsn())
-        import redis
+        base = test.getfixturevalue("redis_url").rsplit("/", 1)[0]  # checked to answer PING
+        return f"{base}/{REDIS_DOC_DB}"
 
-        base = self._request.getfixturevalue("redis_server_url").rsplit("/", 1)[0]
-        url = f"{base}/{REDIS_DOC_DB}"
-        client = redis.Redis.from_url(url, socket_connect_timeout=3)
-        try:
-            client.ping()
-        except redis.RedisError as exc:
-            service_missing(f"Redis at {url}", exc)
-        finally:
-            client.close()
-        return url
-
-    def get(self, given: str) -> str:
+    def get(self, given: str, test: pytest.FixtureRequest) -> str:
+        """The value of ``given``; ``test`` is the request of the test that needs it."""
         if given not in self._made:
-            self._made[given] = self._make(given)
+            self._made[given] = self._make(given, test)
         return self._made[given]
 
     def close(self) -> None:
@@ -119,11 +111,14 @@ def _run(example: Example, namespace: dict[str, Any]) -> None:
 def test_docstring_example_runs(
     example: Example,
     databases: _Databases,
-    tmp_path: Any,
+    request: pytest.FixtureRequest,
+    tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     namespace: dict[str, Any] = {"__name__": "__docexample__"}
-    namespace.update({given: databases.get(given) for given in GIVEN if given in example.code})
+    namespace.update(
+        {given: databases.get(given, request) for given in GIVEN if given in example.code}
+    )
     monkeypatch.chdir(tmp_path)
     environ = dict(os.environ)
     try:
