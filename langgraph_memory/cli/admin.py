@@ -109,13 +109,16 @@ def memory_rows(items: Sequence[SearchItem]) -> list[MemoryRow]:
 
     Example:
         ```python
-        from langgraph_memory.cli._backends import open_store
+        from langgraph.store.memory import InMemoryStore
+
         from langgraph_memory.cli.admin import memory_rows
 
-        with open_store(DB_URI) as store:
-            store.put(("memories", "doc-rows"), "k1", {"content": "User likes tea."})
-            rows = memory_rows(store.search(("memories", "doc-rows"), include_invalid=True))
-        assert [(row.key, row.content) for row in rows] == [("k1", "User likes tea.")]
+        store = InMemoryStore()  # `inspect` passes include_invalid=True to our store
+        store.put(("memories", "u1"), "k1", {"content": "User likes tea.", "kind": "preference"})
+        rows = memory_rows(store.search(("memories", "u1")))
+        assert [(row.key, row.kind, row.content) for row in rows] == [
+            ("k1", "preference", "User likes tea.")
+        ]
         ```
     """
     rows = [

@@ -11,8 +11,9 @@ use without defining them:
   the module, started only when a block names it.
 
 A block may ``await`` at top level; it then runs in its own event loop. Every block runs in
-an empty temporary working directory, and the environment variables it sets are restored
-afterwards.
+an empty temporary working directory with ``LANGGRAPH_MEMORY_HOME`` there too (an example
+never touches the user's embedded server), and the environment variables it sets are
+restored afterwards.
 """
 
 from __future__ import annotations
@@ -120,6 +121,7 @@ def test_docstring_example_runs(
         {given: databases.get(given, request) for given in GIVEN if given in example.code}
     )
     monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("LANGGRAPH_MEMORY_HOME", str(tmp_path / "home"))  # never the user's
     environ = dict(os.environ)
     try:
         _run(example, namespace)
