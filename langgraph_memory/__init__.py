@@ -13,9 +13,11 @@ this package needs none of them.
 
 Example:
     ```python
+    from importlib.metadata import version
+
     import langgraph_memory
 
-    print(langgraph_memory.__version__)
+    assert langgraph_memory.__version__ == version("langgraph-memory")
     ```
 """
 

@@ -9,9 +9,12 @@ stops the server when the last process using it exits.
 
 Example:
     ```python
+    import os
+
     from langgraph_memory.embedded import default_dsn
 
-    dsn = default_dsn()  # $LANGGRAPH_MEMORY_POSTGRES_URI, else the embedded server
+    os.environ["LANGGRAPH_MEMORY_POSTGRES_URI"] = DB_URI  # unset: the embedded server
+    assert default_dsn() == DB_URI
     ```
 """
 
@@ -73,7 +76,13 @@ def memory_home() -> Path:
 
     Example:
         ```python
-        print(memory_home())  # e.g. /home/me/.local/share/langgraph-memory
+        import os
+        from pathlib import Path
+
+        from langgraph_memory.embedded import memory_home
+
+        os.environ["LANGGRAPH_MEMORY_HOME"] = "/srv/lgm"  # unset: ~/.local/share/langgraph-memory
+        assert memory_home() == Path("/srv/lgm").resolve()
         ```
     """
     configured = os.environ.get(ENV_HOME)
@@ -97,8 +106,13 @@ class EmbeddedPostgres:
 
     Example:
         ```python
-        with EmbeddedPostgres("/tmp/lgm-home") as pg:
-            print(pg.dsn())
+        from pathlib import Path
+
+        from langgraph_memory.embedded import EmbeddedPostgres
+
+        pg = EmbeddedPostgres("/srv/lgm", cleanup="keep")  # nothing starts yet
+        assert pg.data_dir == Path("/srv/lgm/postgres").resolve()
+        # `with pg:` (or pg.start()) starts it; pg.dsn("app") names a database on it
         ```
     """
 
@@ -201,13 +215,7 @@ def _apply_settings(dsn: str) -> None:
 
 
 def embedded_dsn(home: str | Path | None = None) -> str:
-    """DSN of the process-wide embedded server for ``home`` (started on first use).
-
-    Example:
-        ```python
-        dsn = embedded_dsn()
-        ```
-    """
+    """DSN of the process-wide embedded server for ``home`` (started on first use)."""
     root = Path(home).expanduser().resolve() if home is not None else memory_home()
     with _shared_lock:
         server = _shared.get(root)
@@ -249,6 +257,8 @@ def resolve_postgres_dsn(conn_string: str | None = None) -> str:
 
     Example:
         ```python
+        from langgraph_memory.embedded import resolve_postgres_dsn
+
         assert resolve_postgres_dsn("postgresql://db/app") == "postgresql://db/app"
         ```
     """
@@ -268,6 +278,8 @@ def resolve_redis_url(url: str | None = None) -> str:
 
     Example:
         ```python
+        from langgraph_memory.embedded import resolve_redis_url
+
         assert resolve_redis_url("redis://cache:6379/1") == "redis://cache:6379/1"
         ```
     """
@@ -281,7 +293,12 @@ def default_dsn() -> str:
 
     Example:
         ```python
-        dsn = default_dsn()
+        import os
+
+        from langgraph_memory.embedded import default_dsn
+
+        os.environ["LANGGRAPH_MEMORY_POSTGRES_URI"] = "postgresql://db.internal/app"
+        assert default_dsn() == "postgresql://db.internal/app"
         ```
     """
     return resolve_postgres_dsn(None)

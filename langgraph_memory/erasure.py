@@ -30,10 +30,17 @@ several users share are deleted whole.
 
 Example:
     ```python
-    from langgraph_memory import forget_user
+    from langgraph.checkpoint.memory import InMemorySaver
+    from langgraph.store.memory import InMemoryStore
 
+    from langgraph_memory import forget_user
+    from langgraph_memory.nodes import user_namespace
+
+    store, checkpointer = InMemoryStore(), InMemorySaver()
+    store.put(user_namespace("alice@example.com"), "k1", {"content": "Alice likes tea."})
     report = forget_user(store, checkpointer, "alice@example.com")
     assert report.complete, report.residue
+    assert report.items_erased == 1
     ```
 """
 
@@ -190,6 +197,8 @@ def metadata_values(user_id: str) -> list[Any]:
 
     Example:
         ```python
+        from langgraph_memory.erasure import metadata_values
+
         assert metadata_values("123") == ["123", 123]
         assert metadata_values("alice") == ["alice"]
         ```
@@ -575,8 +584,16 @@ def find_user_data(
 
     Example:
         ```python
-        data = find_user_data(store, checkpointer, "alice@example.com")
-        print(data.memories, dict(data.threads))
+        from langgraph.checkpoint.memory import InMemorySaver
+        from langgraph.store.memory import InMemoryStore
+
+        from langgraph_memory.erasure import find_user_data
+        from langgraph_memory.nodes import user_namespace
+
+        store = InMemoryStore()
+        store.put(user_namespace("alice@example.com"), "k1", {"content": "Alice likes tea."})
+        data = find_user_data(store, InMemorySaver(), "alice@example.com")
+        assert data.memories == 1 and dict(data.threads) == {}
         ```
     """
     program, invalid = _find_program(store, checkpointer, user_id, namespaces, identity)
@@ -634,8 +651,15 @@ def forget_user(
 
     Example:
         ```python
-        report = forget_user(store, checkpointer, 123)
-        assert report.complete
+        from langgraph.store.memory import InMemoryStore
+
+        from langgraph_memory.erasure import forget_user
+        from langgraph_memory.nodes import user_namespace
+
+        store = InMemoryStore()
+        store.put(user_namespace(123), "k1", {"content": "User 123 likes tea."})
+        report = forget_user(store, None, 123)  # no checkpointer: memories only
+        assert report.complete and report.items_erased == 1
         ```
     """
     program, invalid = _forget_program(

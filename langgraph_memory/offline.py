@@ -14,6 +14,7 @@
 Example:
     ```python
     from langchain_core.messages import HumanMessage, SystemMessage
+
     from langgraph_memory.offline import TemplatedResponder
 
     block = SystemMessage(
@@ -73,6 +74,10 @@ def memory_lines(messages: Sequence[BaseMessage]) -> list[tuple[str, str]]:
 
     Example:
         ```python
+        from langchain_core.messages import SystemMessage
+
+        from langgraph_memory.offline import memory_lines
+
         block = SystemMessage("<memory>\\n- [preference] User likes tea. (from x)\\n</memory>")
         assert memory_lines([block]) == [("preference", "User likes tea.")]
         ```
@@ -149,6 +154,10 @@ class TemplatedResponder(BaseChatModel):
 
     Example:
         ```python
+        from langchain_core.messages import HumanMessage
+
+        from langgraph_memory.offline import TemplatedResponder
+
         reply = TemplatedResponder().invoke([HumanMessage("I like tea.")])
         assert "offline" in reply.content
         ```
@@ -197,7 +206,11 @@ class TemplatedResponder(BaseChatModel):
 
         Example:
             ```python
+            from langchain_core.messages import HumanMessage
             from langchain_core.tools import tool
+
+            from langgraph_memory.offline import TemplatedResponder
+
 
             @tool(description="Does nothing.")
             def noop() -> str:
@@ -219,6 +232,12 @@ def default_chat_model() -> BaseChatModel | None:
 
     Example:
         ```python
+        import os
+
+        from langgraph_memory.offline import TemplatedResponder, default_chat_model
+
+        os.environ.pop("OPENAI_API_KEY", None)
+        assert default_chat_model() is None  # no key: run offline
         model = default_chat_model() or TemplatedResponder()
         ```
     """
@@ -241,6 +260,8 @@ def tool_call_message(name: str, args: dict[str, Any], content: str = "") -> AIM
 
     Example:
         ```python
+        from langgraph_memory.offline import tool_call_message
+
         msg = tool_call_message("recall", {"query": "name"})
         assert msg.tool_calls[0]["name"] == "recall"
         ```
@@ -271,6 +292,8 @@ class ScriptedChatModel(BaseChatModel):
 
     Example:
         ```python
+        from langgraph_memory.offline import ScriptedChatModel
+
         model = ScriptedChatModel(responses=["hello"])
         assert model.invoke("hi").content == "hello" and len(model.calls) == 1
         ```

@@ -82,6 +82,8 @@ def lookup_identity(key: str, *, context: Any, config: Mapping[str, Any] | None)
 
     Example:
         ```python
+        from langgraph_memory._internal.identity import lookup_identity
+
         assert lookup_identity("user_id", context={"user_id": 7}, config=None) == "7"
         ```
     """
@@ -100,6 +102,8 @@ def require_identity(key: str, *, context: Any, config: Mapping[str, Any] | None
 
     Example:
         ```python
+        from langgraph_memory._internal.identity import require_identity
+
         assert require_identity("thread_id", context=None,
                                 config={"configurable": {"thread_id": "t"}}) == "t"
         ```
@@ -134,6 +138,8 @@ def encode_label(value: str, *, also: Iterable[str] = ()) -> str:
 
     Example:
         ```python
+        from langgraph_memory._internal.identity import encode_label
+
         assert encode_label("alice@example.com") == "alice@example%2Ecom"
         assert encode_label("org.team/user") == "org%2Eteam/user"
         assert encode_label("u1") == "u1"
@@ -160,6 +166,8 @@ def decode_label(label: str, *, also: Iterable[str] = ()) -> str:
 
     Example:
         ```python
+        from langgraph_memory._internal.identity import decode_label
+
         assert decode_label("alice@example%2Ecom") == "alice@example.com"
         assert decode_label("u1%252E") == "u1%2E"
         ```
@@ -307,6 +315,8 @@ def template_fields(template: tuple[str, ...]) -> list[str]:
 
     Example:
         ```python
+        from langgraph_memory._internal.identity import template_fields
+
         assert template_fields(("memories", "{user_id}")) == ["user_id"]
         ```
     """
@@ -334,6 +344,8 @@ def format_namespace(
 
     Example:
         ```python
+        from langgraph_memory._internal.identity import format_namespace
+
         ns = format_namespace(("m", "{user_id}"), context={"user_id": "a.b"}, config=None)
         assert ns == ("m", "a%2Eb")
         ```
@@ -363,6 +375,8 @@ def parse_namespace(template: tuple[str, ...], namespace: tuple[str, ...]) -> di
 
     Example:
         ```python
+        from langgraph_memory._internal.identity import parse_namespace
+
         values = parse_namespace(("m", "{org}-{user_id}"), ("m", "acme-bob%2D1"))
         assert values == {"org": "acme", "user_id": "bob-1"}
         ```

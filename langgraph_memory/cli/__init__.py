@@ -20,7 +20,7 @@ Example:
     ```python
     from langgraph_memory.cli import main
 
-    exit_code = main(["demo", "--offline"])
+    assert main(["inspect", "--user", "doc-cli", "--postgres", DB_URI]) == 0
     ```
 """
 
@@ -116,6 +116,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     Example:
         ```python
+        from langgraph_memory.cli import build_parser
+
         args = build_parser().parse_args(["inspect", "--user", "u1"])
         assert args.user == "u1"
         ```
@@ -242,6 +244,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     Example:
         ```python
+        from langgraph_memory.cli import main
+
         assert main(["--help"]) == 0
         ```
     """

@@ -80,6 +80,8 @@ def resolve_dsn(postgres: str | None) -> str | None:
 
     Example:
         ```python
+        from langgraph_memory.cli._backends import resolve_dsn
+
         assert resolve_dsn("postgresql://h/db") == "postgresql://h/db"
         ```
     """
@@ -93,6 +95,8 @@ def describe_dsn(dsn: str | None) -> str:
 
     Example:
         ```python
+        from langgraph_memory.cli._backends import describe_dsn
+
         assert describe_dsn("postgresql://u:secret@db:5432/app") == "Postgres at db:5432/app"
         ```
     """
@@ -116,8 +120,10 @@ def open_store(dsn: str | None) -> Iterator[PostgresMemoryStore]:
 
     Example:
         ```python
-        with open_store(None) as store:
-            print(store.vector_mode)
+        from langgraph_memory.cli._backends import open_store
+
+        with open_store(DB_URI) as store:
+            assert store.vector_mode in ("pgvector", "exact")
         ```
     """
     try:
@@ -156,8 +162,10 @@ def open_checkpointer(
 
     Example:
         ```python
-        with open_checkpointer(None, None) as saver:
-            print(type(saver).__name__)  # PostgresSaver
+        from langgraph_memory.cli._backends import open_checkpointer
+
+        with open_checkpointer(DB_URI, None) as saver:
+            assert type(saver).__name__ == "PostgresSaver"
         ```
     """
     if redis_url:
@@ -205,6 +213,8 @@ def choose_model(
 
     Example:
         ```python
+        from langgraph_memory.cli._backends import choose_model
+
         assert choose_model(model=None, environ={}).offline
         ```
     """

@@ -6,12 +6,13 @@ output — tests, pipes, notebooks — is plain text.
 Example:
     ```python
     import io
+
     from langgraph_memory.cli._console import Console, format_table
 
     out = io.StringIO()
     Console(out).heading("Session 1")
     assert "Session 1" in out.getvalue()
-    print(format_table(["a", "b"], [["1", "2"]]))
+    assert format_table(["a", "b"], [["1", "2"]]).splitlines()[-1] == "1  2"
     ```
 """
 
@@ -45,6 +46,8 @@ def shorten(text: str, width: int) -> str:
 
     Example:
         ```python
+        from langgraph_memory.cli._console import shorten
+
         assert shorten("a  b\\nc", 10) == "a b c"
         assert shorten("abcdef", 4) == "abc…"
         ```
@@ -58,7 +61,10 @@ def format_table(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
 
     Example:
         ```python
-        print(format_table(["saver", "ms"], [["memory", 1.5]]))
+        from langgraph_memory.cli._console import format_table
+
+        table = format_table(["saver", "ms"], [["memory", 1.5]])
+        assert table.splitlines() == ["saver      ms", "------  -----", "memory  1.500"]
         ```
     """
 
@@ -99,7 +105,13 @@ class Console:
 
     Example:
         ```python
-        Console().say("user", "hello")
+        import io
+
+        from langgraph_memory.cli._console import Console
+
+        out = io.StringIO()
+        Console(out, color=False).say("user", "hello")
+        assert out.getvalue().split() == ["user:", "hello"]
         ```
     """
 

@@ -20,9 +20,10 @@ Example:
     ```python
     from langgraph_memory.cli import main
 
-    main(["inspect", "--user", "demo-1234abcd"])
-    main(["inspect", "--user", "demo-1234abcd", "--query", "where do I live?"])
-    main(["forget", "--user", "demo-1234abcd", "--yes"])
+    db = ["--postgres", DB_URI]
+    assert main(["inspect", "--user", "demo-1234abcd", *db]) == 0
+    assert main(["inspect", "--user", "demo-1234abcd", "--query", "where do I live?", *db]) == 0
+    assert main(["forget", "--user", "demo-1234abcd", "--yes", *db]) == 0
     ```
 """
 
@@ -71,6 +72,8 @@ def user_namespace(user: str) -> tuple[str, ...]:
 
     Example:
         ```python
+        from langgraph_memory.cli.admin import user_namespace
+
         assert user_namespace("u1") == ("memories", "u1")
         assert user_namespace("ann@example.com") == ("memories", "ann@example%2Ecom")
         ```
@@ -106,7 +109,16 @@ def memory_rows(items: Sequence[SearchItem]) -> list[MemoryRow]:
 
     Example:
         ```python
-        rows = memory_rows(store.search(("memories", "u1"), include_invalid=True))
+        from langgraph.store.memory import InMemoryStore
+
+        from langgraph_memory.cli.admin import memory_rows
+
+        store = InMemoryStore()  # `inspect` passes include_invalid=True to our store
+        store.put(("memories", "u1"), "k1", {"content": "User likes tea.", "kind": "preference"})
+        rows = memory_rows(store.search(("memories", "u1")))
+        assert [(row.key, row.kind, row.content) for row in rows] == [
+            ("k1", "preference", "User likes tea.")
+        ]
         ```
     """
     rows = [
@@ -129,6 +141,9 @@ def describe_threads(data: UserData) -> str:
 
     Example:
         ```python
+        from langgraph_memory.cli.admin import describe_threads
+        from langgraph_memory.erasure import UserData
+
         data = UserData("u", (("memory_meta", "u"),), {}, {"t1": 3}, {"t1": ("registry",)})
         assert describe_threads(data) == "t1 (3 checkpoints, registry)"
         ```
@@ -164,8 +179,11 @@ def explain_rows(items: Sequence[SearchItem]) -> list[list[Any]]:
     Example:
         ```python
         from datetime import datetime, timezone
+
+        from langgraph_memory.cli.admin import explain_rows
         from langgraph_memory.retrieval import ScoreBreakdown
         from langgraph_memory.store.postgres import ExplainedSearchItem
+
         now = datetime.now(timezone.utc)
         parts = ScoreBreakdown(0.25, 0.5, 0.125, 0.0625, 0.0, 0.0, 0.9375)
         item = ExplainedSearchItem(("memories", "u1"), "k1", {"content": "tea"}, now, now,

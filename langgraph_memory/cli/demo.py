@@ -13,17 +13,7 @@ The graph is built from :mod:`langgraph_memory.nodes` (retrieve → inject → r
 extract → summarize), compiled with our Postgres store and a Postgres or Redis
 checkpointer.
 
-Example:
-    ```python
-    from langgraph_memory.cli._backends import choose_model, open_checkpointer, open_store
-    from langgraph_memory.cli._console import Console
-    from langgraph_memory.cli.demo import run_demo
-
-    with open_store(None) as store, open_checkpointer(None, None) as saver:
-        report = run_demo(Console(), store=store, checkpointer=saver,
-                          choice=choose_model(model=None, offline=True))
-    print(report.name_answer)
-    ```
+``langgraph-memory demo --offline`` runs it; :func:`build_demo_graph` is the graph alone.
 """
 
 from __future__ import annotations
@@ -78,6 +68,8 @@ def new_user_id() -> str:
 
     Example:
         ```python
+        from langgraph_memory.cli.demo import new_user_id
+
         assert new_user_id().startswith("demo-")
         ```
     """
@@ -98,7 +90,14 @@ def build_demo_graph(
 
     Example:
         ```python
-        graph = build_demo_graph(store, saver, choose_model(model=None, offline=True))
+        from langgraph_memory.cli._backends import choose_model, open_checkpointer, open_store
+        from langgraph_memory.cli.demo import build_demo_graph
+
+        with open_store(DB_URI) as store, open_checkpointer(DB_URI, None) as saver:
+            graph = build_demo_graph(store, saver, choose_model(model=None, offline=True))
+            config = {"configurable": {"user_id": "doc-demo", "thread_id": "doc-demo:1"}}
+            out = graph.invoke({"messages": [("user", "Hi! My name is Zhang San.")]}, config)
+        assert out["messages"][-1].type == "ai"
         ```
     """
     from langgraph_memory.nodes import (
@@ -243,12 +242,8 @@ def run_demo(
 ) -> DemoReport:
     """Run the four demo sessions, printing to ``console``; returns what was shown.
 
-    Example:
-        ```python
-        report = run_demo(Console(), store=store, checkpointer=saver,
-                          choice=choose_model(model=None, offline=True))
-        assert "Zhang San" in report.name_answer
-        ```
+    The four sessions take a while (``tests/integration/cli`` runs them); the graph alone is
+    :func:`build_demo_graph`.
     """
     started = time.perf_counter()
     user = user_id or new_user_id()
@@ -328,14 +323,7 @@ def run_demo(
 
 
 def cmd_demo(args: Any, console: Console | None = None) -> int:
-    """``langgraph-memory demo`` (argparse handler).
-
-    Example:
-        ```python
-        from langgraph_memory.cli import main
-        main(["demo"])
-        ```
-    """
+    """``langgraph-memory demo`` (argparse handler): ``main(["demo", "--offline"])``."""
     from langgraph_memory.cli._backends import (
         OFFLINE_NOTICE,
         choose_model,

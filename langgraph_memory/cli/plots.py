@@ -11,7 +11,7 @@ Example:
 
     result = {"title": "checkpointers", "plot": {"labels": ["InMemory", "Redis"],
               "series": {"x InMemory": [1.0, 1.3]}, "ylabel": "ratio (lower is better)"}}
-    plot_results([result], "bench.png")
+    plot_results([result], "bench.png")  # a bar chart, one group per label
     ```
 """
 
@@ -31,6 +31,8 @@ def plottable(results: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
 
     Example:
         ```python
+        from langgraph_memory.cli.plots import plottable
+
         assert plottable([{"title": "x", "plot": {"labels": [], "series": {}}}]) == []
         ```
     """
@@ -50,7 +52,14 @@ def plot_results(results: Sequence[Mapping[str, Any]], path: str | Path) -> Path
 
     Example:
         ```python
-        plot_results(json.load(open("bench.json"))["benches"], "bench.png")
+        from pathlib import Path
+
+        from langgraph_memory.cli.plots import plot_results
+
+        result = {"title": "store", "plot": {"labels": ["put", "search"],
+                  "series": {"ms": [1.5, 4.0]}, "ylabel": "milliseconds"}}
+        plot_results([result], "store.png")
+        assert Path("store.png").stat().st_size > 0
         ```
     """
     drawable = plottable(results)

@@ -124,6 +124,8 @@ class E5Embeddings(Embeddings):
 
         Example:
             ```python
+            from langgraph_memory.embeddings import E5Embeddings
+
             vectors = E5Embeddings().embed_documents(["a note", "another note"])
             assert len(vectors) == 2 and len(vectors[0]) == 384
             ```
@@ -135,6 +137,8 @@ class E5Embeddings(Embeddings):
 
         Example:
             ```python
+            from langgraph_memory.embeddings import E5Embeddings
+
             vector = E5Embeddings().embed_query("what is my name?")
             assert abs(sum(v * v for v in vector) - 1.0) < 1e-3
             ```

@@ -21,6 +21,7 @@ PII filter as facts and live in the user's namespace, so
 Example:
     ```python
     from langgraph.store.memory import InMemoryStore
+
     from langgraph_memory.episodes import EpisodeConfig, ingest_history
 
     store = InMemoryStore()

@@ -17,6 +17,7 @@ Use it as the store's embedder for a namespace of episodes::
 Example:
     ```python
     from langchain_core.embeddings import DeterministicFakeEmbedding
+
     from langgraph_memory.episodes import TurnEmbeddings
 
     inner = DeterministicFakeEmbedding(size=8)

@@ -12,6 +12,7 @@ episodes live in the user's namespace, so erasing the user erases them.
 Example:
     ```python
     from langgraph.store.memory import InMemoryStore
+
     from langgraph_memory.episodes import ingest_history
 
     store = InMemoryStore()

@@ -88,6 +88,8 @@ class EpisodeConfig:
 
     Example:
         ```python
+        from langgraph_memory.episodes import EpisodeConfig
+
         config = EpisodeConfig(context_before=1, max_context_chars=200)
         assert config.context_after == 1 and config.roles == ("user",)
         ```
@@ -143,6 +145,8 @@ class EpisodeTurn:
 
     Example:
         ```python
+        from langgraph_memory.episodes import EpisodeTurn
+
         assert EpisodeTurn("hi there", speaker="Ann").label == "Ann"
         ```
     """
@@ -185,6 +189,8 @@ def episode_key(turn: EpisodeTurn) -> str:
 
     Example:
         ```python
+        from langgraph_memory.episodes import EpisodeTurn, episode_key
+
         a = EpisodeTurn("I live in Oslo.", id="m1")
         assert episode_key(a) == episode_key(EpisodeTurn("edited text", id="m1"))
         assert episode_key(EpisodeTurn("x y")) == episode_key(EpisodeTurn("x  y"))
@@ -379,6 +385,9 @@ def to_turns(
     Example:
         ```python
         from langchain_core.messages import AIMessage, HumanMessage
+
+        from langgraph_memory.episodes import to_turns
+
         turns = to_turns([HumanMessage("I moved to Oslo."), AIMessage("Nice!"), ("user", "Yes")])
         assert [t.role for t in turns] == ["user", "assistant", "user"]
         ```
@@ -412,7 +421,8 @@ def episode_ops(
 
     Example:
         ```python
-        from langgraph_memory.episodes import Episode
+        from langgraph_memory.episodes import Episode, episode_ops
+
         op = episode_ops(("m", "u"), [Episode("k", {"content": "A: hi"})], None)[0]
         assert op.index == ["context", "content"] and op.ttl is None
         ```

@@ -10,7 +10,9 @@
 Example:
     ```python
     from datetime import datetime, timezone
+
     from langchain_core.messages import HumanMessage
+
     from langgraph_memory.extraction import RuleBasedExtractor
 
     facts = RuleBasedExtractor().extract([HumanMessage("I live in Paris.")],

@@ -29,6 +29,8 @@ def plain_text(text: str) -> str:
 
     Example:
         ```python
+        from langgraph_memory.extraction._names import plain_text
+
         assert plain_text("Ｉ’ｍ Ｇｉｎａ") == "I'm Gina"
         ```
     """
@@ -40,6 +42,8 @@ def _char_class(chars: Iterable[str]) -> str:
 
     Example:
         ```python
+        from langgraph_memory.extraction._names import _char_class
+
         assert _char_class("abcx") == "a-cx"
         ```
     """
@@ -89,6 +93,8 @@ def name_value(value: str) -> str | None:
 
     Example:
         ```python
+        from langgraph_memory.extraction._names import name_value
+
         assert name_value("Gina Smith") == "Gina Smith"
         assert name_value("Gina Today") == "Gina" and name_value("Not Sure") is None
         ```
@@ -126,6 +132,8 @@ def introductions(clause: str, *, opening: bool) -> list[str]:
 
     Example:
         ```python
+        from langgraph_memory.extraction._names import introductions
+
         assert introductions("Hi, I'm Gina!", opening=False) == ["Gina"]
         assert introductions("Gina here", opening=True) == ["Gina"]
         assert introductions("I'm Not Sure", opening=True) == []

@@ -53,6 +53,8 @@ def luhn_valid(digits: str) -> bool:
 
     Example:
         ```python
+        from langgraph_memory.extraction import luhn_valid
+
         assert luhn_valid("4111111111111111") and not luhn_valid("4111111111111112")
         ```
     """

@@ -18,6 +18,7 @@ LLM or the rules):
 Example:
     ```python
     from datetime import datetime, timezone
+
     from langgraph_memory.extraction.consolidation import plan_writes, rule_decisions
     from langgraph_memory.extraction.types import ExistingMemory, MemoryCandidate
 
@@ -65,6 +66,8 @@ def normalize_content(text: str) -> str:
 
     Example:
         ```python
+        from langgraph_memory.extraction.consolidation import normalize_content
+
         assert normalize_content(" User likes  Tea. ") == "user likes tea"
         assert normalize_content("User likes ｔｅａ！") == "user likes tea"
         ```
@@ -82,6 +85,8 @@ def key_terms(text: str) -> frozenset[str]:
 
     Example:
         ```python
+        from langgraph_memory.extraction.consolidation import key_terms
+
         assert key_terms("User works at Google.") == {"google"}
         assert key_terms("User works at Škoda.") != key_terms("User works at Ørsted.")
         ```
@@ -100,6 +105,10 @@ def candidate_value(
     Example:
         ```python
         from datetime import datetime, timezone
+
+        from langgraph_memory.extraction.consolidation import candidate_value
+        from langgraph_memory.extraction.types import MemoryCandidate
+
         v = candidate_value(MemoryCandidate("User likes tea."), now=datetime(2026, 1, 1,
                             tzinfo=timezone.utc))
         assert v["valid_from"].startswith("2026-01-01")
@@ -126,6 +135,9 @@ class PlannedWrite:
 
     Example:
         ```python
+        from langgraph_memory.extraction.consolidation import PlannedWrite
+        from langgraph_memory.extraction.types import Action
+
         w = PlannedWrite("k", {"content": "x"}, Action.ADD, candidate=0)
         assert w.action is Action.ADD
         ```
@@ -143,6 +155,8 @@ class WritePlan:
 
     Example:
         ```python
+        from langgraph_memory.extraction.consolidation import WritePlan
+
         assert WritePlan().counts["added"] == 0
         ```
     """
@@ -167,6 +181,9 @@ def rule_decisions(
 
     Example:
         ```python
+        from langgraph_memory.extraction.consolidation import rule_decisions
+        from langgraph_memory.extraction.types import Action, ExistingMemory, MemoryCandidate
+
         old = ExistingMemory("k1", {"content": "User likes tea.", "slot": "preference:tea"})
         same = [MemoryCandidate("User likes tea.", slot="preference:tea")]
         assert rule_decisions(same, [old])[0].action is Action.NOOP
@@ -250,6 +267,10 @@ def plan_writes(
     Example:
         ```python
         from datetime import datetime, timezone
+
+        from langgraph_memory.extraction.consolidation import plan_writes
+        from langgraph_memory.extraction.types import Action, MemoryCandidate
+
         c = [MemoryCandidate("User likes tea.")]
         plan = plan_writes(c, [], [], now=datetime(2026, 1, 1, tzinfo=timezone.utc))
         assert plan.writes[0].action is Action.ADD

@@ -11,6 +11,7 @@ write fail.
 Example:
     ```python
     from datetime import datetime, timezone
+
     from langgraph_memory.extraction.dates import resolve_date_phrase
 
     now = datetime(2026, 11, 29, 12, 0, tzinfo=timezone.utc)
@@ -133,6 +134,9 @@ def resolve_date_phrase(text: str, now: datetime) -> datetime | None:
     Example:
         ```python
         from datetime import datetime, timezone
+
+        from langgraph_memory.extraction.dates import resolve_date_phrase
+
         now = datetime(2026, 3, 10, tzinfo=timezone.utc)
         assert resolve_date_phrase("two years ago", now).year == 2024
         assert resolve_date_phrase("no date here", now) is None
@@ -190,6 +194,8 @@ def parse_iso_datetime(value: object) -> datetime | None:
 
     Example:
         ```python
+        from langgraph_memory.extraction.dates import parse_iso_datetime
+
         assert parse_iso_datetime("2024-05-01T00:00:00+00:00").year == 2024
         assert parse_iso_datetime("soon") is None
         ```

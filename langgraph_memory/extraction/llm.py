@@ -91,6 +91,10 @@ def format_transcript(messages: Sequence[BaseMessage]) -> str:
 
     Example:
         ```python
+        from langchain_core.messages import HumanMessage
+
+        from langgraph_memory.extraction.llm import format_transcript
+
         assert format_transcript([HumanMessage("hi")]) == "user: hi"
         ```
     """
@@ -119,6 +123,9 @@ def format_candidates(candidates: Sequence[MemoryCandidate]) -> str:
 
     Example:
         ```python
+        from langgraph_memory.extraction.llm import format_candidates
+        from langgraph_memory.extraction.types import MemoryCandidate
+
         assert format_candidates([MemoryCandidate("User likes tea.")]).startswith("C0:")
         ```
     """
@@ -133,6 +140,8 @@ def format_existing(existing: Sequence[ExistingMemory]) -> str:
 
     Example:
         ```python
+        from langgraph_memory.extraction.llm import format_existing
+
         assert format_existing([]) == "(none)"
         ```
     """
@@ -161,11 +170,15 @@ class LLMExtractor:
 
     Example:
         ```python
+        from langchain_core.messages import HumanMessage
+
+        from langgraph_memory.extraction.llm import LLMExtractor
         from langgraph_memory.offline import ScriptedChatModel, tool_call_message
 
         model = ScriptedChatModel(responses=[tool_call_message(
             "ExtractionOutput", {"memories": [{"content": "User likes tea.", "slot": "p:tea"}]})])
         from datetime import datetime, timezone
+
         found = LLMExtractor(model).extract([HumanMessage("I like tea")],
                                             now=datetime.now(timezone.utc))
         assert found[0].slot == "p:tea"

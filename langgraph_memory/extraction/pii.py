@@ -106,6 +106,8 @@ class PIIMatch:
 
     Example:
         ```python
+        from langgraph_memory.extraction.pii import PIIMatch
+
         m = PIIMatch("email", 0, 5)
         assert m.placeholder == "[EMAIL]"
         ```
@@ -141,6 +143,8 @@ def find_pii(text: str, categories: Iterable[str] = PII_CATEGORIES) -> list[PIIM
 
     Example:
         ```python
+        from langgraph_memory.extraction.pii import find_pii
+
         assert find_pii("call +1 415 555 0100")[0].category == "phone"
         assert find_pii("phone 415/555/0100")[0].category == "phone"
         assert find_pii("I was born in 1990, I'm 415 days sober") == []
@@ -178,6 +182,8 @@ class Screening:
 
     Example:
         ```python
+        from langgraph_memory.extraction.pii import PIIFilter
+
         s = PIIFilter(mode="redact").screen({"content": "Mail ann@example.com"})
         assert s.value == {"content": "Mail [EMAIL]"} and s.redacted and s.fields == ("content",)
         ```
@@ -231,6 +237,8 @@ class PIIFilter:
 
     Example:
         ```python
+        from langgraph_memory.extraction.pii import PIIFilter
+
         f = PIIFilter(mode="redact", categories=("email",))
         assert f.clean("ann@example.com is my email") == "[EMAIL] is my email"
         assert f.clean("call 415-555-0100") == "call 415-555-0100"
@@ -255,6 +263,8 @@ class PIIFilter:
 
         Example:
             ```python
+            from langgraph_memory.extraction.pii import PIIFilter, find_pii
+
             assert PIIFilter.redact("a@b.io x", find_pii("a@b.io x")) == "[EMAIL] x"
             ```
         """
@@ -272,6 +282,8 @@ class PIIFilter:
 
         Example:
             ```python
+            from langgraph_memory.extraction.pii import PIIFilter
+
             assert PIIFilter(mode="redact").clean("SSN 123–45–6789") == "SSN [NATIONAL_ID]"
             ```
         """
@@ -306,6 +318,8 @@ class PIIFilter:
 
         Example:
             ```python
+            from langgraph_memory.extraction.pii import PIIFilter
+
             s = PIIFilter().screen({"content": "User likes tea.", "subject": "张三@qq.com"})
             assert s.dropped and s.categories == ("email",) and s.fields == ("subject",)
             ```
@@ -331,6 +345,7 @@ class PIIFilter:
 
         Example:
             ```python
+            from langgraph_memory.extraction.pii import PIIFilter
             from langgraph_memory.extraction.types import MemoryCandidate
 
             kept, s = PIIFilter().screen_candidate(
@@ -363,7 +378,9 @@ class PIIFilter:
         Example:
             ```python
             from datetime import datetime, timezone
+
             from langgraph_memory.extraction.consolidation import plan_writes
+            from langgraph_memory.extraction.pii import PIIFilter
             from langgraph_memory.extraction.types import MemoryCandidate
 
             c = [MemoryCandidate("User's mail is ann@example.com."), MemoryCandidate("User is 9.")]

@@ -42,6 +42,8 @@ def split_sentences(text: str) -> list[str]:
 
     Example:
         ```python
+        from langgraph_memory.extraction.prefilter import split_sentences
+
         assert split_sentences("Hi! I like tea. You?") == ["Hi!", "I like tea.", "You?"]
         ```
     """
@@ -61,6 +63,8 @@ def looks_memorable(text: str, *, min_chars: int = 8) -> bool:
 
     Example:
         ```python
+        from langgraph_memory.extraction.prefilter import looks_memorable
+
         assert looks_memorable("Remember that the deploy key rotates on Fridays")
         ```
     """

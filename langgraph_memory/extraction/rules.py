@@ -32,7 +32,9 @@ repeat → NOOP, same slot → INVALIDATE (+ADD), else ADD.
 Example:
     ```python
     from datetime import datetime, timezone
+
     from langchain_core.messages import HumanMessage
+
     from langgraph_memory.extraction import RuleBasedExtractor
 
     now = datetime(2026, 11, 29, tzinfo=timezone.utc)
@@ -149,6 +151,10 @@ def message_text(message: BaseMessage) -> str:
 
     Example:
         ```python
+        from langchain_core.messages import HumanMessage
+
+        from langgraph_memory.extraction.rules import message_text
+
         assert message_text(HumanMessage("hi")) == "hi"
         ```
     """
@@ -450,6 +456,8 @@ def _clauses(sentence: str) -> list[str]:
 
     Example:
         ```python
+        from langgraph_memory.extraction.rules import _clauses
+
         assert _clauses("I live in Berlin and work at Siemens") == [
             "I live in Berlin",
             "I work at Siemens",
@@ -505,7 +513,10 @@ class RuleBasedExtractor:
     Example:
         ```python
         from datetime import datetime, timezone
+
         from langchain_core.messages import HumanMessage
+
+        from langgraph_memory.extraction.rules import RuleBasedExtractor
 
         ex = RuleBasedExtractor()
         now = datetime(2026, 11, 29, tzinfo=timezone.utc)

@@ -19,10 +19,12 @@ rate limits) are not retried here and propagate unchanged.
 
 Example:
     ```python
-    from pydantic import BaseModel
     from langchain_core.language_models import GenericFakeChatModel
     from langchain_core.messages import AIMessage
+    from pydantic import BaseModel
+
     from langgraph_memory.extraction.structured import StructuredCaller
+
 
     class City(BaseModel):
         name: str
@@ -82,6 +84,8 @@ def parse_json_reply(text: str) -> Any:
 
     Example:
         ```python
+        from langgraph_memory.extraction.structured import parse_json_reply
+
         assert parse_json_reply('Sure! {"a": [1, 2]} Hope it helps.') == {"a": [1, 2]}
         fence = "`" * 3
         assert parse_json_reply(fence + "json\\n[1]\\n" + fence) == [1]
@@ -135,7 +139,10 @@ class StructuredCaller(Generic[M]):
     Example:
         ```python
         from pydantic import BaseModel
+
+        from langgraph_memory.extraction.structured import StructuredCaller
         from langgraph_memory.offline import ScriptedChatModel, tool_call_message
+
 
         class Answer(BaseModel):
             value: int

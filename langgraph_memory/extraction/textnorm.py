@@ -86,6 +86,8 @@ class MatchText:
 
     Example:
         ```python
+        from langgraph_memory.extraction.textnorm import normalize_for_matching
+
         m = normalize_for_matching("ann＠example.com")
         assert m.text == "ann@example.com" and m.span(0, 15) == (0, 15)
         ```
@@ -128,6 +130,8 @@ def normalize_for_matching(text: str) -> MatchText:
 
     Example:
         ```python
+        from langgraph_memory.extraction.textnorm import normalize_for_matching
+
         m = normalize_for_matching("jose\u0301@example.com")  # decomposed é
         assert m.text == "josé@example.com" and m.span(0, 4) == (0, 5)
         ```

@@ -67,6 +67,8 @@ class MemoryCandidate:
 
     Example:
         ```python
+        from langgraph_memory.extraction.types import MemoryCandidate
+
         c = MemoryCandidate("User lives in Beijing.", slot="location")
         assert c.subject == "user"
         ```
@@ -86,6 +88,8 @@ class ExistingMemory:
 
     Example:
         ```python
+        from langgraph_memory.extraction.types import ExistingMemory
+
         m = ExistingMemory(key="k1", value={"content": "User likes tea.", "slot": "p:tea"})
         assert m.content == "User likes tea." and m.slot == "p:tea"
         ```
@@ -126,6 +130,8 @@ class ConsolidationDecision:
 
     Example:
         ```python
+        from langgraph_memory.extraction.types import Action, ConsolidationDecision
+
         d = ConsolidationDecision(0, Action.NOOP, target="k1")
         assert d.target == "k1"
         ```

@@ -17,6 +17,7 @@ Example:
     ```python
     from langgraph.checkpoint.memory import InMemorySaver
     from langgraph.store.memory import InMemoryStore
+
     from langgraph_memory.graphs import build_graph
 
     agent = build_graph(None, store=InMemoryStore(), checkpointer=InMemorySaver())

@@ -10,6 +10,7 @@ Example:
     ```python
     from langgraph.checkpoint.memory import InMemorySaver
     from langgraph.store.memory import InMemoryStore
+
     from langgraph_memory.graphs import build_graph
 
     agent = build_graph(None, store=InMemoryStore(), checkpointer=InMemorySaver())
@@ -17,7 +18,7 @@ Example:
     agent.invoke({"messages": [("user", "My name is Zhang San.")]}, config)
     config = {"configurable": {"user_id": "u1", "thread_id": "t2"}}
     reply = agent.invoke({"messages": [("user", "What's my name?")]}, config)
-    print(reply["messages"][-1].content)  # Your name is Zhang San (from memory).
+    assert reply["messages"][-1].content == "Your name is Zhang San (from memory)."
     ```
 """
 
@@ -153,12 +154,17 @@ def flush(compiled: Any, timeout: float | None = None) -> None:
     Example:
         ```python
         from langgraph.store.memory import InMemoryStore
+
         from langgraph_memory.graphs import build_graph, flush
 
-        agent = build_graph(None, store=InMemoryStore(), extraction="background")
+        store = InMemoryStore()
+        agent = build_graph(None, store=store, extraction="background")
         agent.invoke({"messages": [("user", "I live in Lisbon.")]},
                      {"configurable": {"user_id": "u1", "thread_id": "t1"}})
         flush(agent)  # the memory is in the store now
+        assert [m.value["content"] for m in store.search(("memories", "u1"))] == [
+            "User lives in Lisbon."
+        ]
         ```
     """
     for node in _extract_nodes(compiled):
@@ -171,14 +177,19 @@ async def aflush(compiled: Any) -> None:
     Example:
         ```python
         import asyncio
+
         from langgraph.store.memory import InMemoryStore
+
         from langgraph_memory.graphs import aflush, build_graph
 
+
         async def main() -> None:
-            agent = build_graph(None, store=InMemoryStore(), extraction="background")
+            store = InMemoryStore()
+            agent = build_graph(None, store=store, extraction="background")
             await agent.ainvoke({"messages": [("user", "I live in Lisbon.")]},
                                 {"configurable": {"user_id": "u1", "thread_id": "t1"}})
             await aflush(agent)
+            assert len(await store.asearch(("memories", "u1"))) == 1
 
         asyncio.run(main())
         ```

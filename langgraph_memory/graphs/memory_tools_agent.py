@@ -7,16 +7,20 @@ Graph: ``retrieve → inject → agent ⇄ tools``. The model must support tool 
 Example:
     ```python
     from langgraph.store.memory import InMemoryStore
-    from langgraph_memory.offline import ScriptedChatModel, tool_call_message
+
     from langgraph_memory.graphs import build_memory_tools_graph
+    from langgraph_memory.offline import ScriptedChatModel, tool_call_message
 
     model = ScriptedChatModel(responses=[
         tool_call_message("remember", {"content": "User likes tea.", "slot": "drink"}),
         "Noted!",
     ])
-    graph = build_memory_tools_graph(model, store=InMemoryStore())
-    graph.invoke({"messages": [("user", "I like tea")]},
-                 {"configurable": {"user_id": "u1", "thread_id": "t1"}})
+    store = InMemoryStore()
+    graph = build_memory_tools_graph(model, store=store)
+    out = graph.invoke({"messages": [("user", "I like tea")]},
+                       {"configurable": {"user_id": "u1", "thread_id": "t1"}})
+    assert out["messages"][-1].content == "Noted!"
+    assert store.search(("memories", "u1"))[0].value["content"] == "User likes tea."
     ```
 """
 

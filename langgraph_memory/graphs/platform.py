@@ -22,13 +22,20 @@ when ``OPENAI_API_KEY`` is set and the offline stand-ins otherwise
 Example:
     ```python
     import asyncio
+    import os
+
     from langgraph_memory.graphs import platform
+
+    os.environ["LANGGRAPH_MEMORY_POSTGRES_URI"] = DB_URI  # as langgraph.json's "env" sets it
+
 
     async def main() -> None:
         async with platform.checkpointer() as saver, platform.store() as store:
-            print(type(saver).__name__, type(store).__name__)
+            assert type(saver).__name__ == "AsyncPostgresSaver"
+            assert type(store).__name__ == "AsyncPostgresMemoryStore"
 
-    asyncio.run(main())  # AsyncPostgresSaver AsyncPostgresMemoryStore
+
+    asyncio.run(main())
     ```
 """
 
@@ -78,10 +85,17 @@ async def checkpointer() -> AsyncIterator[AsyncPostgresSaver]:
     Example:
         ```python
         import asyncio
+        import os
+
+        from langgraph_memory.graphs.platform import checkpointer
+
+        os.environ["LANGGRAPH_MEMORY_POSTGRES_URI"] = DB_URI
+
 
         async def main() -> None:
             async with checkpointer() as saver:
                 assert await saver.aget_tuple({"configurable": {"thread_id": "nope"}}) is None
+
 
         asyncio.run(main())
         ```
@@ -105,10 +119,18 @@ async def redis_checkpointer() -> AsyncIterator[AsyncRedisSaver]:
     Example:
         ```python
         import asyncio
+        import os
+
+        from langgraph_memory.graphs.platform import redis_checkpointer
+
+        os.environ["LANGGRAPH_MEMORY_REDIS_URL"] = REDIS_URL
+
 
         async def main() -> None:
             async with redis_checkpointer() as saver:
-                print(type(saver).__name__)  # AsyncRedisSaver
+                assert type(saver).__name__ == "AsyncRedisSaver"
+                assert await saver.aget_tuple({"configurable": {"thread_id": "nope"}}) is None
+
 
         asyncio.run(main())
         ```
@@ -134,12 +156,19 @@ async def store() -> AsyncIterator[AsyncPostgresMemoryStore]:
     Example:
         ```python
         import asyncio
+        import os
+
+        from langgraph_memory.graphs.platform import store
+
+        os.environ["LANGGRAPH_MEMORY_POSTGRES_URI"] = DB_URI
+
 
         async def main() -> None:
             async with store() as memories:
                 await memories.aput(("memories", "u1"), "k1", {"content": "User likes tea."})
                 hits = await memories.asearch(("memories", "u1"), query="tea")
                 assert hits[0].key == "k1"
+
 
         asyncio.run(main())
         ```

@@ -4,12 +4,19 @@ Add the lease in one line around a graph compiled with one of our checkpointers:
 
 Example:
     ```python
+    from langgraph.store.memory import InMemoryStore
+
     from langgraph_memory.checkpoint.postgres import PostgresSaver
+    from langgraph_memory.graphs import build_graph
     from langgraph_memory.lease import with_thread_lease
 
-    with PostgresSaver.from_conn_string("postgresql://localhost/app") as saver:
-        graph = with_thread_lease(builder.compile(checkpointer=saver), strategy="reject")
-        graph.invoke({"messages": [("user", "hi")]}, {"configurable": {"thread_id": "chat-1"}})
+    with PostgresSaver.from_conn_string(DB_URI) as saver:
+        saver.setup()
+        agent = build_graph(None, store=InMemoryStore(), checkpointer=saver)  # any compiled graph
+        graph = with_thread_lease(agent, strategy="reject")
+        config = {"configurable": {"thread_id": "doc-lease-1", "user_id": "u1"}}
+        out = graph.invoke({"messages": [("user", "My name is Zhang San.")]}, config)
+    assert out["messages"][-1].type == "ai"
     ```
 
 A busy thread raises :class:`~langgraph_memory.errors.ThreadBusyError`; a run whose

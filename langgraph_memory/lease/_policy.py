@@ -84,6 +84,8 @@ class LeaseOptions:
 
     Example:
         ```python
+        from langgraph_memory.lease import LeaseOptions
+
         options = LeaseOptions.create(strategy="reject", ttl=6.0)
         assert options.renew_every == 2.0
         ```
@@ -147,6 +149,8 @@ def thread_id_of(config: RunnableConfig | None) -> str:
 
     Example:
         ```python
+        from langgraph_memory.lease._policy import thread_id_of
+
         assert thread_id_of({"configurable": {"thread_id": 42}}) == "42"
         ```
     """
@@ -167,6 +171,8 @@ def fenced_config(config: RunnableConfig | None, token: int) -> RunnableConfig:
 
     Example:
         ```python
+        from langgraph_memory.lease._policy import fenced_config
+
         original = {"configurable": {"thread_id": "t"}}
         patched = fenced_config(original, 9)
         assert patched["configurable"] == {"thread_id": "t", "__lgm_fence__": 9}
@@ -196,6 +202,8 @@ def backoff_delays(
 
     Example:
         ```python
+        from langgraph_memory.lease._policy import backoff_delays
+
         delays = list(backoff_delays(0.1, initial=0.02, maximum=0.05))
         assert delays == [0.02, 0.04, 0.04]
         ```
@@ -234,6 +242,8 @@ def renewal_verdict(
 
     Example:
         ```python
+        from langgraph_memory.lease._policy import RenewalVerdict, renewal_verdict
+
         verdict = renewal_verdict(renewed=None, now=5.0, last_renewed_at=4.0, ttl=3.0)
         assert verdict is RenewalVerdict.RETRY  # backend hiccup, lease not expired yet
         verdict = renewal_verdict(renewed=None, now=8.0, last_renewed_at=4.0, ttl=3.0)
@@ -252,6 +262,8 @@ def busy_message(thread_id: str, strategy: Strategy, waited: float) -> str:
 
     Example:
         ```python
+        from langgraph_memory.lease._policy import busy_message
+
         assert "chat-1" in busy_message("chat-1", "reject", 0.0)
         ```
     """
@@ -271,6 +283,8 @@ def lost_message(thread_id: str, reason: str) -> str:
 
     Example:
         ```python
+        from langgraph_memory.lease._policy import lost_message
+
         assert "chat-1" in lost_message("chat-1", "renewal refused")
         ```
     """

@@ -229,9 +229,11 @@ class ThreadedAsyncLeaseBackend:
     Example:
         ```python
         from langgraph_memory.lease import InMemoryLeaseBackend
+        from langgraph_memory.lease._session import ThreadedAsyncLeaseBackend
 
         backend = ThreadedAsyncLeaseBackend(InMemoryLeaseBackend())
-        # lease = await backend.atry_acquire("chat-1", "me", ttl=10.0)
+        lease = await backend.atry_acquire("chat-1", "me", ttl=10.0)
+        assert lease is not None and await backend.atry_acquire("chat-1", "you", ttl=10.0) is None
         ```
     """
 

@@ -32,6 +32,8 @@ class InMemoryLeaseBackend:
 
     Example:
         ```python
+        from langgraph_memory.lease.memory import InMemoryLeaseBackend
+
         backend = InMemoryLeaseBackend()
         lease = backend.try_acquire("chat-1", "worker-a", ttl=10.0)
         assert lease is not None and lease.token == 1

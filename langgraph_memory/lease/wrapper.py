@@ -15,10 +15,24 @@ wrapped graph's own.
 
 Example:
     ```python
-    from langgraph_memory.lease import with_thread_lease
+    from langgraph.checkpoint.memory import InMemorySaver
+    from langgraph.graph import START, MessagesState, StateGraph
 
-    graph = with_thread_lease(builder.compile(checkpointer=saver))  # a RedisSaver/PostgresSaver
-    graph.invoke({"messages": [("user", "hi")]}, {"configurable": {"thread_id": "chat-1"}})
+    from langgraph_memory.lease import InMemoryLeaseBackend, with_thread_lease
+
+
+    def reply(state: MessagesState) -> dict[str, list[tuple[str, str]]]:
+        return {"messages": [("ai", "hello")]}
+
+
+    builder = StateGraph(MessagesState)
+    builder.add_node(reply)
+    builder.add_edge(START, "reply")
+    graph = with_thread_lease(  # with our savers the backend defaults to the saver's
+        builder.compile(checkpointer=InMemorySaver()), InMemoryLeaseBackend()
+    )
+    out = graph.invoke({"messages": [("user", "hi")]}, {"configurable": {"thread_id": "chat-1"}})
+    assert out["messages"][-1].content == "hello"
     ```
 """
 
@@ -96,8 +110,26 @@ class ThreadLeasedGraph(Runnable[Any, Any]):
 
     Example:
         ```python
-        leased = with_thread_lease(graph, strategy="wait", wait_timeout=10.0)
-        leased.invoke(inputs, {"configurable": {"thread_id": "chat-1"}})
+        from langgraph.checkpoint.memory import InMemorySaver
+        from langgraph.graph import START, MessagesState, StateGraph
+
+        from langgraph_memory.lease import InMemoryLeaseBackend
+        from langgraph_memory.lease.wrapper import ThreadLeasedGraph, with_thread_lease
+
+
+        def reply(state: MessagesState) -> dict[str, list[tuple[str, str]]]:
+            return {"messages": [("ai", "hello")]}
+
+
+        builder = StateGraph(MessagesState)
+        builder.add_node(reply)
+        builder.add_edge(START, "reply")
+        graph = builder.compile(checkpointer=InMemorySaver())
+        backend = InMemoryLeaseBackend()
+        leased = with_thread_lease(graph, backend, strategy="wait", wait_timeout=10.0)
+        assert isinstance(leased, ThreadLeasedGraph)
+        out = leased.invoke({"messages": [("user", "hi")]}, {"configurable": {"thread_id": "t1"}})
+        assert [m.content for m in out["messages"]] == ["hi", "hello"]
         ```
     """
 
@@ -404,12 +436,27 @@ def with_thread_lease(
 
     Example:
         ```python
+        import uuid
+
+        from langgraph.graph import START, MessagesState, StateGraph
+
         from langgraph_memory.checkpoint.redis import RedisSaver
         from langgraph_memory.lease import with_thread_lease
 
-        with RedisSaver.from_conn_string("redis://localhost:6379") as saver:
+
+        def reply(state: MessagesState) -> dict[str, list[tuple[str, str]]]:
+            return {"messages": [("ai", "hello")]}
+
+
+        builder = StateGraph(MessagesState)
+        builder.add_node(reply)
+        builder.add_edge(START, "reply")
+        with RedisSaver.from_conn_string(REDIS_URL) as saver:
+            saver.setup()
             graph = with_thread_lease(builder.compile(checkpointer=saver), strategy="wait")
-            graph.invoke({"messages": [("user", "hi")]}, {"configurable": {"thread_id": "c1"}})
+            config = {"configurable": {"thread_id": f"doc-{uuid.uuid4().hex}"}}
+            out = graph.invoke({"messages": [("user", "hi")]}, config)
+        assert out["messages"][-1].content == "hello"
         ```
     """
     options = LeaseOptions.create(

@@ -22,6 +22,7 @@ Example:
     ```python
     from langchain.agents import create_agent
     from langgraph.store.memory import InMemoryStore
+
     from langgraph_memory.middleware import MemoryMiddleware, SummaryMiddleware
     from langgraph_memory.offline import ScriptedChatModel
 

@@ -8,6 +8,7 @@ moved to the front of the state once, then into the system message of each reque
 Example:
     ```python
     from langchain_core.messages import SystemMessage
+
     from langgraph_memory.middleware._core import append_system_text
 
     merged = append_system_text(SystemMessage("You are helpful."), "<memory>…</memory>")
@@ -36,6 +37,8 @@ def append_system_text(system: SystemMessage | None, text: str) -> SystemMessage
 
     Example:
         ```python
+        from langgraph_memory.middleware._core import append_system_text
+
         assert append_system_text(None, "x").text == "x"
         ```
     """
@@ -61,7 +64,10 @@ def lift_blocks(
 
     Example:
         ```python
-        from langchain_core.messages import HumanMessage
+        from langchain_core.messages import HumanMessage, SystemMessage
+
+        from langgraph_memory.middleware._core import SUMMARY_BLOCK_ID, lift_blocks
+
         block = SystemMessage("Summary: …", id=SUMMARY_BLOCK_ID)
         system, rest = lift_blocks(SystemMessage("Be brief."), [block, HumanMessage("hi")])
         assert system.text == "Be brief.\\n\\nSummary: …" and len(rest) == 1
@@ -84,7 +90,11 @@ def summary_rewrite(
 
     Example:
         ```python
-        from langchain_core.messages import HumanMessage
+        from langchain_core.messages import HumanMessage, RemoveMessage, SystemMessage
+        from langgraph.graph.message import REMOVE_ALL_MESSAGES
+
+        from langgraph_memory.middleware._core import SUMMARY_BLOCK_ID, summary_rewrite
+
         old, new = HumanMessage("old", id="1"), HumanMessage("new", id="2")
         block = SystemMessage("Summary", id=SUMMARY_BLOCK_ID)
         out = summary_rewrite([old, new], [RemoveMessage(id="1"), block])

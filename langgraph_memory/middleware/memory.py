@@ -14,6 +14,7 @@ Example:
     from langchain.agents import create_agent
     from langgraph.checkpoint.memory import InMemorySaver
     from langgraph.store.memory import InMemoryStore
+
     from langgraph_memory.middleware import MemoryMiddleware
     from langgraph_memory.offline import ScriptedChatModel
 
@@ -66,6 +67,8 @@ def current_config() -> RunnableConfig:
 
     Example:
         ```python
+        from langgraph_memory.middleware.memory import current_config
+
         assert current_config() == {}
         ```
     """
@@ -110,6 +113,8 @@ class MemoryMiddleware(AgentMiddleware[AgentState[Any], Any]):
 
     Example:
         ```python
+        from langgraph_memory.middleware.memory import MemoryMiddleware
+
         middleware = MemoryMiddleware(extraction="background")
         assert middleware.extract is not None and middleware.extract.background
         ```

@@ -9,6 +9,7 @@ Example:
     ```python
     from langgraph.prebuilt import create_react_agent
     from langgraph.store.memory import InMemoryStore
+
     from langgraph_memory.middleware import MemoryPreModelHook
     from langgraph_memory.offline import ScriptedChatModel
 
@@ -52,6 +53,9 @@ def llm_input(messages: list[BaseMessage], block: str | None) -> list[BaseMessag
     Example:
         ```python
         from langchain_core.messages import HumanMessage
+
+        from langgraph_memory.middleware.react import llm_input
+
         out = llm_input([HumanMessage("hi")], "<memory>x</memory>")
         assert out[0].text == "<memory>x</memory>" and out[1].text == "hi"
         ```
@@ -82,6 +86,8 @@ class MemoryPreModelHook(MemoryNode):
 
     Example:
         ```python
+        from langgraph_memory.middleware.react import MemoryPreModelHook
+
         hook = MemoryPreModelHook(namespace=("memories", "{user_id}"))
         assert hook.retrieve.namespace == ("memories", "{user_id}")
         ```

@@ -12,6 +12,7 @@ Example:
     ```python
     from langchain.agents import create_agent
     from langgraph.checkpoint.memory import InMemorySaver
+
     from langgraph_memory.middleware import SummaryMiddleware
     from langgraph_memory.offline import ScriptedChatModel
 
@@ -60,6 +61,8 @@ class SummaryMiddleware(AgentMiddleware[AgentState[Any], Any]):
 
     Example:
         ```python
+        from langgraph_memory.middleware.summary import SummaryMiddleware
+
         middleware = SummaryMiddleware(max_tokens=2000, keep_turns=3)
         assert middleware.summarize.max_tokens == 2000
         ```

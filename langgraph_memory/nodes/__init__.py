@@ -27,17 +27,25 @@ Example:
     ```python
     from langgraph.graph import START, StateGraph
     from langgraph.store.memory import InMemoryStore
-    from langgraph_memory.nodes import (ExtractNode, InjectNode, MemoryState, RespondNode,
-                                        RetrieveNode)
+
+    from langgraph_memory.nodes import (
+        ExtractNode,
+        InjectNode,
+        MemoryState,
+        RespondNode,
+        RetrieveNode,
+    )
     from langgraph_memory.offline import TemplatedResponder
 
     builder = StateGraph(MemoryState)
     builder.add_sequence([RetrieveNode(), InjectNode(), RespondNode(TemplatedResponder()),
                           ExtractNode()])
     builder.add_edge(START, "retrieve_memories")
-    graph = builder.compile(store=InMemoryStore())
+    store = InMemoryStore()
+    graph = builder.compile(store=store)
     graph.invoke({"messages": [("user", "My name is Zhang San.")]},
                  config={"configurable": {"user_id": "u1", "thread_id": "t1"}})
+    assert store.search(("memories", "u1"))[0].value["content"] == "User's name is Zhang San."
     ```
 """
 

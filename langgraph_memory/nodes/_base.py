@@ -52,6 +52,8 @@ def utc_now() -> datetime:
 
     Example:
         ```python
+        from langgraph_memory.nodes._base import utc_now
+
         assert utc_now().tzinfo is not None
         ```
     """
@@ -63,6 +65,8 @@ def state_value(state: Any, key: str, default: Any = None) -> Any:
 
     Example:
         ```python
+        from langgraph_memory.nodes._base import state_value
+
         assert state_value({"messages": [1]}, "messages") == [1]
         ```
     """
@@ -77,6 +81,8 @@ def is_current(value: Mapping[str, Any], at: datetime) -> bool:
 
     Example:
         ```python
+        from langgraph_memory.nodes._base import is_current, utc_now
+
         now = utc_now()
         assert not is_current({"invalid_at": "2000-01-01T00:00:00+00:00"}, now)
         ```
@@ -107,6 +113,9 @@ def store_default_ttl(store: BaseStore) -> float | None:
     Example:
         ```python
         from langgraph.store.memory import InMemoryStore
+
+        from langgraph_memory.nodes._base import store_default_ttl
+
         assert store_default_ttl(InMemoryStore()) is None
         ```
     """
@@ -124,6 +133,8 @@ def search_ops(
 
     Example:
         ```python
+        from langgraph_memory.nodes._base import search_ops
+
         ops = search_ops(("m", "u"), [("tea", None, 5)])
         assert ops[0].query == "tea" and ops[0].limit == 5
         ```
@@ -139,6 +150,8 @@ class MemoryStats:
 
     Example:
         ```python
+        from langgraph_memory.nodes import MemoryStats
+
         stats = MemoryStats()
         stats.add(added=2)
         assert stats.snapshot()["events"]["added"] == 2
@@ -179,6 +192,8 @@ class NodeContext:
 
     Example:
         ```python
+        from langgraph_memory.nodes import NodeContext
+
         ctx = NodeContext(store=None, context=None, config={"configurable": {"user_id": "u"}})
         assert ctx.namespace(("m", "{user_id}")) == ("m", "u")
         ```
@@ -274,6 +289,8 @@ def messages_of(state: Any, key: str) -> list[BaseMessage]:
 
     Example:
         ```python
+        from langgraph_memory.nodes._base import messages_of
+
         assert messages_of({"messages": []}, "messages") == []
         ```
     """
@@ -290,6 +307,8 @@ def items_to_memories(items: Sequence[SearchItem]) -> list[dict[str, Any]]:
 
     Example:
         ```python
+        from langgraph_memory.nodes._base import items_to_memories
+
         assert items_to_memories([]) == []
         ```
     """

@@ -29,6 +29,8 @@ def merge_ranked(*ranked: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
 
     Example:
         ```python
+        from langgraph_memory.nodes._blend import merge_ranked
+
         facts = [{"key": "f", "score": 0.5}]
         episodes = [{"key": "e", "score": 0.7}, {"key": "f", "score": 0.5}]
         assert [m["key"] for m in merge_ranked(facts, episodes)] == ["e", "f"]

@@ -8,6 +8,7 @@ units and cuts only at unit boundaries, preferring turn boundaries (a ``HumanMes
 Example:
     ```python
     from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+
     from langgraph_memory.nodes._messages import group_units
 
     call = AIMessage("", tool_calls=[{"name": "t", "args": {}, "id": "c1"}])
@@ -74,6 +75,10 @@ def count_tokens(messages: Sequence[BaseMessage]) -> int:
 
     Example:
         ```python
+        from langchain_core.messages import HumanMessage
+
+        from langgraph_memory.nodes._messages import count_tokens
+
         assert count_tokens([HumanMessage("hello world")]) > 0
         ```
     """
@@ -85,6 +90,11 @@ def is_block(message: BaseMessage) -> bool:
 
     Example:
         ```python
+        from langchain_core.messages import SystemMessage
+
+        from langgraph_memory.nodes import MEMORY_BLOCK_ID
+        from langgraph_memory.nodes._messages import is_block
+
         assert is_block(SystemMessage("x", id=MEMORY_BLOCK_ID))
         ```
     """
@@ -96,6 +106,11 @@ def conversation_messages(messages: Sequence[BaseMessage]) -> list[BaseMessage]:
 
     Example:
         ```python
+        from langchain_core.messages import SystemMessage
+
+        from langgraph_memory.nodes import MEMORY_BLOCK_ID
+        from langgraph_memory.nodes._messages import conversation_messages
+
         assert conversation_messages([SystemMessage("x", id=MEMORY_BLOCK_ID)]) == []
         ```
     """
@@ -107,6 +122,10 @@ def turn_messages(messages: Sequence[BaseMessage]) -> list[BaseMessage]:
 
     Example:
         ```python
+        from langchain_core.messages import AIMessage, HumanMessage
+
+        from langgraph_memory.nodes._messages import turn_messages
+
         msgs = [HumanMessage("a"), AIMessage("b"), HumanMessage("c"), AIMessage("d")]
         assert [m.content for m in turn_messages(msgs)] == ["c", "d"]
         ```
@@ -130,6 +149,8 @@ def bound_text(text: str, max_chars: int) -> str:
 
     Example:
         ```python
+        from langgraph_memory.nodes._messages import bound_text
+
         assert bound_text("one two three", 9) == "one two"
         assert bound_text("short", 9) == "short"
         ```
@@ -147,6 +168,10 @@ def bound_message(message: BaseMessage, max_chars: int) -> BaseMessage:
 
     Example:
         ```python
+        from langchain_core.messages import HumanMessage
+
+        from langgraph_memory.nodes._messages import bound_message
+
         assert bound_message(HumanMessage("a b c d"), 3).content == "a b"
         ```
     """
@@ -168,6 +193,10 @@ def build_query(
 
     Example:
         ```python
+        from langchain_core.messages import AIMessage, HumanMessage
+
+        from langgraph_memory.nodes._messages import build_query
+
         msgs = [HumanMessage("I moved."), AIMessage("ok"), HumanMessage("Which city?")]
         assert build_query(msgs) == "Which city?\\nI moved."
         assert build_query(msgs, context_messages=0) == "Which city?"
@@ -196,6 +225,10 @@ def model_input(
 
     Example:
         ```python
+        from langchain_core.messages import HumanMessage, SystemMessage
+
+        from langgraph_memory.nodes import MEMORY_BLOCK_ID, model_input
+
         msgs = [HumanMessage("hi"), SystemMessage("<memory>…</memory>", id=MEMORY_BLOCK_ID)]
         assert model_input(msgs)[0].id == MEMORY_BLOCK_ID
         ```
@@ -219,6 +252,8 @@ def memory_line(memory: Mapping[str, Any]) -> str:
 
     Example:
         ```python
+        from langgraph_memory.nodes._messages import memory_line
+
         line = memory_line({"content": "User likes tea.", "kind": "preference",
                             "valid_from": "2026-01-02T00:00:00+00:00"})
         assert line == "- [preference] User likes tea. (valid from 2026-01-02)"
@@ -250,6 +285,8 @@ def select_within_budget(
 
     Example:
         ```python
+        from langgraph_memory.nodes._messages import select_within_budget
+
         mems = [{"content": "a " * 400}, {"content": "User likes tea."}]
         assert [m["content"] for m in select_within_budget(mems, token_budget=30)] == [
             "User likes tea."]
@@ -270,6 +307,8 @@ def render_memory_block(memories: Sequence[Mapping[str, Any]], prompt: str) -> s
 
     Example:
         ```python
+        from langgraph_memory.nodes._messages import render_memory_block
+
         text = render_memory_block([{"content": "x"}], "<memory>\\n{memories}\\n</memory>")
         assert text.startswith("<memory>\\n- [semantic] x")
         ```
@@ -285,6 +324,10 @@ def group_units(messages: Sequence[BaseMessage]) -> list[list[BaseMessage]]:
 
     Example:
         ```python
+        from langchain_core.messages import AIMessage, HumanMessage
+
+        from langgraph_memory.nodes import group_units
+
         assert group_units([HumanMessage("a"), AIMessage("b")]) == [[HumanMessage("a")],
                                                                     [AIMessage("b")]]
         ```
@@ -318,6 +361,10 @@ def shrink_tool_result(message: ToolMessage, max_chars: int) -> ToolMessage | No
 
     Example:
         ```python
+        from langchain_core.messages import ToolMessage
+
+        from langgraph_memory.nodes._messages import shrink_tool_result
+
         long = ToolMessage("row " * 1000, tool_call_id="c1", id="t1")
         short = shrink_tool_result(long, 20)
         assert short is not None and short.id == "t1" and short.tool_call_id == "c1"
@@ -343,6 +390,10 @@ class SummaryPlan:
 
     Example:
         ```python
+        from langchain_core.messages import HumanMessage
+
+        from langgraph_memory.nodes._messages import SummaryPlan
+
         plan = SummaryPlan(fold=[HumanMessage("old")], keep=[HumanMessage("new")])
         assert plan.fold[0].content == "old" and plan.shrunk == []
         ```
@@ -399,6 +450,10 @@ def plan_summary(
 
     Example:
         ```python
+        from langchain_core.messages import HumanMessage
+
+        from langgraph_memory.nodes import plan_summary
+
         msgs = [HumanMessage("x " * 200, id=str(i)) for i in range(10)]
         plan = plan_summary(msgs, max_tokens=500, keep_turns=2)
         assert plan is not None and len(plan.keep) == 2 and len(plan.fold) == 8
@@ -437,6 +492,10 @@ def offline_summary(previous: str, messages: Sequence[BaseMessage], *, max_words
 
     Example:
         ```python
+        from langchain_core.messages import HumanMessage
+
+        from langgraph_memory.nodes._messages import offline_summary
+
         s = offline_summary("", [HumanMessage("I use Postgres. It is fast.")], max_words=50)
         assert s == "user: I use Postgres."
         ```

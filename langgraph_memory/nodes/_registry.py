@@ -19,6 +19,7 @@ link must outlive the thread it points at.
 Example:
     ```python
     from langgraph.store.memory import InMemoryStore
+
     from langgraph_memory.nodes import ThreadLink, register_thread
 
     store = InMemoryStore()
@@ -83,6 +84,8 @@ def user_meta_namespace(user_id: str) -> tuple[str, ...]:
 
     Example:
         ```python
+        from langgraph_memory.nodes._registry import user_meta_namespace
+
         assert user_meta_namespace("a.b") == ("memory_meta", "a%2Eb")
         ```
     """
@@ -94,6 +97,8 @@ def registry_namespace(user_id: str) -> tuple[str, ...]:
 
     Example:
         ```python
+        from langgraph_memory.nodes._registry import registry_namespace
+
         assert registry_namespace("u1") == ("memory_meta", "u1", "threads")
         ```
     """
@@ -105,6 +110,8 @@ def thread_key(thread_id: str) -> str:
 
     Example:
         ```python
+        from langgraph_memory.nodes._registry import thread_key
+
         assert thread_key("t.1") == "t%2E1"
         assert thread_key("x" * 1000).startswith("sha256-")
         ```
@@ -150,6 +157,8 @@ class ThreadLink:
 
     Example:
         ```python
+        from langgraph_memory.nodes import ThreadLink
+
         link = ThreadLink("u1", "t1", by="retrieve_memories")
         assert link.get_op().namespace == ("memory_meta", "u1", "threads")
         ```
@@ -175,6 +184,8 @@ class ThreadLink:
 
         Example:
             ```python
+            from langgraph_memory.nodes import ThreadLink
+
             link = ThreadLink.from_identity(context={"user_id": 7},
                                             config={"configurable": {"thread_id": "t"}})
             assert link is not None and link.user_id == "7"
@@ -245,6 +256,11 @@ def read_record(item: Item, user_id: str) -> ThreadRecord | None:
     Example:
         ```python
         from datetime import datetime, timezone
+
+        from langgraph.store.base import Item
+
+        from langgraph_memory.nodes._registry import ThreadRecord, read_record
+
         now = datetime.now(timezone.utc)
         item = Item(value={"user": "u1", "thread": "t1", "namespaces": []}, key="t1",
                     namespace=("memory_meta", "u1", "threads"), created_at=now, updated_at=now)
@@ -279,6 +295,9 @@ def node_thread_link(
 
     Example:
         ```python
+        from langgraph_memory.nodes import NodeContext, ThreadLink
+        from langgraph_memory.nodes._registry import node_thread_link
+
         ctx = NodeContext(store=None, context={"user_id": "u"},
                           config={"configurable": {"thread_id": "t"}})
         assert node_thread_link(ctx, [], "n") == ThreadLink("u", "t", (), "n")
@@ -294,6 +313,8 @@ def with_link(ops: Sequence[Op], link: ThreadLink | None) -> list[Op]:
 
     Example:
         ```python
+        from langgraph_memory.nodes._registry import with_link
+
         assert with_link([], None) == []
         ```
     """
@@ -308,6 +329,8 @@ def split_link(
 
     Example:
         ```python
+        from langgraph_memory.nodes._registry import split_link
+
         assert split_link([None], None) == ([None], None)
         ```
     """
@@ -326,6 +349,10 @@ def batch_with_link(
     Example:
         ```python
         from langgraph.store.memory import InMemoryStore
+
+        from langgraph_memory.nodes import ThreadLink
+        from langgraph_memory.nodes._registry import batch_with_link
+
         results, put = batch_with_link(InMemoryStore(), [], ThreadLink("u", "t"))
         assert results == [] and put is not None
         ```
@@ -353,6 +380,9 @@ def register_thread(store: BaseStore, link: ThreadLink | None) -> bool:
     Example:
         ```python
         from langgraph.store.memory import InMemoryStore
+
+        from langgraph_memory.nodes import ThreadLink, register_thread
+
         assert register_thread(InMemoryStore(), ThreadLink("u", "t")) is True
         ```
     """

@@ -9,6 +9,7 @@ Example:
     ```python
     from langgraph.graph import START, StateGraph
     from langgraph.store.memory import InMemoryStore
+
     from langgraph_memory.nodes import InjectNode, MemoryState, RespondNode, RetrieveNode
     from langgraph_memory.offline import TemplatedResponder
 
@@ -22,6 +23,7 @@ Example:
     graph = builder.compile(store=InMemoryStore())
     out = graph.invoke({"messages": [("user", "hi")]},
                        config={"configurable": {"user_id": "u1"}})
+    assert out["messages"][-1].type == "ai"
     ```
 """
 
@@ -98,6 +100,8 @@ def user_namespace(
 
     Example:
         ```python
+        from langgraph_memory.nodes.context import user_namespace
+
         assert user_namespace("u1") == ("memories", "u1")
         assert user_namespace("ann@example.com") == ("memories", "ann@example%2Ecom")
         assert user_namespace("u1", ("orgs", "{org}", "{user_id}"), org="acme.io") == (
@@ -139,6 +143,9 @@ class RetrieveNode(MemoryNode):
     Example:
         ```python
         from langgraph.store.memory import InMemoryStore
+
+        from langgraph_memory.nodes.context import RetrieveNode
+
         store = InMemoryStore()
         store.put(("memories", "u1"), "k", {"content": "User likes tea."})
         out = RetrieveNode(store=store).invoke(
@@ -291,6 +298,11 @@ def explain_lines(items: Sequence[SearchItem], keys: Sequence[str]) -> list[str]
     Example:
         ```python
         from datetime import datetime, timezone
+
+        from langgraph.store.base import SearchItem
+
+        from langgraph_memory.nodes.context import explain_lines
+
         now = datetime.now(timezone.utc)
         item = SearchItem(("m", "u1"), "k1", {"content": "User likes tea."}, now, now, 0.5)
         assert explain_lines([item], ["k1"])[0].startswith("key=k1 score=0.5000")
@@ -337,6 +349,8 @@ def block_update(
 
     Example:
         ```python
+        from langgraph_memory.nodes.context import MEMORY_BLOCK_ID, block_update
+
         update = block_update([{"content": "User likes tea."}], [], "<memory>{memories}</memory>")
         assert update["messages"][0].id == MEMORY_BLOCK_ID
         ```
@@ -362,6 +376,8 @@ class InjectNode(MemoryNode):
 
     Example:
         ```python
+        from langgraph_memory.nodes.context import InjectNode
+
         out = InjectNode().invoke({"messages": [], "memories": [{"content": "User likes tea."}]})
         assert "<memory>" in out["messages"][0].content
         ```
@@ -401,7 +417,9 @@ class RespondNode(MemoryNode):
 
     Example:
         ```python
+        from langgraph_memory.nodes.context import RespondNode
         from langgraph_memory.offline import TemplatedResponder
+
         out = RespondNode(TemplatedResponder()).invoke({"messages": [("user", "I like tea.")]})
         assert "offline" in out["messages"][0].content
         ```

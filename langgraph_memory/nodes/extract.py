@@ -17,6 +17,7 @@ that would exceed that waits for the oldest job first (back-pressure).
 Example:
     ```python
     from langgraph.store.memory import InMemoryStore
+
     from langgraph_memory.nodes import ExtractNode
 
     store = InMemoryStore()
@@ -103,6 +104,8 @@ class ExtractionReport:
 
     Example:
         ```python
+        from langgraph_memory.nodes.extract import ExtractionReport
+
         report = ExtractionReport(status="skipped:prefilter")
         assert report.total_llm_calls == 0
         ```
@@ -209,6 +212,9 @@ class ExtractNode(MemoryNode):
 
     Example:
         ```python
+        from langgraph_memory.extraction.rules import RuleBasedExtractor
+        from langgraph_memory.nodes.extract import ExtractNode
+
         node = ExtractNode(min_importance=6)
         assert isinstance(node.extractor, RuleBasedExtractor)
         ```

@@ -9,6 +9,7 @@ structured-output call; without one, a deterministic profile is built per memory
 Example:
     ```python
     from langgraph.store.memory import InMemoryStore
+
     from langgraph_memory.nodes import ReflectNode
 
     store = InMemoryStore()
@@ -79,6 +80,8 @@ def offline_insights(memories: Sequence[dict[str, Any]], max_insights: int) -> l
 
     Example:
         ```python
+        from langgraph_memory.nodes.reflect import offline_insights
+
         mems = [{"content": "User likes tea.", "kind": "preference", "importance": 5}]
         assert offline_insights(mems, 3)[0].content == "User's preferences: User likes tea."
         ```
@@ -121,6 +124,8 @@ class ReflectNode(MemoryNode):
 
     Example:
         ```python
+        from langgraph_memory.nodes.reflect import ReflectNode
+
         node = ReflectNode(threshold=50)
         assert node.threshold == 50
         ```

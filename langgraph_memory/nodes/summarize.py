@@ -14,6 +14,7 @@ overflow for long-term memories before it is folded.
 Example:
     ```python
     from langchain_core.messages import AIMessage, HumanMessage
+
     from langgraph_memory.nodes import SummarizeNode
 
     msgs = []
@@ -81,6 +82,8 @@ class SummarizeNode(MemoryNode):
 
     Example:
         ```python
+        from langgraph_memory.nodes.summarize import SummarizeNode
+
         node = SummarizeNode(max_tokens=2000)
         assert node.invoke({"messages": [("user", "hi")]}) == {}
         ```

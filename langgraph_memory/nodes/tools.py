@@ -96,6 +96,8 @@ def _bad_importance(importance: object) -> str | None:
 
     Example:
         ```python
+        from langgraph_memory.nodes.tools import _bad_importance
+
         assert _bad_importance(7) is None
         assert _bad_importance(float("nan")).startswith("Not stored:")
         ```
@@ -186,6 +188,8 @@ def create_memory_tools(
 
     Example:
         ```python
+        from langgraph_memory.nodes.tools import create_memory_tools
+
         tools = create_memory_tools(namespace=("memories", "{user_id}"))
         assert tools[1].name == "recall"
         ```

@@ -17,7 +17,8 @@ Example:
     ```python
     from langgraph_memory.prompts import DEFAULT_SUMMARY_BLOCK_PROMPT
 
-    print(DEFAULT_SUMMARY_BLOCK_PROMPT.format(summary="User asked about Postgres."))
+    block = DEFAULT_SUMMARY_BLOCK_PROMPT.format(summary="User asked about Postgres.")
+    assert block.startswith("<conversation_summary>") and "User asked about Postgres." in block
     ```
 """
 

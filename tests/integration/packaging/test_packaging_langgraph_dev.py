@@ -97,7 +97,8 @@ def test_platform_factories_and_their_examples_on_real_services(
     found = examples(platform)
     assert {name for name, _ in found} >= {"checkpointer", "redis_checkpointer", "store"}
     for name, code in found:
-        exec(compile(code, f"platform:{name}", "exec"), dict(vars(platform)))
+        given = {"__name__": "__docexample__", "DB_URI": postgres_dsn, "REDIS_URL": redis_url}
+        exec(compile(code, f"platform:{name}", "exec"), given)
     with psycopg.connect(postgres_dsn) as conn:
         row = conn.execute("SELECT value->>'content' FROM lgm_memory_items").fetchone()
     assert row is not None and row[0] == "User likes tea."

@@ -10,7 +10,6 @@ system message, first (what every provider accepts).
 
 from __future__ import annotations
 
-from types import ModuleType
 from typing import Any
 
 import pytest
@@ -28,20 +27,11 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph.message import REMOVE_ALL_MESSAGES
 from langgraph.store.memory import InMemoryStore
 
-import langgraph_memory.graphs as graphs_pkg
-import langgraph_memory.graphs.memory_agent as graphs_memory_agent
-import langgraph_memory.graphs.memory_tools_agent as graphs_tools_agent
-import langgraph_memory.middleware as middleware_pkg
-import langgraph_memory.middleware._core as middleware_core
-import langgraph_memory.middleware.memory as middleware_memory
-import langgraph_memory.middleware.react as middleware_react
-import langgraph_memory.middleware.summary as middleware_summary
 from langgraph_memory.errors import ConfigurationError
 from langgraph_memory.middleware import MemoryMiddleware, SummaryMiddleware
 from langgraph_memory.middleware._core import lift_blocks, summary_rewrite
 from langgraph_memory.middleware.react import llm_input
 from langgraph_memory.nodes import MEMORY_BLOCK_ID, SUMMARY_BLOCK_ID
-from tests.docexamples import examples
 from tests.unit.middleware.middleware_support import (
     memory_agent,
     mentions_memory_block,
@@ -170,30 +160,6 @@ def test_extraction_off_stores_nothing_and_no_memories_leaves_the_request_alone(
 def test_bad_extraction_mode_is_rejected() -> None:
     with pytest.raises(ConfigurationError, match="extraction must be"):
         MemoryMiddleware(extraction="later")  # type: ignore[arg-type]
-
-
-DOC_MODULES = [
-    middleware_pkg,
-    middleware_core,
-    middleware_memory,
-    middleware_summary,
-    middleware_react,
-    graphs_pkg,
-    graphs_memory_agent,
-    graphs_tools_agent,
-]
-
-
-@pytest.mark.parametrize(
-    ("module", "name", "code"),
-    [
-        pytest.param(module, name, code, id=f"{module.__name__}:{name}")
-        for module in DOC_MODULES
-        for name, code in examples(module)
-    ],
-)
-def test_docstring_examples_run(module: ModuleType, name: str, code: str) -> None:
-    exec(compile(code, f"{module.__name__}:{name}", "exec"), dict(vars(module)))
 
 
 def test_composes_with_langchains_summarization_middleware() -> None:

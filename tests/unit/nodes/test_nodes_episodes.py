@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import importlib
 import math
-import textwrap
 from datetime import datetime, timezone
 from typing import Any
 
@@ -547,7 +546,7 @@ def test_turn_embeddings_embed_each_turn_once() -> None:
         TurnEmbeddings(inner, cache_size=0)
 
 
-# -- docstring examples of the episodes package run ----------------------------------------------
+# -- the episodes package documents itself with examples -----------------------------------
 def _examples() -> list[tuple[str, str]]:
     blend = importlib.import_module("langgraph_memory.nodes._blend")
     modules = [*package_modules(episodes_pkg), blend]
@@ -556,13 +555,7 @@ def _examples() -> list[tuple[str, str]]:
 
 EXAMPLES = _examples()
 
-
-@pytest.mark.parametrize(
-    ("module", "code"), EXAMPLES, ids=[f"{m}:{i}" for i, (m, _) in enumerate(EXAMPLES)]
-)
-def test_docstring_examples_run(module: str, code: str) -> None:
-    namespace = dict(vars(importlib.import_module(module)))
-    exec(compile(textwrap.dedent(code), f"<{module} example>", "exec"), namespace)
+# (tests/integration/test_docstring_examples.py runs them)
 
 
 def test_every_episodes_module_has_examples() -> None:

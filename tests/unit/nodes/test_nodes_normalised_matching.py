@@ -1,11 +1,10 @@
 """Matching on normalised text, pure: the offset map, self-introductions in the offline
 rules (both directions, table and hypothesis), consolidation's name guard in any script,
-and the docstring examples of the extraction package (executed, as the house style
-asks)."""
+and that every extraction module documents itself with examples (run by
+tests/integration/test_docstring_examples.py)."""
 
 from __future__ import annotations
 
-import importlib
 import re
 import unicodedata
 from datetime import datetime, timezone
@@ -224,7 +223,7 @@ def test_a_repeat_never_swallows_a_change_of_name_in_any_script(
     assert plan_writes(same, [old], noop, now=NOW).counts["reinforced"] == 1
 
 
-# -- every docstring example of the extraction package runs ---------------------------------
+# -- every extraction module has docstring examples -------------------------------------------
 def _examples() -> list[tuple[str, str]]:
     modules = package_modules(extraction)
     return [(module.__name__, code) for module in modules for _, code in examples(module)]
@@ -232,15 +231,7 @@ def _examples() -> list[tuple[str, str]]:
 
 EXAMPLES = _examples()
 
-
-@pytest.mark.parametrize(
-    ("module", "code"), EXAMPLES, ids=[f"{m}:{i}" for i, (m, _) in enumerate(EXAMPLES)]
-)
-def test_docstring_examples_run(module: str, code: str) -> None:
-    import textwrap
-
-    namespace = dict(vars(importlib.import_module(module)))
-    exec(compile(textwrap.dedent(code), f"<{module} example>", "exec"), namespace)
+# (tests/integration/test_docstring_examples.py runs them)
 
 
 def test_every_extraction_module_has_examples() -> None:
