@@ -101,7 +101,7 @@ def test_a_checkpoint_is_whole_or_absent_after_a_postgres_sweep_mid_turn(
     (no lease). The turn's next put fails instead of leaving a half thread; under a lease
     the sweep skips the thread and the turn completes whole."""
     where = Target("postgres", dsn=postgres_dsn)
-    with sync_saver(where, ttl=60.0) as saver:
+    with sync_saver(where, ttl={"default_ttl": 1}) as saver:
 
         def sweep_now(thread: str) -> Any:
             def run() -> None:

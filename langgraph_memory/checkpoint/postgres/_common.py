@@ -23,8 +23,7 @@ from langgraph.checkpoint.base import (
     Checkpoint,
     CheckpointMetadata,
 )
-from langgraph.checkpoint.postgres.base import BasePostgresSaver
-from langgraph.checkpoint.serde.types import _DeltaSnapshot
+from langgraph.checkpoint.serde.base import SerializerProtocol
 from psycopg.types.json import Jsonb
 
 from langgraph_memory._internal.pgstate import server_state_error
@@ -38,6 +37,7 @@ from langgraph_memory._pg.program import (
     start,
 )
 from langgraph_memory.checkpoint import _config, _guard, _values
+from langgraph_memory.checkpoint._config import ThreadTTLConfig
 from langgraph_memory.checkpoint.postgres import _sql
 from langgraph_memory.errors import (
     BackendUnavailableError,
@@ -65,6 +65,7 @@ __all__ = [
     "run_program",
     "setup_program",
     "start",
+    "thread_ttl_seconds",
     "validate_dsn",
 ]
 
@@ -215,6 +216,42 @@ def retention_seconds(value: float | timedelta | None, what: str) -> float | Non
     if not seconds > 0:
         raise ConfigurationError(f"{what} must be a positive number of seconds, got {value!r}")
     return seconds
+
+
+def thread_ttl_seconds(option: ThreadTTLConfig | None) -> float | None:
+    """The Postgres savers' ``ttl=`` (a :class:`ThreadTTLConfig`, minutes, like the Redis
+    savers) as the seconds a thread may stay idle before :meth:`sweep` deletes it.
+
+    ``refresh_on_read=True`` is refused: on Postgres a thread's idle time counts from its
+    last write (a read would have to write to refresh it).
+
+    Raises:
+        ConfigurationError: ``option`` is not a ``{"default_ttl": minutes}`` dict (e.g. a
+            number of seconds or a ``timedelta``, what older versions took), or asks for
+            ``refresh_on_read``.
+
+    Example:
+        ```python
+        from langgraph_memory.checkpoint.postgres._common import thread_ttl_seconds
+
+        assert thread_ttl_seconds({"default_ttl": 60}) == 3600.0
+        assert thread_ttl_seconds(None) is None
+        ```
+    """
+    if option is not None and not isinstance(option, Mapping):
+        raise ConfigurationError(
+            f"ttl must be a dict of minutes like {{'default_ttl': 60}}, got {option!r} "
+            "(the Postgres savers no longer take seconds or a timedelta: pass "
+            "{'default_ttl': minutes})"
+        )
+    ttl = _config.ThreadTTL.from_option(option)
+    if ttl.refresh_on_read:
+        raise ConfigurationError(
+            "ttl['refresh_on_read'] is not supported by the Postgres savers: sweep() deletes "
+            "threads idle since their last write; drop refresh_on_read, or keep a thread "
+            "alive by writing to it (or holding its lease)"
+        )
+    return ttl.ttl_ms / 1000 if ttl.ttl_ms else None
 
 
 def check_keep_last(keep_last: int | None) -> int | None:
@@ -413,6 +450,38 @@ def check_verdict(write: GuardedWrite, rows: Rows) -> None:
     )
 
 
+def is_delta_snapshot(value: Any) -> bool:
+    """Whether a channel value is a ``DeltaChannel`` snapshot, which ``put`` marks ``true``
+    inline (the official saver's layout, read by its ``prune``) and stores as a blob.
+
+    LangGraph exports no public name for the snapshot type; it documents it (in
+    ``langgraph.checkpoint.serde.types``) as a ``NamedTuple`` with the one field ``value``.
+    We match that documented shape and module rather than import the private class. A
+    user value of the same shape would only get the marker too: reads still decode its blob.
+
+    Example:
+        ```python
+        from typing import NamedTuple
+
+        from langgraph_memory.checkpoint.postgres._common import is_delta_snapshot
+
+        class Boxed(NamedTuple):
+            value: int
+
+        assert not is_delta_snapshot(Boxed(1)) and not is_delta_snapshot((1,))
+        ```
+    """
+    kind = type(value)
+    return (
+        isinstance(value, tuple)
+        and kind.__module__ == _DELTA_SNAPSHOT_MODULE
+        and getattr(kind, "_fields", None) == ("value",)
+    )
+
+
+_DELTA_SNAPSHOT_MODULE = "langgraph.checkpoint.serde.types"
+
+
 def _primitive(value: Any) -> bool:
     """Whether a channel value is a primitive: inline in ``checkpoints.checkpoint`` when
     JSONB holds it exactly, else a blob that every ``put`` writes (never one it reuses)."""
@@ -420,7 +489,7 @@ def _primitive(value: Any) -> bool:
 
 
 def put_program(
-    saver: BasePostgresSaver,
+    serde: SerializerProtocol,
     config: RunnableConfig,
     checkpoint: Checkpoint,
     metadata: CheckpointMetadata,
@@ -449,7 +518,7 @@ def put_program(
     for key, value in checkpoint["channel_values"].items():
         if type(value) is str:  # checked even if unchanged: it may be copied inline
             _values.check_text(value, f"channel {key!r}")
-        if isinstance(value, _DeltaSnapshot):
+        if is_delta_snapshot(value):
             inline[key] = True
         elif _values.fits_jsonb(value):  # primitives JSONB holds exactly stay inline
             inline[key] = value
@@ -460,7 +529,7 @@ def put_program(
             # or not: a parent written before that rule kept it inline, with no blob to reuse.
             version = checkpoint["channel_versions"].get(key)
         if version is not None:
-            type_, data = _values.dump_value(saver.serde, value, f"channel {key!r}")
+            type_, data = _values.dump_value(serde, value, f"channel {key!r}")
             size += len(data)
             blob_params.extend((key, _config.checked_version(version), type_, data))
     _values.check_call_size(size, "put")
@@ -517,7 +586,7 @@ def put_program(
 
 
 def put_writes_program(
-    saver: BasePostgresSaver,
+    serde: SerializerProtocol,
     config: RunnableConfig,
     writes: Sequence[tuple[str, Any]],
     task_id: str,
@@ -549,7 +618,7 @@ def put_writes_program(
     for idx, (channel, value) in enumerate(pairs):
         key = WRITES_IDX_MAP.get(channel, idx)
         # every value is checked (like on Redis), even one a later write replaces
-        type_, data = _values.dump_value(saver.serde, value, f"write to channel {channel!r}")
+        type_, data = _values.dump_value(serde, value, f"write to channel {channel!r}")
         size += len(data)
         if upsert or key not in by_idx:
             by_idx[key] = (

@@ -8,6 +8,7 @@ it, and the TTL sweep.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -25,6 +26,7 @@ __all__ = [
     "CheckpointShape",
     "PrunePlan",
     "SweepResult",
+    "ThreadedMaintenance",
     "check_prune_args",
     "dirty_threads_program",
     "keep_last_program",
@@ -277,3 +279,35 @@ def dirty_threads_program(batch: int = SWEEP_BATCH) -> Program[list[str]]:
     """Threads written since their last keep-last-N sweep (one batch)."""
     rows = yield Stmt(_sql.SWEEP_DIRTY_THREADS, (batch,), fetch=True)
     return [r["thread_id"] for r in rows]
+
+
+class ThreadedMaintenance:
+    """Mixin of the sync ``PostgresSaver``: its async maintenance methods (``aprune``,
+    ``asweep``, ``aforget_threads``) run the sync ones in a worker thread."""
+
+    def prune(
+        self, thread_ids: Sequence[str], *, strategy: str = "keep_latest", keep_last: int = 1
+    ) -> None:
+        raise NotImplementedError
+
+    def sweep(self) -> SweepResult:
+        raise NotImplementedError
+
+    def forget_threads(self, thread_ids: Sequence[str]) -> None:
+        raise NotImplementedError
+
+    async def aprune(
+        self, thread_ids: Sequence[str], *, strategy: str = "keep_latest", keep_last: int = 1
+    ) -> None:
+        """:meth:`prune` in a worker thread."""
+        await asyncio.to_thread(
+            lambda: self.prune(thread_ids, strategy=strategy, keep_last=keep_last)
+        )
+
+    async def asweep(self) -> SweepResult:
+        """:meth:`sweep` in a worker thread."""
+        return await asyncio.to_thread(self.sweep)
+
+    async def aforget_threads(self, thread_ids: Sequence[str]) -> None:
+        """:meth:`forget_threads` in a worker thread."""
+        await asyncio.to_thread(self.forget_threads, thread_ids)

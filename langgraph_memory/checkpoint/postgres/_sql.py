@@ -39,10 +39,12 @@ __all__ = [
     "FORGET_LEASES",
     "GET_TUPLE_BY_ID",
     "GET_TUPLE_LATEST",
+    "LATEST_CHECKPOINT_ID",
     "LGM_INSERT_VERSION",
     "LGM_MIGRATIONS",
     "LGM_MIGRATIONS_TABLE",
     "LGM_SELECT_VERSION",
+    "LIST_CHECKPOINTS",
     "LOCK_THREADS",
     "LOCK_THREADS_SHARED",
     "MAX_ROWS_PER_STATEMENT",
@@ -51,6 +53,7 @@ __all__ = [
     "OFFICIAL_INSERT_VERSION",
     "OFFICIAL_MIGRATIONS",
     "OFFICIAL_SELECT_VERSION",
+    "PENDING_SENDS",
     "PRUNE_BLOB_KEYS",
     "PRUNE_CHECKPOINT_ROWS",
     "PRUNE_SENDS_PARENTS",
@@ -70,6 +73,8 @@ __all__ = [
     "TOUCH_ACTIVITY",
     "TRY_MIGRATION_LOCK",
     "TRY_MIGRATION_XACT_LOCK",
+    "delta_chain_page",
+    "delta_values",
     "guard_call",
     "put_blobs",
     "put_checkpoint",
@@ -212,6 +217,60 @@ GET_TUPLE_BY_ID = (
     OFFICIAL_SELECT_SQL + "WHERE thread_id = %s AND checkpoint_ns = %s AND checkpoint_id = %s"
 )
 """The official saver's read of one named checkpoint, with blobs and pending writes."""
+
+LIST_CHECKPOINTS = OFFICIAL_SELECT_SQL
+"""``list()``: the checkpoint rows (with blobs and pending writes); add ``WHERE``/``ORDER``."""
+
+PENDING_SENDS = f"""SELECT checkpoint_id,
+    array_agg(array[type::bytea, blob] ORDER BY task_path, task_id, idx) AS sends
+FROM checkpoint_writes
+WHERE thread_id = %s AND checkpoint_id = ANY(%s) AND channel = '{TASKS}'
+GROUP BY checkpoint_id"""
+"""The pending sends a pre-v4 checkpoint reads from its parents' ``TASKS`` writes."""
+
+LATEST_CHECKPOINT_ID = """SELECT checkpoint_id FROM checkpoints
+WHERE thread_id = %s AND checkpoint_ns = %s ORDER BY checkpoint_id DESC LIMIT 1"""
+"""The id of a namespace's newest checkpoint."""
+
+
+def delta_chain_page(channels: int, *, first: bool) -> str:
+    """A page of a namespace's checkpoints (newest first, from a cursor id down) with, per
+    requested channel ``i``, its version ``v{i}``, whether a non-empty blob holds it
+    (``b{i}``) and its inline value ``j{i}``: what ``get_delta_channel_history`` walks.
+
+    Parameters: per channel its name four times, then thread, namespace, cursor, page size.
+    ``first`` includes the cursor row (the target) itself.
+    """
+    columns = "".join(
+        f""", checkpoint -> 'channel_versions' ->> %s AS v{i},
+    EXISTS (SELECT 1 FROM checkpoint_blobs b
+        WHERE b.thread_id = checkpoints.thread_id AND b.checkpoint_ns = checkpoints.checkpoint_ns
+        AND b.channel = %s AND b.version = checkpoint -> 'channel_versions' ->> %s
+        AND b.type <> 'empty') AS b{i},
+    checkpoint -> 'channel_values' -> %s AS j{i}"""
+        for i in range(channels)
+    )
+    return f"""SELECT checkpoint_id, parent_checkpoint_id{columns}
+FROM checkpoints WHERE thread_id = %s AND checkpoint_ns = %s
+AND checkpoint_id {"<=" if first else "<"} %s ORDER BY checkpoint_id DESC LIMIT %s"""
+
+
+def delta_values(writes: int, seeds: int) -> str:
+    """The writes of ``writes`` channels on their chains and the ``seeds`` seed blobs, as one
+    ``UNION ALL`` (rows: ``kind`` ``'w'``/``'b'``, channel, checkpoint_id, type, blob,
+    task_id, task_path, idx, version).
+
+    Parameters: per write channel thread, namespace, channel, chain ids; then per seed
+    thread, namespace, channel, version.
+    """
+    branch_w = """SELECT 'w'::text AS kind, channel, checkpoint_id, type, blob, task_id,
+    task_path, idx, NULL::text AS version FROM checkpoint_writes
+WHERE thread_id = %s AND checkpoint_ns = %s AND channel = %s AND checkpoint_id = ANY(%s)"""
+    branch_b = """SELECT 'b'::text, channel, NULL::text, type, blob, NULL::text, NULL::text,
+    NULL::int, version FROM checkpoint_blobs
+WHERE thread_id = %s AND checkpoint_ns = %s AND channel = %s AND version = %s"""
+    return "\nUNION ALL\n".join([branch_w] * writes + [branch_b] * seeds)
+
 
 # --------------------------------------------------------------------------- writes
 

@@ -27,7 +27,7 @@ def age_thread(dsn: str, thread_id: str, seconds: float) -> None:
 
 
 def test_ttl_sweep_deletes_only_idle_threads(postgres_dsn: str) -> None:
-    with PostgresSaver.from_conn_string(postgres_dsn, ttl=timedelta(hours=1)) as saver:
+    with PostgresSaver.from_conn_string(postgres_dsn, ttl={"default_ttl": 60}) as saver:
         saver.setup()
         graph = build_chat_graph(saver)
         for tid in ("idle-1", "idle-2", "active"):
@@ -86,7 +86,7 @@ def test_keep_last_sweep_trims_written_threads_only(postgres_dsn: str) -> None:
 
 def test_background_sweeper_thread(postgres_dsn: str) -> None:
     with PostgresSaver.from_conn_string(
-        postgres_dsn, ttl=30, sweep_interval=timedelta(seconds=0.1)
+        postgres_dsn, ttl={"default_ttl": 0.5}, sweep_interval=timedelta(seconds=0.1)
     ) as saver:
         saver.setup()
         graph = build_chat_graph(saver)
@@ -107,7 +107,9 @@ def test_sweeper_needs_a_policy(saver: PostgresSaver) -> None:
 
 
 async def test_async_retention(postgres_dsn: str) -> None:
-    async with AsyncPostgresSaver.from_conn_string(postgres_dsn, ttl=60, keep_last=1) as saver:
+    async with AsyncPostgresSaver.from_conn_string(
+        postgres_dsn, ttl={"default_ttl": 1}, keep_last=1
+    ) as saver:
         await saver.setup()
         graph = build_chat_graph(saver)
         await graph.ainvoke(turn("old"), thread("a-old"))
@@ -141,7 +143,7 @@ def test_threads_of_the_official_saver_are_adopted_on_upgrade(postgres_dsn: str)
     with OfficialPostgresSaver.from_conn_string(postgres_dsn) as official:
         official.setup()
         build_chat_graph(official).invoke(turn("legacy"), thread("legacy"))
-    with PostgresSaver.from_conn_string(postgres_dsn, ttl=60, keep_last=1) as saver:
+    with PostgresSaver.from_conn_string(postgres_dsn, ttl={"default_ttl": 1}, keep_last=1) as saver:
         saver.setup()  # adds our tables and registers the existing thread
         assert count_rows(postgres_dsn, "lgm_thread_activity", "legacy") == 1
         assert saver.sweep().pruned_checkpoints == 3
