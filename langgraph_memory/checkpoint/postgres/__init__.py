@@ -3,9 +3,10 @@
 Adds what production deployments need: a correctly configured pool
 (``from_conn_string(dsn, pool_config=..., prepare_threshold=None)`` for PgBouncer), no
 instance-wide lock on pooled work, ``prune`` (DeltaChannel-safe), ``copy_thread``,
-``delete_for_runs``, retention (``ttl``, ``keep_last`` with ``sweep()`` or a background
-sweeper), per-thread leases with fencing tokens, and a ``setup()`` that also works inside
-a transaction.
+``delete_for_runs``, retention (``ttl={"default_ttl": minutes}`` applied by ``sweep()`` or a
+background sweeper; ``keep_last=N`` applied by every put), per-thread leases with fencing
+tokens, and a ``setup()`` that also works inside a transaction. The savers are our own
+``BaseCheckpointSaver`` subclasses on the official package's tables and migrations.
 
 Example:
     ```python

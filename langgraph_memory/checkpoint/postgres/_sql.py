@@ -32,6 +32,7 @@ __all__ = [
     "COPY_BLOBS",
     "COPY_CHECKPOINTS",
     "COPY_WRITES",
+    "COUNT_CHECKPOINTS",
     "DELETE_BLOBS_OF_CHANNEL",
     "DELETE_CHECKPOINTS_BY_IDS",
     "DELETE_THREADS",
@@ -66,8 +67,6 @@ __all__ = [
     "RUN_THREADS",
     "SET_PARENT_NULL",
     "SWEEPABLE_THREADS",
-    "SWEEP_DIRTY_THREADS",
-    "SWEEP_MARK_CLEAN",
     "THREAD_EXISTS",
     "THREAD_LOCK_CLASS",
     "TOUCH_ACTIVITY",
@@ -278,11 +277,10 @@ TOUCH_ACTIVITY = """
 INSERT INTO lgm_thread_activity AS a (thread_id, updated_at) VALUES (%s, now())
 ON CONFLICT (thread_id) DO UPDATE SET updated_at = EXCLUDED.updated_at
 WHERE a.updated_at < EXCLUDED.updated_at - interval '1 second'
-   OR (a.swept_at IS NOT NULL AND a.swept_at >= a.updated_at)
 """
 """Mark a thread written. The conflicting row is locked either way (a TTL sweep cannot
-interleave), but it is rewritten at most once a second unless a keep-last sweep has seen
-it since: a hot thread's puts then cost no extra row version, and TTL granularity is 1 s."""
+interleave), but it is rewritten at most once a second: a hot thread's puts then cost no
+extra row version, and TTL granularity is 1 s. (``swept_at`` is no longer used.)"""
 
 
 @functools.cache
@@ -335,7 +333,6 @@ _PUT_TOUCH = """touched AS (
     SELECT %s::text, now() WHERE {after}
     ON CONFLICT (thread_id) DO UPDATE SET updated_at = EXCLUDED.updated_at
     WHERE a.updated_at < EXCLUDED.updated_at - interval '1 second'
-       OR (a.swept_at IS NOT NULL AND a.swept_at >= a.updated_at)
     RETURNING 1
 )"""
 
@@ -589,6 +586,11 @@ WHERE thread_id = %s AND channel = '{TASKS}'
 """
 """Checkpoints holding pending sends that a pre-v4 child migrates at read time."""
 
+COUNT_CHECKPOINTS = (
+    "SELECT count(*) AS n FROM checkpoints WHERE thread_id = %s AND checkpoint_ns = %s"
+)
+"""How many checkpoints a thread's namespace holds (``keep_last`` trims only above N)."""
+
 # --------------------------------------------------------------------------- copy
 
 THREAD_EXISTS = "SELECT 1 AS found FROM checkpoints WHERE thread_id = %s LIMIT 1"
@@ -633,16 +635,6 @@ WHERE lgm_retention_guard(t, false) = 'ok'
 """
 """Of the claimed threads, those nobody is writing and whose lease is not live (locked
 exclusively until the sweep commits)."""
-
-SWEEP_DIRTY_THREADS = """
-SELECT thread_id FROM lgm_thread_activity
-WHERE swept_at IS NULL OR swept_at < updated_at
-ORDER BY updated_at
-LIMIT %s
-"""
-"""Threads written since their last keep-last-N sweep."""
-
-SWEEP_MARK_CLEAN = "UPDATE lgm_thread_activity SET swept_at = now() WHERE thread_id = %s"
 
 # --------------------------------------------------------------------------- leases
 

@@ -86,7 +86,7 @@ class AsyncPostgresSaver(_SaverBase):
 
     Same tables and migrations as ``langgraph-checkpoint-postgres`` (data written by either
     saver is readable by the other), plus ``prune`` (DeltaChannel-safe), ``copy_thread``,
-    ``delete_for_runs``, TTL / keep-last-N retention with :meth:`asweep`, per-thread lease
+    ``delete_for_runs``, TTL retention with :meth:`asweep`, keep-last-N per put, per-thread lease
     fencing, and a :meth:`setup` that also works inside a transaction. With a pool, calls
     run concurrently (no instance lock) and a dropped connection is replaced on the next
     call; a single connection is shared under a lock and cannot reconnect.
@@ -102,7 +102,9 @@ class AsyncPostgresSaver(_SaverBase):
         ttl: ``{"default_ttl": minutes}`` (a ``ThreadTTLConfig``, as on the Redis savers):
             :meth:`asweep` deletes threads idle (no write) for longer. ``refresh_on_read``
             is refused (idle time counts from the last write).
-        keep_last: Keep only the newest N checkpoints per thread and namespace on sweep.
+        keep_last: Keep only the newest N checkpoints per thread and namespace: every put
+            trims the namespace it writes, in its transaction (``DeltaChannel`` chains are
+            kept long enough), as on the Redis savers.
     """
 
     def __init__(
@@ -153,7 +155,7 @@ class AsyncPostgresSaver(_SaverBase):
             prepare_threshold: psycopg ``prepare_threshold``; ``None`` disables server-side
                 prepared statements (required behind PgBouncer in transaction mode).
             ttl: ``{"default_ttl": minutes}``: threads idle longer are deleted by :meth:`asweep`.
-            keep_last: Checkpoints kept per thread/namespace by :meth:`asweep`.
+            keep_last: Checkpoints kept per thread/namespace (applied by every put).
             sweep_interval: If set, run :meth:`asweep` in the background this often.
             connect_timeout: Seconds to wait for the server when connecting.
 
@@ -291,6 +293,11 @@ class AsyncPostgresSaver(_SaverBase):
         program, next_config = _common.put_program(
             self.serde, config, checkpoint, metadata, new_versions
         )
+        if self.keep_last is not None:
+            written = next_config["configurable"]
+            program = _retention.put_keeping_last(
+                program, written["thread_id"], written["checkpoint_ns"], self.keep_last
+            )
         await self._connector.run(program)
         return next_config
 
@@ -363,26 +370,15 @@ class AsyncPostgresSaver(_SaverBase):
             raise _guard.busy_error(busy[0] if len(busy) == 1 else busy, "prune")
 
     async def asweep(self) -> SweepResult:
-        """Apply retention once: delete threads idle past ``ttl``, trim to ``keep_last``."""
+        """Apply the TTL once: delete the threads idle (no write) longer than ``ttl``, except
+        a thread with a live lease or a write in flight. (``keep_last`` needs no sweep:
+        every put applies it.)"""
         result = SweepResult()
-        ttl, keep_last = self.ttl, self.keep_last
-        if ttl is not None:
+        if self.ttl is not None:
             for _ in range(_retention.MAX_SWEEP_BATCHES):
-                expired = await self._connector.run(_retention.sweep_ttl_program(ttl))
+                expired = await self._connector.run(_retention.sweep_ttl_program(self.ttl))
                 result.expired_threads.extend(expired)
                 if len(expired) < _common.SWEEP_BATCH:
-                    break
-        if keep_last is not None:
-            for _ in range(_retention.MAX_SWEEP_BATCHES):
-                dirty = await self._connector.run(_retention.dirty_threads_program())
-                for thread_id in dirty:
-                    program = _retention.keep_last_program(
-                        thread_id, keep_last, mark_swept=True, wait=False
-                    )
-                    # None: leased or being written -- it stays dirty for the next sweep
-                    pruned = await self._connector.run(program, pipeline=False)
-                    result.pruned_checkpoints += pruned or 0
-                if len(dirty) < _common.SWEEP_BATCH:
                     break
         return result
 
@@ -446,8 +442,11 @@ class AsyncPostgresSaver(_SaverBase):
     #
     # unasync: end
     def _sweep_interval(self, interval: float | timedelta) -> float:
-        if self.ttl is None and self.keep_last is None:
-            raise ConfigurationError("nothing to sweep: create the saver with ttl= or keep_last=")
+        if self.ttl is None:
+            raise ConfigurationError(
+                "nothing to sweep: create the saver with ttl={'default_ttl': minutes} "
+                "(keep_last= is applied by every put, it needs no sweeper)"
+            )
         seconds = _common.retention_seconds(interval, "sweep interval")
         assert seconds is not None
         return seconds

@@ -174,6 +174,35 @@ def test_fenced_put_is_one_guarded_statement() -> None:
     assert params[-2].obj["channel_values"] == {"count": 3}
 
 
+def test_keep_last_put_locks_writes_then_trims_its_namespace_in_one_program() -> None:
+    serde = JsonPlusSerializer()
+    checkpoint = empty_checkpoint()
+    config = {"configurable": {"thread_id": "t", "checkpoint_ns": "sub"}}
+    put, _ = _common.put_program(serde, config, checkpoint, {}, {})
+    program = _retention.put_keeping_last(put, "t", "sub", 1)
+    rows = [
+        {"checkpoint_ns": ns, "checkpoint_id": cid, "parent_checkpoint_id": parent, "v": 4}
+        | {"versions": {}, "inline_channels": [], "true_channels": [], "delta_counters": []}
+        | {"root": None}
+        for ns, cid, parent in [("sub", "1", None), ("sub", "2", "1"), ("", "1", None)]
+        + [("", "2", "1")]
+    ]
+    replies = {
+        "lgm_write_guard": [{"refusal": None}],
+        "count(*)": [{"n": 2}],
+        "COALESCE((checkpoint": rows,
+    }
+    seen, _ = drive(program, replies)
+    assert seen[0].sql == _sql.LOCK_THREADS and seen[0].params == (["t"],)
+    assert seen[1].sql == _sql.put_checkpoint(0)  # the put, now inside the transaction
+    deleted = [s.params for s in seen if s.sql == _sql.DELETE_CHECKPOINTS_BY_IDS]
+    assert deleted == [("t", "sub", ["1"])]  # only the namespace written is trimmed
+
+    put, _ = _common.put_program(serde, config, checkpoint, {}, {})
+    seen, _ = drive(_retention.put_keeping_last(put, "t", "sub", 2), replies)
+    assert seen[-1].sql == _sql.COUNT_CHECKPOINTS  # at most N: nothing more to read
+
+
 def test_put_statement_guards_before_it_touches_and_writes() -> None:
     serde = JsonPlusSerializer()
     checkpoint = empty_checkpoint()
