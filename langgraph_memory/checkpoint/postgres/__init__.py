@@ -10,11 +10,17 @@ tokens, and a ``setup()`` that also works inside a transaction. The savers are o
 
 Example:
     ```python
+    from langgraph.graph import START, MessagesState, StateGraph
+
     from langgraph_memory.checkpoint.postgres import PostgresSaver
 
-    with PostgresSaver.from_conn_string("postgresql://postgres@localhost:5432/app") as saver:
+    builder = StateGraph(MessagesState)
+    builder.add_node("echo", lambda state: {"messages": [("ai", "hi")]})
+    builder.add_edge(START, "echo")
+    with PostgresSaver.from_conn_string(DB_URI, keep_last=5) as saver:
         saver.setup()
         graph = builder.compile(checkpointer=saver)
+        graph.invoke({"messages": [("user", "hello")]}, {"configurable": {"thread_id": "doc-1"}})
     ```
 """
 

@@ -115,8 +115,11 @@ class PoolConfig(TypedDict, total=False):
 
     Example:
         ```python
-        config: PoolConfig = {"max_size": 16, "timeout": 5, "kwargs": {"application_name": "api"}}
-        with PostgresSaver.from_conn_string(dsn, pool_config=config) as saver: ...
+        from langgraph_memory.checkpoint.postgres import PoolConfig, PostgresSaver
+
+        config: PoolConfig = {"max_size": 4, "timeout": 5, "kwargs": {"application_name": "api"}}
+        with PostgresSaver.from_conn_string(DB_URI, pool_config=config) as saver:
+            saver.setup()
         ```
     """
 
@@ -134,6 +137,8 @@ def validate_dsn(dsn: str) -> dict[str, Any]:
 
     Example:
         ```python
+        from langgraph_memory.checkpoint.postgres._common import validate_dsn
+
         params = validate_dsn("postgresql://postgres@127.0.0.1:5432/app")
         assert params["port"] == "5432"
         ```
@@ -173,6 +178,8 @@ def describe_target(params: Mapping[str, Any]) -> str:
 
     Example:
         ```python
+        from langgraph_memory.checkpoint.postgres._common import describe_target
+
         assert describe_target({"host": "db", "port": "6543"}) == "db:6543"
         ```
     """
@@ -190,6 +197,8 @@ def connection_kwargs(
 
     Example:
         ```python
+        from langgraph_memory.checkpoint.postgres._common import connection_kwargs
+
         kwargs = connection_kwargs(None, 5)
         assert kwargs["autocommit"] is True and kwargs["prepare_threshold"] is None
         ```
@@ -207,6 +216,10 @@ def retention_seconds(value: float | timedelta | None, what: str) -> float | Non
 
     Example:
         ```python
+        from datetime import timedelta
+
+        from langgraph_memory.checkpoint.postgres._common import retention_seconds
+
         assert retention_seconds(timedelta(minutes=1), "ttl") == 60.0
         ```
     """
@@ -282,6 +295,8 @@ def list_args(
 
     Example:
         ```python
+        from langgraph_memory.checkpoint.postgres._common import list_args
+
         args = list_args({"configurable": {"thread_id": 5}}, None, None, -1)
         assert args.config["configurable"]["thread_id"] == "5" and args.limit == 0
         ```
@@ -308,6 +323,8 @@ def pending_migrations(
 
     Example:
         ```python
+        from langgraph_memory.checkpoint.postgres._common import pending_migrations
+
         steps = pending_migrations(["SELECT 1", "CREATE INDEX CONCURRENTLY i ON t(x)"], 0,
                                    in_transaction=True)
         assert steps == [(1, "CREATE INDEX i ON t(x)")]
@@ -362,6 +379,9 @@ def fence_token(config: RunnableConfig) -> int | None:
 
     Example:
         ```python
+        from langgraph_memory.checkpoint.postgres._common import fence_token
+        from langgraph_memory.lease import FENCE_CONFIG_KEY
+
         assert fence_token({"configurable": {FENCE_CONFIG_KEY: 3}}) == 3
         assert fence_token({"configurable": {}}) is None
         ```
@@ -419,6 +439,8 @@ def check_verdict(write: GuardedWrite, rows: Rows) -> None:
 
     Example:
         ```python
+        from langgraph_memory.checkpoint.postgres._common import GuardedWrite, check_verdict
+
         write = GuardedWrite("t", "put", token=3)
         check_verdict(write, [{"refusal": None}])
         # check_verdict(write, [{"refusal": ["stale", "4"]}]) raises StaleWriteError
@@ -757,6 +779,8 @@ def is_connection_failure(exc: BaseException) -> bool:
 
     Example:
         ```python
+        from langgraph_memory.checkpoint.postgres._common import is_connection_failure
+
         import psycopg
 
         assert is_connection_failure(psycopg.OperationalError("the connection is closed"))
@@ -782,6 +806,9 @@ def translate_error(target: str, exc: BaseException) -> BaseException:
 
     Example:
         ```python
+        from langgraph_memory.checkpoint.postgres._common import translate_error
+        from langgraph_memory.errors import BackendUnavailableError
+
         import psycopg
 
         err = translate_error("db:5432", psycopg.OperationalError("server closed"))

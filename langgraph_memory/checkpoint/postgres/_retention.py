@@ -110,6 +110,8 @@ def plan_keep_last(
 
     Example:
         ```python
+        from langgraph_memory.checkpoint.postgres._retention import CheckpointShape, plan_keep_last
+
         a = CheckpointShape("", "1", None, 4, {"x": "v1"})
         b = CheckpointShape("", "2", "1", 4, {"x": "v2"})
         plan = plan_keep_last([a, b], [("", "x", "v1"), ("", "x", "v2")], [], keep=1)

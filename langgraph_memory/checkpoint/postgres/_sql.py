@@ -291,6 +291,8 @@ def guard_call(reused: int, *, parent: bool = True) -> str:
 
     Example:
         ```python
+        from langgraph_memory.checkpoint.postgres._sql import guard_call
+
         assert guard_call(0, parent=False).count("%s") == 3
         assert guard_call(2).count("%s") == 4 + 2 * 2
         ```
@@ -315,6 +317,8 @@ def write_guard(reused: int, *, parent: bool = True) -> str:
 
     Example:
         ```python
+        from langgraph_memory.checkpoint.postgres._sql import write_guard
+
         assert write_guard(0).startswith("SELECT CASE")
         ```
     """
@@ -383,6 +387,8 @@ def put_checkpoint(blobs: int, *, reused: int = 0, guarded: bool = True) -> str:
 
     Example:
         ```python
+        from langgraph_memory.checkpoint.postgres._sql import put_checkpoint
+
         sql = put_checkpoint(1)
         assert sql.count("%s") == 4 + 1 + 2 + 4 + 6
         ```
@@ -407,6 +413,8 @@ def put_blobs(blobs: int) -> str:
 
     Example:
         ```python
+        from langgraph_memory.checkpoint.postgres._sql import put_blobs
+
         assert put_blobs(3).count("%s") == 2 + 3 * 4
         ```
     """
@@ -441,6 +449,8 @@ def put_writes(rows: int, *, upsert: bool, guarded: bool = True) -> str:
 
     Example:
         ```python
+        from langgraph_memory.checkpoint.postgres._sql import put_writes
+
         assert put_writes(2, upsert=False).count("%s") == 3 + 18
         ```
     """

@@ -174,6 +174,9 @@ def test_fenced_put_is_one_guarded_statement() -> None:
     assert params[-2].obj["channel_values"] == {"count": 3}
 
 
+SHAPES = [("sub", "1", None), ("sub", "2", "1"), ("", "1", None), ("", "2", "1")]
+
+
 def test_keep_last_put_locks_writes_then_trims_its_namespace_in_one_program() -> None:
     serde = JsonPlusSerializer()
     checkpoint = empty_checkpoint()
@@ -184,8 +187,7 @@ def test_keep_last_put_locks_writes_then_trims_its_namespace_in_one_program() ->
         {"checkpoint_ns": ns, "checkpoint_id": cid, "parent_checkpoint_id": parent, "v": 4}
         | {"versions": {}, "inline_channels": [], "true_channels": [], "delta_counters": []}
         | {"root": None}
-        for ns, cid, parent in [("sub", "1", None), ("sub", "2", "1"), ("", "1", None)]
-        + [("", "2", "1")]
+        for ns, cid, parent in SHAPES
     ]
     replies = {
         "lgm_write_guard": [{"refusal": None}],
@@ -500,3 +502,15 @@ def test_checkpoint_tuple_decodes_blobs_writes_and_parent() -> None:
     }
     assert tup.pending_writes == [("task", "ch", "w")]
     assert tup.metadata == {"step": 1}
+
+
+def test_delta_snapshots_are_recognised_without_importing_their_private_class() -> None:
+    # the test may name LangGraph's private class; the package matches its documented shape
+    from langgraph.checkpoint.serde.types import _DeltaSnapshot
+
+    assert _common.is_delta_snapshot(_DeltaSnapshot(["a"]))
+    assert not _common.is_delta_snapshot(("a",))
+    assert not _common.is_delta_snapshot({"value": 1})
+    serde = JsonPlusSerializer()
+    restored = serde.loads_typed(serde.dumps_typed(_DeltaSnapshot([1])))
+    assert _common.is_delta_snapshot(restored)
