@@ -67,13 +67,13 @@ class PostgresSaver(_SaverBase):
     run concurrently (no instance lock) and a dropped connection is replaced on the next
     call; a single connection is shared under a lock and cannot reconnect.
 
-    ``PostgresSaver`` and ``PostgresSaver`` are twins (same options, same tables): the
-    async one is constructed inside a running event loop, and its sync methods may be called
-    from other threads only; the sync one runs its ``a*`` methods in a worker thread.
+    The sync and async savers are twins (same options, same tables). The async saver is
+    constructed inside a running event loop, and its sync methods may be called from other
+    threads only; the sync saver runs its ``a*`` methods in a worker thread.
 
     Args:
-        conn: An ``ConnectionPool`` (recommended) or an ``Connection``, opened with
-            ``autocommit=True`` and ``row_factory=dict_row``.
+        conn: A connection pool (recommended) or a single connection (``ConnectionPool``
+            / ``Connection``), opened with ``autocommit=True`` and ``row_factory=dict_row``.
         serde: Serializer for channel values and writes (e.g. an ``EncryptedSerializer``).
         ttl: ``{"default_ttl": minutes}`` (a ``ThreadTTLConfig``, as on the Redis savers):
             :meth:`sweep` deletes threads idle (no write) for longer. ``refresh_on_read``
