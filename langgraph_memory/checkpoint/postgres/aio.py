@@ -1,7 +1,7 @@
 """The Postgres checkpointer :class:`AsyncPostgresSaver`.
 
-``aio.py`` (``AsyncPostgresSaver``) is the source; ``sync.py`` (``PostgresSaver``) is
-generated from it by ``scripts/unasync.py``.
+The saver is written once, in ``aio.py`` (async); ``sync.py`` is generated from it by
+``scripts/unasync.py``.
 """
 
 # ruff: noqa: I001  (the unasync blocks keep the imports in their own order)

@@ -3,8 +3,8 @@
 # (the test suite fails while this file is stale).
 """The Postgres checkpointer :class:`PostgresSaver`.
 
-``aio.py`` (``PostgresSaver``) is the source; ``sync.py`` (``PostgresSaver``) is
-generated from it by ``scripts/unasync.py``.
+The saver is written once, in ``aio.py`` (async); ``sync.py`` is generated from it by
+``scripts/unasync.py``.
 """
 
 # ruff: noqa: I001  (the unasync blocks keep the imports in their own order)
