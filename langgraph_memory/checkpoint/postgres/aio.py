@@ -238,11 +238,12 @@ class AsyncPostgresSaver(_SaverBase):
         program = _read.get_tuple_program(self.serde, _config.normalized_config(config))
         async with self._connector.cursor() as cur:
             row = await arun_program(cur, program)
-        if row is None:
-            return None
-        # decoded after the connection went back to the pool
+        return None if row is None else await self._decoded(row)
+
+    async def _decoded(self, row: DictRow) -> CheckpointTuple:
+        """Decode a row (after the connection went back to the pool)."""
         # unasync: async-only
-        if _read.pending_writes_size(row) > _read.INLINE_DECODE_BYTES:
+        if _read.pending_writes_size(row) > _read.INLINE_DECODE_BYTES:  # not on the loop
             return await asyncio.to_thread(_read.checkpoint_tuple, self.serde, row)
         # unasync: end
         return _read.checkpoint_tuple(self.serde, row)
@@ -265,7 +266,7 @@ class AsyncPostgresSaver(_SaverBase):
         async with self._connector.cursor() as cur:
             rows = await arun_program(cur, program)
         for row in rows:
-            yield _read.checkpoint_tuple(self.serde, row)
+            yield await self._decoded(row)
 
     async def aget_delta_channel_history(
         self, *, config: RunnableConfig, channels: Sequence[str]

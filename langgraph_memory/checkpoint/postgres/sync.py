@@ -201,9 +201,10 @@ class PostgresSaver(_SaverBase):
         program = _read.get_tuple_program(self.serde, _config.normalized_config(config))
         with self._connector.cursor() as cur:
             row = run_program(cur, program)
-        if row is None:
-            return None
-        # decoded after the connection went back to the pool
+        return None if row is None else self._decoded(row)
+
+    def _decoded(self, row: DictRow) -> CheckpointTuple:
+        """Decode a row (after the connection went back to the pool)."""
         return _read.checkpoint_tuple(self.serde, row)
 
     def list(
@@ -224,7 +225,7 @@ class PostgresSaver(_SaverBase):
         with self._connector.cursor() as cur:
             rows = run_program(cur, program)
         for row in rows:
-            yield _read.checkpoint_tuple(self.serde, row)
+            yield self._decoded(row)
 
     def get_delta_channel_history(
         self, *, config: RunnableConfig, channels: Sequence[str]
