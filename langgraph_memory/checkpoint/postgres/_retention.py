@@ -3,7 +3,8 @@
 :func:`plan_keep_last` decides, from the shape of a thread's checkpoint graph, which
 checkpoints and blobs ``prune`` / a ``keep_last=`` put may delete without breaking
 ``DeltaChannel`` reconstruction; the ``*_program`` functions are the statements that apply
-it, and the TTL sweep.
+it, and the TTL sweep. :class:`ThreadedMaintenance` is the one shell here: the sync
+saver's ``aprune`` / ``asweep`` / ``aforget_threads`` in a worker thread.
 """
 
 from __future__ import annotations
