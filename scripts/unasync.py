@@ -82,6 +82,31 @@ PAIRS: list[Pair] = [
             "aprune": "prune",
         },
     ),
+    Pair(
+        "langgraph_memory/checkpoint/postgres/aio.py",
+        "langgraph_memory/checkpoint/postgres/sync.py",
+        {
+            "AsyncPostgresSaver": "PostgresSaver",
+            "AsyncPostgresLeaseBackend": "PostgresLeaseBackend",
+            "AsyncConnector": "SyncConnector",
+            "AsyncConn": "SyncConn",
+            "abuild_pool": "build_pool",
+            "aprobe": "probe",
+            "arun_program": "run_program",
+            "asyncio.sleep": "time.sleep",
+            "aget_tuple": "get_tuple",
+            "alist": "list",
+            "aget_delta_channel_history": "get_delta_channel_history",
+            "aput": "put",
+            "aput_writes": "put_writes",
+            "aforget_threads": "forget_threads",
+            "adelete_thread": "delete_thread",
+            "acopy_thread": "copy_thread",
+            "adelete_for_runs": "delete_for_runs",
+            "aprune": "prune",
+            "asweep": "sweep",
+        },
+    ),
 ]
 """Registered pairs (paths relative to the repository root)."""
 

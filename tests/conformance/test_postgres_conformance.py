@@ -1,13 +1,15 @@
-"""``langgraph-checkpoint-conformance`` against our AsyncPostgresSaver on the real server.
+"""``langgraph-checkpoint-conformance`` against our Postgres savers on the real server.
 
 Every base capability and every extended one (prune, copy_thread, delete_for_runs) must
-be detected and pass. The suite drives the async methods only, so the sync class is
-covered by the real-graph integration tests.
+be detected and pass, for both twins. The suite drives the async methods; on the sync
+``PostgresSaver`` those run its sync methods in a worker thread, so both classes' own code
+is what passes.
 """
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from typing import Any
 
 import pytest
 from langgraph.checkpoint.conformance import checkpointer_test, validate
@@ -17,7 +19,7 @@ from langgraph.checkpoint.conformance.capabilities import (
 )
 from langgraph.checkpoint.conformance.report import ProgressCallbacks
 
-from langgraph_memory.checkpoint.postgres import AsyncPostgresSaver
+from langgraph_memory.checkpoint.postgres import AsyncPostgresSaver, PostgresSaver
 
 pytestmark = pytest.mark.postgres
 
@@ -29,6 +31,20 @@ async def test_async_postgres_saver_passes_full_conformance(postgres_dsn: str) -
             await saver.setup()
             yield saver
 
+    await _passes_fully(factory)
+
+
+async def test_sync_postgres_saver_passes_full_conformance(postgres_dsn: str) -> None:
+    @checkpointer_test(name="langgraph_memory.PostgresSaver")
+    async def factory() -> AsyncIterator[PostgresSaver]:
+        with PostgresSaver.from_conn_string(postgres_dsn) as saver:
+            saver.setup()
+            yield saver
+
+    await _passes_fully(factory)
+
+
+async def _passes_fully(factory: Any) -> None:
     report = await validate(factory, progress=ProgressCallbacks.verbose())
     report.print_report()
 

@@ -513,7 +513,7 @@ def test_a_holder_fenced_out_mid_run_gets_lease_lost(
 def test_sweep_never_touches_a_leased_thread(postgres_dsn: str) -> None:
     """Background retention (TTL and keep-last sweeps) skips a thread with a live lease."""
     where = Target("postgres", dsn=postgres_dsn)
-    with sync_saver(where, ttl=60.0, keep_last=1) as saver:
+    with sync_saver(where, ttl={"default_ttl": 1}, keep_last=1) as saver:
         graph = build_chat_graph(saver)
         lease = saver.lease_backend().try_acquire("busy", "worker-a", ttl=60.0)
         assert lease is not None

@@ -95,7 +95,9 @@ async def async_redis_target(
 
 @pytest.fixture
 def postgres_target(postgres_dsn: str) -> Iterator[tuple[PostgresSaver, Snapshot]]:
-    with PostgresSaver.from_conn_string(postgres_dsn, ttl=3600, keep_last=5) as saver:
+    with PostgresSaver.from_conn_string(
+        postgres_dsn, ttl={"default_ttl": 60}, keep_last=5
+    ) as saver:
         saver.setup()
         build_chat_graph(saver).invoke(turn_input("kept"), thread_config("good"))
         yield saver, lambda: table_snapshot(postgres_dsn)
@@ -105,7 +107,9 @@ def postgres_target(postgres_dsn: str) -> Iterator[tuple[PostgresSaver, Snapshot
 async def async_postgres_target(
     postgres_dsn: str,
 ) -> AsyncIterator[tuple[AsyncPostgresSaver, Snapshot]]:
-    async with AsyncPostgresSaver.from_conn_string(postgres_dsn, ttl=3600, keep_last=5) as saver:
+    async with AsyncPostgresSaver.from_conn_string(
+        postgres_dsn, ttl={"default_ttl": 60}, keep_last=5
+    ) as saver:
         await saver.setup()
         await build_chat_graph(saver).ainvoke(turn_input("kept"), thread_config("good"))
         yield saver, lambda: table_snapshot(postgres_dsn)

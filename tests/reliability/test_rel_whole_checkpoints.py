@@ -101,7 +101,7 @@ def test_a_checkpoint_is_whole_or_absent_after_a_postgres_sweep_mid_turn(
     (no lease). The turn's next put fails instead of leaving a half thread; under a lease
     the sweep skips the thread and the turn completes whole."""
     where = Target("postgres", dsn=postgres_dsn)
-    with sync_saver(where, ttl=60.0) as saver:
+    with sync_saver(where, ttl={"default_ttl": 1}) as saver:
 
         def sweep_now(thread: str) -> Any:
             def run() -> None:
@@ -305,7 +305,7 @@ class Run:
 
     async def sweep(self) -> None:
         if self.where.backend == "postgres":
-            await self.call("sweep")  # keep-last retention (keep_last=2)
+            await self.call("sweep")  # TTL retention (keep_last=2 is applied by each put)
 
     async def prune(self) -> None:
         await self.call("prune", [self.writer.thread])
@@ -390,7 +390,7 @@ class Run:
 
 
 def saver_options(backend: str) -> dict[str, Any]:
-    return {"keep_last": 2} if backend == "redis" else {"keep_last": 2, "ttl": 60.0}
+    return {"keep_last": 2} if backend == "redis" else {"keep_last": 2, "ttl": {"default_ttl": 1}}
 
 
 @pytest.mark.parametrize("backend", BACKENDS)

@@ -3,17 +3,24 @@
 Adds what production deployments need: a correctly configured pool
 (``from_conn_string(dsn, pool_config=..., prepare_threshold=None)`` for PgBouncer), no
 instance-wide lock on pooled work, ``prune`` (DeltaChannel-safe), ``copy_thread``,
-``delete_for_runs``, retention (``ttl``, ``keep_last`` with ``sweep()`` or a background
-sweeper), per-thread leases with fencing tokens, and a ``setup()`` that also works inside
-a transaction.
+``delete_for_runs``, retention (``ttl={"default_ttl": minutes}`` applied by ``sweep()`` or a
+background sweeper; ``keep_last=N`` applied by every put), per-thread leases with fencing
+tokens, and a ``setup()`` that also works inside a transaction. The savers are our own
+``BaseCheckpointSaver`` subclasses on the official package's tables and migrations.
 
 Example:
     ```python
+    from langgraph.graph import START, MessagesState, StateGraph
+
     from langgraph_memory.checkpoint.postgres import PostgresSaver
 
-    with PostgresSaver.from_conn_string("postgresql://postgres@localhost:5432/app") as saver:
+    builder = StateGraph(MessagesState)
+    builder.add_node("echo", lambda state: {"messages": [("ai", "hi")]})
+    builder.add_edge(START, "echo")
+    with PostgresSaver.from_conn_string(DB_URI, keep_last=5) as saver:
         saver.setup()
         graph = builder.compile(checkpointer=saver)
+        graph.invoke({"messages": [("user", "hello")]}, {"configurable": {"thread_id": "doc-1"}})
     ```
 """
 

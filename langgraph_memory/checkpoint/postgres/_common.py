@@ -23,8 +23,7 @@ from langgraph.checkpoint.base import (
     Checkpoint,
     CheckpointMetadata,
 )
-from langgraph.checkpoint.postgres.base import BasePostgresSaver
-from langgraph.checkpoint.serde.types import _DeltaSnapshot
+from langgraph.checkpoint.serde.base import SerializerProtocol
 from psycopg.types.json import Jsonb
 
 from langgraph_memory._internal.pgstate import server_state_error
@@ -38,6 +37,7 @@ from langgraph_memory._pg.program import (
     start,
 )
 from langgraph_memory.checkpoint import _config, _guard, _values
+from langgraph_memory.checkpoint._config import ThreadTTLConfig
 from langgraph_memory.checkpoint.postgres import _sql
 from langgraph_memory.errors import (
     BackendUnavailableError,
@@ -65,6 +65,7 @@ __all__ = [
     "run_program",
     "setup_program",
     "start",
+    "thread_ttl_seconds",
     "validate_dsn",
 ]
 
@@ -114,8 +115,11 @@ class PoolConfig(TypedDict, total=False):
 
     Example:
         ```python
-        config: PoolConfig = {"max_size": 16, "timeout": 5, "kwargs": {"application_name": "api"}}
-        with PostgresSaver.from_conn_string(dsn, pool_config=config) as saver: ...
+        from langgraph_memory.checkpoint.postgres import PoolConfig, PostgresSaver
+
+        config: PoolConfig = {"max_size": 4, "timeout": 5, "kwargs": {"application_name": "api"}}
+        with PostgresSaver.from_conn_string(DB_URI, pool_config=config) as saver:
+            saver.setup()
         ```
     """
 
@@ -133,6 +137,8 @@ def validate_dsn(dsn: str) -> dict[str, Any]:
 
     Example:
         ```python
+        from langgraph_memory.checkpoint.postgres._common import validate_dsn
+
         params = validate_dsn("postgresql://postgres@127.0.0.1:5432/app")
         assert params["port"] == "5432"
         ```
@@ -172,6 +178,8 @@ def describe_target(params: Mapping[str, Any]) -> str:
 
     Example:
         ```python
+        from langgraph_memory.checkpoint.postgres._common import describe_target
+
         assert describe_target({"host": "db", "port": "6543"}) == "db:6543"
         ```
     """
@@ -189,6 +197,8 @@ def connection_kwargs(
 
     Example:
         ```python
+        from langgraph_memory.checkpoint.postgres._common import connection_kwargs
+
         kwargs = connection_kwargs(None, 5)
         assert kwargs["autocommit"] is True and kwargs["prepare_threshold"] is None
         ```
@@ -206,6 +216,10 @@ def retention_seconds(value: float | timedelta | None, what: str) -> float | Non
 
     Example:
         ```python
+        from datetime import timedelta
+
+        from langgraph_memory.checkpoint.postgres._common import retention_seconds
+
         assert retention_seconds(timedelta(minutes=1), "ttl") == 60.0
         ```
     """
@@ -215,6 +229,42 @@ def retention_seconds(value: float | timedelta | None, what: str) -> float | Non
     if not seconds > 0:
         raise ConfigurationError(f"{what} must be a positive number of seconds, got {value!r}")
     return seconds
+
+
+def thread_ttl_seconds(option: ThreadTTLConfig | None) -> float | None:
+    """The Postgres savers' ``ttl=`` (a :class:`ThreadTTLConfig`, minutes, like the Redis
+    savers) as the seconds a thread may stay idle before :meth:`sweep` deletes it.
+
+    ``refresh_on_read=True`` is refused: on Postgres a thread's idle time counts from its
+    last write (a read would have to write to refresh it).
+
+    Raises:
+        ConfigurationError: ``option`` is not a ``{"default_ttl": minutes}`` dict (e.g. a
+            number of seconds or a ``timedelta``, what older versions took), or asks for
+            ``refresh_on_read``.
+
+    Example:
+        ```python
+        from langgraph_memory.checkpoint.postgres._common import thread_ttl_seconds
+
+        assert thread_ttl_seconds({"default_ttl": 60}) == 3600.0
+        assert thread_ttl_seconds(None) is None
+        ```
+    """
+    if option is not None and not isinstance(option, Mapping):
+        raise ConfigurationError(
+            f"ttl must be a dict of minutes like {{'default_ttl': 60}}, got {option!r} "
+            "(the Postgres savers no longer take seconds or a timedelta: pass "
+            "{'default_ttl': minutes})"
+        )
+    ttl = _config.ThreadTTL.from_option(option)
+    if ttl.refresh_on_read:
+        raise ConfigurationError(
+            "ttl['refresh_on_read'] is not supported by the Postgres savers: sweep() deletes "
+            "threads idle since their last write; drop refresh_on_read, or keep a thread "
+            "alive by writing to it (or holding its lease)"
+        )
+    return ttl.ttl_ms / 1000 if ttl.ttl_ms else None
 
 
 def check_keep_last(keep_last: int | None) -> int | None:
@@ -245,6 +295,8 @@ def list_args(
 
     Example:
         ```python
+        from langgraph_memory.checkpoint.postgres._common import list_args
+
         args = list_args({"configurable": {"thread_id": 5}}, None, None, -1)
         assert args.config["configurable"]["thread_id"] == "5" and args.limit == 0
         ```
@@ -271,6 +323,8 @@ def pending_migrations(
 
     Example:
         ```python
+        from langgraph_memory.checkpoint.postgres._common import pending_migrations
+
         steps = pending_migrations(["SELECT 1", "CREATE INDEX CONCURRENTLY i ON t(x)"], 0,
                                    in_transaction=True)
         assert steps == [(1, "CREATE INDEX i ON t(x)")]
@@ -325,6 +379,9 @@ def fence_token(config: RunnableConfig) -> int | None:
 
     Example:
         ```python
+        from langgraph_memory.checkpoint.postgres._common import fence_token
+        from langgraph_memory.lease import FENCE_CONFIG_KEY
+
         assert fence_token({"configurable": {FENCE_CONFIG_KEY: 3}}) == 3
         assert fence_token({"configurable": {}}) is None
         ```
@@ -382,6 +439,8 @@ def check_verdict(write: GuardedWrite, rows: Rows) -> None:
 
     Example:
         ```python
+        from langgraph_memory.checkpoint.postgres._common import GuardedWrite, check_verdict
+
         write = GuardedWrite("t", "put", token=3)
         check_verdict(write, [{"refusal": None}])
         # check_verdict(write, [{"refusal": ["stale", "4"]}]) raises StaleWriteError
@@ -413,6 +472,38 @@ def check_verdict(write: GuardedWrite, rows: Rows) -> None:
     )
 
 
+def is_delta_snapshot(value: Any) -> bool:
+    """Whether a channel value is a ``DeltaChannel`` snapshot, which ``put`` marks ``true``
+    inline (the official saver's layout, read by its ``prune``) and stores as a blob.
+
+    LangGraph exports no public name for the snapshot type; it documents it (in
+    ``langgraph.checkpoint.serde.types``) as a ``NamedTuple`` with the one field ``value``.
+    We match that documented shape and module rather than import the private class. A
+    user value of the same shape would only get the marker too: reads still decode its blob.
+
+    Example:
+        ```python
+        from typing import NamedTuple
+
+        from langgraph_memory.checkpoint.postgres._common import is_delta_snapshot
+
+        class Boxed(NamedTuple):
+            value: int
+
+        assert not is_delta_snapshot(Boxed(1)) and not is_delta_snapshot((1,))
+        ```
+    """
+    kind = type(value)
+    return (
+        isinstance(value, tuple)
+        and kind.__module__ == _DELTA_SNAPSHOT_MODULE
+        and getattr(kind, "_fields", None) == ("value",)
+    )
+
+
+_DELTA_SNAPSHOT_MODULE = "langgraph.checkpoint.serde.types"
+
+
 def _primitive(value: Any) -> bool:
     """Whether a channel value is a primitive: inline in ``checkpoints.checkpoint`` when
     JSONB holds it exactly, else a blob that every ``put`` writes (never one it reuses)."""
@@ -420,7 +511,7 @@ def _primitive(value: Any) -> bool:
 
 
 def put_program(
-    saver: BasePostgresSaver,
+    serde: SerializerProtocol,
     config: RunnableConfig,
     checkpoint: Checkpoint,
     metadata: CheckpointMetadata,
@@ -449,7 +540,7 @@ def put_program(
     for key, value in checkpoint["channel_values"].items():
         if type(value) is str:  # checked even if unchanged: it may be copied inline
             _values.check_text(value, f"channel {key!r}")
-        if isinstance(value, _DeltaSnapshot):
+        if is_delta_snapshot(value):
             inline[key] = True
         elif _values.fits_jsonb(value):  # primitives JSONB holds exactly stay inline
             inline[key] = value
@@ -460,7 +551,7 @@ def put_program(
             # or not: a parent written before that rule kept it inline, with no blob to reuse.
             version = checkpoint["channel_versions"].get(key)
         if version is not None:
-            type_, data = _values.dump_value(saver.serde, value, f"channel {key!r}")
+            type_, data = _values.dump_value(serde, value, f"channel {key!r}")
             size += len(data)
             blob_params.extend((key, _config.checked_version(version), type_, data))
     _values.check_call_size(size, "put")
@@ -517,7 +608,7 @@ def put_program(
 
 
 def put_writes_program(
-    saver: BasePostgresSaver,
+    serde: SerializerProtocol,
     config: RunnableConfig,
     writes: Sequence[tuple[str, Any]],
     task_id: str,
@@ -549,7 +640,7 @@ def put_writes_program(
     for idx, (channel, value) in enumerate(pairs):
         key = WRITES_IDX_MAP.get(channel, idx)
         # every value is checked (like on Redis), even one a later write replaces
-        type_, data = _values.dump_value(saver.serde, value, f"write to channel {channel!r}")
+        type_, data = _values.dump_value(serde, value, f"write to channel {channel!r}")
         size += len(data)
         if upsert or key not in by_idx:
             by_idx[key] = (
@@ -688,6 +779,8 @@ def is_connection_failure(exc: BaseException) -> bool:
 
     Example:
         ```python
+        from langgraph_memory.checkpoint.postgres._common import is_connection_failure
+
         import psycopg
 
         assert is_connection_failure(psycopg.OperationalError("the connection is closed"))
@@ -713,6 +806,9 @@ def translate_error(target: str, exc: BaseException) -> BaseException:
 
     Example:
         ```python
+        from langgraph_memory.checkpoint.postgres._common import translate_error
+        from langgraph_memory.errors import BackendUnavailableError
+
         import psycopg
 
         err = translate_error("db:5432", psycopg.OperationalError("server closed"))

@@ -1,13 +1,15 @@
 """Prune planning and retention programs (pure; see ``_common`` for how programs run).
 
 :func:`plan_keep_last` decides, from the shape of a thread's checkpoint graph, which
-checkpoints and blobs ``prune`` / the keep-last-N sweep may delete without breaking
+checkpoints and blobs ``prune`` / a ``keep_last=`` put may delete without breaking
 ``DeltaChannel`` reconstruction; the ``*_program`` functions are the statements that apply
-it, and the TTL sweep.
+it, and the TTL sweep. :class:`ThreadedMaintenance` is the one shell here: the sync
+saver's ``aprune`` / ``asweep`` / ``aforget_threads`` in a worker thread.
 """
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -25,10 +27,11 @@ __all__ = [
     "CheckpointShape",
     "PrunePlan",
     "SweepResult",
+    "ThreadedMaintenance",
     "check_prune_args",
-    "dirty_threads_program",
     "keep_last_program",
     "plan_keep_last",
+    "put_keeping_last",
     "sweep_ttl_program",
 ]
 
@@ -78,6 +81,13 @@ class PrunePlan:
     garbage_blobs: dict[tuple[str, str], list[str]] = field(default_factory=dict)
     """Blob versions no kept checkpoint references, per (namespace, channel)."""
 
+    def only(self, ns: str) -> PrunePlan:
+        """The part of the plan that touches namespace ``ns``."""
+        return PrunePlan(
+            {ns: self.delete[ns]} if ns in self.delete else {},
+            {key: v for key, v in self.garbage_blobs.items() if key[0] == ns},
+        )
+
     @property
     def deleted_count(self) -> int:
         """Number of checkpoints the plan deletes."""
@@ -101,6 +111,8 @@ def plan_keep_last(
 
     Example:
         ```python
+        from langgraph_memory.checkpoint.postgres._retention import CheckpointShape, plan_keep_last
+
         a = CheckpointShape("", "1", None, 4, {"x": "v1"})
         b = CheckpointShape("", "2", "1", 4, {"x": "v2"})
         plan = plan_keep_last([a, b], [("", "x", "v1"), ("", "x", "v2")], [], keep=1)
@@ -188,24 +200,44 @@ def _call_finished_with_dropped_root(
     return head.root is not None and head.root in roots and head.root not in root_kept
 
 
-def keep_last_program(
-    thread_id: str, keep: int, *, mark_swept: bool = False, wait: bool = True
-) -> Program[int | None]:
-    """Prune one thread to its newest ``keep`` checkpoints per namespace.
+def keep_last_program(thread_id: str, keep: int) -> Program[int | None]:
+    """Prune one thread to its newest ``keep`` checkpoints per namespace (``prune``).
 
-    Must run in its own transaction. It first takes the thread's exclusive lock
-    (``wait``: behind writes in flight; else a sweep skips a thread in use) and checks the
-    lease rule: a thread with a live lease is only changed by its holder, and ``prune``
-    carries no token. Under the lock nothing else writes the thread, so the reads that
-    follow (each with a fresh snapshot) agree with each other and with the deletes.
+    Must run in its own transaction. It first takes the thread's exclusive lock (behind
+    writes in flight) and checks the lease rule: a thread with a live lease is only changed
+    by its holder, and ``prune`` carries no token. Under the lock nothing else writes the
+    thread, so the reads that follow agree with each other and with the deletes.
 
     Returns:
-        The number of checkpoints deleted, or ``None`` if the thread was skipped (a live
-        lease, or -- without ``wait`` -- a write in flight); nothing was changed then.
+        The number of checkpoints deleted, or ``None`` if the thread has a live lease
+        (nothing was changed then).
     """
-    (guard,) = yield Stmt(_sql.RETENTION_GUARD, (thread_id, wait), fetch=True)
+    (guard,) = yield Stmt(_sql.RETENTION_GUARD, (thread_id, True), fetch=True)
     if guard["verdict"] != "ok":
         return None
+    return (yield from _trim_program(thread_id, keep))
+
+
+def put_keeping_last(
+    put: Program[None], thread_id: str, checkpoint_ns: str, keep: int
+) -> Program[None]:
+    """``put`` followed, in its transaction, by trimming the namespace written to its
+    newest ``keep`` checkpoints (``keep_last=``; DeltaChannel-safe like ``prune``).
+
+    The thread's exclusive lock is taken first (the put's write guard then runs under it),
+    so a concurrent write or prune of the thread waits instead of seeing half a trim; the
+    lease rule is the put's own. A namespace at most ``keep`` long costs one ``count``.
+    """
+    yield Stmt(_sql.LOCK_THREADS, ([thread_id],))
+    yield from put
+    (row,) = yield Stmt(_sql.COUNT_CHECKPOINTS, (thread_id, checkpoint_ns), fetch=True)
+    if int(row["n"]) > keep:
+        yield from _trim_program(thread_id, keep, only=checkpoint_ns)
+
+
+def _trim_program(thread_id: str, keep: int, only: str | None = None) -> Program[int]:
+    """Delete what :func:`plan_keep_last` drops from a locked thread (``only``: in that
+    namespace alone); returns the number of checkpoints deleted."""
     rows = yield Stmt(_sql.PRUNE_CHECKPOINT_ROWS, (thread_id,), fetch=True)
     blob_rows = yield Stmt(_sql.PRUNE_BLOB_KEYS, (thread_id,), fetch=True)
     holder_rows = yield Stmt(_sql.PRUNE_SENDS_PARENTS, (thread_id,), fetch=True)
@@ -215,14 +247,14 @@ def keep_last_program(
         [(r["checkpoint_ns"], r["checkpoint_id"]) for r in holder_rows],
         keep,
     )
+    if only is not None:
+        plan = plan.only(only)
     for ns, ids in plan.delete.items():
         yield Stmt(_sql.DELETE_WRITES_BY_IDS, (thread_id, ns, ids))
         yield Stmt(_sql.DELETE_CHECKPOINTS_BY_IDS, (thread_id, ns, ids))
         yield Stmt(_sql.SET_PARENT_NULL, (thread_id, ns, ids))
     for (ns, channel), versions in plan.garbage_blobs.items():
         yield Stmt(_sql.DELETE_BLOBS_OF_CHANNEL, (thread_id, ns, channel, versions))
-    if mark_swept:
-        yield Stmt(_sql.SWEEP_MARK_CLEAN, (thread_id,))
     return plan.deleted_count
 
 
@@ -260,20 +292,42 @@ class SweepResult:
 
     Attributes:
         expired_threads: Threads deleted because they were idle longer than ``ttl``.
-        pruned_checkpoints: Checkpoints deleted to honour ``keep_last``.
+        pruned_checkpoints: Always 0 now: ``keep_last`` is applied by every ``put``
+            (kept for compatibility).
 
-    Example:
-        ```python
-        result = saver.sweep()
-        print(f"{len(result.expired_threads)} threads expired, {result.pruned_checkpoints} pruned")
-        ```
     """
 
     expired_threads: list[str] = field(default_factory=list)
     pruned_checkpoints: int = 0
 
 
-def dirty_threads_program(batch: int = SWEEP_BATCH) -> Program[list[str]]:
-    """Threads written since their last keep-last-N sweep (one batch)."""
-    rows = yield Stmt(_sql.SWEEP_DIRTY_THREADS, (batch,), fetch=True)
-    return [r["thread_id"] for r in rows]
+class ThreadedMaintenance:
+    """Mixin of the sync ``PostgresSaver``: its async maintenance methods (``aprune``,
+    ``asweep``, ``aforget_threads``) run the sync ones in a worker thread."""
+
+    def prune(
+        self, thread_ids: Sequence[str], *, strategy: str = "keep_latest", keep_last: int = 1
+    ) -> None:
+        raise NotImplementedError
+
+    def sweep(self) -> SweepResult:
+        raise NotImplementedError
+
+    def forget_threads(self, thread_ids: Sequence[str]) -> None:
+        raise NotImplementedError
+
+    async def aprune(
+        self, thread_ids: Sequence[str], *, strategy: str = "keep_latest", keep_last: int = 1
+    ) -> None:
+        """:meth:`prune` in a worker thread."""
+        await asyncio.to_thread(
+            lambda: self.prune(thread_ids, strategy=strategy, keep_last=keep_last)
+        )
+
+    async def asweep(self) -> SweepResult:
+        """:meth:`sweep` in a worker thread."""
+        return await asyncio.to_thread(self.sweep)
+
+    async def aforget_threads(self, thread_ids: Sequence[str]) -> None:
+        """:meth:`forget_threads` in a worker thread."""
+        await asyncio.to_thread(self.forget_threads, thread_ids)

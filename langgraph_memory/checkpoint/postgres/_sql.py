@@ -32,6 +32,7 @@ __all__ = [
     "COPY_BLOBS",
     "COPY_CHECKPOINTS",
     "COPY_WRITES",
+    "COUNT_CHECKPOINTS",
     "DELETE_BLOBS_OF_CHANNEL",
     "DELETE_CHECKPOINTS_BY_IDS",
     "DELETE_THREADS",
@@ -39,10 +40,12 @@ __all__ = [
     "FORGET_LEASES",
     "GET_TUPLE_BY_ID",
     "GET_TUPLE_LATEST",
+    "LATEST_CHECKPOINT_ID",
     "LGM_INSERT_VERSION",
     "LGM_MIGRATIONS",
     "LGM_MIGRATIONS_TABLE",
     "LGM_SELECT_VERSION",
+    "LIST_CHECKPOINTS",
     "LOCK_THREADS",
     "LOCK_THREADS_SHARED",
     "MAX_ROWS_PER_STATEMENT",
@@ -51,6 +54,7 @@ __all__ = [
     "OFFICIAL_INSERT_VERSION",
     "OFFICIAL_MIGRATIONS",
     "OFFICIAL_SELECT_VERSION",
+    "PENDING_SENDS",
     "PRUNE_BLOB_KEYS",
     "PRUNE_CHECKPOINT_ROWS",
     "PRUNE_SENDS_PARENTS",
@@ -63,13 +67,13 @@ __all__ = [
     "RUN_THREADS",
     "SET_PARENT_NULL",
     "SWEEPABLE_THREADS",
-    "SWEEP_DIRTY_THREADS",
-    "SWEEP_MARK_CLEAN",
     "THREAD_EXISTS",
     "THREAD_LOCK_CLASS",
     "TOUCH_ACTIVITY",
     "TRY_MIGRATION_LOCK",
     "TRY_MIGRATION_XACT_LOCK",
+    "delta_chain_page",
+    "delta_values",
     "guard_call",
     "put_blobs",
     "put_checkpoint",
@@ -213,17 +217,70 @@ GET_TUPLE_BY_ID = (
 )
 """The official saver's read of one named checkpoint, with blobs and pending writes."""
 
+LIST_CHECKPOINTS = OFFICIAL_SELECT_SQL
+"""``list()``: the checkpoint rows (with blobs and pending writes); add ``WHERE``/``ORDER``."""
+
+PENDING_SENDS = f"""SELECT checkpoint_id,
+    array_agg(array[type::bytea, blob] ORDER BY task_path, task_id, idx) AS sends
+FROM checkpoint_writes
+WHERE thread_id = %s AND checkpoint_id = ANY(%s) AND channel = '{TASKS}'
+GROUP BY checkpoint_id"""
+"""The pending sends a pre-v4 checkpoint reads from its parents' ``TASKS`` writes."""
+
+LATEST_CHECKPOINT_ID = """SELECT checkpoint_id FROM checkpoints
+WHERE thread_id = %s AND checkpoint_ns = %s ORDER BY checkpoint_id DESC LIMIT 1"""
+"""The id of a namespace's newest checkpoint."""
+
+
+def delta_chain_page(channels: int, *, first: bool) -> str:
+    """A page of a namespace's checkpoints (newest first, from a cursor id down) with, per
+    requested channel ``i``, its version ``v{i}``, whether a non-empty blob holds it
+    (``b{i}``) and its inline value ``j{i}``: what ``get_delta_channel_history`` walks.
+
+    Parameters: per channel its name four times, then thread, namespace, cursor, page size.
+    ``first`` includes the cursor row (the target) itself.
+    """
+    columns = "".join(
+        f""", checkpoint -> 'channel_versions' ->> %s AS v{i},
+    EXISTS (SELECT 1 FROM checkpoint_blobs b
+        WHERE b.thread_id = checkpoints.thread_id AND b.checkpoint_ns = checkpoints.checkpoint_ns
+        AND b.channel = %s AND b.version = checkpoint -> 'channel_versions' ->> %s
+        AND b.type <> 'empty') AS b{i},
+    checkpoint -> 'channel_values' -> %s AS j{i}"""
+        for i in range(channels)
+    )
+    return f"""SELECT checkpoint_id, parent_checkpoint_id{columns}
+FROM checkpoints WHERE thread_id = %s AND checkpoint_ns = %s
+AND checkpoint_id {"<=" if first else "<"} %s ORDER BY checkpoint_id DESC LIMIT %s"""
+
+
+def delta_values(writes: int, seeds: int) -> str:
+    """The writes of ``writes`` channels on their chains and the ``seeds`` seed blobs, as one
+    ``UNION ALL`` (rows: ``kind`` ``'w'``/``'b'``, channel, checkpoint_id, type, blob,
+    task_id, task_path, idx, version).
+
+    Parameters: per write channel thread, namespace, channel, chain ids; then per seed
+    thread, namespace, channel, version.
+    """
+    branch_w = """SELECT 'w'::text AS kind, channel, checkpoint_id, type, blob, task_id,
+    task_path, idx, NULL::text AS version FROM checkpoint_writes
+WHERE thread_id = %s AND checkpoint_ns = %s AND channel = %s AND checkpoint_id = ANY(%s)"""
+    branch_b = """SELECT 'b'::text, channel, NULL::text, type, blob, NULL::text, NULL::text,
+    NULL::int, version FROM checkpoint_blobs
+WHERE thread_id = %s AND checkpoint_ns = %s AND channel = %s AND version = %s"""
+    return "\nUNION ALL\n".join([branch_w] * writes + [branch_b] * seeds)
+
+
 # --------------------------------------------------------------------------- writes
 
 TOUCH_ACTIVITY = """
 INSERT INTO lgm_thread_activity AS a (thread_id, updated_at) VALUES (%s, now())
 ON CONFLICT (thread_id) DO UPDATE SET updated_at = EXCLUDED.updated_at
 WHERE a.updated_at < EXCLUDED.updated_at - interval '1 second'
-   OR (a.swept_at IS NOT NULL AND a.swept_at >= a.updated_at)
 """
 """Mark a thread written. The conflicting row is locked either way (a TTL sweep cannot
-interleave), but it is rewritten at most once a second unless a keep-last sweep has seen
-it since: a hot thread's puts then cost no extra row version, and TTL granularity is 1 s."""
+interleave), but it is rewritten at most once a second: a hot thread's puts then cost no
+extra row version, and TTL granularity is 1 s. (``swept_at`` is no longer used.)"""
 
 
 @functools.cache
@@ -234,6 +291,8 @@ def guard_call(reused: int, *, parent: bool = True) -> str:
 
     Example:
         ```python
+        from langgraph_memory.checkpoint.postgres._sql import guard_call
+
         assert guard_call(0, parent=False).count("%s") == 3
         assert guard_call(2).count("%s") == 4 + 2 * 2
         ```
@@ -258,6 +317,8 @@ def write_guard(reused: int, *, parent: bool = True) -> str:
 
     Example:
         ```python
+        from langgraph_memory.checkpoint.postgres._sql import write_guard
+
         assert write_guard(0).startswith("SELECT CASE")
         ```
     """
@@ -276,7 +337,6 @@ _PUT_TOUCH = """touched AS (
     SELECT %s::text, now() WHERE {after}
     ON CONFLICT (thread_id) DO UPDATE SET updated_at = EXCLUDED.updated_at
     WHERE a.updated_at < EXCLUDED.updated_at - interval '1 second'
-       OR (a.swept_at IS NOT NULL AND a.swept_at >= a.updated_at)
     RETURNING 1
 )"""
 
@@ -327,6 +387,8 @@ def put_checkpoint(blobs: int, *, reused: int = 0, guarded: bool = True) -> str:
 
     Example:
         ```python
+        from langgraph_memory.checkpoint.postgres._sql import put_checkpoint
+
         sql = put_checkpoint(1)
         assert sql.count("%s") == 4 + 1 + 2 + 4 + 6
         ```
@@ -351,6 +413,8 @@ def put_blobs(blobs: int) -> str:
 
     Example:
         ```python
+        from langgraph_memory.checkpoint.postgres._sql import put_blobs
+
         assert put_blobs(3).count("%s") == 2 + 3 * 4
         ```
     """
@@ -385,6 +449,8 @@ def put_writes(rows: int, *, upsert: bool, guarded: bool = True) -> str:
 
     Example:
         ```python
+        from langgraph_memory.checkpoint.postgres._sql import put_writes
+
         assert put_writes(2, upsert=False).count("%s") == 3 + 18
         ```
     """
@@ -530,6 +596,11 @@ WHERE thread_id = %s AND channel = '{TASKS}'
 """
 """Checkpoints holding pending sends that a pre-v4 child migrates at read time."""
 
+COUNT_CHECKPOINTS = (
+    "SELECT count(*) AS n FROM checkpoints WHERE thread_id = %s AND checkpoint_ns = %s"
+)
+"""How many checkpoints a thread's namespace holds (``keep_last`` trims only above N)."""
+
 # --------------------------------------------------------------------------- copy
 
 THREAD_EXISTS = "SELECT 1 AS found FROM checkpoints WHERE thread_id = %s LIMIT 1"
@@ -574,16 +645,6 @@ WHERE lgm_retention_guard(t, false) = 'ok'
 """
 """Of the claimed threads, those nobody is writing and whose lease is not live (locked
 exclusively until the sweep commits)."""
-
-SWEEP_DIRTY_THREADS = """
-SELECT thread_id FROM lgm_thread_activity
-WHERE swept_at IS NULL OR swept_at < updated_at
-ORDER BY updated_at
-LIMIT %s
-"""
-"""Threads written since their last keep-last-N sweep."""
-
-SWEEP_MARK_CLEAN = "UPDATE lgm_thread_activity SET swept_at = now() WHERE thread_id = %s"
 
 # --------------------------------------------------------------------------- leases
 

@@ -1,32 +1,50 @@
-"""Asynchronous Postgres checkpointer: :class:`AsyncPostgresSaver`."""
+"""The Postgres checkpointer :class:`AsyncPostgresSaver`.
 
+The saver is written once, in ``aio.py`` (async); ``sync.py`` is generated from it by
+``scripts/unasync.py``.
+"""
+
+# ruff: noqa: I001  (the unasync blocks keep the imports in their own order)
 from __future__ import annotations
 
-import asyncio
 import logging
 import time
-from collections.abc import AsyncIterator, Coroutine, Iterator, Mapping, Sequence
-from contextlib import asynccontextmanager, suppress
 from datetime import timedelta
 from typing import Any, TypeVar
 
+# unasync: async-only
+import asyncio
+from collections.abc import AsyncIterator, Coroutine, Iterator, Mapping, Sequence
+from contextlib import asynccontextmanager, suppress
+
+# unasync: end
+# unasync: sync-only
+# import threading
+# from collections.abc import Iterator, Mapping, Sequence
+# from contextlib import contextmanager
+# unasync: end
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import (
+    BaseCheckpointSaver,
     ChannelVersions,
     Checkpoint,
     CheckpointMetadata,
     CheckpointTuple,
     DeltaChannelHistory,
 )
-from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver as _OfficialAsyncPostgresSaver
 from langgraph.checkpoint.serde.base import SerializerProtocol
 from psycopg import AsyncCursor
 from psycopg.pq import TransactionStatus
 from psycopg.rows import DictRow, dict_row
 
 from langgraph_memory.checkpoint import _config, _guard
+from langgraph_memory.checkpoint._config import ThreadTTLConfig
 from langgraph_memory.checkpoint.postgres import _common, _read, _retention, _sql
 from langgraph_memory.checkpoint.postgres._common import PoolConfig
+from langgraph_memory.checkpoint.postgres._retention import SweepResult
+from langgraph_memory.errors import ConfigurationError
+
+# unasync: async-only
 from langgraph_memory.checkpoint.postgres._connect import (
     AsyncConn,
     AsyncConnector,
@@ -34,9 +52,18 @@ from langgraph_memory.checkpoint.postgres._connect import (
     aprobe,
     arun_program,
 )
-from langgraph_memory.checkpoint.postgres._retention import SweepResult
 from langgraph_memory.checkpoint.postgres.lease import AsyncPostgresLeaseBackend
-from langgraph_memory.errors import ConfigurationError, SyncCallOnEventLoopError
+from langgraph_memory.errors import SyncCallOnEventLoopError
+
+# unasync: end
+# unasync: sync-only
+# from langgraph_memory._pg.program import run_program
+# from langgraph_memory.checkpoint._threaded import ThreadedAsyncMethods
+# from langgraph_memory.checkpoint.postgres._connect import SyncConn, SyncConnector
+# from langgraph_memory.checkpoint.postgres._connect import build_pool, probe
+# from langgraph_memory.checkpoint.postgres._retention import ThreadedMaintenance
+# from langgraph_memory.checkpoint.postgres.lease import PostgresLeaseBackend
+# unasync: end
 
 __all__ = ["AsyncPostgresSaver"]
 
@@ -45,29 +72,39 @@ logger = logging.getLogger(__name__)
 R = TypeVar("R")
 
 
-class AsyncPostgresSaver(_OfficialAsyncPostgresSaver):
-    """Async Postgres checkpointer for production: pooled, lock-free, retention, fencing.
+# unasync: async-only
+_SaverBase = BaseCheckpointSaver[str]
+# unasync: end
+# unasync: sync-only
+# class _SaverBase(ThreadedMaintenance, ThreadedAsyncMethods, BaseCheckpointSaver[str]):
+#     """The ``a*`` methods of ``PostgresSaver``: its sync ones, in a worker thread."""
+# unasync: end
 
-    The async twin of :class:`~langgraph_memory.checkpoint.postgres.PostgresSaver` (same
-    options, same tables). Construct it inside a running event loop; its sync methods
-    may be called from other threads only.
+
+class AsyncPostgresSaver(_SaverBase):
+    """Postgres checkpointer for production: pooled, lock-free, with retention and fencing.
+
+    Same tables and migrations as ``langgraph-checkpoint-postgres`` (data written by either
+    saver is readable by the other), plus ``prune`` (DeltaChannel-safe), ``copy_thread``,
+    ``delete_for_runs``, TTL retention with :meth:`asweep`, keep-last-N per put, per-thread lease
+    fencing, and a :meth:`setup` that also works inside a transaction. With a pool, calls
+    run concurrently (no instance lock) and a dropped connection is replaced on the next
+    call; a single connection is shared under a lock and cannot reconnect.
+
+    The sync and async savers are twins (same options, same tables). The async saver is
+    constructed inside a running event loop, and its sync methods may be called from other
+    threads only; the sync saver runs its ``a*`` methods in a worker thread.
 
     Args:
-        conn: An ``AsyncConnectionPool`` (recommended) or ``AsyncConnection``
-            (``autocommit=True``, ``row_factory=dict_row``).
-        serde: Serializer for channel values and writes.
-        ttl: Delete threads idle for longer than this (seconds or ``timedelta``) on sweep.
-        keep_last: Keep only the newest N checkpoints per thread and namespace on sweep.
-
-    Example:
-        ```python
-        from langgraph_memory.checkpoint.postgres import AsyncPostgresSaver
-
-        async with AsyncPostgresSaver.from_conn_string(dsn) as saver:
-            await saver.setup()
-            graph = builder.compile(checkpointer=saver)
-            await graph.ainvoke(inputs, {"configurable": {"thread_id": "t1"}})
-        ```
+        conn: A connection pool (recommended) or a single connection (``AsyncConnectionPool``
+            / ``AsyncConnection``), opened with ``autocommit=True`` and ``row_factory=dict_row``.
+        serde: Serializer for channel values and writes (e.g. an ``EncryptedSerializer``).
+        ttl: ``{"default_ttl": minutes}`` (a ``ThreadTTLConfig``, as on the Redis savers):
+            :meth:`asweep` deletes threads idle (no write) for longer. ``refresh_on_read``
+            is refused (idle time counts from the last write).
+        keep_last: Keep only the newest N checkpoints per thread and namespace: every put
+            trims the namespace it writes, in its transaction (``DeltaChannel`` chains are
+            kept long enough), as on the Redis savers.
     """
 
     def __init__(
@@ -75,16 +112,23 @@ class AsyncPostgresSaver(_OfficialAsyncPostgresSaver):
         conn: AsyncConn,
         *,
         serde: SerializerProtocol | None = None,
-        ttl: float | timedelta | None = None,
+        ttl: ThreadTTLConfig | None = None,
         keep_last: int | None = None,
     ) -> None:
-        connector = AsyncConnector(conn)
-        super().__init__(conn, None, serde)
-        connector.lock = self.lock
-        self._connector = connector
-        self.ttl = _common.retention_seconds(ttl, "ttl")
+        self._connector = AsyncConnector(conn)
+        super().__init__(serde=serde)
+        self.conn = conn
+        self.lock = self._connector.lock
+        self.ttl = _common.thread_ttl_seconds(ttl)
         self.keep_last = _common.check_keep_last(keep_last)
+        # unasync: async-only
+        self.loop = asyncio.get_running_loop()
         self._sweeper: asyncio.Task[None] | None = None
+        # unasync: end
+        # unasync: sync-only
+        # self._sweeper: threading.Thread | None = None
+        # self._sweeper_stop = threading.Event()
+        # unasync: end
 
     @classmethod
     @asynccontextmanager
@@ -96,26 +140,28 @@ class AsyncPostgresSaver(_OfficialAsyncPostgresSaver):
         serde: SerializerProtocol | None = None,
         pool_config: PoolConfig | None = None,
         prepare_threshold: int | None = 0,
-        ttl: float | timedelta | None = None,
+        ttl: ThreadTTLConfig | None = None,
         keep_last: int | None = None,
         sweep_interval: float | timedelta | None = None,
         connect_timeout: int = _common.DEFAULT_CONNECT_TIMEOUT,
     ) -> AsyncIterator[AsyncPostgresSaver]:
-        """Build a saver on a correctly configured async pool, closed on exit.
+        """Build a saver on a correctly configured connection pool, closed on exit.
 
-        Same arguments as ``PostgresSaver.from_conn_string``.
+        Args:
+            conn_string: libpq DSN or ``postgresql://`` URI.
+            pipeline: Unsupported with a pool (kept for signature compatibility).
+            serde: Serializer for values and writes.
+            pool_config: Pool sizes and timeouts (:class:`PoolConfig`).
+            prepare_threshold: psycopg ``prepare_threshold``; ``None`` disables server-side
+                prepared statements (required behind PgBouncer in transaction mode).
+            ttl: ``{"default_ttl": minutes}``: threads idle longer are deleted by :meth:`asweep`.
+            keep_last: Checkpoints kept per thread/namespace (applied by every put).
+            sweep_interval: If set, run :meth:`asweep` in the background this often.
+            connect_timeout: Seconds to wait for the server when connecting.
 
         Raises:
             InvalidConnectionStringError: The DSN is malformed.
             BackendUnavailableError: The server cannot be reached (message names host:port).
-
-        Example:
-            ```python
-            async with AsyncPostgresSaver.from_conn_string(
-                dsn, pool_config={"max_size": 16}, prepare_threshold=None
-            ) as saver:
-                await saver.setup()
-            ```
         """
         if pipeline:
             raise ConfigurationError(
@@ -135,25 +181,24 @@ class AsyncPostgresSaver(_OfficialAsyncPostgresSaver):
                 await saver.stop_sweeper()
             await pool.close()
 
-    @asynccontextmanager
-    async def _cursor(self, *, pipeline: bool = False) -> AsyncIterator[AsyncCursor[DictRow]]:
-        async with self._connector.cursor(transaction=pipeline, pipeline=pipeline) as cur:
-            yield cur
+    def get_next_version(self, current: str | None, channel: None) -> str:
+        """The channel version after ``current``, in the official saver's format."""
+        return _read.next_version(current)
 
+    # unasync: async-only
     async def asetup(self) -> None:
         """:meth:`setup` under the name ``AsyncRedisSaver`` and the async store also take
         (``await saver.setup()`` is LangGraph's spelling; both do the same)."""
         await self.setup()
 
+    # unasync: end
     async def setup(self) -> None:
-        """Create or migrate the tables; works inside or outside a transaction.
+        """Create or migrate the tables (official migrations first, then ours).
 
-        See ``PostgresSaver.setup``.
-
-        Example:
-            ```python
-            await saver.setup()
-            ```
+        Idempotent and safe to call from several workers at once (advisory lock). Inside
+        an open transaction (a connection with ``autocommit=False`` or an explicit
+        ``conn.transaction()``) the ``CREATE INDEX CONCURRENTLY`` steps run as plain
+        ``CREATE INDEX`` so everything commits or rolls back with that transaction.
         """
         async with self._connector.connection() as conn:
             status = conn.info.transaction_status
@@ -181,6 +226,58 @@ class AsyncPostgresSaver(_OfficialAsyncPostgresSaver):
                 raise _common.migration_lock_timed_out(self._connector.target)
             await asyncio.sleep(_common.MIGRATION_LOCK_POLL)
 
+    async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
+        """The checkpoint ``config`` names (or the thread's latest), with pending writes.
+
+        ``thread_id`` / ``checkpoint_ns`` / ``checkpoint_id`` are ``str()``-ed like LangGraph
+        does, so ``{"thread_id": 5}`` reads the thread ``"5"``.
+
+        Raises:
+            ConfigurationError: ``thread_id`` is missing or not storable text.
+        """
+        program = _read.get_tuple_program(self.serde, _config.normalized_config(config))
+        async with self._connector.cursor() as cur:
+            row = await arun_program(cur, program)
+        return None if row is None else await self._decoded(row)
+
+    async def _decoded(self, row: DictRow) -> CheckpointTuple:
+        """Decode a row (after the connection went back to the pool)."""
+        # unasync: async-only
+        if _read.pending_writes_size(row) > _read.INLINE_DECODE_BYTES:  # not on the loop
+            return await asyncio.to_thread(_read.checkpoint_tuple, self.serde, row)
+        # unasync: end
+        return _read.checkpoint_tuple(self.serde, row)
+
+    async def alist(
+        self,
+        config: RunnableConfig | None,
+        *,
+        filter: dict[str, Any] | None = None,
+        before: RunnableConfig | None = None,
+        limit: int | None = None,
+    ) -> AsyncIterator[CheckpointTuple]:
+        """List checkpoints, newest first (metadata ``filter``, ``before``, ``limit``).
+
+        Rows are fetched and the connection returned before the first tuple is yielded, so a
+        slow consumer never holds a pooled connection (or the single-connection lock).
+        """
+        args = _common.list_args(config, filter, before, limit)
+        program = _read.list_program(self.serde, args.config, args.filter, args.before, args.limit)
+        async with self._connector.cursor() as cur:
+            rows = await arun_program(cur, program)
+        for row in rows:
+            yield await self._decoded(row)
+
+    async def aget_delta_channel_history(
+        self, *, config: RunnableConfig, channels: Sequence[str]
+    ) -> Mapping[str, DeltaChannelHistory]:
+        """``DeltaChannel`` writes and seed along the parent chain (config validated first)."""
+        program = _read.delta_history_program(
+            self.serde, _config.normalized_config(config), _config.checked_channels(channels)
+        )
+        async with self._connector.cursor() as cur:
+            return await arun_program(cur, program)
+
     async def aput(
         self,
         config: RunnableConfig,
@@ -191,9 +288,17 @@ class AsyncPostgresSaver(_OfficialAsyncPostgresSaver):
         """Store a checkpoint atomically (fenced if the config carries a lease token).
 
         Raises:
-            StaleWriteError: The fencing token is stale; nothing was written.
+            StaleWriteError: The config's fencing token is no longer the thread's current
+                one; nothing was written.
         """
-        program, next_config = _common.put_program(self, config, checkpoint, metadata, new_versions)
+        program, next_config = _common.put_program(
+            self.serde, config, checkpoint, metadata, new_versions
+        )
+        if self.keep_last is not None:
+            written = next_config["configurable"]
+            program = _retention.put_keeping_last(
+                program, written["thread_id"], written["checkpoint_ns"], self.keep_last
+            )
         await self._connector.run(program)
         return next_config
 
@@ -204,21 +309,19 @@ class AsyncPostgresSaver(_OfficialAsyncPostgresSaver):
         task_id: str,
         task_path: str = "",
     ) -> None:
-        """Store a task's pending writes atomically and idempotently (fenced like ``aput``)."""
+        """Store a task's pending writes atomically and idempotently (fenced like a put)."""
         await self._connector.run(
-            _common.put_writes_program(self, config, writes, task_id, task_path)
+            _common.put_writes_program(self.serde, config, writes, task_id, task_path)
         )
 
     async def aforget_threads(self, thread_ids: Sequence[str]) -> None:
-        """Erase threads: delete them in one transaction and resample the checkpoint
-        tables' planner statistics (see ``PostgresSaver.forget_threads``)."""
+        """Erase threads: delete them (as a thread delete does) in one transaction and
+        resample the checkpoint tables' planner statistics (``ANALYZE``), so nothing of
+        them is left in any row or in ``pg_stats``. What :func:`~langgraph_memory.forget_user`
+        uses; costs one ``ANALYZE`` of the checkpoint tables (sampled, bounded)."""
         ids = _config.checked_ids(thread_ids)
         if ids:
             await self._connector.run(_common.forget_threads_program(ids))
-
-    def forget_threads(self, thread_ids: Sequence[str]) -> None:
-        """Sync bridge to :meth:`aforget_threads` (call from a non-loop thread)."""
-        self._bridge(self.aforget_threads(thread_ids))
 
     async def adelete_thread(self, thread_id: str) -> None:
         """Delete a thread (all namespaces) with its lease, atomically; a holder's later
@@ -245,7 +348,13 @@ class AsyncPostgresSaver(_OfficialAsyncPostgresSaver):
         strategy: str = "keep_latest",
         keep_last: int = 1,
     ) -> None:
-        """Prune threads; see ``PostgresSaver.prune`` (DeltaChannel-safe)."""
+        """Prune threads: ``"keep_latest"``, ``"keep_last"`` (newest ``keep_last``) or ``"delete"``.
+
+        Keeping is per namespace and ``DeltaChannel``-safe: ancestors (with their writes)
+        back to the nearest stored snapshot of each delta channel are kept too, and only
+        blobs no kept checkpoint references are deleted. Each thread is pruned in its own
+        REPEATABLE READ transaction. ``"delete"`` also advances the fencing tokens.
+        """
         ids = _retention.check_prune_args(thread_ids, strategy, keep_last)
         if not ids:
             return
@@ -262,49 +371,28 @@ class AsyncPostgresSaver(_OfficialAsyncPostgresSaver):
             raise _guard.busy_error(busy[0] if len(busy) == 1 else busy, "prune")
 
     async def asweep(self) -> SweepResult:
-        """Apply retention once; see ``PostgresSaver.sweep``.
-
-        Example:
-            ```python
-            result = await saver.asweep()
-            ```
-        """
+        """Apply the TTL once: delete the threads idle (no write) longer than ``ttl``, except
+        a thread with a live lease or a write in flight. (``keep_last`` needs no sweep:
+        every put applies it.)"""
         result = SweepResult()
-        ttl, keep_last = self.ttl, self.keep_last
-        if ttl is not None:
+        if self.ttl is not None:
             for _ in range(_retention.MAX_SWEEP_BATCHES):
-                expired = await self._connector.run(_retention.sweep_ttl_program(ttl))
+                expired = await self._connector.run(_retention.sweep_ttl_program(self.ttl))
                 result.expired_threads.extend(expired)
                 if len(expired) < _common.SWEEP_BATCH:
                     break
-        if keep_last is not None:
-            for _ in range(_retention.MAX_SWEEP_BATCHES):
-                dirty = await self._connector.run(_retention.dirty_threads_program())
-                for thread_id in dirty:
-                    program = _retention.keep_last_program(
-                        thread_id, keep_last, mark_swept=True, wait=False
-                    )
-                    # None: leased or being written -- it stays dirty for the next sweep
-                    pruned = await self._connector.run(program, pipeline=False)
-                    result.pruned_checkpoints += pruned or 0
-                if len(dirty) < _common.SWEEP_BATCH:
-                    break
         return result
 
-    def start_sweeper(self, interval: float | timedelta = 300.0) -> None:
-        """Run :meth:`asweep` every ``interval`` (first after one interval) as an asyncio task.
+    def lease_backend(self) -> AsyncPostgresLeaseBackend:
+        """An :class:`AsyncPostgresLeaseBackend` on this saver's pool/connection."""
+        return AsyncPostgresLeaseBackend(self.conn, lock=self.lock)
 
-        Example:
-            ```python
-            saver.start_sweeper(60)
-            ...
-            await saver.stop_sweeper()
-            ```
-        """
-        if self.ttl is None and self.keep_last is None:
-            raise ConfigurationError("nothing to sweep: create the saver with ttl= or keep_last=")
-        seconds = _common.retention_seconds(interval, "sweep interval")
-        assert seconds is not None
+    # ----------------------------------------------------------------- background sweeper
+    # unasync: async-only
+
+    def start_sweeper(self, interval: float | timedelta = 300.0) -> None:
+        """Run :meth:`asweep` every ``interval`` (first after one interval) as an asyncio task."""
+        seconds = self._sweep_interval(interval)
         if self._sweeper is not None and not self._sweeper.done():
             return
 
@@ -319,97 +407,52 @@ class AsyncPostgresSaver(_OfficialAsyncPostgresSaver):
         self._sweeper = self.loop.create_task(loop(), name="lgm-postgres-sweeper")
 
     async def stop_sweeper(self) -> None:
-        """Cancel the background sweeper (no-op if not running).
-
-        Example:
-            ```python
-            await saver.stop_sweeper()
-            ```
-        """
+        """Cancel the background sweeper (no-op if not running)."""
         task, self._sweeper = self._sweeper, None
         if task is not None:
             task.cancel()
             with suppress(asyncio.CancelledError):
                 await task
 
-    def lease_backend(self) -> AsyncPostgresLeaseBackend:
-        """An :class:`AsyncPostgresLeaseBackend` on this saver's pool/connection.
-
-        Example:
-            ```python
-            lease = await saver.lease_backend().atry_acquire("thread-1", "worker-a", 30)
-            ```
-        """
-        return AsyncPostgresLeaseBackend(self.conn, lock=self.lock)
-
-    async def alist(
-        self,
-        config: RunnableConfig | None,
-        *,
-        filter: dict[str, Any] | None = None,
-        before: RunnableConfig | None = None,
-        limit: int | None = None,
-    ) -> AsyncIterator[CheckpointTuple]:
-        """List checkpoints, newest first; the connection is returned before yielding.
-
-        Example:
-            ```python
-            async for tup in saver.alist({"configurable": {"thread_id": "t1"}}, limit=5):
-                print(tup.checkpoint["id"])
-            ```
-        """
-        args = _common.list_args(config, filter, before, limit)
-        rows = [
-            t
-            async for t in super().alist(
-                args.config, filter=args.filter, before=args.before, limit=args.limit
+    # unasync: end
+    # unasync: sync-only
+    #
+    # def start_sweeper(self, interval: float | timedelta = 300.0) -> None:
+    #     """Run :meth:`sweep` every ``interval`` (first after one interval) in a daemon thread."""
+    #     seconds = self._sweep_interval(interval)
+    #     if self._sweeper is not None and self._sweeper.is_alive():
+    #         return
+    #     self._sweeper_stop = stop = threading.Event()
+    #
+    #     def loop() -> None:
+    #         while not stop.wait(seconds):
+    #             try:
+    #                 self.sweep()
+    #             except Exception:
+    #                 logger.warning("checkpoint retention sweep failed", exc_info=True)
+    #
+    #     self._sweeper = threading.Thread(target=loop, name="lgm-postgres-sweeper", daemon=True)
+    #     self._sweeper.start()
+    #
+    # def stop_sweeper(self, timeout: float = 10.0) -> None:
+    #     """Stop the background sweeper (no-op if not running)."""
+    #     self._sweeper_stop.set()
+    #     if self._sweeper is not None:
+    #         self._sweeper.join(timeout)
+    #         self._sweeper = None
+    #
+    # unasync: end
+    def _sweep_interval(self, interval: float | timedelta) -> float:
+        if self.ttl is None:
+            raise ConfigurationError(
+                "nothing to sweep: create the saver with ttl={'default_ttl': minutes} "
+                "(keep_last= is applied by every put, it needs no sweeper)"
             )
-        ]
-        for row in rows:
-            yield row
+        seconds = _common.retention_seconds(interval, "sweep interval")
+        assert seconds is not None
+        return seconds
 
-    async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
-        """The checkpoint ``config`` names (or the thread's latest), with pending writes.
-
-        Ids are ``str()``-ed like LangGraph does (see ``PostgresSaver.get_tuple``).
-
-        Raises:
-            ConfigurationError: ``thread_id`` is missing or not storable text.
-
-        Example:
-            ```python
-            tup = await saver.aget_tuple({"configurable": {"thread_id": "t1"}})
-            ```
-        """
-        config = _config.normalized_config(config)
-        query, args = _read.get_tuple_query(config)
-        async with self._connector.cursor() as cur:
-            await cur.execute(query, args)
-            row = await cur.fetchone()
-            if row is None:
-                return None
-            if _read.needs_sends_migration(row):
-                parent = [row["parent_checkpoint_id"]]
-                await cur.execute(self.SELECT_PENDING_SENDS_SQL, (args[0], parent))
-                _read.migrate_sends(self, row, await cur.fetchone())
-        # decoded after the connection went back to the pool
-        return await self._load_checkpoint_tuple(row)
-
-    async def _load_checkpoint_tuple(self, value: DictRow) -> CheckpointTuple:
-        """Decode a row; small pending writes on the loop (no thread hop), large in a thread."""
-        if _read.pending_writes_size(value) > _read.INLINE_DECODE_BYTES:
-            return await super()._load_checkpoint_tuple(value)
-        return _read.checkpoint_tuple(self, value)
-
-    async def aget_delta_channel_history(
-        self, *, config: RunnableConfig, channels: Sequence[str]
-    ) -> Mapping[str, DeltaChannelHistory]:
-        """``DeltaChannel`` writes and seed along the parent chain (config validated first)."""
-        return await super().aget_delta_channel_history(
-            config=_config.normalized_config(config),
-            channels=_config.checked_channels(channels),
-        )
-
+    # unasync: async-only
     # ----------------------------------------------------------------- sync bridges
 
     def _bridge(self, coro: Coroutine[Any, Any, R]) -> R:
@@ -467,6 +510,10 @@ class AsyncPostgresSaver(_OfficialAsyncPostgresSaver):
         """Sync bridge to :meth:`aput_writes` (call from a non-loop thread)."""
         self._bridge(self.aput_writes(config, writes, task_id, task_path))
 
+    def forget_threads(self, thread_ids: Sequence[str]) -> None:
+        """Sync bridge to :meth:`aforget_threads` (call from a non-loop thread)."""
+        self._bridge(self.aforget_threads(thread_ids))
+
     def delete_thread(self, thread_id: str) -> None:
         """Sync bridge to :meth:`adelete_thread` (call from a non-loop thread)."""
         self._bridge(self.adelete_thread(thread_id))
@@ -498,3 +545,5 @@ class AsyncPostgresSaver(_OfficialAsyncPostgresSaver):
     def sweep(self) -> SweepResult:
         """Sync bridge to :meth:`asweep` (call from a non-loop thread)."""
         return self._bridge(self.asweep())
+
+    # unasync: end

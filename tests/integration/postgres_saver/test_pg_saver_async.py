@@ -86,7 +86,7 @@ async def holding_a_connection(saver: AsyncPostgresSaver) -> AsyncIterator[None]
     release = asyncio.Event()
 
     async def hold() -> None:
-        async with saver._cursor() as cur:
+        async with saver._connector.cursor() as cur:
             await cur.execute("SELECT 1")
             held.set()
             await release.wait()

@@ -222,7 +222,7 @@ def test_pooled_calls_are_not_serialised(saver: PostgresSaver) -> None:
     release = threading.Event()
 
     def hold_a_cursor() -> None:
-        with saver._cursor() as cur:
+        with saver._connector.cursor() as cur:
             cur.execute("SELECT 1")
             held.set()
             release.wait(10)

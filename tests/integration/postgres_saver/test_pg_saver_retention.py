@@ -27,7 +27,7 @@ def age_thread(dsn: str, thread_id: str, seconds: float) -> None:
 
 
 def test_ttl_sweep_deletes_only_idle_threads(postgres_dsn: str) -> None:
-    with PostgresSaver.from_conn_string(postgres_dsn, ttl=timedelta(hours=1)) as saver:
+    with PostgresSaver.from_conn_string(postgres_dsn, ttl={"default_ttl": 60}) as saver:
         saver.setup()
         graph = build_chat_graph(saver)
         for tid in ("idle-1", "idle-2", "active"):
@@ -63,30 +63,32 @@ def test_ttl_sweep_deletes_only_idle_threads(postgres_dsn: str) -> None:
         ]
 
 
-def test_keep_last_sweep_trims_written_threads_only(postgres_dsn: str) -> None:
+def test_keep_last_is_applied_by_every_put(postgres_dsn: str) -> None:
     with PostgresSaver.from_conn_string(postgres_dsn, keep_last=2) as saver:
         saver.setup()
         graph = build_chat_graph(saver)
         for i in range(3):
             graph.invoke(turn(f"k{i}"), thread("long"))
+            assert count_rows(postgres_dsn, "checkpoints", "long") == 2
         graph.invoke(turn("s"), thread("short"))
-        expected = [m.content for m in graph.get_state(thread("long")).values["messages"]]
-
-        result = saver.sweep()
-
-        assert result.pruned_checkpoints == (12 - 2) + (4 - 2)
-        assert count_rows(postgres_dsn, "checkpoints", "long") == 2
-        assert [m.content for m in graph.get_state(thread("long")).values["messages"]] == expected
-        assert saver.sweep().pruned_checkpoints == 0  # nothing written since
+        assert count_rows(postgres_dsn, "checkpoints", "short") == 2
+        messages = [m.content for m in graph.get_state(thread("long")).values["messages"]]
+        assert messages == [m for i in range(3) for m in (f"k{i}", f"a:k{i}", f"b:k{i}")]
+        assert [t.checkpoint["id"] for t in saver.list(thread("long"))] == sorted(
+            (t.checkpoint["id"] for t in saver.list(thread("long"))), reverse=True
+        )
 
         graph.invoke(turn("k3"), thread("long"))
-        assert saver.sweep().pruned_checkpoints == 4
+        assert count_rows(postgres_dsn, "checkpoints", "long") == 2
         assert len(graph.get_state(thread("long")).values["messages"]) == 12
+        with pytest.raises(ConfigurationError, match="nothing to sweep"):
+            saver.start_sweeper(1)  # keep_last needs no sweeper
+        assert saver.sweep().pruned_checkpoints == 0
 
 
 def test_background_sweeper_thread(postgres_dsn: str) -> None:
     with PostgresSaver.from_conn_string(
-        postgres_dsn, ttl=30, sweep_interval=timedelta(seconds=0.1)
+        postgres_dsn, ttl={"default_ttl": 0.5}, sweep_interval=timedelta(seconds=0.1)
     ) as saver:
         saver.setup()
         graph = build_chat_graph(saver)
@@ -107,7 +109,9 @@ def test_sweeper_needs_a_policy(saver: PostgresSaver) -> None:
 
 
 async def test_async_retention(postgres_dsn: str) -> None:
-    async with AsyncPostgresSaver.from_conn_string(postgres_dsn, ttl=60, keep_last=1) as saver:
+    async with AsyncPostgresSaver.from_conn_string(
+        postgres_dsn, ttl={"default_ttl": 1}, keep_last=1
+    ) as saver:
         await saver.setup()
         graph = build_chat_graph(saver)
         await graph.ainvoke(turn("old"), thread("a-old"))
@@ -118,7 +122,7 @@ async def test_async_retention(postgres_dsn: str) -> None:
         result = await saver.asweep()
 
         assert result.expired_threads == ["a-old"]
-        assert result.pruned_checkpoints == 8 - 1
+        assert count_rows(postgres_dsn, "checkpoints", "a-new") == 1  # trimmed by each put
         assert await saver.aget_tuple(thread("a-old")) is None
         state = await graph.aget_state(thread("a-new"))
         assert [m.content for m in state.values["messages"]][-1] == "b:new2"
@@ -141,10 +145,12 @@ def test_threads_of_the_official_saver_are_adopted_on_upgrade(postgres_dsn: str)
     with OfficialPostgresSaver.from_conn_string(postgres_dsn) as official:
         official.setup()
         build_chat_graph(official).invoke(turn("legacy"), thread("legacy"))
-    with PostgresSaver.from_conn_string(postgres_dsn, ttl=60, keep_last=1) as saver:
+    with PostgresSaver.from_conn_string(postgres_dsn, ttl={"default_ttl": 1}, keep_last=1) as saver:
         saver.setup()  # adds our tables and registers the existing thread
         assert count_rows(postgres_dsn, "lgm_thread_activity", "legacy") == 1
-        assert saver.sweep().pruned_checkpoints == 3
+        assert count_rows(postgres_dsn, "checkpoints", "legacy") == 4  # until its next put
+        build_chat_graph(saver).invoke(turn("again"), thread("legacy"))
+        assert count_rows(postgres_dsn, "checkpoints", "legacy") == 1
         age_thread(postgres_dsn, "legacy", 120)
         assert saver.sweep().expired_threads == ["legacy"]
         assert saver.get_tuple(thread("legacy")) is None

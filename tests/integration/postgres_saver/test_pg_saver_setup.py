@@ -158,7 +158,7 @@ def test_malformed_dsn_is_rejected(dsn: str) -> None:
 
 def test_bad_options_are_rejected(postgres_dsn: str) -> None:
     with pytest.raises(ConfigurationError, match="ttl"):
-        PostgresSaver.from_conn_string(postgres_dsn, ttl=-1).__enter__()
+        PostgresSaver.from_conn_string(postgres_dsn, ttl=-1).__enter__()  # type: ignore[arg-type]
     with pytest.raises(ConfigurationError, match="keep_last"):
         PostgresSaver.from_conn_string(postgres_dsn, keep_last=0).__enter__()
     with pytest.raises(ConfigurationError, match="pipeline"):

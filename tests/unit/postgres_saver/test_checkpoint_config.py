@@ -3,6 +3,7 @@ Postgres list/pool defaults built on it (H8-11, H8-13, H8-14)."""
 
 from __future__ import annotations
 
+from datetime import timedelta
 from typing import Any
 
 import pytest
@@ -136,3 +137,27 @@ def test_pool_defaults_fail_fast_and_recover_quickly() -> None:
     # H8-12: bounded reconnect backoff, so recovery does not wait for a 16-64 s retry
     assert _common.DEFAULT_RECONNECT_TIMEOUT == 5.0
     assert {"timeout", "reconnect_timeout"} <= set(_common.PoolConfig.__annotations__)
+
+
+# ----------------------------------------------------------------------------- ttl option
+
+
+@pytest.mark.parametrize("old", [3600, 60.0, timedelta(hours=1)])
+def test_postgres_ttl_in_seconds_or_timedelta_says_to_pass_minutes(old: object) -> None:
+    with pytest.raises(ConfigurationError, match=r"\{'default_ttl': minutes\}"):
+        _common.thread_ttl_seconds(old)  # type: ignore[arg-type]
+
+
+def test_postgres_ttl_is_thread_ttl_config_minutes() -> None:
+    assert _common.thread_ttl_seconds({"default_ttl": 60}) == 3600.0
+    assert _common.thread_ttl_seconds({"default_ttl": 0.5}) == 30.0
+    assert _common.thread_ttl_seconds(None) is None
+    assert _common.thread_ttl_seconds({}) is None
+    with pytest.raises(ConfigurationError, match="positive number of minutes"):
+        _common.thread_ttl_seconds({"default_ttl": -1})
+
+
+def test_postgres_ttl_refuses_refresh_on_read() -> None:
+    with pytest.raises(ConfigurationError, match="refresh_on_read"):
+        _common.thread_ttl_seconds({"default_ttl": 60, "refresh_on_read": True})
+    assert _common.thread_ttl_seconds({"default_ttl": 1, "refresh_on_read": False}) == 60.0

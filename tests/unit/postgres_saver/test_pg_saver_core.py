@@ -9,7 +9,7 @@ import psycopg
 import pytest
 from langgraph.checkpoint.base import empty_checkpoint
 from langgraph.checkpoint.postgres.base import MIGRATIONS as OFFICIAL_MIGRATIONS
-from langgraph.checkpoint.postgres.base import BasePostgresSaver
+from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 from langgraph.checkpoint.serde.types import INTERRUPT
 
 from langgraph_memory.checkpoint.postgres import _common, _read, _retention, _sql
@@ -155,13 +155,13 @@ def test_setup_program_applies_official_then_our_migrations() -> None:
 
 
 def test_fenced_put_is_one_guarded_statement() -> None:
-    saver = BasePostgresSaver()
+    serde = JsonPlusSerializer()
     checkpoint = empty_checkpoint()
     checkpoint["channel_values"] = {"messages": ["hi"], "count": 3}
     checkpoint["channel_versions"] = {"messages": "1", "count": "1"}
     config = {"configurable": {"thread_id": "t", "checkpoint_ns": "", FENCE_CONFIG_KEY: 5}}
     program, next_config = _common.put_program(
-        saver, config, checkpoint, {"source": "input", "step": -1}, {"messages": "1", "count": "1"}
+        serde, config, checkpoint, {"source": "input", "step": -1}, {"messages": "1", "count": "1"}
     )
     assert next_config["configurable"]["checkpoint_id"] == checkpoint["id"]
     seen, _ = drive(program, {"lgm_write_guard": [{"refusal": None}]})
@@ -174,13 +174,44 @@ def test_fenced_put_is_one_guarded_statement() -> None:
     assert params[-2].obj["channel_values"] == {"count": 3}
 
 
+SHAPES = [("sub", "1", None), ("sub", "2", "1"), ("", "1", None), ("", "2", "1")]
+
+
+def test_keep_last_put_locks_writes_then_trims_its_namespace_in_one_program() -> None:
+    serde = JsonPlusSerializer()
+    checkpoint = empty_checkpoint()
+    config = {"configurable": {"thread_id": "t", "checkpoint_ns": "sub"}}
+    put, _ = _common.put_program(serde, config, checkpoint, {}, {})
+    program = _retention.put_keeping_last(put, "t", "sub", 1)
+    rows = [
+        {"checkpoint_ns": ns, "checkpoint_id": cid, "parent_checkpoint_id": parent, "v": 4}
+        | {"versions": {}, "inline_channels": [], "true_channels": [], "delta_counters": []}
+        | {"root": None}
+        for ns, cid, parent in SHAPES
+    ]
+    replies = {
+        "lgm_write_guard": [{"refusal": None}],
+        "count(*)": [{"n": 2}],
+        "COALESCE((checkpoint": rows,
+    }
+    seen, _ = drive(program, replies)
+    assert seen[0].sql == _sql.LOCK_THREADS and seen[0].params == (["t"],)
+    assert seen[1].sql == _sql.put_checkpoint(0)  # the put, now inside the transaction
+    deleted = [s.params for s in seen if s.sql == _sql.DELETE_CHECKPOINTS_BY_IDS]
+    assert deleted == [("t", "sub", ["1"])]  # only the namespace written is trimmed
+
+    put, _ = _common.put_program(serde, config, checkpoint, {}, {})
+    seen, _ = drive(_retention.put_keeping_last(put, "t", "sub", 2), replies)
+    assert seen[-1].sql == _sql.COUNT_CHECKPOINTS  # at most N: nothing more to read
+
+
 def test_put_statement_guards_before_it_touches_and_writes() -> None:
-    saver = BasePostgresSaver()
+    serde = JsonPlusSerializer()
     checkpoint = empty_checkpoint()
     checkpoint["channel_values"] = {"a": ["x"], "b": {"k": 1}, "n": None, "kept": [1], "i": 2}
     checkpoint["channel_versions"] = {"a": "2", "b": "3", "kept": "1", "i": "1"}
     config = {"configurable": {"thread_id": 9, "checkpoint_ns": "", "checkpoint_id": "p"}}
-    program, _ = _common.put_program(saver, config, checkpoint, {}, {"a": "2", "b": "3"})
+    program, _ = _common.put_program(serde, config, checkpoint, {}, {"a": "2", "b": "3"})
     seen, _ = drive(program, {"lgm_write_guard": [{"refusal": None}]})
     assert len(seen) == 1 and seen[0].alone
     sql = seen[0].sql
@@ -210,14 +241,14 @@ def test_put_statement_guards_before_it_touches_and_writes() -> None:
 def test_a_refused_put_raises_the_guards_error(
     verdict: list[str], error: type[Exception], match: str
 ) -> None:
-    saver = BasePostgresSaver()
+    serde = JsonPlusSerializer()
     checkpoint = empty_checkpoint()
     checkpoint["channel_values"] = {"kept": [1]}
     checkpoint["channel_versions"] = {"kept": "1"}
     config = {
         "configurable": {"thread_id": "t", "checkpoint_id": "p", FENCE_CONFIG_KEY: 4},
     }
-    program, _ = _common.put_program(saver, config, checkpoint, {}, {})
+    program, _ = _common.put_program(serde, config, checkpoint, {}, {})
     with pytest.raises(error, match=match):
         drive(program, {"lgm_write_guard": [{"refusal": verdict}]})
 
@@ -226,12 +257,12 @@ def test_put_with_more_blobs_than_one_statement_takes_chunks_in_a_transaction(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setattr(_sql, "MAX_ROWS_PER_STATEMENT", 2)
-    saver = BasePostgresSaver()
+    serde = JsonPlusSerializer()
     checkpoint = empty_checkpoint()
     checkpoint["channel_values"] = {f"c{i}": [i] for i in range(5)}
     versions = {f"c{i}": "1" for i in range(5)}
     program, _ = _common.put_program(
-        saver, {"configurable": {"thread_id": "t"}}, checkpoint, {}, versions
+        serde, {"configurable": {"thread_id": "t"}}, checkpoint, {}, versions
     )
     seen, _ = drive(program, {"lgm_write_guard": [{"refusal": None}]})
     assert [s.sql for s in seen] == [
@@ -245,38 +276,38 @@ def test_put_with_more_blobs_than_one_statement_takes_chunks_in_a_transaction(
     assert [s.params[2] for s in seen[1:4]] == ["c0", "c2", "c4"]
     with pytest.raises(ThreadBusyError):  # refused before the first chunk
         program, _ = _common.put_program(
-            saver, {"configurable": {"thread_id": "t"}}, checkpoint, {}, versions
+            serde, {"configurable": {"thread_id": "t"}}, checkpoint, {}, versions
         )
         drive(program, {"lgm_write_guard": [{"refusal": ["busy"]}]})
 
 
 def test_put_writes_is_one_guarded_statement_and_upserts_keep_the_last_special_write() -> None:
-    saver = BasePostgresSaver()
+    serde = JsonPlusSerializer()
     config = {"configurable": {"thread_id": "t", "checkpoint_ns": "", "checkpoint_id": "c"}}
     ok = {"lgm_write_guard": [{"refusal": None}]}
     seen, _ = drive(
-        _common.put_writes_program(saver, config, [("x", 1), ("y", 2)], "task", "p"), ok
+        _common.put_writes_program(serde, config, [("x", 1), ("y", 2)], "task", "p"), ok
     )
     assert [s.sql for s in seen] == [_sql.put_writes(2, upsert=False)]
     assert seen[0].alone and seen[0].params[:3] == ["t", "", None]  # the guard: no parent
     assert seen[0].params[3:10] == ["t", "", "c", "task", "p", 0, "x"]
     seen, _ = drive(
         _common.put_writes_program(
-            saver, config, [(INTERRUPT, "first"), (INTERRUPT, "second")], "task", ""
+            serde, config, [(INTERRUPT, "first"), (INTERRUPT, "second")], "task", ""
         ),
         ok,
     )
     assert [s.sql for s in seen] == [_sql.put_writes(1, upsert=True)]
-    assert saver.serde.loads_typed((seen[0].params[10], seen[0].params[11])) == "second"
-    seen, _ = drive(_common.put_writes_program(saver, config, [], "task", ""), {})
+    assert serde.loads_typed((seen[0].params[10], seen[0].params[11])) == "second"
+    seen, _ = drive(_common.put_writes_program(serde, config, [], "task", ""), {})
     assert seen == []
 
 
 def test_stale_fence_stops_the_program_before_any_write() -> None:
-    saver = BasePostgresSaver()
+    serde = JsonPlusSerializer()
     config = {"configurable": {"thread_id": "t", "checkpoint_ns": "", FENCE_CONFIG_KEY: 4}}
     writes = _common.put_writes_program(
-        saver,
+        serde,
         {**config, "configurable": {**config["configurable"], "checkpoint_id": "c"}},
         [("x", 1)],
         "task",
@@ -450,9 +481,9 @@ def test_get_tuple_query_reads_the_named_or_the_latest_checkpoint() -> None:
 
 
 def test_checkpoint_tuple_decodes_blobs_writes_and_parent() -> None:
-    saver = BasePostgresSaver()
-    t_blob, blob = saver.serde.dumps_typed(["hello"])
-    t_write, write = saver.serde.dumps_typed("w")
+    serde = JsonPlusSerializer()
+    t_blob, blob = serde.dumps_typed(["hello"])
+    t_write, write = serde.dumps_typed("w")
     row = {
         "thread_id": "t",
         "checkpoint_ns": "",
@@ -464,10 +495,22 @@ def test_checkpoint_tuple_decodes_blobs_writes_and_parent() -> None:
         "pending_writes": [(b"task", b"ch", t_write.encode(), write, b"", b"0")],
     }
     assert _read.pending_writes_size(row) == len(write)
-    tup = _read.checkpoint_tuple(saver, row)
+    tup = _read.checkpoint_tuple(serde, row)
     assert tup.checkpoint["channel_values"] == {"n": 3, "messages": ["hello"]}
     assert tup.parent_config == {
         "configurable": {"thread_id": "t", "checkpoint_ns": "", "checkpoint_id": "1"}
     }
     assert tup.pending_writes == [("task", "ch", "w")]
     assert tup.metadata == {"step": 1}
+
+
+def test_delta_snapshots_are_recognised_without_importing_their_private_class() -> None:
+    # the test may name LangGraph's private class; the package matches its documented shape
+    from langgraph.checkpoint.serde.types import _DeltaSnapshot
+
+    assert _common.is_delta_snapshot(_DeltaSnapshot(["a"]))
+    assert not _common.is_delta_snapshot(("a",))
+    assert not _common.is_delta_snapshot({"value": 1})
+    serde = JsonPlusSerializer()
+    restored = serde.loads_typed(serde.dumps_typed(_DeltaSnapshot([1])))
+    assert _common.is_delta_snapshot(restored)
