@@ -3,7 +3,7 @@
 :func:`plan_keep_last` decides, from the shape of a thread's checkpoint graph, which
 checkpoints and blobs ``prune`` / a ``keep_last=`` put may delete without breaking
 ``DeltaChannel`` reconstruction; the ``*_program`` functions are the statements that apply
-it, and the TTL sweep. :class:`ThreadedMaintenance` is the one shell here: the sync
+it, and the TTL sweep. :class:`ThreadedSweep` is the one shell here: the sync
 saver's ``aprune`` / ``asweep`` / ``aforget_threads`` in a worker thread.
 """
 
@@ -27,7 +27,7 @@ __all__ = [
     "CheckpointShape",
     "PrunePlan",
     "SweepResult",
-    "ThreadedMaintenance",
+    "ThreadedSweep",
     "check_prune_args",
     "keep_last_program",
     "plan_keep_last",
@@ -301,33 +301,13 @@ class SweepResult:
     pruned_checkpoints: int = 0
 
 
-class ThreadedMaintenance:
-    """Mixin of the sync ``PostgresSaver``: its async maintenance methods (``aprune``,
-    ``asweep``, ``aforget_threads``) run the sync ones in a worker thread."""
-
-    def prune(
-        self, thread_ids: Sequence[str], *, strategy: str = "keep_latest", keep_last: int = 1
-    ) -> None:
-        raise NotImplementedError
+class ThreadedSweep:
+    """Mixin of the sync ``PostgresSaver``: :meth:`asweep` runs :meth:`sweep` in a worker
+    thread (its other ``a*`` methods come from ``ThreadedAsyncMethods``)."""
 
     def sweep(self) -> SweepResult:
         raise NotImplementedError
 
-    def forget_threads(self, thread_ids: Sequence[str]) -> None:
-        raise NotImplementedError
-
-    async def aprune(
-        self, thread_ids: Sequence[str], *, strategy: str = "keep_latest", keep_last: int = 1
-    ) -> None:
-        """:meth:`prune` in a worker thread."""
-        await asyncio.to_thread(
-            lambda: self.prune(thread_ids, strategy=strategy, keep_last=keep_last)
-        )
-
     async def asweep(self) -> SweepResult:
         """:meth:`sweep` in a worker thread."""
         return await asyncio.to_thread(self.sweep)
-
-    async def aforget_threads(self, thread_ids: Sequence[str]) -> None:
-        """:meth:`forget_threads` in a worker thread."""
-        await asyncio.to_thread(self.forget_threads, thread_ids)

@@ -14,7 +14,7 @@ from typing import Any, TypeVar
 
 # unasync: async-only
 import asyncio
-from collections.abc import AsyncIterator, Coroutine, Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager, suppress
 
 # unasync: end
@@ -25,7 +25,6 @@ from contextlib import asynccontextmanager, suppress
 # unasync: end
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import (
-    BaseCheckpointSaver,
     ChannelVersions,
     Checkpoint,
     CheckpointMetadata,
@@ -52,8 +51,8 @@ from langgraph_memory.checkpoint.postgres._connect import (
     aprobe,
     arun_program,
 )
+from langgraph_memory.checkpoint._bridge import LoopBridgedSyncMethods
 from langgraph_memory.checkpoint.postgres.lease import AsyncPostgresLeaseBackend
-from langgraph_memory.errors import SyncCallOnEventLoopError
 
 # unasync: end
 # unasync: sync-only
@@ -61,7 +60,7 @@ from langgraph_memory.errors import SyncCallOnEventLoopError
 # from langgraph_memory.checkpoint._threaded import ThreadedAsyncMethods
 # from langgraph_memory.checkpoint.postgres._connect import SyncConn, SyncConnector
 # from langgraph_memory.checkpoint.postgres._connect import build_pool, probe
-# from langgraph_memory.checkpoint.postgres._retention import ThreadedMaintenance
+# from langgraph_memory.checkpoint.postgres._retention import ThreadedSweep
 # from langgraph_memory.checkpoint.postgres.lease import PostgresLeaseBackend
 # unasync: end
 
@@ -73,10 +72,16 @@ R = TypeVar("R")
 
 
 # unasync: async-only
-_SaverBase = BaseCheckpointSaver[str]
+class _SaverBase(LoopBridgedSyncMethods):
+    """The sync methods of ``AsyncPostgresSaver``: bridged onto its loop."""
+
+    sync_twin = "PostgresSaver"
+    loop: asyncio.AbstractEventLoop  # known from construction (made on a running loop)
+
+
 # unasync: end
 # unasync: sync-only
-# class _SaverBase(ThreadedMaintenance, ThreadedAsyncMethods, BaseCheckpointSaver[str]):
+# class _SaverBase(ThreadedSweep, ThreadedAsyncMethods):
 #     """The ``a*`` methods of ``PostgresSaver``: its sync ones, in a worker thread."""
 # unasync: end
 
@@ -453,95 +458,6 @@ class AsyncPostgresSaver(_SaverBase):
         return seconds
 
     # unasync: async-only
-    # ----------------------------------------------------------------- sync bridges
-
-    def _bridge(self, coro: Coroutine[Any, Any, R]) -> R:
-        try:
-            running: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
-        except RuntimeError:
-            running = None
-        if running is self.loop or not self.loop.is_running():
-            coro.close()
-            raise SyncCallOnEventLoopError(
-                "AsyncPostgresSaver's sync methods only work from a thread other than the "
-                "event loop the saver was created on, while that loop runs; on the loop use "
-                "the async methods (ainvoke/astream, `await saver.aget_tuple(...)`), or use "
-                "PostgresSaver"
-            )
-        return asyncio.run_coroutine_threadsafe(coro, self.loop).result()
-
-    def get_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
-        """Sync bridge to :meth:`aget_tuple` (call from a non-loop thread)."""
-        return self._bridge(self.aget_tuple(config))
-
-    def list(
-        self,
-        config: RunnableConfig | None,
-        *,
-        filter: dict[str, Any] | None = None,
-        before: RunnableConfig | None = None,
-        limit: int | None = None,
-    ) -> Iterator[CheckpointTuple]:
-        """Sync bridge to :meth:`alist` (call from a non-loop thread)."""
-
-        async def collect() -> list[CheckpointTuple]:
-            found = self.alist(config, filter=filter, before=before, limit=limit)
-            return [item async for item in found]
-
-        return iter(self._bridge(collect()))
-
-    def put(
-        self,
-        config: RunnableConfig,
-        checkpoint: Checkpoint,
-        metadata: CheckpointMetadata,
-        new_versions: ChannelVersions,
-    ) -> RunnableConfig:
-        """Sync bridge to :meth:`aput` (call from a non-loop thread)."""
-        return self._bridge(self.aput(config, checkpoint, metadata, new_versions))
-
-    def put_writes(
-        self,
-        config: RunnableConfig,
-        writes: Sequence[tuple[str, Any]],
-        task_id: str,
-        task_path: str = "",
-    ) -> None:
-        """Sync bridge to :meth:`aput_writes` (call from a non-loop thread)."""
-        self._bridge(self.aput_writes(config, writes, task_id, task_path))
-
-    def forget_threads(self, thread_ids: Sequence[str]) -> None:
-        """Sync bridge to :meth:`aforget_threads` (call from a non-loop thread)."""
-        self._bridge(self.aforget_threads(thread_ids))
-
-    def delete_thread(self, thread_id: str) -> None:
-        """Sync bridge to :meth:`adelete_thread` (call from a non-loop thread)."""
-        self._bridge(self.adelete_thread(thread_id))
-
-    def get_delta_channel_history(
-        self, *, config: RunnableConfig, channels: Sequence[str]
-    ) -> Mapping[str, DeltaChannelHistory]:
-        """Sync bridge to :meth:`aget_delta_channel_history` (call from a non-loop thread)."""
-        return self._bridge(self.aget_delta_channel_history(config=config, channels=channels))
-
-    def copy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
-        """Sync bridge to :meth:`acopy_thread` (call from a non-loop thread)."""
-        self._bridge(self.acopy_thread(source_thread_id, target_thread_id))
-
-    def delete_for_runs(self, run_ids: Sequence[str]) -> None:
-        """Sync bridge to :meth:`adelete_for_runs` (call from a non-loop thread)."""
-        self._bridge(self.adelete_for_runs(run_ids))
-
-    def prune(
-        self,
-        thread_ids: Sequence[str],
-        *,
-        strategy: str = "keep_latest",
-        keep_last: int = 1,
-    ) -> None:
-        """Sync bridge to :meth:`aprune` (call from a non-loop thread)."""
-        self._bridge(self.aprune(thread_ids, strategy=strategy, keep_last=keep_last))
-
     def sweep(self) -> SweepResult:
         """Sync bridge to :meth:`asweep` (call from a non-loop thread)."""
         return self._bridge(self.asweep())

@@ -20,7 +20,6 @@ from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import (
-    BaseCheckpointSaver,
     ChannelVersions,
     Checkpoint,
     CheckpointMetadata,
@@ -43,7 +42,7 @@ from langgraph_memory._pg.program import run_program
 from langgraph_memory.checkpoint._threaded import ThreadedAsyncMethods
 from langgraph_memory.checkpoint.postgres._connect import SyncConn, SyncConnector
 from langgraph_memory.checkpoint.postgres._connect import build_pool, probe
-from langgraph_memory.checkpoint.postgres._retention import ThreadedMaintenance
+from langgraph_memory.checkpoint.postgres._retention import ThreadedSweep
 from langgraph_memory.checkpoint.postgres.lease import PostgresLeaseBackend
 
 __all__ = ["PostgresSaver"]
@@ -53,7 +52,7 @@ logger = logging.getLogger(__name__)
 R = TypeVar("R")
 
 
-class _SaverBase(ThreadedMaintenance, ThreadedAsyncMethods, BaseCheckpointSaver[str]):
+class _SaverBase(ThreadedSweep, ThreadedAsyncMethods):
     """The ``a*`` methods of ``PostgresSaver``: its sync ones, in a worker thread."""
 
 
