@@ -14,7 +14,8 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
-from bench._common import embedded_database, progress, temp_database
+from bench._common import embedded_database, temp_database
+from bench.progress import OnProgress, Progress, print_progress
 
 __all__ = ["ConcurrencyResult", "main", "measure", "run"]
 
@@ -89,14 +90,16 @@ async def _langgraph(dsn: str, calls: int) -> list[ConcurrencyResult]:
         return await _both_kinds("langgraph AsyncPostgresStore", store, calls)
 
 
-def run(calls: int, *, base_dsn: str | None = None) -> list[ConcurrencyResult]:
+def run(
+    calls: int, *, base_dsn: str | None = None, progress: OnProgress = print_progress
+) -> list[ConcurrencyResult]:
     """Both stores, each on a fresh database of ``base_dsn`` (needs pgvector, which
     LangGraph's store requires), or of a private embedded Postgres 18 when ``None``."""
     results: list[ConcurrencyResult] = []
     for label, body in (("langgraph-memory", _ours), ("LangGraph AsyncPostgresStore", _langgraph)):
         database = embedded_database() if base_dsn is None else temp_database(base_dsn)
         with database as dsn:
-            progress(f"{label}: {calls} concurrent aput, then asearch (pool of 10)")
+            progress(Progress(f"{label}: {calls} concurrent aput, then asearch (pool of 10)"))
             results += asyncio.run(body(dsn, calls))
     return results
 
