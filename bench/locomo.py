@@ -266,7 +266,10 @@ def stemmed_tokens(text: str) -> list[str]:
     import snowballstemmer
 
     stemmer = snowballstemmer.stemmer("english")
-    return stemmer.stemWords([t for t in plain_tokens(text) if t not in ENGLISH_STOP_WORDS])
+    stems: list[str] = stemmer.stemWords(
+        [t for t in plain_tokens(text) if t not in ENGLISH_STOP_WORDS]
+    )
+    return stems
 
 
 class BM25Retriever:

@@ -19,7 +19,8 @@ from bench.progress import OnProgress, Progress, print_progress
 
 __all__ = ["ConcurrencyResult", "main", "measure", "run"]
 
-POOL = {"min_size": 1, "max_size": 10}
+POOL_SIZE = 10
+"""Connections per store (``min_size`` 1)."""
 
 
 @dataclass
@@ -69,7 +70,7 @@ async def _ours(dsn: str, calls: int) -> list[ConcurrencyResult]:
 
     index: Any = {"dims": 64, "embed": HashingEmbeddings(64), "fields": ["text"]}
     async with AsyncPostgresMemoryStore.from_conn_string(
-        dsn, index=index, pool_config=POOL
+        dsn, index=index, pool_config={"min_size": 1, "max_size": POOL_SIZE}
     ) as store:
         await store.asetup()
         return await _both_kinds("langgraph-memory", store, calls)
@@ -83,7 +84,7 @@ async def _langgraph(dsn: str, calls: int) -> list[ConcurrencyResult]:
     index: Any = {"dims": 64, "embed": HashingEmbeddings(64), "fields": ["text"]}
     async with AsyncPostgresStore.from_conn_string(
         dsn,
-        pool_config=POOL,  # type: ignore[arg-type]
+        pool_config={"min_size": 1, "max_size": POOL_SIZE},
         index=index,
     ) as store:
         await store.setup()

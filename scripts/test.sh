@@ -20,7 +20,7 @@ echo "==> ruff"
 ruff check langgraph_memory graphs tests bench
 ruff format --check langgraph_memory graphs tests bench
 echo "==> mypy --strict"
-mypy
+mypy  # [tool.mypy] files: langgraph_memory (graphs/ included), bench, notebooks/src
 # --- store-compat: LangGraph's own store test suites (tests/compat), fetched from the PyPI
 # sdists pinned in tests/compat/langgraph_suites.lock (sha256-checked, cached in .cache/) ---
 python -m tests.compat._suites
