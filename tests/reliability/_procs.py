@@ -27,7 +27,7 @@ def leased_chat_worker(
     from contextlib import ExitStack
 
     from langgraph_memory.lease import with_thread_lease
-    from tests.graphs import chat_graph
+    from tests.graph_helpers import chat_graph
     from tests.reliability._workload import thread_config, turn_input
 
     records: list[tuple[str, str, str | None]] = []

@@ -26,7 +26,7 @@ from psycopg.rows import dict_row
 from langgraph_memory.checkpoint.postgres import PostgresSaver
 from langgraph_memory.checkpoint.redis import RedisSaver
 from langgraph_memory.store.postgres import PostgresMemoryStore
-from tests.graphs import chat_graph
+from tests.graph_helpers import chat_graph
 from tests.reliability._figures import Figures
 from tests.reliability._procs import leased_chat_worker, store_worker
 from tests.reliability._workload import check_thread, thread_config

@@ -21,7 +21,7 @@ from langgraph_memory.checkpoint.postgres import AsyncPostgresSaver, PostgresSav
 from langgraph_memory.checkpoint.redis import AsyncRedisSaver, RedisSaver
 from langgraph_memory.errors import BackendUnavailableError, LangGraphMemoryError
 from langgraph_memory.store.postgres import AsyncPostgresMemoryStore, PostgresMemoryStore
-from tests.graphs import chat_graph
+from tests.graph_helpers import chat_graph
 from tests.reliability._figures import Figures
 from tests.reliability._servers import OwnedRedis, free_port, terminate_backends
 from tests.reliability._workload import thread_config, turn_input

@@ -24,7 +24,7 @@ import pytest
 from langgraph_memory.checkpoint.postgres import AsyncPostgresSaver, PostgresSaver
 from langgraph_memory.lease import with_thread_lease
 from langgraph_memory.store.postgres import AsyncPostgresMemoryStore, PostgresMemoryStore
-from tests.graphs import chat_graph
+from tests.graph_helpers import chat_graph
 from tests.reliability._figures import Figures
 from tests.reliability._servers import BackendKiller
 from tests.reliability._workload import Ledger, check_thread, run_turns, thread_config, turn_input

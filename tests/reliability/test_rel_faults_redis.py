@@ -19,7 +19,7 @@ import pytest
 from langgraph_memory.checkpoint.redis import AsyncRedisSaver, RedisSaver
 from langgraph_memory.errors import BackendUnavailableError, LangGraphMemoryError
 from langgraph_memory.lease import with_thread_lease
-from tests.graphs import chat_graph
+from tests.graph_helpers import chat_graph
 from tests.reliability._figures import Figures
 from tests.reliability._servers import OwnedRedis
 from tests.reliability._workload import Ledger, check_thread, run_turns, thread_config, turn_input

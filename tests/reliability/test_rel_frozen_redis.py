@@ -24,7 +24,7 @@ from langgraph.checkpoint.base import empty_checkpoint
 from langgraph_memory.checkpoint.redis import AsyncRedisSaver, RedisSaver
 from langgraph_memory.checkpoint.redis._base import DEFAULT_SOCKET_TIMEOUT
 from langgraph_memory.errors import BackendUnavailableError, LangGraphMemoryError
-from tests.graphs import chat_graph
+from tests.graph_helpers import chat_graph
 from tests.reliability._figures import Figures
 from tests.reliability._servers import OwnedRedis
 from tests.reliability._workload import thread_config, turn_input

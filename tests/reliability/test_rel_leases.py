@@ -36,7 +36,7 @@ from langgraph_memory.lease import (
     ThreadLeasedGraph,
     with_thread_lease,
 )
-from tests.graphs import chat_graph
+from tests.graph_helpers import chat_graph
 from tests.reliability._figures import Figures
 from tests.reliability._savers import BACKENDS, Target, async_saver, sync_saver, target
 from tests.reliability._workload import thread_config, turn_input

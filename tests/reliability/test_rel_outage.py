@@ -19,7 +19,7 @@ import pytest
 from langgraph_memory.checkpoint.postgres import PostgresSaver
 from langgraph_memory.errors import BackendUnavailableError
 from langgraph_memory.store.postgres import PostgresMemoryStore
-from tests.graphs import chat_graph
+from tests.graph_helpers import chat_graph
 from tests.reliability._figures import Figures
 from tests.reliability._servers import TcpProxy, admin_dsn_for
 from tests.reliability._workload import check_thread, thread_config, turn_input

@@ -17,7 +17,7 @@ import redis
 
 from langgraph_memory.checkpoint.redis import AsyncRedisSaver, RedisSaver
 from langgraph_memory.errors import BackendUnavailableError, ConfigurationError
-from tests.graphs import chat_graph
+from tests.graph_helpers import chat_graph
 from tests.reliability._servers import OwnedRedis, free_port
 from tests.reliability._workload import thread_config, turn_input
 from tests.reliability.test_rel_frozen_redis import sync_calls, timed

@@ -33,7 +33,7 @@ from langgraph_memory.checkpoint._values import MAX_VALUE_BYTES
 from langgraph_memory.checkpoint.postgres import AsyncPostgresSaver, PostgresSaver
 from langgraph_memory.checkpoint.redis import AsyncRedisSaver, RedisSaver
 from langgraph_memory.errors import InvalidValueError
-from tests.graphs import chat_graph
+from tests.graph_helpers import chat_graph
 from tests.reliability._figures import Figures
 from tests.reliability._hostile import Call, is_ours, redis_snapshot, saver_calls
 from tests.reliability._servers import table_snapshot

@@ -22,7 +22,7 @@ from langgraph_memory.checkpoint.postgres import AsyncPostgresSaver, PostgresSav
 from langgraph_memory.errors import BackendUnavailableError, ConfigurationError
 from langgraph_memory.store.postgres import AsyncPostgresMemoryStore, PostgresMemoryStore
 from tests.fakes import HashingEmbeddings
-from tests.graphs import chat_graph
+from tests.graph_helpers import chat_graph
 from tests.reliability._erasure import pg_rows_with
 from tests.reliability._workload import thread_config, turn_input
 

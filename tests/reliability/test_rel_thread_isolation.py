@@ -12,7 +12,7 @@ import pytest
 
 from langgraph_memory.checkpoint.postgres import PostgresSaver
 from langgraph_memory.checkpoint.redis import RedisSaver
-from tests.graphs import chat_graph
+from tests.graph_helpers import chat_graph
 from tests.reliability._figures import Figures
 from tests.reliability._workload import thread_config, turn_input
 

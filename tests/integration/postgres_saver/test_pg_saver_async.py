@@ -13,7 +13,7 @@ from pg_saver_helpers import build_delta_graph, count_rows, thread, turn
 
 from langgraph_memory.checkpoint.postgres import AsyncPostgresSaver
 from langgraph_memory.errors import BackendUnavailableError
-from tests.graphs import chat_graph
+from tests.graph_helpers import chat_graph
 
 pytestmark = pytest.mark.postgres
 

@@ -19,7 +19,7 @@ from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
 from langgraph_memory.checkpoint.postgres import AsyncPostgresSaver, PostgresSaver
 from langgraph_memory.errors import BackendUnavailableError
-from tests.graphs import chat_graph
+from tests.graph_helpers import chat_graph
 
 pytestmark = [pytest.mark.postgres, pytest.mark.slow]
 

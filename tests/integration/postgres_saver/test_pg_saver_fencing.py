@@ -16,7 +16,7 @@ from langgraph_memory.checkpoint.postgres import (
 )
 from langgraph_memory.errors import ConfigurationError, StaleWriteError
 from langgraph_memory.lease._protocol import FENCE_CONFIG_KEY, AsyncLeaseBackend, LeaseBackend
-from tests.graphs import chat_graph
+from tests.graph_helpers import chat_graph
 
 pytestmark = pytest.mark.postgres
 

@@ -15,7 +15,7 @@ from langgraph.types import Command, interrupt
 from pg_saver_helpers import build_delta_graph, count_rows, thread, turn
 
 from langgraph_memory.checkpoint.postgres import PostgresSaver
-from tests.graphs import chat_graph
+from tests.graph_helpers import chat_graph
 
 pytestmark = pytest.mark.postgres
 

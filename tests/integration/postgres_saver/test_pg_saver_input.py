@@ -15,7 +15,7 @@ from pg_saver_helpers import count_rows, turn
 
 from langgraph_memory.checkpoint.postgres import AsyncPostgresSaver, PostgresSaver
 from langgraph_memory.errors import ConfigurationError, InvalidFilterError
-from tests.graphs import chat_graph
+from tests.graph_helpers import chat_graph
 
 pytestmark = pytest.mark.postgres
 

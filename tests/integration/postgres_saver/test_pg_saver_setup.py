@@ -21,7 +21,7 @@ from langgraph_memory.errors import (
     InvalidConnectionStringError,
     MigrationError,
 )
-from tests.graphs import chat_graph
+from tests.graph_helpers import chat_graph
 
 pytestmark = pytest.mark.postgres
 

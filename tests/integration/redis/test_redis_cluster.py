@@ -22,7 +22,7 @@ from langgraph_memory.checkpoint.redis import AsyncRedisSaver, RedisSaver
 from langgraph_memory.checkpoint.redis._keys import ThreadKeys
 from langgraph_memory.errors import BackendUnavailableError, StaleWriteError, ThreadBusyError
 from langgraph_memory.lease._protocol import FENCE_CONFIG_KEY
-from tests.graphs import chat_graph, count_seen
+from tests.graph_helpers import chat_graph, count_seen
 
 pytestmark = [pytest.mark.redis, pytest.mark.slow]
 

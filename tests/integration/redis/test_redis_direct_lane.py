@@ -24,7 +24,7 @@ from redis_saver_helpers import LocalServer, contents, free_ports, start_server,
 from langgraph_memory.checkpoint.redis import RedisSaver
 from langgraph_memory.checkpoint.redis._wire import _MAX_IDLE, DirectLane, pack_command
 from langgraph_memory.errors import BackendUnavailableError
-from tests.graphs import chat_graph, count_seen
+from tests.graph_helpers import chat_graph, count_seen
 
 pytestmark = pytest.mark.redis
 

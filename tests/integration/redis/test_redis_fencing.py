@@ -21,7 +21,7 @@ from langgraph_memory.lease._protocol import (
     AsyncLeaseBackend,
     LeaseBackend,
 )
-from tests.graphs import chat_graph, count_seen
+from tests.graph_helpers import chat_graph, count_seen
 
 pytestmark = pytest.mark.redis
 

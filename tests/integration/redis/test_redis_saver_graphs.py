@@ -16,7 +16,7 @@ from redis_saver_helpers import contents
 from typing_extensions import TypedDict
 
 from langgraph_memory.checkpoint.redis import AsyncRedisSaver, RedisSaver
-from tests.graphs import chat_graph, count_seen
+from tests.graph_helpers import chat_graph, count_seen
 
 pytestmark = pytest.mark.redis
 

@@ -19,7 +19,7 @@ from redis_saver_helpers import contents, scan_keys
 from langgraph_memory.checkpoint.redis import AsyncRedisSaver, RedisSaver
 from langgraph_memory.checkpoint.redis._keys import SCHEMA_VERSION
 from langgraph_memory.errors import ConfigurationError, InvalidFilterError
-from tests.graphs import chat_graph, count_seen
+from tests.graph_helpers import chat_graph, count_seen
 
 pytestmark = pytest.mark.redis
 

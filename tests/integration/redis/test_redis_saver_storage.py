@@ -23,7 +23,7 @@ from langgraph_memory.errors import (
     InvalidValueError,
     MigrationError,
 )
-from tests.graphs import chat_graph, count_seen
+from tests.graph_helpers import chat_graph, count_seen
 
 pytestmark = pytest.mark.redis
 
