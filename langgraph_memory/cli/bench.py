@@ -372,8 +372,9 @@ def run_benchmarks(
         names: Benchmarks from :data:`BENCHES`, or ``"all"``.
         quick: Use the :data:`QUICK` sizes.
         verbose: Also print the benchmarks' own progress lines.
-        options: Per-benchmark keyword arguments of its ``run`` over the :data:`QUICK`
-            sizes (e.g. ``{"locomo": {"retrievers": ["bm25-stemmed"]}}``).
+        options: Per-benchmark keyword arguments of its ``run``, over the :data:`QUICK`
+            sizes (e.g. ``{"locomo": {"retrievers": ["bm25-stemmed"]}}``); one that ``run``
+            does not take fails that benchmark (its ``error``).
 
     Raises:
         CliError: An unknown benchmark, or not a source checkout (``bench/`` missing).
