@@ -13,7 +13,6 @@ from __future__ import annotations
 import contextlib
 import os
 import statistics
-import sys
 import tempfile
 import threading
 import uuid
@@ -29,18 +28,12 @@ __all__ = [
     "embedded_database",
     "format_table",
     "percentile",
-    "progress",
     "temp_database",
 ]
 
 POSTGRES_URI = os.environ.get(
     "LANGGRAPH_MEMORY_BENCH_POSTGRES_URI", "postgresql://postgres@127.0.0.1:5432/postgres"
 )
-
-
-def progress(message: str) -> None:
-    """One progress line on stderr (the results table goes to stdout)."""
-    print(message, file=sys.stderr, flush=True)
 
 
 def percentile(samples: Sequence[float], fraction: float) -> float:

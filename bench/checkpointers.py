@@ -26,7 +26,6 @@ import contextlib
 import json
 import os
 import statistics
-import sys
 import tempfile
 import time
 import uuid
@@ -38,6 +37,8 @@ from langchain_core.messages import AIMessage, HumanMessage
 from langgraph.checkpoint.base import BaseCheckpointSaver, empty_checkpoint
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import END, START, MessagesState, StateGraph
+
+from bench.progress import OnProgress, Progress, ProgressBar, print_progress
 
 __all__ = ["SaverResult", "build_graph", "main", "run"]
 
@@ -218,7 +219,7 @@ def run(
     invokes: int = 300,
     put_get: int = 100,
     savers: dict[str, SaverFactory] | None = None,
-    progress: Callable[[str], None] | None = None,
+    progress: OnProgress = print_progress,
 ) -> list[SaverResult]:
     """Run the benchmark and return one :class:`SaverResult` per saver (InMemory first).
 
@@ -227,9 +228,8 @@ def run(
         invokes: Graph invocations per saver.
         put_get: Direct put + get_tuple rounds of a 51-message checkpoint per saver.
         savers: Name -> context-manager factory; default :func:`default_savers`.
-        progress: Called with progress lines (default: print to stderr).
+        progress: Receives the :class:`~bench.progress.Progress` events.
     """
-    say = progress or (lambda line: print(line, file=sys.stderr, flush=True))
     factories = savers if savers is not None else default_savers()
     results = {name: SaverResult(name=name) for name in factories}
     with contextlib.ExitStack() as stack:
@@ -240,7 +240,7 @@ def run(
                 saver = stack.enter_context(factory())
             except Exception as exc:  # a missing service skips that saver, loudly
                 results[name].skipped = f"{type(exc).__name__}: {exc}"
-                say(f"  skip {name}: {results[name].skipped}")
+                progress(Progress(f"skip {name}: {results[name].skipped}"))
                 continue
             active[name] = saver
             graphs[name] = build_graph(saver)
@@ -252,7 +252,9 @@ def run(
                     {"messages": [HumanMessage(content="warm up")]},
                     {"configurable": {"thread_id": f"warm-{run_id}-{i}"}},
                 )
-        say(f"invoking the graph {invokes}x over {threads} threads on {len(names)} savers")
+        progress(
+            Progress(f"invoking the graph {invokes}x over {threads} threads on {len(names)} savers")
+        )
         step = max(1, invokes // 10)
         for i in range(invokes):
             config = {"configurable": {"thread_id": f"bench-{run_id}-{i % threads}"}}
@@ -262,8 +264,8 @@ def run(
                 graphs[name].invoke(turn, config)
                 results[name].invoke_samples.append((time.perf_counter() - started) * 1000)
             if (i + 1) % step == 0:
-                say(f"  invokes {i + 1}/{invokes}")
-        say(f"put + get_tuple of a 51-message checkpoint, {put_get}x per saver")
+                progress(Progress("invokes", i + 1, invokes))
+        progress(Progress(f"put + get_tuple of a 51-message checkpoint, {put_get}x per saver"))
         for i in range(put_get):
             for name in names[i % len(names) :] + names[: i % len(names)]:
                 sample = _time_put_get(active[name], f"big-{run_id}-{i % threads}")
@@ -310,7 +312,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--json", metavar="FILE", help="also write the results as JSON")
     args = parser.parse_args(argv)
     load_before = os.getloadavg()[0]
-    results = run(threads=args.threads, invokes=args.invokes, put_get=args.put_get)
+    with ProgressBar("checkpointers") as bar:
+        results = run(
+            threads=args.threads, invokes=args.invokes, put_get=args.put_get, progress=bar
+        )
     load_after = os.getloadavg()[0]
     print(format_table(results))
     print(f"(machine load average {load_before:.1f} -> {load_after:.1f} on {os.cpu_count()} CPUs)")

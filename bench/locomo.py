@@ -77,9 +77,9 @@ from bench._common import (
     CountingEmbeddings,
     embedded_database,
     format_table,
-    progress,
     temp_database,
 )
+from bench.progress import OnProgress, Progress, ProgressBar, print_progress
 
 __all__ = [
     "Conversation",
@@ -266,7 +266,10 @@ def stemmed_tokens(text: str) -> list[str]:
     import snowballstemmer
 
     stemmer = snowballstemmer.stemmer("english")
-    return stemmer.stemWords([t for t in plain_tokens(text) if t not in ENGLISH_STOP_WORDS])
+    stems: list[str] = stemmer.stemWords(
+        [t for t in plain_tokens(text) if t not in ENGLISH_STOP_WORDS]
+    )
+    return stems
 
 
 class BM25Retriever:
@@ -636,7 +639,7 @@ def run(
     context_turns: int = CONTEXT_TURNS,
     after_turns: int = AFTER_TURNS,
     ingest_turns: int = INGEST_TURNS,
-    report: Callable[[str], None] = progress,
+    progress: OnProgress = print_progress,
 ) -> LocomoReport:
     """Run the benchmark and return its report (the CLI prints it; tests assert on it).
 
@@ -657,7 +660,7 @@ def run(
         ingest_turns: Turns of the first conversation ingested by the previous loader and
             by the episodic path, each on its own uncached embedder, to compare their cost
             (0 = skip; skipped too when no ``ours-*`` retriever runs).
-        report: Progress callback.
+        progress: Receives the :class:`~bench.progress.Progress` events.
     """
     if conversations is None:
         conversations = load_conversations(Path(data_dir))
@@ -674,10 +677,12 @@ def run(
     embedder_name = str(getattr(embeddings, "model_name", type(embeddings).__name__))
     shared = CachingEmbeddings(embeddings)
     n_questions = sum(len(c.questions) for c in conversations)
-    report(
-        f"LoCoMo: {len(conversations)} conversations, "
-        f"{sum(len(c.turns) for c in conversations)} turns, {n_questions} questions; "
-        f"embedder {embedder_name}"
+    progress(
+        Progress(
+            f"LoCoMo: {len(conversations)} conversations, "
+            f"{sum(len(c.turns) for c in conversations)} turns, {n_questions} questions; "
+            f"embedder {embedder_name}"
+        )
     )
     results: list[RetrieverResult] = []
     for name in retrievers:
@@ -697,7 +702,7 @@ def run(
                     context_turns,
                     after_turns,
                 )
-                for conversation in conversations:
+                for index, conversation in enumerate(conversations, start=1):
                     started = time.perf_counter()
                     retriever.index(conversation)
                     result.index_seconds += time.perf_counter() - started
@@ -715,14 +720,18 @@ def run(
                     done = _aggregate(
                         [s for _, c, s in per_question if c == conversation.sample_id]
                     )
-                    report(
-                        f"  {name:20s} {conversation.sample_id}: {len(conversation.turns)} turns, "
-                        f"{done.n} questions, R@5 {done.recall_at_5:.1f} "
-                        f"R@10 {done.recall_at_10:.1f}"
+                    progress(
+                        Progress(
+                            f"{name} {conversation.sample_id}: {len(conversation.turns)} turns, "
+                            f"{done.n} questions, R@5 {done.recall_at_5:.1f} "
+                            f"R@10 {done.recall_at_10:.1f}",
+                            index,
+                            len(conversations),
+                        )
                     )
         except Exception as exc:  # a missing service skips one retriever, not the run
             result.error = f"{type(exc).__name__}: {exc}"
-            report(f"  {name:20s} skipped: {result.error}")
+            progress(Progress(f"{name} skipped: {result.error}"))
             continue
         result.overall = _aggregate([s for _, _, s in per_question])
         result.by_category = {
@@ -753,12 +762,14 @@ def run(
                 episodes=episode_config(context_turns, after_turns),
             )
         except Exception as exc:  # a missing service skips the measurement, not the run
-            report(f"  ingest speed skipped: {type(exc).__name__}: {exc}")
+            progress(Progress(f"ingest speed skipped: {type(exc).__name__}: {exc}"))
         for speed in speeds:
-            report(
-                f"  ingest {speed.path:10s} {speed.turns} turns in {speed.seconds:.1f} s "
-                f"({speed.turns_per_second:.1f} turns/s, "
-                f"{speed.texts_per_memory:.2f} texts embedded per memory)"
+            progress(
+                Progress(
+                    f"ingest {speed.path} {speed.turns} turns in {speed.seconds:.1f} s "
+                    f"({speed.turns_per_second:.1f} turns/s, "
+                    f"{speed.texts_per_memory:.2f} texts embedded per memory)"
+                )
             )
     return LocomoReport(
         conversations=[c.sample_id for c in conversations],
@@ -938,16 +949,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument("--json", type=Path, default=None, help="write the results here")
     args = parser.parse_args(args_in)
-    result = run(
-        args.data,
-        retrievers=[r.strip() for r in args.retrievers.split(",") if r.strip()],
-        limit_conversations=args.limit_conversations,
-        limit_questions=args.limit_questions,
-        exact_dsn=args.exact_dsn,
-        context_turns=args.context_turns,
-        after_turns=args.after_turns,
-        ingest_turns=args.ingest_turns,
-    )
+    with ProgressBar("locomo") as bar:
+        result = run(
+            args.data,
+            retrievers=[r.strip() for r in args.retrievers.split(",") if r.strip()],
+            limit_conversations=args.limit_conversations,
+            limit_questions=args.limit_questions,
+            exact_dsn=args.exact_dsn,
+            context_turns=args.context_turns,
+            after_turns=args.after_turns,
+            ingest_turns=args.ingest_turns,
+            progress=bar,
+        )
     print(format_report(result))
     if args.json:
         args.json.write_text(json.dumps(result.to_json(), indent=2))

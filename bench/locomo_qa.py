@@ -60,7 +60,6 @@ import functools
 import importlib
 import json
 import os
-import re
 import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -74,7 +73,7 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
 from bench import locomo
-from bench._common import percentile, progress
+from bench._common import percentile
 from bench._qa_cache import QACache, cache_key, text_hash
 from bench._qa_data import (
     CATEGORIES,
@@ -105,6 +104,7 @@ from bench._qa_report import (
     format_report,
     score_rows,
 )
+from bench.progress import OnProgress, Progress, ProgressBar, print_progress
 
 __all__ = [
     "ANSWER_PROMPT",
@@ -126,7 +126,9 @@ __all__ = [
     "main",
     "pair_messages",
     "run",
+    "run_openai",
     "score_rows",
+    "split_methods",
     "transcript",
     "turn_groups",
 ]
@@ -238,7 +240,7 @@ def _ingest(
     user_id: str,
     cache: QACache,
     cursor_key: str,
-    report: Callable[[str], None],
+    progress: OnProgress,
 ) -> _IngestCursor:
     from langgraph_memory.cli.admin import user_namespace
     from langgraph_memory.errors import ConfigurationError
@@ -269,7 +271,9 @@ def _ingest(
         except ConfigurationError as exc:  # the model's answer stayed unreadable: skip the turn
             out = {"memory_report": {"total_llm_calls": 0}}
             cursor.errors += 1
-            report(f"  {conversation.sample_id}: extraction failed at {group[0].dia_id}: {exc}")
+            progress(
+                Progress(f"{conversation.sample_id}: extraction failed at {group[0].dia_id}: {exc}")
+            )
             if cursor.errors > 10 and cursor.errors > fed / 2:
                 raise  # most turns fail: a setup problem, not one bad answer
         elapsed = (time.perf_counter() - started) * 1000
@@ -277,7 +281,7 @@ def _ingest(
         cursor.llm_calls += int(out.get("memory_report", {}).get("total_llm_calls", 0))
         cursor.turn_ms += [round(elapsed / len(group), 1)] * len(group)
         cache.put(cursor_key, asdict(cursor))
-        report(f"  {conversation.sample_id} ingest {done}/{total} turns")
+        progress(Progress(f"{conversation.sample_id} ingest turns", done, total))
     return cursor
 
 
@@ -421,7 +425,7 @@ def run(
     episodic: bool = False,
     package_prompt: bool = False,
     workers: int = 4,
-    report: Callable[[str], None] = progress,
+    progress: OnProgress = print_progress,
 ) -> QAReport:
     """Run the QA benchmark and return its report (``main`` prints it; tests assert on it).
 
@@ -448,7 +452,7 @@ def run(
             of :data:`CONVERSATION_EXTRACTION_PROMPT`.
         workers: Questions answered and judged at once (threads; ingest is sequential,
             in turn order, as consolidation needs).
-        report: Progress callback (lines with ``done/total`` fractions).
+        progress: Receives the :class:`~bench.progress.Progress` events.
     """
     from langgraph_memory.nodes import RespondNode, RetrieveNode
     from langgraph_memory.prompts import DEFAULT_EXTRACTION_PROMPT
@@ -486,9 +490,11 @@ def run(
             dims = dims or int(getattr(embeddings, "dims", 384))
             embedder = str(getattr(embeddings, "model_name", type(embeddings).__name__))
             store = stack.enter_context(_open_store(postgres, embeddings, dims))
-        report(
-            f"LoCoMo QA: {len(conversations)} conversations, {n_questions} questions, "
-            f"model {name}, judge {judge_name}, methods {', '.join(methods)}"
+        progress(
+            Progress(
+                f"LoCoMo QA: {len(conversations)} conversations, {n_questions} questions, "
+                f"model {name}, judge {judge_name}, methods {', '.join(methods)}"
+            )
         )
         for conversation in conversations:
             speakers = {
@@ -521,7 +527,7 @@ def run(
                     user_id=user_id,
                     cache=cache,
                     cursor_key=cache_key("ingest", run_key, conversation.sample_id),
-                    report=report,
+                    progress=progress,
                 )
                 ingest_costs.append(cursor)
                 from langgraph_memory.cli.admin import user_namespace
@@ -566,7 +572,9 @@ def run(
                     futures = [pool.submit(ask, q) for q in conversation.questions]
                     for done, future in enumerate(as_completed(futures), start=1):
                         future.result()  # the first failure stops the run (resume continues)
-                        report(f"  {conversation.sample_id} {method} {done}/{total} questions")
+                        progress(
+                            Progress(f"{conversation.sample_id} {method} questions", done, total)
+                        )
                 for future in futures:
                     record, called = future.result()
                     judge_calls += called
@@ -648,61 +656,57 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", type=Path, default=None, help="write the results here")
 
 
-def run_from_args(args: argparse.Namespace, report: Callable[[str], None] = progress) -> QAReport:
-    """Build the models from the environment and ``args``, then :func:`run`."""
-    model, name = openai_model(args.model)
-    judge_name = args.judge_model or os.environ.get("LANGGRAPH_MEMORY_JUDGE_MODEL") or name
-    judge, judge_name = (model, name) if judge_name == name else openai_model(judge_name)
+def run_openai(
+    data_dir: Path | str = locomo.DEFAULT_DATA_DIR,
+    *,
+    model: str | None = None,
+    judge_model: str | None = None,
+    methods: Sequence[str] = METHODS,
+    limit_conversations: int | None = None,
+    limit_questions: int | None = None,
+    postgres: str | None = None,
+    cache: Path | str | None = None,
+    token_budget: int = DEFAULT_TOKEN_BUDGET,
+    episodic: bool = False,
+    package_prompt: bool = False,
+    workers: int = 4,
+    progress: OnProgress = print_progress,
+) -> QAReport:
+    """:func:`run` with OpenAI-compatible models named here or by the environment.
+
+    ``model`` defaults to ``$LANGGRAPH_MEMORY_MODEL`` (else ``gpt-4o-mini``), ``judge_model``
+    to ``$LANGGRAPH_MEMORY_JUDGE_MODEL``, else the answer model; the other arguments are
+    :func:`run`'s.
+
+    Raises:
+        RuntimeError: No ``OPENAI_API_KEY`` or ``langchain-openai`` not installed.
+        ValueError: Unknown methods or ``workers < 1``.
+    """
+    answerer, name = openai_model(model)
+    judge_name = judge_model or os.environ.get("LANGGRAPH_MEMORY_JUDGE_MODEL") or name
+    judge, judge_name = (answerer, name) if judge_name == name else openai_model(judge_name)
     return run(
-        args.data,
-        model=model,
+        data_dir,
+        model=answerer,
         judge_model=judge,
         model_name=name,
         judge_model_name=judge_name,
-        methods=[m.strip() for m in args.methods.split(",") if m.strip()],
-        limit_conversations=args.limit_conversations,
-        limit_questions=args.limit_questions,
-        postgres=args.postgres,
-        cache=args.cache,
-        token_budget=args.token_budget,
-        episodic=args.episodic,
-        package_prompt=args.package_prompt,
-        workers=getattr(args, "workers", 4),
-        report=report,
+        methods=methods,
+        limit_conversations=limit_conversations,
+        limit_questions=limit_questions,
+        postgres=postgres,
+        cache=cache,
+        token_budget=token_budget,
+        episodic=episodic,
+        package_prompt=package_prompt,
+        workers=workers,
+        progress=progress,
     )
 
 
-class _Bar:
-    """A tqdm bar fed by the ``done/total`` progress lines (plain lines off a terminal)."""
-
-    _FRACTION = re.compile(r"(\d+)/(\d+)")
-
-    def __init__(self) -> None:
-        self._bar: Any = None
-        if sys.stderr.isatty():
-            from tqdm import tqdm
-
-            self._bar = tqdm(total=0, file=sys.stderr, dynamic_ncols=True)
-
-    def __call__(self, line: str) -> None:
-        match = self._FRACTION.search(line)
-        if self._bar is None:
-            if not match or match[1] == match[2]:
-                progress(line)
-            return
-        if match:
-            done, total = int(match[1]), int(match[2])
-            if self._bar.total != total:
-                self._bar.reset(total=total)
-            self._bar.n = done
-            self._bar.set_description(line.strip().rsplit(" ", 2)[0][:40])
-            self._bar.refresh()
-        else:
-            self._bar.write(line)
-
-    def close(self) -> None:
-        if self._bar is not None:
-            self._bar.close()
+def split_methods(text: str) -> list[str]:
+    """``"memory, full-context"`` → ``["memory", "full-context"]``."""
+    return [m.strip() for m in text.split(",") if m.strip()]
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -710,17 +714,29 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.locomo_qa", description=__doc__)
     add_arguments(parser)
     args = parser.parse_args(argv)
-    bar = _Bar()
     try:
-        result = run_from_args(args, report=bar)
+        with ProgressBar("locomo-qa") as bar:
+            result = run_openai(
+                args.data,
+                model=args.model,
+                judge_model=args.judge_model,
+                methods=split_methods(args.methods),
+                limit_conversations=args.limit_conversations,
+                limit_questions=args.limit_questions,
+                postgres=args.postgres,
+                cache=args.cache,
+                token_budget=args.token_budget,
+                episodic=args.episodic,
+                package_prompt=args.package_prompt,
+                workers=args.workers,
+                progress=bar,
+            )
     except RuntimeError as exc:
-        progress(f"error: {exc}")
+        print_progress(Progress(f"error: {exc}"))
         return 2
-    finally:
-        bar.close()
     print(format_report(result))
     if args.json:
-        args.json.writemessage_text(json.dumps(result.to_json(), indent=2))
+        args.json.write_text(json.dumps(result.to_json(), indent=2))
     return 0
 
 

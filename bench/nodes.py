@@ -27,7 +27,7 @@ import hashlib
 import json
 import math
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from langchain_core.embeddings import Embeddings
@@ -35,7 +35,8 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import START, MessagesState, StateGraph
 from langgraph.store.memory import InMemoryStore
 
-from bench._common import format_table, median, percentile, progress, temp_database
+from bench._common import format_table, median, percentile, temp_database
+from bench.progress import OnProgress, Progress, print_progress
 
 __all__ = ["HashEmbeddings", "main", "run"]
 
@@ -118,7 +119,7 @@ def _turns(graph: Any, round_no: int, turns: int) -> list[float]:
     return samples
 
 
-def run(rounds: int = 5, turns: int = 40, sink: Callable[[str], None] = progress) -> dict[str, Any]:
+def run(rounds: int = 5, turns: int = 40, progress: OnProgress = print_progress) -> dict[str, Any]:
     """Per-turn samples (ms) per configuration; the first round is a warm-up."""
     samples: dict[str, list[float]] = {}
     with _agents() as graphs:
@@ -129,7 +130,7 @@ def run(rounds: int = 5, turns: int = 40, sink: Callable[[str], None] = progress
                 taken = _turns(graphs[name], round_no, turns)
                 if round_no:
                     samples.setdefault(name, []).extend(taken)
-            sink(f"round {round_no}/{rounds} done")
+            progress(Progress("rounds", round_no, rounds))
     floor = median(samples[names[0]])
     return {
         name: {

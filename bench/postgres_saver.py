@@ -24,32 +24,34 @@ import argparse
 import asyncio
 import contextlib
 import json
-import os
 import statistics
-import sys
 import time
-import uuid
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-import psycopg
 from langchain_core.messages import HumanMessage
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.checkpoint.postgres import PostgresSaver as OfficialPostgresSaver
 from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver as OfficialAsyncPostgresSaver
-from psycopg.conninfo import conninfo_to_dict, make_conninfo
 from psycopg.rows import dict_row
 from psycopg_pool import AsyncConnectionPool
 
+from bench._common import POSTGRES_URI, percentile, temp_database
 from bench.checkpointers import build_graph
+from bench.progress import OnProgress, Progress, ProgressBar, print_progress
 from langgraph_memory.checkpoint.postgres import AsyncPostgresSaver, PostgresSaver
 
-__all__ = ["LatencyResult", "ThroughputResult", "build_graph", "main", "run"]
+__all__ = [
+    "LatencyResult",
+    "SaverComparison",
+    "ThroughputResult",
+    "build_graph",
+    "format_report",
+    "main",
+    "run",
+]
 
-POSTGRES_URI = os.environ.get(
-    "LANGGRAPH_MEMORY_BENCH_POSTGRES_URI", "postgresql://postgres@127.0.0.1:5432/postgres"
-)
 
 OURS = "ours PostgresSaver"
 OFFICIAL = "official PostgresSaver"
@@ -67,7 +69,7 @@ class LatencyResult:
     p95_ms: float = 0.0
     ratio_to_official: float = 0.0
     ratio_to_memory: float = 0.0
-    samples: list[float] = field(default_factory=list, repr=False)
+    invoke_samples: list[float] = field(default_factory=list, repr=False)
 
 
 @dataclass
@@ -81,66 +83,37 @@ class ThroughputResult:
     ratio_to_official: float = 0.0
 
 
-Emit = Callable[[str], None]
+@dataclass
+class SaverComparison:
+    """What :func:`run` returns: its sizes, (a) latency and (b) throughput."""
 
+    config: dict[str, int]
+    latency: list[LatencyResult]
+    throughput: list[ThroughputResult]
 
-class _Reporter:
-    """Progress and table output: a terminal bar, or lines to a callback (e.g. the CLI)."""
-
-    def __init__(self, emit: Emit | None) -> None:
-        self.emit = emit
-
-    def line(self, text: str = "") -> None:
-        (self.emit or print)(text)
-
-    def progress(self, label: str, done: int, total: int) -> None:
-        if self.emit is not None:
-            if done == total or done % max(1, total // 10) == 0:
-                self.emit(f"  {label}: {done}/{total}")
-            return
-        _progress_bar(label, done, total)
-
-
-def _progress_bar(label: str, done: int, total: int) -> None:
-    if done < total and done % max(1, total // 30):
-        return
-    width = 30
-    filled = width * done // max(total, 1)
-    end = "\n" if done >= total else ""
-    print(f"\r  {label:<32} [{'#' * filled}{'.' * (width - filled)}] {done}/{total}", end=end)
-    sys.stdout.flush()
-
-
-@contextlib.contextmanager
-def _temp_database(base_uri: str) -> Iterator[str]:
-    params = conninfo_to_dict(base_uri)
-    name = f"lgm_bench_{uuid.uuid4().hex[:10]}"
-    with psycopg.connect(base_uri, autocommit=True) as admin:
-        admin.execute(f'CREATE DATABASE "{name}"')
-    try:
-        yield make_conninfo(**{**params, "dbname": name})  # type: ignore[arg-type]
-    finally:
-        with psycopg.connect(base_uri, autocommit=True) as admin:
-            admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-
-
-def _percentile(samples: list[float], q: float) -> float:
-    ordered = sorted(samples)
-    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
+    def to_json(self) -> dict[str, Any]:
+        """Plain JSON data, without the raw samples."""
+        return {
+            "config": dict(self.config),
+            "latency": [
+                {k: v for k, v in asdict(r).items() if k != "invoke_samples"} for r in self.latency
+            ],
+            "throughput": [asdict(t) for t in self.throughput],
+        }
 
 
 # --------------------------------------------------------------------------- (a) latency
 
 
-def _latency(uri: str, threads: int, invokes: int, out: _Reporter) -> list[LatencyResult]:
+def _latency(uri: str, threads: int, invokes: int, progress: OnProgress) -> list[LatencyResult]:
     rounds = max(1, invokes // threads)
     with contextlib.ExitStack() as stack:
         ours = stack.enter_context(
-            PostgresSaver.from_conn_string(stack.enter_context(_temp_database(uri)))
+            PostgresSaver.from_conn_string(stack.enter_context(temp_database(uri)))
         )
         ours.setup()
         official = stack.enter_context(
-            OfficialPostgresSaver.from_conn_string(stack.enter_context(_temp_database(uri)))
+            OfficialPostgresSaver.from_conn_string(stack.enter_context(temp_database(uri)))
         )
         official.setup()
         graphs: dict[str, Any] = {
@@ -162,16 +135,16 @@ def _latency(uri: str, threads: int, invokes: int, out: _Reporter) -> list[Laten
                     start = time.perf_counter()
                     graph.invoke({"messages": [HumanMessage(f"turn {r}")]}, config)
                     samples[name].append((time.perf_counter() - start) * 1000)
-            out.progress("(a) sync invokes, 3 savers", (r + 1) * threads, rounds * threads)
+            progress(Progress("(a) sync invokes, 3 savers", (r + 1) * threads, rounds * threads))
     medians = {name: statistics.median(s) for name, s in samples.items()}
     return [
         LatencyResult(
             name=name,
             median_ms=medians[name],
-            p95_ms=_percentile(s, 0.95),
+            p95_ms=percentile(s, 0.95),
             ratio_to_official=medians[name] / medians[OFFICIAL],
             ratio_to_memory=medians[name] / medians[MEMORY],
-            samples=s,
+            invoke_samples=s,
         )
         for name, s in samples.items()
     ]
@@ -210,7 +183,7 @@ async def _throughput_one(
     dsn: str,
     clients: int,
     per_client: int,
-    progress: Callable[[int], None],
+    count: Callable[[int], None],
 ) -> ThroughputResult:
     async with opener(dsn, clients) as saver:
         await saver.setup()
@@ -225,7 +198,7 @@ async def _throughput_one(
                 config = {"configurable": {"thread_id": f"{name}-c{c}-{i % 4}"}}
                 await graph.ainvoke({"messages": [HumanMessage(f"turn {i}")]}, config)
                 done += 1
-                progress(done)
+                count(done)
 
         start = time.perf_counter()
         await asyncio.gather(*(client(c) for c in range(clients)))
@@ -235,7 +208,7 @@ async def _throughput_one(
 
 
 async def _throughput(
-    uri: str, clients: int, per_client: int, repeats: int, out: _Reporter
+    uri: str, clients: int, per_client: int, repeats: int, progress: OnProgress
 ) -> list[ThroughputResult]:
     best: dict[str, ThroughputResult] = {}
     openers: dict[str, Callable[[str, int], contextlib.AbstractAsyncContextManager[Any]]] = {
@@ -245,17 +218,17 @@ async def _throughput(
     total = repeats * len(openers) * clients * per_client
     finished = 0
     with contextlib.ExitStack() as stack:
-        dsns = {name: stack.enter_context(_temp_database(uri)) for name in openers}
+        dsns = {name: stack.enter_context(temp_database(uri)) for name in openers}
         for rep in range(repeats):
             order = list(openers) if rep % 2 == 0 else list(reversed(openers))
             for name in order:
                 offset = finished
 
-                def progress(done: int, offset: int = offset) -> None:
-                    out.progress(f"(b) {clients} async clients", offset + done, total)
+                def count(done: int, offset: int = offset) -> None:
+                    progress(Progress(f"(b) {clients} async clients", offset + done, total))
 
                 result = await _throughput_one(
-                    name, openers[name], dsns[name], clients, per_client, progress
+                    name, openers[name], dsns[name], clients, per_client, count
                 )
                 finished += clients * per_client
                 if name not in best or result.invokes_per_s > best[name].invokes_per_s:
@@ -276,63 +249,68 @@ def run(
     clients: int = 8,
     client_invokes: int = 40,
     repeats: int = 2,
-    json_path: str | None = None,
-    progress: Emit | None = None,
-) -> dict[str, Any]:
-    """Run both benchmarks, print the tables and return the results (also as JSON).
+    progress: OnProgress = print_progress,
+) -> SaverComparison:
+    """Run both benchmarks and return their results (:func:`format_report` prints them).
 
     Example:
         ```python
-        results = run(invokes=60, client_invokes=10)
-        print(results["latency"][0]["ratio_to_official"])
+        comparison = run(invokes=60, client_invokes=10)
+        print(comparison.latency[0].ratio_to_official)
         ```
 
     Args:
-        progress: Receives progress and table lines instead of stdout (e.g. a CLI sink).
+        uri: Admin DSN; each saver gets a temporary database on its server.
+        threads: Thread ids the sync invokes cycle through.
+        invokes: Sync invokes per saver (a).
+        clients: Concurrent async clients, and the pool size (b).
+        client_invokes: Invokes per client (b).
+        repeats: Throughput repeats; the best is kept (b).
+        progress: Receives the :class:`~bench.progress.Progress` events.
     """
-    out = _Reporter(progress)
-    out.line(f"Postgres checkpointer benchmark on {uri.split('@')[-1]}")
-    latency = _latency(uri, threads, invokes, out)
-    throughput = asyncio.run(_throughput(uri, clients, client_invokes, repeats, out))
-    out.line()
-    out.line(f"(a) per-invoke latency, {threads} threads x {max(1, invokes // threads)} rounds")
-    out.line(
-        f"  {'saver':<28} {'median ms':>10} {'p95 ms':>8} {'vs official':>12} {'vs memory':>10}"
-    )
-    for r in latency:
-        out.line(
+    progress(Progress(f"Postgres checkpointer benchmark on {uri.split('@')[-1]}"))
+    latency = _latency(uri, threads, invokes, progress)
+    throughput = asyncio.run(_throughput(uri, clients, client_invokes, repeats, progress))
+    config = {
+        "threads": threads,
+        "invokes": invokes,
+        "clients": clients,
+        "client_invokes": client_invokes,
+        "repeats": repeats,
+    }
+    return SaverComparison(config, latency, throughput)
+
+
+def format_report(comparison: SaverComparison) -> str:
+    """The two tables and the targets, as text."""
+    config = comparison.config
+    threads, clients = config["threads"], config["clients"]
+    rounds = max(1, config["invokes"] // threads)
+    lines = [
+        f"(a) per-invoke latency, {threads} threads x {rounds} rounds",
+        f"  {'saver':<28} {'median ms':>10} {'p95 ms':>8} {'vs official':>12} {'vs memory':>10}",
+    ]
+    for r in comparison.latency:
+        lines.append(
             f"  {r.name:<28} {r.median_ms:>10.2f} {r.p95_ms:>8.2f} "
             f"{r.ratio_to_official:>11.2f}x {r.ratio_to_memory:>9.2f}x"
         )
-    out.line(f"(b) {clients} concurrent async clients on one saver, pool of {clients}")
-    out.line(f"  {'saver':<28} {'invokes':>8} {'seconds':>8} {'invokes/s':>10} {'vs official':>12}")
-    for t in throughput:
-        out.line(
+    lines.append(f"(b) {clients} concurrent async clients on one saver, pool of {clients}")
+    lines.append(
+        f"  {'saver':<28} {'invokes':>8} {'seconds':>8} {'invokes/s':>10} {'vs official':>12}"
+    )
+    for t in comparison.throughput:
+        lines.append(
             f"  {t.name:<28} {t.invokes:>8} {t.seconds:>8.2f} {t.invokes_per_s:>10.1f} "
             f"{t.ratio_to_official:>11.2f}x"
         )
-    ours_latency = next(r for r in latency if r.name == OURS).ratio_to_official
-    ours_throughput = throughput[0].ratio_to_official
-    out.line(
+    ours_latency = next(r for r in comparison.latency if r.name == OURS).ratio_to_official
+    ours_throughput = comparison.throughput[0].ratio_to_official
+    lines.append(
         f"  targets: latency ours/official {ours_latency:.2f}x (<= 1.10x), "
         f"throughput ours/official {ours_throughput:.2f}x (>= 1.50x)"
     )
-    results = {
-        "config": {
-            "threads": threads,
-            "invokes": invokes,
-            "clients": clients,
-            "client_invokes": client_invokes,
-            "repeats": repeats,
-        },
-        "latency": [{k: v for k, v in asdict(r).items() if k != "samples"} for r in latency],
-        "throughput": [asdict(t) for t in throughput],
-    }
-    if json_path:
-        with open(json_path, "w", encoding="utf-8") as fh:
-            json.dump(results, fh, indent=2)
-        out.line(f"  wrote {json_path}")
-    return results
+    return "\n".join(lines)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -346,15 +324,21 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeats", type=int, default=2, help="throughput repeats (best kept)")
     parser.add_argument("--json", dest="json_path", default=None, help="write results here")
     args = parser.parse_args(argv)
-    run(
-        uri=args.uri,
-        threads=args.threads,
-        invokes=args.invokes,
-        clients=args.clients,
-        client_invokes=args.client_invokes,
-        repeats=args.repeats,
-        json_path=args.json_path,
-    )
+    with ProgressBar("postgres_saver") as bar:
+        comparison = run(
+            uri=args.uri,
+            threads=args.threads,
+            invokes=args.invokes,
+            clients=args.clients,
+            client_invokes=args.client_invokes,
+            repeats=args.repeats,
+            progress=bar,
+        )
+    print(format_report(comparison))
+    if args.json_path:
+        with open(args.json_path, "w", encoding="utf-8") as fh:
+            json.dump(comparison.to_json(), fh, indent=2)
+        print(f"  wrote {args.json_path}")
     return 0
 
 

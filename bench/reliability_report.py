@@ -32,7 +32,8 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any
 
-from bench._common import format_table, progress
+from bench._common import format_table
+from bench.progress import Progress, print_progress
 
 __all__ = ["collect", "main", "summarise"]
 
@@ -56,7 +57,7 @@ def collect(pytest_args: list[str]) -> tuple[dict[str, Any], dict[str, Any]]:
             f"--junitxml={junit_path}",
             *pytest_args,
         ]
-        progress("running: " + " ".join(command[2:]))
+        print_progress(Progress("running: " + " ".join(command[2:])))
         start = time.monotonic()
         completed = subprocess.run(command, cwd=ROOT, env=env, check=False)
         seconds = time.monotonic() - start
@@ -239,7 +240,7 @@ def main(argv: list[str] | None = None) -> int:
         args.json.write_text(
             json.dumps({"run": run, "figures": figures, "table": rows}, indent=2, sort_keys=True)
         )
-        progress(f"wrote {args.json}")
+        print_progress(Progress(f"wrote {args.json}"))
     return int(run["exit_code"])
 
 

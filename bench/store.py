@@ -41,9 +41,9 @@ from bench._common import (
     format_table,
     median,
     percentile,
-    progress,
     temp_database,
 )
+from bench.progress import OnProgress, Progress, ProgressBar, print_progress
 
 __all__ = ["PrecomputedEmbeddings", "StoreResult", "main", "random_texts", "run"]
 
@@ -221,7 +221,7 @@ def run(
     queries: int = 100,
     batch_size: int = 500,
     exact_dsn: str = POSTGRES_URI,
-    report: Callable[[str], None] = progress,
+    progress: OnProgress = print_progress,
 ) -> list[StoreResult]:
     """Load every store to each size in turn and time puts and searches.
 
@@ -231,7 +231,7 @@ def run(
         queries: Searches per size (after 5 warm-up searches).
         batch_size: Puts per ``batch`` call.
         exact_dsn: Admin DSN of a Postgres without pgvector (``ours-exact``).
-        report: Progress callback.
+        progress: Receives the :class:`~bench.progress.Progress` events.
     """
     from langgraph.store.base import PutOp
 
@@ -246,6 +246,7 @@ def run(
     embeddings.register(texts)
     embeddings.register(query_texts)
     results: list[StoreResult] = []
+    step, steps = 0, len(stores) * len(sizes)
     for name in stores:
         kind = "hybrid" if name.startswith("ours") else "vector"
         result = StoreResult(name, kind)
@@ -262,7 +263,7 @@ def run(
                         )
                     put_rate = (size - loaded) / (time.perf_counter() - started)
                     loaded = size
-                    report(f"  {name:20s} loaded {size} memories ({put_rate:,.0f} puts/s)")
+                    progress(Progress(f"{name} loaded {size} memories ({put_rate:,.0f} puts/s)"))
                     for query in query_texts[:5]:
                         store.search(NAMESPACE, query=query, limit=10)
                     samples: list[float] = []
@@ -275,13 +276,19 @@ def run(
                     result.sizes.append(
                         SizeResult(size, put_rate, median(samples), percentile(samples, 0.95))
                     )
-                    report(
-                        f"  {name:20s} search at {size}: p50 {median(samples):.2f} ms, "
-                        f"p95 {percentile(samples, 0.95):.2f} ms"
+                    step += 1
+                    progress(
+                        Progress(
+                            f"{name} search at {size}: p50 {median(samples):.2f} ms, "
+                            f"p95 {percentile(samples, 0.95):.2f} ms",
+                            step,
+                            steps,
+                        )
                     )
         except Exception as exc:  # a missing service skips one store, not the run
             result.error = f"{type(exc).__name__}: {exc}"
-            report(f"  {name:20s} skipped: {result.error}")
+            step += len(sizes) - len(result.sizes)
+            progress(Progress(f"{name} skipped: {result.error}", step, steps))
     return results
 
 
@@ -324,13 +331,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--exact-dsn", default=POSTGRES_URI)
     parser.add_argument("--json", default=None, help="write the results here")
     args = parser.parse_args(argv)
-    results = run(
-        sizes=[int(s) for s in args.sizes.split(",") if s.strip()],
-        stores=[s.strip() for s in args.stores.split(",") if s.strip()],
-        queries=args.queries,
-        batch_size=args.batch_size,
-        exact_dsn=args.exact_dsn,
-    )
+    with ProgressBar("store") as bar:
+        results = run(
+            sizes=[int(s) for s in args.sizes.split(",") if s.strip()],
+            stores=[s.strip() for s in args.stores.split(",") if s.strip()],
+            queries=args.queries,
+            batch_size=args.batch_size,
+            exact_dsn=args.exact_dsn,
+            progress=bar,
+        )
     print(format_results(results))
     if args.json:
         with open(args.json, "w") as handle:

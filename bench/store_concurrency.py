@@ -14,11 +14,13 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
-from bench._common import embedded_database, progress, temp_database
+from bench._common import embedded_database, temp_database
+from bench.progress import OnProgress, Progress, print_progress
 
 __all__ = ["ConcurrencyResult", "main", "measure", "run"]
 
-POOL = {"min_size": 1, "max_size": 10}
+POOL_SIZE = 10
+"""Connections per store (``min_size`` 1)."""
 
 
 @dataclass
@@ -68,7 +70,7 @@ async def _ours(dsn: str, calls: int) -> list[ConcurrencyResult]:
 
     index: Any = {"dims": 64, "embed": HashingEmbeddings(64), "fields": ["text"]}
     async with AsyncPostgresMemoryStore.from_conn_string(
-        dsn, index=index, pool_config=POOL
+        dsn, index=index, pool_config={"min_size": 1, "max_size": POOL_SIZE}
     ) as store:
         await store.asetup()
         return await _both_kinds("langgraph-memory", store, calls)
@@ -82,21 +84,23 @@ async def _langgraph(dsn: str, calls: int) -> list[ConcurrencyResult]:
     index: Any = {"dims": 64, "embed": HashingEmbeddings(64), "fields": ["text"]}
     async with AsyncPostgresStore.from_conn_string(
         dsn,
-        pool_config=POOL,  # type: ignore[arg-type]
+        pool_config={"min_size": 1, "max_size": POOL_SIZE},
         index=index,
     ) as store:
         await store.setup()
         return await _both_kinds("langgraph AsyncPostgresStore", store, calls)
 
 
-def run(calls: int, *, base_dsn: str | None = None) -> list[ConcurrencyResult]:
+def run(
+    calls: int, *, base_dsn: str | None = None, progress: OnProgress = print_progress
+) -> list[ConcurrencyResult]:
     """Both stores, each on a fresh database of ``base_dsn`` (needs pgvector, which
     LangGraph's store requires), or of a private embedded Postgres 18 when ``None``."""
     results: list[ConcurrencyResult] = []
     for label, body in (("langgraph-memory", _ours), ("LangGraph AsyncPostgresStore", _langgraph)):
         database = embedded_database() if base_dsn is None else temp_database(base_dsn)
         with database as dsn:
-            progress(f"{label}: {calls} concurrent aput, then asearch (pool of 10)")
+            progress(Progress(f"{label}: {calls} concurrent aput, then asearch (pool of 10)"))
             results += asyncio.run(body(dsn, calls))
     return results
 

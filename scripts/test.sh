@@ -17,10 +17,10 @@ if [ -z "${LANGGRAPH_MEMORY_LOCOMO_DIR:-}" ] && [ ! -d "../shared/data/locomo-de
   fi
 fi
 echo "==> ruff"
-ruff check langgraph_memory graphs tests bench
-ruff format --check langgraph_memory graphs tests bench
+ruff check langgraph_memory graphs tests bench notebooks
+ruff format --check langgraph_memory graphs tests bench notebooks
 echo "==> mypy --strict"
-mypy
+mypy  # [tool.mypy] files: langgraph_memory (graphs/ included), bench, notebooks/src + build.py
 # --- store-compat: LangGraph's own store test suites (tests/compat), fetched from the PyPI
 # sdists pinned in tests/compat/langgraph_suites.lock (sha256-checked, cached in .cache/) ---
 python -m tests.compat._suites

@@ -7,8 +7,13 @@ latency and concurrent throughput), ``store`` (search latency / put throughput) 
 ``locomo`` (LoCoMo retrieval quality). ``locomo-qa`` (end-to-end LoCoMo QA with an LLM
 judge, :mod:`bench.locomo_qa`) needs a chat model, so ``all`` never runs it; run it on its
 own: ``langgraph-memory bench locomo-qa --limit-conversations 1``. Each is called through
-its ``run(...)`` function; its result is normalised into a :class:`BenchResult` (tables
-+ a plot spec) for the results table, ``--json`` and ``--plot``.
+its typed ``run(..., progress=...)`` function, whose :class:`bench.progress.Progress`
+events drive one progress bar per benchmark; its result is normalised into a
+:class:`BenchResult` (tables + a plot spec) for the results table, ``--json`` and ``--plot``.
+
+``bench`` is imported as an ordinary package: an editable install (``pip install -e``)
+puts the checkout on ``sys.path``; with a wheel install, put the checkout on
+``PYTHONPATH``. Without it the command says so (:class:`CliError`).
 
 Example:
     ```python
@@ -22,30 +27,30 @@ Example:
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import dataclasses
 import importlib
-import inspect
-import io
 import json
-import re
-import sys
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import ModuleType
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from langgraph_memory.cli._console import CliError, Console, format_table
+
+if TYPE_CHECKING:  # bench/ is the source checkout's package, imported when a benchmark runs
+    from bench.checkpointers import SaverResult
+    from bench.locomo import LocomoReport
+    from bench.postgres_saver import SaverComparison
+    from bench.progress import OnProgress
+    from bench.store import StoreResult
 
 __all__ = [
     "BENCHES",
     "QA_BENCH",
     "BenchResult",
     "Table",
-    "bench_root",
     "cmd_bench",
     "run_benchmarks",
     "to_plain",
@@ -74,7 +79,7 @@ QUICK: dict[str, dict[str, Any]] = {
         "ingest_turns": 30,
     },
 }
-"""Keyword arguments of each ``run`` for ``--quick`` (only those ``run`` accepts are passed)."""
+"""Keyword arguments of each benchmark's ``run`` for ``--quick``."""
 
 
 @dataclass
@@ -110,7 +115,8 @@ class BenchResult:
 
     def as_dict(self) -> dict[str, Any]:
         """JSON-friendly form (what ``--json`` writes and :func:`plot_results` takes)."""
-        return to_plain(dataclasses.asdict(self))  # type: ignore[no-any-return]
+        plain: dict[str, Any] = to_plain(dataclasses.asdict(self))
+        return plain
 
 
 def to_plain(value: Any) -> Any:
@@ -132,158 +138,63 @@ def to_plain(value: Any) -> Any:
     return str(value)
 
 
-def bench_root() -> Path:
-    """The source checkout holding ``bench/``: the parent of the ``langgraph_memory`` package
-    (an editable install), else a checkout whose ``bench`` package is importable (e.g. a
-    wheel install with the checkout on ``sys.path``, as the benchmarks notebook does).
-
-    Raises:
-        CliError: Not a source checkout (e.g. installed from a wheel).
-
-    Example:
-        ```python
-        print(bench_root())  # e.g. /home/me/langgraph-memory
-        ```
-    """
-    import importlib.util
-
-    import langgraph_memory
-
-    def checkout(root: Path) -> bool:
-        return (root / "bench" / "__init__.py").is_file() and (root / "pyproject.toml").is_file()
-
-    root = Path(langgraph_memory.__file__).resolve().parent.parent
-    if not checkout(root):
-        spec = importlib.util.find_spec("bench")
-        if spec is not None and spec.origin is not None:
-            found = Path(spec.origin).resolve().parent.parent
-            root = found if checkout(found) else root
-    if not checkout(root):
-        raise CliError(
-            "`langgraph-memory bench` runs the benchmarks of a source checkout, but this "
-            f"langgraph_memory is installed from {root} without bench/. Clone the repository "
-            "and install it editable: pip install -e '.[dev]'"
-        )
-    return root
-
-
-def _load(name: str) -> ModuleType:
-    if name == QA_BENCH:
-        name = "locomo_qa"
-    elif name not in BENCHES:
-        raise CliError(f"unknown benchmark {name!r}; choose from {', '.join(BENCHES)} or all")
-    root = str(bench_root())
-    if root not in sys.path:
-        sys.path.insert(0, root)
-    try:
-        return importlib.import_module(f"bench.{name}")
-    except ModuleNotFoundError as exc:
-        if exc.name == f"bench.{name}":
-            raise CliError(f"bench/{name}.py is not in this checkout yet") from exc
-        raise CliError(
-            f"bench.{name} needs {exc.name}, which is not installed: pip install -e '.[dev]'"
-        ) from exc
-
-
-def _accepted(function: Callable[..., Any], options: Mapping[str, Any]) -> dict[str, Any]:
-    parameters = inspect.signature(function).parameters
-    return {k: v for k, v in options.items() if k in parameters}
-
-
-# --------------------------------------------------------------------------- progress
-
-
-class _ProgressSink(io.TextIOBase):
-    """A text stream that turns a benchmark's progress lines into a tqdm bar."""
-
-    _FRACTION = re.compile(r"(\d+)\s*/\s*(\d+)")
-
-    def __init__(self, label: str, *, verbose: bool, stream: Any) -> None:
-        self.verbose = verbose
-        self.stream = stream
-        self.lines: list[str] = []
-        self._buffer = ""
-        self._bar: Any = None
-        self.label = label
-        if not getattr(stream, "isatty", lambda: False)():
-            print(f"{label}: running…", file=stream, flush=True)
-            return
-        try:
-            from tqdm import tqdm
-
-            self._bar = tqdm(
-                total=None,
-                desc=label,
-                file=stream,
-                leave=True,
-                dynamic_ncols=True,
-                bar_format="{desc}: {n_fmt}/{total_fmt} |{bar}| {elapsed} {postfix}",
-            )
-        except ImportError:  # pragma: no cover - tqdm is a dev dependency
-            print(f"{label}: running…", file=stream, flush=True)
-
-    def writable(self) -> bool:
-        return True
-
-    def write(self, text: str) -> int:
-        self._buffer += text
-        while "\n" in self._buffer:
-            line, self._buffer = self._buffer.split("\n", 1)
-            self.line(line)
-        return len(text)
-
-    def line(self, line: str) -> None:
-        """Handle one progress line (also usable as a ``progress=`` callback)."""
-        line = line.rstrip("\r")
-        if not line.strip():
-            return
-        self.lines.append(line)
-        if self._bar is None:
-            match = self._FRACTION.search(line)
-            if self.verbose or (match and match[1] == match[2]):
-                print(f"{self.label}: {line.strip()}", file=self.stream, flush=True)
-            return
-        if self.verbose:
-            self._bar.write(line, file=self.stream)
-        match = self._FRACTION.search(line)
-        if match and int(match[2]) > 0:
-            done, total = int(match[1]), int(match[2])
-            if self._bar.total != total:
-                self._bar.reset(total=total)
-            self._bar.n = min(done, total)
-        if match or "   " not in line.strip():  # not a row of the benchmark's own table
-            self._bar.set_postfix_str(line.strip()[:50], refresh=True)
-
-    def close(self) -> None:
-        if self._buffer:
-            self.line(self._buffer)
-            self._buffer = ""
-        if self._bar is not None:
-            self._bar.close()
-        super().close()
-
-
 @contextlib.contextmanager
-def _captured(label: str, *, verbose: bool) -> Iterator[_ProgressSink]:
-    sink = _ProgressSink(label, verbose=verbose, stream=sys.stderr)
+def _checkout() -> Iterator[None]:
+    """Turn a missing ``bench`` package (or a dependency of it) into a :class:`CliError`.
+
+    ``bench/`` is a package of the source checkout, not of the wheel: it is importable in
+    an editable install (``pip install -e``, which puts the checkout on ``sys.path``) or
+    with the checkout on ``PYTHONPATH``.
+    """
     try:
-        with contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink):
-            yield sink
-    finally:
-        sink.close()
+        yield
+    except ModuleNotFoundError as exc:
+        if exc.name == "bench":
+            raise CliError(
+                "`langgraph-memory bench` runs the benchmarks of a source checkout (bench/ is "
+                "not in the wheel): clone the repository and install it editable, "
+                "pip install -e '.[dev]', or put the checkout on PYTHONPATH"
+            ) from exc
+        if exc.name is not None and exc.name.startswith("bench."):
+            raise CliError(f"{exc.name.replace('.', '/')}.py is not in this checkout") from exc
+        raise CliError(
+            f"the benchmarks need {exc.name}, which is not installed: pip install -e '.[dev]'"
+        ) from exc
 
 
 # --------------------------------------------------------------------------- adapters
 
 
-def _checkpointers(module: ModuleType, options: dict[str, Any], sink: _ProgressSink) -> Any:
-    return module.run(**_accepted(module.run, {**options, "progress": sink.line}))
+def _run_checkpointers(options: Mapping[str, Any], progress: OnProgress) -> list[SaverResult]:
+    from bench import checkpointers
+
+    return checkpointers.run(**options, progress=progress)
 
 
-def _normalise_checkpointers(raw: Any, result: BenchResult) -> None:
-    rows, labels, ratios = [], [], []
+def _run_postgres_saver(options: Mapping[str, Any], progress: OnProgress) -> SaverComparison:
+    from bench import postgres_saver
+
+    return postgres_saver.run(**options, progress=progress)
+
+
+def _run_store(options: Mapping[str, Any], progress: OnProgress) -> list[StoreResult]:
+    from bench import store
+
+    return store.run(**options, progress=progress)
+
+
+def _run_locomo(options: Mapping[str, Any], progress: OnProgress) -> LocomoReport:
+    from bench import locomo
+
+    return locomo.run(**options, progress=progress)
+
+
+def _normalise_checkpointers(raw: Sequence[SaverResult], result: BenchResult) -> None:
+    rows: list[list[Any]] = []
+    labels: list[str] = []
+    ratios: list[float] = []
     for r in raw:
-        if getattr(r, "skipped", None):
+        if r.skipped:
             rows.append([r.name, None, None, None, None, None, f"skipped: {r.skipped}"[:60]])
             continue
         rows.append(
@@ -310,22 +221,15 @@ def _normalise_checkpointers(raw: Any, result: BenchResult) -> None:
     }
 
 
-def _normalise_postgres_saver(raw: Any, result: BenchResult) -> None:
-    latency = raw.get("latency", [])
-    throughput = raw.get("throughput", [])
+def _normalise_postgres_saver(raw: SaverComparison, result: BenchResult) -> None:
+    latency, throughput = raw.latency, raw.throughput
     result.title = "Postgres saver: ours vs official (latency, concurrent async throughput)"
     result.tables.append(
         Table(
             "latency",
             ["saver", "median ms", "p95 ms", "x official", "x memory"],
             [
-                [
-                    r["name"],
-                    r["median_ms"],
-                    r["p95_ms"],
-                    r["ratio_to_official"],
-                    r["ratio_to_memory"],
-                ]
+                [r.name, r.median_ms, r.p95_ms, r.ratio_to_official, r.ratio_to_memory]
                 for r in latency
             ],
         )
@@ -335,27 +239,26 @@ def _normalise_postgres_saver(raw: Any, result: BenchResult) -> None:
             "throughput",
             ["saver", "invokes", "seconds", "invokes/s", "x official"],
             [
-                [t["name"], t["invokes"], t["seconds"], t["invokes_per_s"], t["ratio_to_official"]]
+                [t.name, t.invokes, t.seconds, t.invokes_per_s, t.ratio_to_official]
                 for t in throughput
             ],
         )
     )
     result.plot = {
-        "labels": [t["name"] for t in throughput],
+        "labels": [t.name for t in throughput],
         "title": "Postgres savers: concurrent async",
-        "series": {"invokes/s": [t["invokes_per_s"] for t in throughput]},
+        "series": {"invokes/s": [t.invokes_per_s for t in throughput]},
         "ylabel": "invokes/s (higher is better)",
     }
 
 
-def _locomo(module: ModuleType, options: dict[str, Any], sink: _ProgressSink) -> Any:
-    return module.run(**_accepted(module.run, {**options, "report": sink.line}))
-
-
-def _normalise_locomo(raw: Any, result: BenchResult) -> None:
+def _normalise_locomo(raw: LocomoReport, result: BenchResult) -> None:
     categories = sorted({c for r in raw.results for c in r.by_category})
     header = ["retriever", "R@5", "R@10", "MRR", *(f"c{c} R@5" for c in categories), "note"]
-    rows, labels, r5, r10 = [], [], [], []
+    rows: list[list[Any]] = []
+    labels: list[str] = []
+    r5: list[float] = []
+    r10: list[float] = []
     for r in raw.results:
         if r.error:
             rows.append([r.name, None, None, None, *([None] * len(categories)), r.error[:60]])
@@ -371,7 +274,7 @@ def _normalise_locomo(raw: Any, result: BenchResult) -> None:
         f"{raw.questions} questions"
     )
     result.tables.append(Table("", header, rows))
-    speeds = list(getattr(raw, "ingest", []) or [])
+    speeds = raw.ingest
     if speeds:  # the ingest cost of the previous loader and of the episodic path
         result.tables.append(
             Table(
@@ -391,7 +294,7 @@ def _normalise_locomo(raw: Any, result: BenchResult) -> None:
     }
 
 
-def _normalise_store(raw: Any, result: BenchResult) -> None:
+def _normalise_store(raw: Sequence[StoreResult], result: BenchResult) -> None:
     reference = {s.size: s for r in raw if r.name == "ours-pgvector" for s in r.sizes}
     rows: list[list[Any]] = []
     labels: list[str] = []
@@ -428,47 +331,29 @@ def _normalise_store(raw: Any, result: BenchResult) -> None:
     }
 
 
-def _generic_tables(raw: Any, result: BenchResult) -> None:
-    """Tables from any list of records (or a dict of such lists), for benchmarks without
-    a dedicated adapter."""
-    plain = to_plain(raw)
-    groups = plain if isinstance(plain, dict) else {"": plain}
-    for title, records in groups.items():
-        if not (isinstance(records, list) and records and isinstance(records[0], dict)):
-            continue
-        header = [k for k, v in records[0].items() if not isinstance(v, dict | list)]
-        rows = [[record.get(k) for k in header] for record in records]
-        result.tables.append(Table(str(title), header, rows))
-        if not result.plot:
-            label_key = header[0]
-            number = next(
-                (k for k in header if "ratio" in k or "p95" in k),
-                next((k for k in header[1:] if isinstance(records[0].get(k), int | float)), None),
-            )
-            if number is not None:
-                result.plot = {
-                    "title": result.name,
-                    "labels": [str(r.get(label_key)) for r in records],
-                    "series": {number: [r.get(number) for r in records]},
-                    "ylabel": number,
-                }
-    result.title = result.title or f"{result.name} benchmark"
+_Raw = TypeVar("_Raw")
+_Adapter = Callable[[Mapping[str, Any], "OnProgress", "BenchResult"], None]
 
 
-def _generic_run(module: ModuleType, options: dict[str, Any], sink: _ProgressSink) -> Any:
-    callbacks = {"progress": sink.line, "report": sink.line}
-    return module.run(**_accepted(module.run, {**options, **callbacks}))
+def _adapter(
+    run: Callable[[Mapping[str, Any], OnProgress], _Raw],
+    normalise: Callable[[_Raw, BenchResult], None],
+) -> _Adapter:
+    """One benchmark for :func:`run_benchmarks`: run it, keep its raw result, make tables."""
+
+    def adapted(options: Mapping[str, Any], progress: OnProgress, result: BenchResult) -> None:
+        raw = run(options, progress)
+        result.raw = to_plain(raw)
+        normalise(raw, result)
+
+    return adapted
 
 
-_RUNNERS: dict[str, Callable[[ModuleType, dict[str, Any], _ProgressSink], Any]] = {
-    "checkpointers": _checkpointers,
-    "locomo": _locomo,
-}
-_NORMALISERS: dict[str, Callable[[Any, BenchResult], None]] = {
-    "checkpointers": _normalise_checkpointers,
-    "postgres_saver": _normalise_postgres_saver,
-    "store": _normalise_store,
-    "locomo": _normalise_locomo,
+_ADAPTERS: dict[str, _Adapter] = {
+    "checkpointers": _adapter(_run_checkpointers, _normalise_checkpointers),
+    "postgres_saver": _adapter(_run_postgres_saver, _normalise_postgres_saver),
+    "store": _adapter(_run_store, _normalise_store),
+    "locomo": _adapter(_run_locomo, _normalise_locomo),
 }
 
 
@@ -487,8 +372,12 @@ def run_benchmarks(
         names: Benchmarks from :data:`BENCHES`, or ``"all"``.
         quick: Use the :data:`QUICK` sizes.
         verbose: Also print the benchmarks' own progress lines.
-        options: Per-benchmark keyword overrides of ``run`` (e.g.
-            ``{"locomo": {"retrievers": ["bm25-stemmed"]}}``); unknown keywords are ignored.
+        options: Per-benchmark keyword arguments of its ``run``, over the :data:`QUICK`
+            sizes (e.g. ``{"locomo": {"retrievers": ["bm25-stemmed"]}}``); one that ``run``
+            does not take fails that benchmark (its ``error``).
+
+    Raises:
+        CliError: An unknown benchmark, or not a source checkout (``bench/`` missing).
 
     Example:
         ```python
@@ -497,18 +386,22 @@ def run_benchmarks(
         ```
     """
     selected = list(BENCHES) if not names or "all" in names else list(dict.fromkeys(names))
-    modules = {name: _load(name) for name in selected}
+    for name in selected:
+        if name not in _ADAPTERS:
+            raise CliError(f"unknown benchmark {name!r}; choose from {', '.join(BENCHES)} or all")
+    with _checkout():
+        for name in selected:
+            importlib.import_module(f"bench.{name}")
+        from bench.progress import ProgressBar
     results: list[BenchResult] = []
-    for name, module in modules.items():
+    for name in selected:
         result = BenchResult(name=name)
-        kwargs: dict[str, Any] = dict(QUICK.get(name, {})) if quick else {}
+        kwargs: dict[str, Any] = dict(QUICK[name]) if quick else {}
         kwargs.update((options or {}).get(name, {}))
         started = time.perf_counter()
         try:
-            with _captured(name, verbose=verbose) as sink:
-                raw = _RUNNERS.get(name, _generic_run)(module, kwargs, sink)
-            result.raw = to_plain(raw)
-            _NORMALISERS.get(name, _generic_tables)(raw, result)
+            with ProgressBar(name, verbose=verbose) as bar:
+                _ADAPTERS[name](kwargs, bar, result)
         except Exception as exc:  # one failing benchmark must not hide the others
             result.error = f"{type(exc).__name__}: {exc}"
         result.seconds = time.perf_counter() - started
@@ -544,28 +437,32 @@ def run_locomo_qa(args: Any, *, verbose: bool = False) -> BenchResult:
         CliError: No model configured (``OPENAI_API_KEY``), ``langchain-openai`` missing,
             bad options, or not a source checkout.
     """
-    module = _load(QA_BENCH)
-    result = BenchResult(name=QA_BENCH)
-    options = {key: getattr(args, key, None) for key in ("limit_conversations", "limit_questions")}
+    with _checkout():
+        from bench import locomo_qa
+        from bench.locomo import DEFAULT_DATA_DIR
+        from bench.progress import ProgressBar
+    limits = {key: getattr(args, key, None) for key in ("limit_conversations", "limit_questions")}
     if getattr(args, "quick", False):
-        options = {k: v if v is not None else QA_QUICK[k] for k, v in options.items()}
-    qa_args = argparse.Namespace(
-        data=Path(args.data) if args.data else module.locomo.DEFAULT_DATA_DIR,
-        model=args.model,
-        judge_model=args.judge_model,
-        methods=args.methods,
-        postgres=args.postgres,
-        cache=Path(args.cache),
-        token_budget=args.token_budget,
-        episodic=args.episodic,
-        package_prompt=args.package_prompt,
-        workers=args.workers,
-        **options,
-    )
+        limits = {k: v if v is not None else QA_QUICK[k] for k, v in limits.items()}
+    result = BenchResult(name=QA_BENCH)
     started = time.perf_counter()
     try:
-        with _captured(QA_BENCH, verbose=verbose) as sink:
-            raw = module.run_from_args(qa_args, report=sink.line)
+        with ProgressBar(QA_BENCH, verbose=verbose) as bar:
+            raw = locomo_qa.run_openai(
+                Path(args.data) if args.data else DEFAULT_DATA_DIR,
+                model=args.model,
+                judge_model=args.judge_model,
+                methods=locomo_qa.split_methods(args.methods),
+                limit_conversations=limits["limit_conversations"],
+                limit_questions=limits["limit_questions"],
+                postgres=args.postgres,
+                cache=Path(args.cache),
+                token_budget=args.token_budget,
+                episodic=args.episodic,
+                package_prompt=args.package_prompt,
+                workers=args.workers,
+                progress=bar,
+            )
     except (RuntimeError, ValueError, FileNotFoundError) as exc:
         raise CliError(str(exc)) from exc
     result.seconds = time.perf_counter() - started
@@ -575,8 +472,8 @@ def run_locomo_qa(args: Any, *, verbose: bool = False) -> BenchResult:
         f"model {raw.model}, judge {raw.judge_model}"
     )
     result.tables = [
-        Table("scores", list(module.SCORE_HEADER), module.score_rows(raw)),
-        Table("costs", list(module.COST_HEADER), module.cost_rows(raw)),
+        Table("scores", list(locomo_qa.SCORE_HEADER), locomo_qa.score_rows(raw)),
+        Table("costs", list(locomo_qa.COST_HEADER), locomo_qa.cost_rows(raw)),
     ]
     result.plot = {
         "labels": [m.name for m in raw.methods],

@@ -23,7 +23,7 @@ import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.runnables import RunnableConfig
@@ -35,6 +35,9 @@ from langgraph_memory.cli._backends import ModelChoice
 from langgraph_memory.cli._console import CliError, Console, shorten
 from langgraph_memory.cli.admin import memory_rows, user_namespace
 from langgraph_memory.errors import LangGraphMemoryError
+
+if TYPE_CHECKING:
+    from langgraph_memory.store.postgres import PostgresMemoryStore
 
 __all__ = [
     "DEMO_SUMMARY_TOKENS",
@@ -234,7 +237,7 @@ class _Session:
 def run_demo(
     console: Console,
     *,
-    store: BaseStore,
+    store: PostgresMemoryStore,
     checkpointer: BaseCheckpointSaver[Any],
     choice: ModelChoice,
     user_id: str | None = None,
@@ -250,7 +253,7 @@ def run_demo(
     report = DemoReport(user_id=user)
     namespace = user_namespace(user)  # the nodes' namespace: the id encoded as they encode it
     graph = build_demo_graph(store, checkpointer, choice, summary_tokens=summary_tokens)
-    existing = store.search(namespace, limit=100, include_invalid=True)  # type: ignore[call-arg]
+    existing = store.search(namespace, limit=100, include_invalid=True)
     if existing:
         console.warn(
             f"user {user} already has {len(existing)} memories from an earlier run, so the "
@@ -274,7 +277,7 @@ def run_demo(
     time.sleep(0.01)  # the move happens strictly after `before_move`
     move = _Session(console, graph, user, "move")
     move.turn(MOVE[0])
-    everything = store.search(namespace, limit=100, include_invalid=True)  # type: ignore[call-arg]
+    everything = store.search(namespace, limit=100, include_invalid=True)
     moved_at = before_move.strftime("%Y-%m-%d %H:%M:%S")  # the rows' format, UTC
     for row in memory_rows(everything):
         if not row.is_valid and row.invalid_at >= moved_at:
@@ -283,7 +286,7 @@ def run_demo(
     report.city_after = move.turn(MOVE[1]).reply
 
     console.heading("Temporal query · store.search(as_of=...)")
-    then = store.search(namespace, query=CITY_QUERY, as_of=before_move, limit=1)  # type: ignore[call-arg]
+    then = store.search(namespace, query=CITY_QUERY, as_of=before_move, limit=1)
     now = store.search(namespace, query=CITY_QUERY, limit=1)
     report.as_of_then, report.as_of_now = _contents(then), _contents(now)
     stamp = before_move.strftime("%H:%M:%S")
@@ -305,7 +308,7 @@ def run_demo(
 
     console.heading(f"What the store holds for {user}")
     rows: list[list[Any]] = []
-    items = store.search(namespace, limit=100, include_invalid=True)  # type: ignore[call-arg]
+    items = store.search(namespace, limit=100, include_invalid=True)
     for row in memory_rows(items):
         report.memories.append(row.content)
         rows.append(

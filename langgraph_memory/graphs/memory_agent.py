@@ -137,11 +137,19 @@ def build_graph(
     builder.add_edge(START, summarize.label)
     builder.add_edge(steps[-1].label, END)
     compiled = builder.compile(checkpointer=checkpointer, store=store, name="memory_agent")
-    compiled.memory_stats = stats  # type: ignore[attr-defined]
-    compiled.extract_node = extract  # type: ignore[attr-defined]
-    compiled.flush = extract.flush  # type: ignore[attr-defined]
-    compiled.aflush = extract.aflush  # type: ignore[attr-defined]
+    attach_extras(
+        compiled,
+        memory_stats=stats,
+        extract_node=extract,
+        flush=extract.flush,
+        aflush=extract.aflush,
+    )
     return compiled
+
+
+def attach_extras(compiled: CompiledStateGraph[Any, Any, Any, Any], **extras: Any) -> None:
+    """Give a compiled graph extra public attributes (``graph.memory_stats`` …)."""
+    vars(compiled).update(extras)
 
 
 def _extract_nodes(compiled: Any) -> list[ExtractNode]:

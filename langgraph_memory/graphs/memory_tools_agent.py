@@ -36,6 +36,7 @@ from langgraph.prebuilt import ToolNode, tools_condition
 from langgraph.store.base import BaseStore
 
 from langgraph_memory.extraction import PIIFilter
+from langgraph_memory.graphs.memory_agent import attach_extras
 from langgraph_memory.nodes import (
     DEFAULT_NAMESPACE,
     InjectNode,
@@ -97,5 +98,5 @@ def build_graph(
     builder.add_conditional_edges("agent", tools_condition)
     builder.add_edge("tools", "agent")
     graph = builder.compile(checkpointer=checkpointer, store=store, name="memory_tools_agent")
-    graph.memory_stats = stats  # type: ignore[attr-defined]
+    attach_extras(graph, memory_stats=stats)
     return graph

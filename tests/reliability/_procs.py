@@ -27,7 +27,8 @@ def leased_chat_worker(
     from contextlib import ExitStack
 
     from langgraph_memory.lease import with_thread_lease
-    from tests.reliability._workload import build_chat_graph, thread_config, turn_input
+    from tests.graph_helpers import chat_graph
+    from tests.reliability._workload import thread_config, turn_input
 
     records: list[tuple[str, str, str | None]] = []
     lock = threading.Lock()
@@ -43,9 +44,7 @@ def leased_chat_worker(
             from langgraph_memory.checkpoint.redis import RedisSaver
 
             saver = stack.enter_context(RedisSaver.from_conn_string(target, prefix=prefix))
-        graph = with_thread_lease(
-            build_chat_graph(saver), strategy="wait", wait_timeout=60.0, ttl=10.0
-        )
+        graph = with_thread_lease(chat_graph(saver), strategy="wait", wait_timeout=60.0, ttl=10.0)
 
         def run(thread_index: int) -> None:
             for n in range(turns):

@@ -16,37 +16,14 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
-from langchain_core.messages import AIMessage, HumanMessage
-from langgraph.graph import END, START, MessagesState, StateGraph
+from langchain_core.messages import HumanMessage
 
 __all__ = [
     "Ledger",
-    "build_chat_graph",
     "check_thread",
     "thread_config",
     "turn_input",
 ]
-
-
-def build_chat_graph(checkpointer: Any) -> Any:
-    """START → a → b → END on ``MessagesState``; each node echoes the last human turn."""
-
-    def last_human(state: MessagesState) -> str:
-        return str(next(m.content for m in reversed(state["messages"]) if m.type == "human"))
-
-    def node_a(state: MessagesState) -> dict[str, Any]:
-        return {"messages": [AIMessage(content=f"a:{last_human(state)}")]}
-
-    def node_b(state: MessagesState) -> dict[str, Any]:
-        return {"messages": [AIMessage(content=f"b:{last_human(state)}")]}
-
-    builder = StateGraph(MessagesState)
-    builder.add_node("a", node_a)
-    builder.add_node("b", node_b)
-    builder.add_edge(START, "a")
-    builder.add_edge("a", "b")
-    builder.add_edge("b", END)
-    return builder.compile(checkpointer=checkpointer)
 
 
 def turn_input(text: str) -> dict[str, Any]:

@@ -26,9 +26,10 @@ from psycopg.rows import dict_row
 from langgraph_memory.checkpoint.postgres import PostgresSaver
 from langgraph_memory.checkpoint.redis import RedisSaver
 from langgraph_memory.store.postgres import PostgresMemoryStore
+from tests.graph_helpers import chat_graph
 from tests.reliability._figures import Figures
 from tests.reliability._procs import leased_chat_worker, store_worker
-from tests.reliability._workload import build_chat_graph, check_thread, thread_config
+from tests.reliability._workload import check_thread, thread_config
 from tests.reliability.conftest import index_config
 
 pytestmark = [pytest.mark.slow]
@@ -93,7 +94,7 @@ def test_leased_turns_from_8_processes_on_postgres(
         for record in batch
     ]
     with PostgresSaver.from_conn_string(postgres_dsn) as saver:
-        graph = build_chat_graph(saver)
+        graph = chat_graph(saver)
         states = {
             tid: graph.get_state(thread_config(tid)).values["messages"] for tid in SHARED_THREADS
         }
@@ -120,7 +121,7 @@ def test_leased_turns_from_8_processes_on_redis(
         for record in batch
     ]
     with RedisSaver.from_conn_string(redis_url, prefix=redis_prefix) as saver:
-        graph = build_chat_graph(saver)
+        graph = chat_graph(saver)
         states = {
             tid: graph.get_state(thread_config(tid)).values["messages"] for tid in SHARED_THREADS
         }

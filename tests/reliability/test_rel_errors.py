@@ -21,9 +21,10 @@ from langgraph_memory.checkpoint.postgres import AsyncPostgresSaver, PostgresSav
 from langgraph_memory.checkpoint.redis import AsyncRedisSaver, RedisSaver
 from langgraph_memory.errors import BackendUnavailableError, LangGraphMemoryError
 from langgraph_memory.store.postgres import AsyncPostgresMemoryStore, PostgresMemoryStore
+from tests.graph_helpers import chat_graph
 from tests.reliability._figures import Figures
 from tests.reliability._servers import OwnedRedis, free_port, terminate_backends
-from tests.reliability._workload import build_chat_graph, thread_config, turn_input
+from tests.reliability._workload import thread_config, turn_input
 from tests.reliability.conftest import index_config
 
 FAIL_FAST_SECONDS = 10.0
@@ -72,7 +73,7 @@ def test_saver_reports_lost_connection_as_backend_unavailable(postgres_dsn: str)
     with psycopg.connect(postgres_dsn, autocommit=True, row_factory=dict_row) as conn:
         saver = PostgresSaver(conn)
         saver.setup()
-        graph = build_chat_graph(saver)
+        graph = chat_graph(saver)
         graph.invoke(turn_input("t#0"), thread_config("t"))
         assert terminate_backends(postgres_dsn) == 1
         start = time.monotonic()

@@ -24,16 +24,10 @@ import pytest
 from langgraph_memory.checkpoint.postgres import AsyncPostgresSaver, PostgresSaver
 from langgraph_memory.lease import with_thread_lease
 from langgraph_memory.store.postgres import AsyncPostgresMemoryStore, PostgresMemoryStore
+from tests.graph_helpers import chat_graph
 from tests.reliability._figures import Figures
 from tests.reliability._servers import BackendKiller
-from tests.reliability._workload import (
-    Ledger,
-    build_chat_graph,
-    check_thread,
-    run_turns,
-    thread_config,
-    turn_input,
-)
+from tests.reliability._workload import Ledger, check_thread, run_turns, thread_config, turn_input
 from tests.reliability.conftest import index_config
 
 pytestmark = [pytest.mark.postgres, pytest.mark.slow]
@@ -130,9 +124,7 @@ def test_sync_saver_and_store_survive_terminated_backends(
         saver.setup()
         store.setup()
         # the Postgres lease backend (same pool) is under fire too
-        graph = with_thread_lease(
-            build_chat_graph(saver), strategy="wait", wait_timeout=5.0, ttl=1.5
-        )
+        graph = with_thread_lease(chat_graph(saver), strategy="wait", wait_timeout=5.0, ttl=1.5)
         stop = threading.Event()
 
         def graph_worker(thread_ids: list[str]) -> None:
@@ -212,7 +204,7 @@ async def test_async_saver_and_store_survive_terminated_backends(
     ):
         await saver.setup()
         await store.asetup()
-        graph = build_chat_graph(saver)
+        graph = chat_graph(saver)
         stop = asyncio.Event()
 
         async def client(tid: str) -> None:

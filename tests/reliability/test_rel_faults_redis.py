@@ -19,16 +19,10 @@ import pytest
 from langgraph_memory.checkpoint.redis import AsyncRedisSaver, RedisSaver
 from langgraph_memory.errors import BackendUnavailableError, LangGraphMemoryError
 from langgraph_memory.lease import with_thread_lease
+from tests.graph_helpers import chat_graph
 from tests.reliability._figures import Figures
 from tests.reliability._servers import OwnedRedis
-from tests.reliability._workload import (
-    Ledger,
-    build_chat_graph,
-    check_thread,
-    run_turns,
-    thread_config,
-    turn_input,
-)
+from tests.reliability._workload import Ledger, check_thread, run_turns, thread_config, turn_input
 
 pytestmark = [pytest.mark.redis, pytest.mark.slow]
 
@@ -68,9 +62,7 @@ def test_sync_saver_and_lease_survive_sigkill(owned_redis: OwnedRedis, figures: 
     restarts: list[float] = []
     with RedisSaver.from_conn_string(owned_redis.url, prefix="rel") as saver:
         saver.setup()
-        graph = with_thread_lease(
-            build_chat_graph(saver), strategy="wait", wait_timeout=5.0, ttl=1.5
-        )
+        graph = with_thread_lease(chat_graph(saver), strategy="wait", wait_timeout=5.0, ttl=1.5)
         stop = threading.Event()
 
         def worker(thread_ids: list[str]) -> None:
@@ -108,7 +100,7 @@ async def test_async_saver_survives_sigkill(owned_redis: OwnedRedis, figures: Fi
     restarts: list[float] = []
     async with AsyncRedisSaver.from_conn_string(owned_redis.url, prefix="arel") as saver:
         await saver.asetup()
-        graph = build_chat_graph(saver)
+        graph = chat_graph(saver)
         stop = asyncio.Event()
 
         async def client(tid: str) -> None:
@@ -149,7 +141,7 @@ async def test_async_saver_survives_sigkill(owned_redis: OwnedRedis, figures: Fi
 def test_acknowledged_writes_survive_sigkill_without_traffic(owned_redis: OwnedRedis) -> None:
     """Kill right after the last acknowledged put: with fsync always it is on disk."""
     with RedisSaver.from_conn_string(owned_redis.url, prefix="dur") as saver:
-        graph = build_chat_graph(saver)
+        graph = chat_graph(saver)
         for n in range(5):
             graph.invoke(turn_input(f"d#{n}"), thread_config("d"))
         owned_redis.kill()

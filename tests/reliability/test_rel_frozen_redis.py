@@ -24,9 +24,10 @@ from langgraph.checkpoint.base import empty_checkpoint
 from langgraph_memory.checkpoint.redis import AsyncRedisSaver, RedisSaver
 from langgraph_memory.checkpoint.redis._base import DEFAULT_SOCKET_TIMEOUT
 from langgraph_memory.errors import BackendUnavailableError, LangGraphMemoryError
+from tests.graph_helpers import chat_graph
 from tests.reliability._figures import Figures
 from tests.reliability._servers import OwnedRedis
-from tests.reliability._workload import build_chat_graph, thread_config, turn_input
+from tests.reliability._workload import thread_config, turn_input
 
 pytestmark = [pytest.mark.redis, pytest.mark.slow]
 
@@ -90,7 +91,7 @@ def sync_calls(saver: RedisSaver) -> dict[str, Callable[[], Any]]:
         "copy_thread": lambda: saver.copy_thread("t", "copy"),
         "prune": lambda: saver.prune(["t"]),
         "delete_for_runs": lambda: saver.delete_for_runs(["run"]),
-        "invoke": lambda: build_chat_graph(saver).invoke(turn_input("x"), thread_config("t")),
+        "invoke": lambda: chat_graph(saver).invoke(turn_input("x"), thread_config("t")),
     }
 
 
@@ -102,7 +103,7 @@ def test_one_timeout_bounds_a_sync_call_to_a_frozen_redis(
     options: dict[str, Any] = {} if path == "fast lane" else {"max_connections": 8}
     with RedisSaver.from_conn_string(owned_redis.url, prefix="frz", **options) as saver:
         assert (saver._kept is not None) == (path == "fast lane")
-        graph = build_chat_graph(saver)
+        graph = chat_graph(saver)
         graph.invoke(turn_input("before"), thread_config("t"))
         with frozen(owned_redis):  # the default timeout: one call, ≤ 5 s + ε
             error, seconds = timed(lambda: saver.get_tuple(thread_config("t")))
@@ -119,7 +120,7 @@ def test_one_timeout_bounds_a_sync_call_to_a_frozen_redis(
                 error, seconds = timed(call)
                 check_failure(error, seconds, SHORT_TIMEOUT, owned_redis.port, name)
                 figures.add("frozen_redis_calls")
-        graph = build_chat_graph(saver)
+        graph = chat_graph(saver)
         graph.invoke(turn_input("after"), thread_config("t"))
         texts = [m.content for m in graph.get_state(thread_config("t")).values["messages"]]
         assert texts[:3] == ["before", "a:before", "b:before"]
@@ -130,7 +131,7 @@ async def test_one_timeout_bounds_an_async_call_to_a_frozen_redis(
     owned_redis: OwnedRedis, figures: Figures
 ) -> None:
     async with AsyncRedisSaver.from_conn_string(owned_redis.url, prefix="afrz") as saver:
-        graph = build_chat_graph(saver)
+        graph = chat_graph(saver)
         await graph.ainvoke(turn_input("before"), thread_config("t"))
         with frozen(owned_redis):
             error, seconds = await atimed(lambda: saver.aget_tuple(thread_config("t")))
@@ -151,7 +152,7 @@ async def test_one_timeout_bounds_an_async_call_to_a_frozen_redis(
             "adelete_thread": lambda: saver.adelete_thread("other"),
             "acopy_thread": lambda: saver.acopy_thread("t", "copy"),
             "aprune": lambda: saver.aprune(["t"]),
-            "ainvoke": lambda: build_chat_graph(saver).ainvoke(turn_input("x"), thread_config("t")),
+            "ainvoke": lambda: chat_graph(saver).ainvoke(turn_input("x"), thread_config("t")),
         }
         with frozen(owned_redis):
             for name, call in calls.items():
@@ -159,8 +160,8 @@ async def test_one_timeout_bounds_an_async_call_to_a_frozen_redis(
                 check_failure(error, seconds, SHORT_TIMEOUT, owned_redis.port, name)
                 figures.add("frozen_redis_calls")
         await asyncio.sleep(0)
-        await build_chat_graph(saver).ainvoke(turn_input("after"), thread_config("t"))
-        state = await build_chat_graph(saver).aget_state(thread_config("t"))
+        await chat_graph(saver).ainvoke(turn_input("after"), thread_config("t"))
+        state = await chat_graph(saver).aget_state(thread_config("t"))
         assert [m.content for m in state.values["messages"]][-3:] == ["after", "a:after", "b:after"]
 
 

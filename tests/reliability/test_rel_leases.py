@@ -36,9 +36,10 @@ from langgraph_memory.lease import (
     ThreadLeasedGraph,
     with_thread_lease,
 )
+from tests.graph_helpers import chat_graph
 from tests.reliability._figures import Figures
 from tests.reliability._savers import BACKENDS, Target, async_saver, sync_saver, target
-from tests.reliability._workload import build_chat_graph, thread_config, turn_input
+from tests.reliability._workload import thread_config, turn_input
 
 THREAD = "leased-thread"
 B_INPUT = turn_input("from worker B")
@@ -174,7 +175,7 @@ def public_methods(obj: Any) -> set[str]:
 
 def test_every_public_graph_method_is_classified() -> None:
     """A new LangGraph / LangChain method must be driven below, or declared not a write."""
-    graph = build_chat_graph(InMemorySaver())
+    graph = chat_graph(InMemorySaver())
     leased = with_thread_lease(graph, InMemoryLeaseBackend())
     driven = set(SYNC_DRIVERS) | {n for n in ASYNC_DRIVERS if " " not in n}
     for obj in (graph, leased):
@@ -320,7 +321,7 @@ class Attempts:
 def worker_b_objects(saver: Any) -> dict[str, Any]:
     """B's ways in: the graph object A runs (bare), a second graph compiled on the same
     saver, and B's own lease wrapper around it."""
-    second = build_chat_graph(saver)
+    second = chat_graph(saver)
     return {
         "second graph": second,
         "wrapper": with_thread_lease(second, strategy="reject", ttl=30.0),
@@ -333,7 +334,7 @@ def test_no_write_path_around_a_lease_sync(
 ) -> None:
     where = target(backend, request)
     with sync_saver(where) as saver:
-        graph_a = build_chat_graph(saver)
+        graph_a = chat_graph(saver)
         graph_a.invoke(turn_input("other thread"), thread_config("other"))
         lease = saver.lease_backend().try_acquire(THREAD, "worker-a", ttl=120.0)
         assert lease is not None
@@ -380,7 +381,7 @@ async def test_no_write_path_around_a_lease_async(
 ) -> None:
     where = target(backend, request)
     async with async_saver(where) as saver:
-        graph_a = build_chat_graph(saver)
+        graph_a = chat_graph(saver)
         await graph_a.ainvoke(turn_input("other thread"), thread_config("other"))
         lease = await saver.lease_backend().atry_acquire(THREAD, "worker-a", ttl=120.0)
         assert lease is not None
@@ -432,8 +433,8 @@ def test_no_write_path_around_a_lease_with_retry_and_bulk_update_state(
     overwrote them."""
     where = target(backend, request)
     with sync_saver(where) as saver:
-        a = with_thread_lease(build_chat_graph(saver), ttl=30.0)
-        b = with_thread_lease(build_chat_graph(saver), ttl=30.0)
+        a = with_thread_lease(chat_graph(saver), ttl=30.0)
+        b = with_thread_lease(chat_graph(saver), ttl=30.0)
         config = thread_config("t")
         a.invoke(turn_input("A#1"), config)
         holder = saver.lease_backend().try_acquire("t", "worker-a", ttl=30.0)  # A mid-run
@@ -462,7 +463,7 @@ def test_erasure_always_wins_over_a_lease(backend: str, request: pytest.FixtureR
     out, so the holder's next write is refused and the erasure is not undone."""
     where = target(backend, request)
     with sync_saver(where) as saver:
-        graph = build_chat_graph(saver)
+        graph = chat_graph(saver)
         leases = saver.lease_backend()
         for erase in ("delete_thread", "delete_for_runs", "forget_threads"):
             thread = f"erased-by-{erase}"
@@ -514,7 +515,7 @@ def test_sweep_never_touches_a_leased_thread(postgres_dsn: str) -> None:
     """Background retention (TTL and keep-last sweeps) skips a thread with a live lease."""
     where = Target("postgres", dsn=postgres_dsn)
     with sync_saver(where, ttl={"default_ttl": 1}, keep_last=1) as saver:
-        graph = build_chat_graph(saver)
+        graph = chat_graph(saver)
         lease = saver.lease_backend().try_acquire("busy", "worker-a", ttl=60.0)
         assert lease is not None
         fenced = {"configurable": {"thread_id": "busy", FENCE_CONFIG_KEY: lease.token}}

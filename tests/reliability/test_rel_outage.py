@@ -19,9 +19,10 @@ import pytest
 from langgraph_memory.checkpoint.postgres import PostgresSaver
 from langgraph_memory.errors import BackendUnavailableError
 from langgraph_memory.store.postgres import PostgresMemoryStore
+from tests.graph_helpers import chat_graph
 from tests.reliability._figures import Figures
 from tests.reliability._servers import TcpProxy, admin_dsn_for
-from tests.reliability._workload import build_chat_graph, check_thread, thread_config, turn_input
+from tests.reliability._workload import check_thread, thread_config, turn_input
 from tests.reliability.conftest import index_config
 
 pytestmark = [pytest.mark.postgres, pytest.mark.slow]
@@ -68,7 +69,7 @@ def test_outage_fails_fast_and_same_objects_recover(
     ):
         saver.setup()
         store.setup()
-        graph = build_chat_graph(saver)
+        graph = chat_graph(saver)
         acked = []
         for n in range(3):
             graph.invoke(turn_input(f"o#{n}"), thread_config("o"))
@@ -125,7 +126,7 @@ def test_outage_fails_fast_with_default_pool_settings(
     ):
         saver.setup()
         store.setup()
-        graph = build_chat_graph(saver)
+        graph = chat_graph(saver)
         graph.invoke(turn_input("d#0"), thread_config("d"))
         proxy.cut()
         for call in (

@@ -17,8 +17,9 @@ import redis
 
 from langgraph_memory.checkpoint.redis import AsyncRedisSaver, RedisSaver
 from langgraph_memory.errors import BackendUnavailableError, ConfigurationError
+from tests.graph_helpers import chat_graph
 from tests.reliability._servers import OwnedRedis, free_port
-from tests.reliability._workload import build_chat_graph, thread_config, turn_input
+from tests.reliability._workload import thread_config, turn_input
 from tests.reliability.test_rel_frozen_redis import sync_calls, timed
 
 pytestmark = [pytest.mark.redis]
@@ -61,7 +62,7 @@ def test_a_refusing_server_gets_our_error_and_nothing_changes(
     owned_redis: OwnedRedis, state: str, says: str
 ) -> None:
     with RedisSaver.from_conn_string(owned_redis.url, prefix="ref") as saver:
-        build_chat_graph(saver).invoke(turn_input("before"), thread_config("t"))
+        chat_graph(saver).invoke(turn_input("before"), thread_config("t"))
         calls = sync_calls(saver)
         before = keys(owned_redis)
         with refusing(owned_redis, state):
@@ -74,13 +75,13 @@ def test_a_refusing_server_gets_our_error_and_nothing_changes(
             for name in sorted(ERASURES):
                 error, _ = timed(calls[name])
                 assert error is None or isinstance(error, BackendUnavailableError), name
-        state_after = build_chat_graph(saver).invoke(turn_input("after"), thread_config("t"))
+        state_after = chat_graph(saver).invoke(turn_input("after"), thread_config("t"))
         assert [m.content for m in state_after["messages"]][-3:] == ["after", "a:after", "b:after"]
 
 
 async def test_async_saver_on_a_full_server_gets_our_error(owned_redis: OwnedRedis) -> None:
     async with AsyncRedisSaver.from_conn_string(owned_redis.url, prefix="ref") as saver:
-        graph = build_chat_graph(saver)
+        graph = chat_graph(saver)
         await graph.ainvoke(turn_input("before"), thread_config("a"))
         with (
             refusing(owned_redis, "oom"),
@@ -97,4 +98,4 @@ def test_a_foreign_key_under_the_prefix_is_a_configuration_error(owned_redis: Ow
         client.hset(key, "someone", "else")  # another application's hash where we keep a zset
         client.close()
         with pytest.raises(ConfigurationError, match="prefix="):
-            build_chat_graph(saver).invoke(turn_input("x"), thread_config("mine"))
+            chat_graph(saver).invoke(turn_input("x"), thread_config("mine"))

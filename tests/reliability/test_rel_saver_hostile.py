@@ -33,10 +33,11 @@ from langgraph_memory.checkpoint._values import MAX_VALUE_BYTES
 from langgraph_memory.checkpoint.postgres import AsyncPostgresSaver, PostgresSaver
 from langgraph_memory.checkpoint.redis import AsyncRedisSaver, RedisSaver
 from langgraph_memory.errors import InvalidValueError
+from tests.graph_helpers import chat_graph
 from tests.reliability._figures import Figures
 from tests.reliability._hostile import Call, is_ours, redis_snapshot, saver_calls
 from tests.reliability._servers import table_snapshot
-from tests.reliability._workload import build_chat_graph, thread_config, turn_input
+from tests.reliability._workload import thread_config, turn_input
 
 HOSTILE = settings(
     max_examples=60,
@@ -76,7 +77,7 @@ def redis_target(redis_url: str, redis_prefix: str) -> Iterator[tuple[RedisSaver
     client = redis.Redis.from_url(redis_url)
     with RedisSaver.from_conn_string(redis_url, prefix=redis_prefix) as saver:
         saver.setup()
-        build_chat_graph(saver).invoke(turn_input("kept"), thread_config("good"))
+        chat_graph(saver).invoke(turn_input("kept"), thread_config("good"))
         yield saver, lambda: redis_snapshot(client, redis_prefix)
     client.close()
 
@@ -88,7 +89,7 @@ async def async_redis_target(
     client = redis.Redis.from_url(redis_url)
     async with AsyncRedisSaver.from_conn_string(redis_url, prefix=redis_prefix) as saver:
         await saver.setup()
-        await build_chat_graph(saver).ainvoke(turn_input("kept"), thread_config("good"))
+        await chat_graph(saver).ainvoke(turn_input("kept"), thread_config("good"))
         yield saver, lambda: redis_snapshot(client, redis_prefix)
     client.close()
 
@@ -99,7 +100,7 @@ def postgres_target(postgres_dsn: str) -> Iterator[tuple[PostgresSaver, Snapshot
         postgres_dsn, ttl={"default_ttl": 60}, keep_last=5
     ) as saver:
         saver.setup()
-        build_chat_graph(saver).invoke(turn_input("kept"), thread_config("good"))
+        chat_graph(saver).invoke(turn_input("kept"), thread_config("good"))
         yield saver, lambda: table_snapshot(postgres_dsn)
 
 
@@ -111,7 +112,7 @@ async def async_postgres_target(
         postgres_dsn, ttl={"default_ttl": 60}, keep_last=5
     ) as saver:
         await saver.setup()
-        await build_chat_graph(saver).ainvoke(turn_input("kept"), thread_config("good"))
+        await chat_graph(saver).ainvoke(turn_input("kept"), thread_config("good"))
         yield saver, lambda: table_snapshot(postgres_dsn)
 
 
@@ -145,7 +146,7 @@ def _drive_sync(saver: Any, snapshot: Snapshot, call: Call, figures: Figures) ->
     except Exception as exc:
         error = exc
     _judge(name, error, before, snapshot() if error else before, figures)
-    probe = build_chat_graph(saver)  # the saver (and any other thread) keeps working
+    probe = chat_graph(saver)  # the saver (and any other thread) keeps working
     text = f"probe {uuid.uuid4().hex[:6]}"
     probe.invoke(turn_input(text), thread_config("probe"))
     assert probe.get_state(thread_config("probe")).values["messages"][-1].content == f"b:{text}"
@@ -166,7 +167,7 @@ async def _drive_async(saver: Any, snapshot: Snapshot, call: Call, figures: Figu
     except Exception as exc:
         error = exc
     _judge(name, error, before, snapshot() if error else before, figures)
-    probe = build_chat_graph(saver)
+    probe = chat_graph(saver)
     text = f"probe {uuid.uuid4().hex[:6]}"
     await probe.ainvoke(turn_input(text), thread_config("probe"))
     state = await probe.aget_state(thread_config("probe"))

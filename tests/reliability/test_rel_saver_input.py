@@ -14,8 +14,9 @@ from hypothesis import strategies as st
 from langgraph_memory.checkpoint.postgres import PostgresSaver
 from langgraph_memory.checkpoint.redis import RedisSaver
 from langgraph_memory.errors import ConfigurationError, InvalidFilterError, LangGraphMemoryError
+from tests.graph_helpers import chat_graph
 from tests.reliability._figures import Figures
-from tests.reliability._workload import build_chat_graph, thread_config, turn_input
+from tests.reliability._workload import thread_config, turn_input
 
 FUZZ = settings(
     max_examples=40,
@@ -47,7 +48,7 @@ def postgres_saver(postgres_dsn: str) -> Iterator[PostgresSaver]:
 
 def roundtrip(saver: Any, thread_id: Any) -> None:
     """One turn through a real graph; the thread holds exactly that turn; delete removes it."""
-    graph = build_chat_graph(saver)
+    graph = chat_graph(saver)
     text = f"hello {thread_id!r}"
     config = thread_config(thread_id)
     graph.invoke(turn_input(text), config)
@@ -106,7 +107,7 @@ def test_redis_saver_rejects_surrogate_thread_id(redis_saver: RedisSaver) -> Non
 @pytest.mark.postgres
 def test_postgres_saver_rejects_bad_input_cleanly(postgres_saver: PostgresSaver) -> None:
     calls = [
-        lambda: build_chat_graph(postgres_saver).invoke(turn_input("x"), thread_config("a\x00b")),
+        lambda: chat_graph(postgres_saver).invoke(turn_input("x"), thread_config("a\x00b")),
         lambda: postgres_saver.get_tuple(thread_config("a\ud800")),
         lambda: postgres_saver.get_tuple({"configurable": {}}),
         lambda: postgres_saver.delete_thread("a\x00"),

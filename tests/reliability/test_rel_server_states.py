@@ -22,8 +22,9 @@ from langgraph_memory.checkpoint.postgres import AsyncPostgresSaver, PostgresSav
 from langgraph_memory.errors import BackendUnavailableError, ConfigurationError
 from langgraph_memory.store.postgres import AsyncPostgresMemoryStore, PostgresMemoryStore
 from tests.fakes import HashingEmbeddings
+from tests.graph_helpers import chat_graph
 from tests.reliability._erasure import pg_rows_with
-from tests.reliability._workload import build_chat_graph, thread_config, turn_input
+from tests.reliability._workload import thread_config, turn_input
 
 pytestmark = [pytest.mark.postgres]
 
@@ -39,7 +40,7 @@ def written(postgres_dsn: str) -> str:
     """A database with a thread and a memory, written normally."""
     with PostgresSaver.from_conn_string(postgres_dsn) as saver:
         saver.setup()
-        build_chat_graph(saver).invoke(turn_input("before"), thread_config("t"))
+        chat_graph(saver).invoke(turn_input("before"), thread_config("t"))
     with PostgresMemoryStore.from_conn_string(postgres_dsn, index=INDEX) as store:
         store.setup()
         store.put(("memories", "u"), "k", {"content": "User likes tea."})
@@ -71,7 +72,7 @@ def test_a_read_only_server_refuses_writes_with_our_error(written: str) -> None:
     with PostgresSaver.from_conn_string(dsn) as saver:
         assert saver.get_tuple(thread_config("t")) is not None
         with pytest.raises(BackendUnavailableError, match="primary"):
-            build_chat_graph(saver).invoke(turn_input("refused"), thread_config("t"))
+            chat_graph(saver).invoke(turn_input("refused"), thread_config("t"))
         with pytest.raises(BackendUnavailableError, match="primary"):
             saver.delete_thread("t")
     with PostgresMemoryStore.from_conn_string(dsn, index=INDEX) as store:
@@ -89,7 +90,7 @@ async def test_async_classes_on_a_read_only_server(written: str) -> None:
     async with AsyncPostgresSaver.from_conn_string(dsn) as saver:
         assert await saver.aget_tuple(thread_config("t")) is not None
         with pytest.raises(BackendUnavailableError, match="primary"):
-            await build_chat_graph(saver).ainvoke(turn_input("refused"), thread_config("t"))
+            await chat_graph(saver).ainvoke(turn_input("refused"), thread_config("t"))
     async with AsyncPostgresMemoryStore.from_conn_string(dsn, index=INDEX) as store:
         assert (await store.aget(("memories", "u"), "k")) is not None
         with pytest.raises(BackendUnavailableError, match="primary"):
@@ -100,7 +101,7 @@ def test_a_role_without_write_privileges_is_a_configuration_error(reader: str) -
     with PostgresSaver.from_conn_string(reader) as saver:
         assert saver.get_tuple(thread_config("t")) is not None
         with pytest.raises(ConfigurationError, match="GRANT"):
-            build_chat_graph(saver).invoke(turn_input("refused"), thread_config("t"))
+            chat_graph(saver).invoke(turn_input("refused"), thread_config("t"))
     with (
         PostgresMemoryStore.from_conn_string(reader, index=INDEX) as store,
         pytest.raises(ConfigurationError, match="GRANT"),

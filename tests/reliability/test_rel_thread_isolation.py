@@ -12,8 +12,9 @@ import pytest
 
 from langgraph_memory.checkpoint.postgres import PostgresSaver
 from langgraph_memory.checkpoint.redis import RedisSaver
+from tests.graph_helpers import chat_graph
 from tests.reliability._figures import Figures
-from tests.reliability._workload import build_chat_graph, thread_config, turn_input
+from tests.reliability._workload import thread_config, turn_input
 
 LOOKALIKE_THREADS = [
     "t1",
@@ -62,7 +63,7 @@ def test_lookalike_thread_ids_are_isolated(
     kind: str, request: pytest.FixtureRequest, figures: Figures
 ) -> None:
     with open_saver(kind, request) as saver:
-        graph = build_chat_graph(saver)
+        graph = chat_graph(saver)
         for tid in LOOKALIKE_THREADS:
             graph.invoke(turn_input(f"turn of {tid!r}"), thread_config(tid))
 

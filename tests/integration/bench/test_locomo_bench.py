@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from bench import locomo
+from bench.progress import Progress
 from tests.conftest import service_missing
 from tests.fakes import HashingEmbeddings
 
@@ -57,13 +58,13 @@ def test_benchmark_slice_through_our_store_beats_plain_bm25(
 ) -> None:
     conversation = _slice(locomo.load_conversations(_data_dir())[0], sessions=6)
     assert len(conversation.questions) >= 20
-    lines: list[str] = []
+    events: list[Progress] = []
     report = locomo.run(
         retrievers=("ours-pgvector", "bm25-plain"),
         conversations=[conversation],
         pgvector_database=lambda: contextlib.nullcontext(embedded_dsn),
         ingest_turns=0,  # the cost comparison has its own test below
-        report=lines.append,
+        progress=events.append,
     )
     n = len(conversation.questions)
     ours, bm25 = report.results
@@ -78,7 +79,7 @@ def test_benchmark_slice_through_our_store_beats_plain_bm25(
     assert ours.overall.recall_at_10 > 0.0
     assert ours.overall.recall_at_10 >= bm25.overall.recall_at_10
     assert ours.overall.recall_at_5 >= bm25.overall.recall_at_5
-    assert any("ours-pgvector" in line for line in lines)
+    assert any("ours-pgvector" in event.stage for event in events)
     table = locomo.format_report(report)
     assert "ours-pgvector" in table and "bm25-plain" in table
     out = tmp_path / "locomo.json"

@@ -82,7 +82,7 @@ def _run(
         limit=3,
         workers=workers,
         episodic=episodic,
-        report=lambda line: None,
+        progress=lambda event: None,
     )
 
 

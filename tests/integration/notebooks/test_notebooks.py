@@ -6,13 +6,13 @@ Each notebook is executed with nbclient on a kernel of the **installed wheel's**
 Jupyter that runs a kernel), so a package the notebooks need but ``[all]`` lacks fails here.
 It runs in the session's ``LANGGRAPH_MEMORY_HOME``, with no API key and no
 ``LANGGRAPH_MEMORY_POSTGRES_URI`` (so the embedded server is used), and with a per-notebook
-timeout. Any cell error fails.
-The committed notebooks must also be what ``notebooks/_build.py`` generates, without outputs.
+timeout. Any cell error fails. That the committed notebooks are what
+``notebooks/build.py`` generates from ``notebooks/src/`` is checked by
+``tests/unit/tooling/test_notebooks_build.py``.
 """
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import subprocess
 from collections.abc import Iterator
@@ -43,9 +43,18 @@ def wheel_kernel_dir(installed_venv: Any, tmp_path_factory: pytest.TempPathFacto
     installed_venv.pip_install("ipykernel")
     prefix = tmp_path_factory.mktemp("jupyter")
     subprocess.run(
-        [str(installed_venv.python), "-m", "ipykernel", "install", "--prefix", str(prefix),
-         "--name", WHEEL_KERNEL],
-        check=True, capture_output=True,
+        [
+            str(installed_venv.python),
+            "-m",
+            "ipykernel",
+            "install",
+            "--prefix",
+            str(prefix),
+            "--name",
+            WHEEL_KERNEL,
+        ],
+        check=True,
+        capture_output=True,
     )
     return prefix / "share" / "jupyter"
 
@@ -72,23 +81,6 @@ def test_there_are_at_least_four_notebooks() -> None:
     names = [p.stem for p in PATHS]
     assert len(names) >= 4, names
     assert names[0] == "01_quickstart"
-
-
-def test_notebooks_are_generated_and_stripped() -> None:
-    spec = importlib.util.spec_from_file_location("_nb_build", NOTEBOOKS / "_build.py")
-    assert spec is not None and spec.loader is not None
-    builder = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(builder)
-    assert sorted(builder.NOTEBOOKS) == [p.stem for p in PATHS]
-    for path in PATHS:
-        committed = nbformat.read(path, as_version=4)
-        generated = builder.build(path.stem, builder.NOTEBOOKS[path.stem])
-        assert [c.source for c in committed.cells] == [c.source for c in generated.cells], (
-            f"{path.name} differs from notebooks/_build.py; run python notebooks/_build.py"
-        )
-        for cell in committed.cells:
-            if cell.cell_type == "code":
-                assert cell.outputs == [] and cell.execution_count is None, path.name
 
 
 @pytest.mark.parametrize(

@@ -6,31 +6,9 @@ from collections.abc import Sequence
 from typing import Annotated, Any, TypedDict
 
 import psycopg
-from langchain_core.messages import AIMessage, HumanMessage
+from langchain_core.messages import HumanMessage
 from langgraph.channels import DeltaChannel
-from langgraph.graph import END, START, MessagesState, StateGraph
-from langgraph.graph.state import CompiledStateGraph
-
-
-def build_chat_graph(checkpointer: Any) -> CompiledStateGraph[Any, Any, Any, Any]:
-    """START → a → b → END on ``MessagesState``; each node answers the last human turn."""
-
-    def last_human(state: MessagesState) -> str:
-        return str(next(m.content for m in reversed(state["messages"]) if m.type == "human"))
-
-    def node_a(state: MessagesState) -> dict[str, Any]:
-        return {"messages": [AIMessage(content=f"a:{last_human(state)}")]}
-
-    def node_b(state: MessagesState) -> dict[str, Any]:
-        return {"messages": [AIMessage(content=f"b:{last_human(state)}")]}
-
-    builder = StateGraph(MessagesState)
-    builder.add_node("a", node_a)
-    builder.add_node("b", node_b)
-    builder.add_edge(START, "a")
-    builder.add_edge("a", "b")
-    builder.add_edge("b", END)
-    return builder.compile(checkpointer=checkpointer)
+from langgraph.graph import END, START, StateGraph
 
 
 def turn(text: str) -> dict[str, Any]:

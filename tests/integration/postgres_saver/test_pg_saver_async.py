@@ -9,10 +9,11 @@ from typing import Any
 
 import pytest
 from langgraph.checkpoint.base import BaseCheckpointSaver
-from pg_saver_helpers import build_chat_graph, build_delta_graph, count_rows, thread, turn
+from pg_saver_helpers import build_delta_graph, count_rows, thread, turn
 
 from langgraph_memory.checkpoint.postgres import AsyncPostgresSaver
 from langgraph_memory.errors import BackendUnavailableError
+from tests.graph_helpers import chat_graph
 
 pytestmark = pytest.mark.postgres
 
@@ -42,7 +43,7 @@ async def test_delta_channel_history_matches_the_reference_walk(
 
 
 async def test_async_graph_history_copy_and_runs(async_saver: AsyncPostgresSaver) -> None:
-    graph = build_chat_graph(async_saver)
+    graph = chat_graph(async_saver)
     await graph.ainvoke(turn("one"), thread("ah", run_id="r1"))
     await graph.ainvoke(turn("two"), thread("ah", run_id="r2"))
     history = [h async for h in graph.aget_state_history(thread("ah"))]
@@ -62,7 +63,7 @@ async def test_async_graph_history_copy_and_runs(async_saver: AsyncPostgresSaver
 
 
 async def test_sync_bridges_run_from_worker_threads(async_saver: AsyncPostgresSaver) -> None:
-    graph = build_chat_graph(async_saver)
+    graph = chat_graph(async_saver)
     await graph.ainvoke(turn("x"), thread("bridge"))
     dsn = async_saver.conn.conninfo  # type: ignore[union-attr]
 
@@ -101,7 +102,7 @@ async def holding_a_connection(saver: AsyncPostgresSaver) -> AsyncIterator[None]
 
 
 async def test_pooled_async_calls_are_not_serialised(async_saver: AsyncPostgresSaver) -> None:
-    graph = build_chat_graph(async_saver)
+    graph = chat_graph(async_saver)
     await graph.ainvoke(turn("x"), thread("abusy"))
     async with holding_a_connection(async_saver):
         # would wait forever behind the official saver's instance lock
@@ -116,7 +117,7 @@ async def test_more_concurrent_calls_than_connections_queue_at_the_gate(
         postgres_dsn, pool_config={"min_size": 2, "max_size": 2}
     ) as saver:
         await saver.setup()
-        graph = build_chat_graph(saver)
+        graph = chat_graph(saver)
         await asyncio.gather(*(graph.ainvoke(turn(f"m{i}"), thread(f"g{i}")) for i in range(12)))
         for i in range(12):
             state = await graph.aget_state(thread(f"g{i}"))

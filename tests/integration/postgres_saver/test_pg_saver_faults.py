@@ -14,11 +14,12 @@ from typing import Any
 
 import psycopg
 import pytest
-from pg_saver_helpers import build_chat_graph, thread, turn
+from pg_saver_helpers import thread, turn
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
 from langgraph_memory.checkpoint.postgres import AsyncPostgresSaver, PostgresSaver
 from langgraph_memory.errors import BackendUnavailableError
+from tests.graph_helpers import chat_graph
 
 pytestmark = [pytest.mark.postgres, pytest.mark.slow]
 
@@ -99,7 +100,7 @@ def test_sync_saver_survives_terminated_backends(postgres_dsn: str) -> None:
     outcomes = Outcomes()
     with PostgresSaver.from_conn_string(postgres_dsn, pool_config={"max_size": 4}) as saver:
         saver.setup()
-        graph = build_chat_graph(saver)
+        graph = chat_graph(saver)
         stop = threading.Event()
 
         def worker(tids: list[str]) -> None:
@@ -136,7 +137,7 @@ async def test_async_saver_survives_terminated_backends(postgres_dsn: str) -> No
         postgres_dsn, pool_config={"max_size": 8}
     ) as saver:
         await saver.setup()
-        graph = build_chat_graph(saver)
+        graph = chat_graph(saver)
         stop = asyncio.Event()
 
         async def client(tid: str) -> None:

@@ -6,7 +6,7 @@ import time
 
 import psycopg
 import pytest
-from pg_saver_helpers import build_chat_graph, count_rows, thread, turn
+from pg_saver_helpers import count_rows, thread, turn
 
 from langgraph_memory.checkpoint.postgres import (
     AsyncPostgresLeaseBackend,
@@ -16,6 +16,7 @@ from langgraph_memory.checkpoint.postgres import (
 )
 from langgraph_memory.errors import ConfigurationError, StaleWriteError
 from langgraph_memory.lease._protocol import FENCE_CONFIG_KEY, AsyncLeaseBackend, LeaseBackend
+from tests.graph_helpers import chat_graph
 
 pytestmark = pytest.mark.postgres
 
@@ -71,7 +72,7 @@ def test_delete_thread_leaves_nothing_naming_the_thread(saver: PostgresSaver) ->
     """Erasure is complete: the lease row goes with the thread (tokens come from one
     sequence, so no tombstone is needed to keep the next token above the old ones)."""
     dsn = saver.conn.conninfo  # type: ignore[union-attr]
-    graph = build_chat_graph(saver)
+    graph = chat_graph(saver)
     leases = saver.lease_backend()
     lease = leases.try_acquire("zhang-private-thread", "worker-a", ttl=30)
     assert lease is not None
@@ -102,7 +103,7 @@ def test_delete_thread_leaves_nothing_naming_the_thread(saver: PostgresSaver) ->
 
 def test_stale_token_write_is_rejected_and_writes_nothing(saver: PostgresSaver) -> None:
     dsn = saver.conn.conninfo  # type: ignore[union-attr]
-    graph = build_chat_graph(saver)
+    graph = chat_graph(saver)
     leases = saver.lease_backend()
     old = leases.try_acquire("fenced", "worker-a", ttl=0.1)
     assert old is not None
@@ -135,7 +136,7 @@ def test_stale_token_write_is_rejected_and_writes_nothing(saver: PostgresSaver) 
 
 def test_late_write_after_delete_cannot_resurrect_thread(saver: PostgresSaver) -> None:
     dsn = saver.conn.conninfo  # type: ignore[union-attr]
-    graph = build_chat_graph(saver)
+    graph = chat_graph(saver)
     lease = saver.lease_backend().try_acquire("gone", "worker-a", ttl=30)
     assert lease is not None
     config = thread("gone", **{FENCE_CONFIG_KEY: lease.token})
@@ -149,7 +150,7 @@ def test_late_write_after_delete_cannot_resurrect_thread(saver: PostgresSaver) -
 
 
 def test_fence_token_must_be_an_int(saver: PostgresSaver) -> None:
-    graph = build_chat_graph(saver)
+    graph = chat_graph(saver)
     with pytest.raises(ConfigurationError, match="fencing token"):
         graph.invoke(turn("x"), thread("bad", **{FENCE_CONFIG_KEY: "7"}))
 
@@ -163,7 +164,7 @@ async def test_async_leases_and_fencing(async_saver: AsyncPostgresSaver) -> None
     assert await leases.atry_acquire("at", "w2", 30) is None
     assert await leases.arenew(lease, 30) is True
 
-    graph = build_chat_graph(async_saver)
+    graph = chat_graph(async_saver)
     await graph.ainvoke(turn("hi"), thread("at", **{FENCE_CONFIG_KEY: lease.token}))
     await async_saver.adelete_thread("at")
     with pytest.raises(StaleWriteError):

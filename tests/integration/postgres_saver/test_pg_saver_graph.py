@@ -12,9 +12,10 @@ import pytest
 from langgraph.checkpoint.postgres import PostgresSaver as OfficialPostgresSaver
 from langgraph.graph import END, START, StateGraph
 from langgraph.types import Command, interrupt
-from pg_saver_helpers import build_chat_graph, build_delta_graph, count_rows, thread, turn
+from pg_saver_helpers import build_delta_graph, count_rows, thread, turn
 
 from langgraph_memory.checkpoint.postgres import PostgresSaver
+from tests.graph_helpers import chat_graph
 
 pytestmark = pytest.mark.postgres
 
@@ -24,7 +25,7 @@ def contents(state: dict[str, Any]) -> list[str]:
 
 
 def test_graph_state_and_history_round_trip(saver: PostgresSaver) -> None:
-    graph = build_chat_graph(saver)
+    graph = chat_graph(saver)
     for tid in ("t1", "t2"):
         for i in range(3):
             graph.invoke(turn(f"{tid}-{i}"), thread(tid))
@@ -79,12 +80,12 @@ def test_interrupt_and_resume(saver: PostgresSaver) -> None:
 
 
 def test_official_saver_reads_our_threads(saver: PostgresSaver) -> None:
-    graph = build_chat_graph(saver)
+    graph = chat_graph(saver)
     graph.invoke(turn("hello"), thread("shared"))
     official = OfficialPostgresSaver(saver.conn)
-    theirs = build_chat_graph(official).get_state(thread("shared"))
+    theirs = chat_graph(official).get_state(thread("shared"))
     assert contents(theirs.values) == ["hello", "a:hello", "b:hello"]
-    build_chat_graph(official).invoke(turn("again"), thread("shared"))
+    chat_graph(official).invoke(turn("again"), thread("shared"))
     assert contents(graph.get_state(thread("shared")).values)[-1] == "b:again"
 
 
@@ -126,7 +127,7 @@ def test_threads_the_official_saver_wrote_continue_under_our_value_rule(
 
 
 def test_copy_thread_then_threads_diverge(saver: PostgresSaver) -> None:
-    graph = build_chat_graph(saver)
+    graph = chat_graph(saver)
     graph.invoke(turn("one"), thread("src"))
     graph.invoke(turn("two"), thread("src"))
     saver.copy_thread("src", "dst")
@@ -146,7 +147,7 @@ def test_copy_thread_then_threads_diverge(saver: PostgresSaver) -> None:
 
 
 def test_delete_for_runs_removes_one_run(saver: PostgresSaver) -> None:
-    graph = build_chat_graph(saver)
+    graph = chat_graph(saver)
     run_keep, run_drop = str(uuid.uuid4()), str(uuid.uuid4())
     # LangGraph copies configurable scalars (like a server's run_id) into checkpoint metadata
     graph.invoke(turn("keep"), thread("runs", run_id=run_keep))
@@ -162,7 +163,7 @@ def test_delete_for_runs_removes_one_run(saver: PostgresSaver) -> None:
 
 
 def test_prune_keep_latest_collects_unreferenced_blobs(saver: PostgresSaver) -> None:
-    graph = build_chat_graph(saver)
+    graph = chat_graph(saver)
     dsn = saver.conn.conninfo  # type: ignore[union-attr]
     for i in range(4):
         graph.invoke(turn(f"p{i}"), thread("prune"))
@@ -216,7 +217,7 @@ def test_prune_is_delta_channel_safe(saver: PostgresSaver) -> None:
 
 
 def test_pooled_calls_are_not_serialised(saver: PostgresSaver) -> None:
-    graph = build_chat_graph(saver)
+    graph = chat_graph(saver)
     graph.invoke(turn("x"), thread("busy"))
     held = threading.Event()
     release = threading.Event()

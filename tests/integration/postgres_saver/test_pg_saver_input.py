@@ -11,10 +11,11 @@ from typing import Any
 
 import pytest
 from langgraph.checkpoint.base import empty_checkpoint
-from pg_saver_helpers import build_chat_graph, count_rows, turn
+from pg_saver_helpers import count_rows, turn
 
 from langgraph_memory.checkpoint.postgres import AsyncPostgresSaver, PostgresSaver
 from langgraph_memory.errors import ConfigurationError, InvalidFilterError
+from tests.graph_helpers import chat_graph
 
 pytestmark = pytest.mark.postgres
 
@@ -30,7 +31,7 @@ def messages_of(state: Any) -> list[str]:
 
 
 def test_int_thread_ids_work_in_every_method(saver: PostgresSaver, postgres_dsn: str) -> None:
-    graph = build_chat_graph(saver)
+    graph = chat_graph(saver)
     graph.invoke(turn("hi"), {"configurable": {"thread_id": 5}})
     state = graph.get_state({"configurable": {"thread_id": 5}})
     assert messages_of(state) == ["hi", "a:hi", "b:hi"]
@@ -56,7 +57,7 @@ def test_int_thread_ids_work_in_every_method(saver: PostgresSaver, postgres_dsn:
 
 
 def bad_calls(saver: PostgresSaver) -> dict[str, Callable[[], Any]]:
-    graph = build_chat_graph(saver)
+    graph = chat_graph(saver)
     checkpoint = empty_checkpoint()
     return {
         "invoke NUL": lambda: graph.invoke(turn("x"), {"configurable": {"thread_id": "a\x00b"}}),
@@ -93,7 +94,7 @@ def bad_calls(saver: PostgresSaver) -> dict[str, Callable[[], Any]]:
 def test_bad_input_raises_configuration_error_and_writes_nothing(
     saver: PostgresSaver, postgres_dsn: str
 ) -> None:
-    build_chat_graph(saver).invoke(turn("keep"), {"configurable": {"thread_id": "good"}})
+    chat_graph(saver).invoke(turn("keep"), {"configurable": {"thread_id": "good"}})
     before = row_counts(postgres_dsn)
     for name, call in bad_calls(saver).items():
         with pytest.raises((ConfigurationError, InvalidFilterError)) as info:
@@ -117,7 +118,7 @@ def test_messages_say_what_to_fix(saver: PostgresSaver) -> None:
 async def test_async_saver_int_ids_and_bad_input(
     async_saver: AsyncPostgresSaver, postgres_dsn: str
 ) -> None:
-    graph = build_chat_graph(async_saver)
+    graph = chat_graph(async_saver)
     await graph.ainvoke(turn("hi"), {"configurable": {"thread_id": 7}})
     state = await graph.aget_state({"configurable": {"thread_id": 7}})
     assert messages_of(state) == ["hi", "a:hi", "b:hi"]
@@ -171,7 +172,7 @@ async def test_sync_saver_async_methods_run_in_a_worker_thread(
     saver: PostgresSaver, postgres_dsn: str
 ) -> None:
     """Parity with RedisSaver: ``graph.ainvoke`` works on the sync saver too."""
-    graph = build_chat_graph(saver)
+    graph = chat_graph(saver)
     for text in ("one", "two"):
         await graph.ainvoke(turn(text), {"configurable": {"thread_id": 9}})
     state = await graph.aget_state({"configurable": {"thread_id": 9}})

@@ -8,10 +8,11 @@ from datetime import timedelta
 
 import psycopg
 import pytest
-from pg_saver_helpers import build_chat_graph, count_rows, thread, turn
+from pg_saver_helpers import count_rows, thread, turn
 
 from langgraph_memory.checkpoint.postgres import AsyncPostgresSaver, PostgresSaver
 from langgraph_memory.errors import ConfigurationError
+from tests.graph_helpers import chat_graph
 
 pytestmark = pytest.mark.postgres
 
@@ -29,7 +30,7 @@ def age_thread(dsn: str, thread_id: str, seconds: float) -> None:
 def test_ttl_sweep_deletes_only_idle_threads(postgres_dsn: str) -> None:
     with PostgresSaver.from_conn_string(postgres_dsn, ttl={"default_ttl": 60}) as saver:
         saver.setup()
-        graph = build_chat_graph(saver)
+        graph = chat_graph(saver)
         for tid in ("idle-1", "idle-2", "active"):
             graph.invoke(turn(tid), thread(tid))
         lease = saver.lease_backend().try_acquire("idle-1", "w", ttl=600)
@@ -66,7 +67,7 @@ def test_ttl_sweep_deletes_only_idle_threads(postgres_dsn: str) -> None:
 def test_keep_last_is_applied_by_every_put(postgres_dsn: str) -> None:
     with PostgresSaver.from_conn_string(postgres_dsn, keep_last=2) as saver:
         saver.setup()
-        graph = build_chat_graph(saver)
+        graph = chat_graph(saver)
         for i in range(3):
             graph.invoke(turn(f"k{i}"), thread("long"))
             assert count_rows(postgres_dsn, "checkpoints", "long") == 2
@@ -91,7 +92,7 @@ def test_background_sweeper_thread(postgres_dsn: str) -> None:
         postgres_dsn, ttl={"default_ttl": 0.5}, sweep_interval=timedelta(seconds=0.1)
     ) as saver:
         saver.setup()
-        graph = build_chat_graph(saver)
+        graph = chat_graph(saver)
         graph.invoke(turn("x"), thread("bg"))
         age_thread(postgres_dsn, "bg", 60)
         deadline = time.monotonic() + 10
@@ -113,7 +114,7 @@ async def test_async_retention(postgres_dsn: str) -> None:
         postgres_dsn, ttl={"default_ttl": 1}, keep_last=1
     ) as saver:
         await saver.setup()
-        graph = build_chat_graph(saver)
+        graph = chat_graph(saver)
         await graph.ainvoke(turn("old"), thread("a-old"))
         await graph.ainvoke(turn("new"), thread("a-new"))
         await graph.ainvoke(turn("new2"), thread("a-new"))
@@ -144,12 +145,12 @@ def test_threads_of_the_official_saver_are_adopted_on_upgrade(postgres_dsn: str)
 
     with OfficialPostgresSaver.from_conn_string(postgres_dsn) as official:
         official.setup()
-        build_chat_graph(official).invoke(turn("legacy"), thread("legacy"))
+        chat_graph(official).invoke(turn("legacy"), thread("legacy"))
     with PostgresSaver.from_conn_string(postgres_dsn, ttl={"default_ttl": 1}, keep_last=1) as saver:
         saver.setup()  # adds our tables and registers the existing thread
         assert count_rows(postgres_dsn, "lgm_thread_activity", "legacy") == 1
         assert count_rows(postgres_dsn, "checkpoints", "legacy") == 4  # until its next put
-        build_chat_graph(saver).invoke(turn("again"), thread("legacy"))
+        chat_graph(saver).invoke(turn("again"), thread("legacy"))
         assert count_rows(postgres_dsn, "checkpoints", "legacy") == 1
         age_thread(postgres_dsn, "legacy", 120)
         assert saver.sweep().expired_threads == ["legacy"]

@@ -9,7 +9,7 @@ import time
 import psycopg
 import pytest
 from langgraph.checkpoint.postgres.base import MIGRATIONS as OFFICIAL_MIGRATIONS
-from pg_saver_helpers import build_chat_graph, thread, turn
+from pg_saver_helpers import thread, turn
 from psycopg.rows import dict_row
 from psycopg_pool import ConnectionPool
 
@@ -21,6 +21,7 @@ from langgraph_memory.errors import (
     InvalidConnectionStringError,
     MigrationError,
 )
+from tests.graph_helpers import chat_graph
 
 pytestmark = pytest.mark.postgres
 
@@ -71,7 +72,7 @@ def test_setup_inside_an_explicit_transaction_commits_or_rolls_back(postgres_dsn
             conn.execute("CREATE TABLE tenant_marker (x int)")
         assert ALL_TABLES | OUR_TABLES | {"tenant_marker"} <= tables(postgres_dsn)
         assert "checkpoint_writes_thread_id_idx" in indexes(postgres_dsn)
-        graph = build_chat_graph(saver)
+        graph = chat_graph(saver)
         graph.invoke(turn("hi"), thread("tx"))
         assert graph.get_state(thread("tx")).values["messages"][-1].content == "b:hi"
 
@@ -103,7 +104,7 @@ def test_prepare_threshold_reaches_pooled_connections(
         postgres_dsn, prepare_threshold=threshold, pool_config={"min_size": 1, "max_size": 1}
     ) as saver:
         saver.setup()
-        graph = build_chat_graph(saver)
+        graph = chat_graph(saver)
         for i in range(3):
             graph.invoke(turn(f"m{i}"), thread("bouncer"))
         assert len(graph.get_state(thread("bouncer")).values["messages"]) == 9
@@ -169,7 +170,7 @@ def test_bad_options_are_rejected(postgres_dsn: str) -> None:
 
 def test_missing_setup_is_a_clear_migration_error(postgres_dsn: str) -> None:
     with PostgresSaver.from_conn_string(postgres_dsn) as saver:
-        graph = build_chat_graph(saver)
+        graph = chat_graph(saver)
         with pytest.raises(MigrationError, match=r"saver\.setup\(\)"):
             graph.invoke(turn("too early"), thread("t"))
         saver.setup()
@@ -181,7 +182,7 @@ def test_list_returns_its_connection_before_yielding(postgres_dsn: str) -> None:
     pool_config: PoolConfig = {"min_size": 1, "max_size": 1, "timeout": 3}
     with PostgresSaver.from_conn_string(postgres_dsn, pool_config=pool_config) as saver:
         saver.setup()
-        graph = build_chat_graph(saver)
+        graph = chat_graph(saver)
         graph.invoke(turn("x"), thread("one-conn"))
         # a consumer that queries while iterating needs the (only) connection back
         parents = [

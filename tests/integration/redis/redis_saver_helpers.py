@@ -13,30 +13,11 @@ from dataclasses import dataclass
 from typing import Annotated, Any
 
 import redis
-from langchain_core.messages import AIMessage
 from langgraph.channels import DeltaChannel
-from langgraph.graph import END, START, MessagesState, StateGraph
+from langgraph.graph import END, START, StateGraph
 from typing_extensions import TypedDict
 
 from tests.reliability._servers import redis_server_binary
-
-
-def chat_graph(checkpointer: Any) -> Any:
-    """START -> a -> b -> END, each node appending one message."""
-
-    def node_a(state: MessagesState) -> dict[str, Any]:
-        return {"messages": [AIMessage(content=f"a saw {len(state['messages'])}")]}
-
-    def node_b(state: MessagesState) -> dict[str, Any]:
-        return {"messages": [AIMessage(content=f"b saw {len(state['messages'])}")]}
-
-    builder = StateGraph(MessagesState)
-    builder.add_node("a", node_a)
-    builder.add_node("b", node_b)
-    builder.add_edge(START, "a")
-    builder.add_edge("a", "b")
-    builder.add_edge("b", END)
-    return builder.compile(checkpointer=checkpointer)
 
 
 def contents(state: dict[str, Any]) -> list[str]:

@@ -16,12 +16,13 @@ from langchain_core.messages import HumanMessage
 from redis import exceptions as redis_errors
 from redis.asyncio.cluster import RedisCluster as AsyncRedisCluster
 from redis.cluster import ClusterNode, RedisCluster
-from redis_saver_helpers import LocalServer, chat_graph, contents
+from redis_saver_helpers import LocalServer, contents
 
 from langgraph_memory.checkpoint.redis import AsyncRedisSaver, RedisSaver
 from langgraph_memory.checkpoint.redis._keys import ThreadKeys
 from langgraph_memory.errors import BackendUnavailableError, StaleWriteError, ThreadBusyError
 from langgraph_memory.lease._protocol import FENCE_CONFIG_KEY
+from tests.graph_helpers import chat_graph, count_seen
 
 pytestmark = [pytest.mark.redis, pytest.mark.slow]
 
@@ -34,7 +35,7 @@ def test_sync_saver_on_cluster(redis_cluster_nodes: list[tuple[str, int]]) -> No
     try:
         saver = RedisSaver(client, prefix="clsync", ttl={"default_ttl": 10}, keep_last=3)
         saver.setup()
-        graph = chat_graph(saver)
+        graph = chat_graph(saver, reply=count_seen)
         for thread in THREADS:
             config = {"configurable": {"thread_id": thread}}
             graph.invoke({"messages": [HumanMessage(content="hi")]}, config)
@@ -85,7 +86,7 @@ async def test_async_saver_on_cluster(redis_cluster_nodes: list[tuple[str, int]]
     try:
         saver = AsyncRedisSaver(client, prefix="clasync")
         await saver.setup()
-        graph = chat_graph(saver)
+        graph = chat_graph(saver, reply=count_seen)
         for thread in THREADS:
             config = {"configurable": {"thread_id": thread}}
             first = {**config, "metadata": {"run_id": f"{thread}-1"}}
@@ -126,7 +127,7 @@ async def test_from_conn_string_with_cluster_option(
     url = f"redis://{host}:{port}"
     with RedisSaver.from_conn_string(url, cluster=True, prefix="clurl") as saver:
         saver.setup()
-        graph = chat_graph(saver)
+        graph = chat_graph(saver, reply=count_seen)
         state = graph.invoke(
             {"messages": [HumanMessage(content="hi")]}, {"configurable": {"thread_id": "u"}}
         )
@@ -148,7 +149,9 @@ async def test_one_timeout_bounds_a_call_to_a_frozen_cluster_node(
     with RedisSaver.from_conn_string(
         url, cluster=True, prefix="clfrz", socket_timeout=timeout
     ) as saver:
-        chat_graph(saver).invoke({"messages": [HumanMessage(content="hi")]}, config)
+        chat_graph(saver, reply=count_seen).invoke(
+            {"messages": [HumanMessage(content="hi")]}, config
+        )
         slot = saver.client.keyslot(ThreadKeys.build("clfrz", "frozen").data[0])
         owner = saver.client.nodes_manager.get_node_from_slot(slot).port
         (server,) = [s for s in redis_cluster_servers if s.port == owner]
@@ -192,7 +195,7 @@ def test_cluster_registry_is_written_with_the_put_and_the_lease_guards_writes(
     try:
         saver = RedisSaver(client, prefix="clreg")
         saver.setup()
-        graph = chat_graph(saver)
+        graph = chat_graph(saver, reply=count_seen)
         for thread in THREADS:
             keys = ThreadKeys.build("clreg", thread)
             assert {client.keyslot(k) for k in keys.script} == {client.keyslot(keys.idx)}

@@ -11,7 +11,7 @@ import pytest
 import redis
 from langchain_core.messages import HumanMessage
 from langgraph.checkpoint.base import empty_checkpoint
-from redis_saver_helpers import chat_graph, contents, scan_keys
+from redis_saver_helpers import contents, scan_keys
 
 from langgraph_memory.checkpoint.redis import AsyncRedisSaver, RedisLeaseBackend, RedisSaver
 from langgraph_memory.errors import LeaseLostError, StaleWriteError, ThreadBusyError
@@ -21,6 +21,7 @@ from langgraph_memory.lease._protocol import (
     AsyncLeaseBackend,
     LeaseBackend,
 )
+from tests.graph_helpers import chat_graph, count_seen
 
 pytestmark = pytest.mark.redis
 
@@ -81,7 +82,7 @@ def test_tokens_stay_unique_after_the_fence_counter_expires(
 ) -> None:
     """The counter expires with the thread's keys; a writer that stalled past that must not
     share a token with the thread's next owner."""
-    graph = chat_graph(saver)
+    graph = chat_graph(saver, reply=count_seen)
     leases = saver.lease_backend()
     stalled = leases.try_acquire("expiring", "worker-a", ttl=0.1)
     assert stalled is not None
@@ -101,7 +102,7 @@ def test_tokens_stay_unique_after_the_fence_counter_expires(
 def test_stale_token_is_rejected_and_writes_nothing(
     saver: RedisSaver, raw_redis: redis.Redis
 ) -> None:
-    graph = chat_graph(saver)
+    graph = chat_graph(saver, reply=count_seen)
     leases = saver.lease_backend()
     old = leases.try_acquire("fenced", "worker-a", ttl=0.1)
     assert old is not None
@@ -140,7 +141,7 @@ def test_rejected_first_write_leaves_no_trace(saver: RedisSaver, raw_redis: redi
     lease = saver.lease_backend().try_acquire("fresh", "worker-a", ttl=5.0)
     assert lease is not None
     with pytest.raises(StaleWriteError):
-        chat_graph(saver).invoke(
+        chat_graph(saver, reply=count_seen).invoke(
             {"messages": [HumanMessage(content="x")]}, fenced("fresh", lease.token - 1)
         )
     assert data_keys(raw_redis, saver, "fresh") == {}
@@ -150,7 +151,7 @@ def test_rejected_first_write_leaves_no_trace(saver: RedisSaver, raw_redis: redi
 def test_delete_cannot_be_undone_by_a_late_writer(
     saver: RedisSaver, raw_redis: redis.Redis
 ) -> None:
-    graph = chat_graph(saver)
+    graph = chat_graph(saver, reply=count_seen)
     leases = saver.lease_backend()
     lease = leases.try_acquire("doomed", "worker-a", ttl=30.0)
     assert lease is not None
@@ -180,7 +181,7 @@ def test_delete_cannot_be_undone_by_a_late_writer(
 
 
 def test_with_thread_lease_uses_the_redis_backend(saver: RedisSaver) -> None:
-    graph = with_thread_lease(chat_graph(saver), strategy="reject", ttl=10.0)
+    graph = with_thread_lease(chat_graph(saver, reply=count_seen), strategy="reject", ttl=10.0)
     config = {"configurable": {"thread_id": "guarded"}}
     state = graph.invoke({"messages": [HumanMessage(content="one")]}, config)
     assert contents(state) == ["one", "a saw 1", "b saw 2"]
@@ -218,7 +219,7 @@ async def test_async_lease_backend(async_saver: AsyncRedisSaver) -> None:
     lease = await leases.atry_acquire("a", "w1", 5.0)
     assert lease is not None
     assert await leases.atry_acquire("a", "w2", 5.0) is None
-    graph = chat_graph(async_saver)
+    graph = chat_graph(async_saver, reply=count_seen)
     await graph.ainvoke({"messages": [HumanMessage(content="hi")]}, fenced("a", lease.token))
     await async_saver.adelete_thread("a")
     assert await leases.arenew(lease, 5.0) is False
@@ -235,7 +236,7 @@ def test_delete_thread_leaves_no_key_naming_the_thread(
 ) -> None:
     """Erasure is complete: the fencing counter and the lease go with the thread's data;
     the holder stays fenced out and the next owner's token is above the old one."""
-    graph = chat_graph(saver)
+    graph = chat_graph(saver, reply=count_seen)
     leases = saver.lease_backend()
     lease = leases.try_acquire("zhang-private-thread", "worker-a", ttl=5.0)
     assert lease is not None

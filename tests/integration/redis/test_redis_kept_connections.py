@@ -20,14 +20,7 @@ from langchain_core.messages import HumanMessage
 from langchain_core.runnables import RunnableConfig
 from redis.backoff import NoBackoff
 from redis.retry import Retry
-from redis_saver_helpers import (
-    LocalServer,
-    chat_graph,
-    contents,
-    free_ports,
-    start_server,
-    wait_ping,
-)
+from redis_saver_helpers import LocalServer, contents, free_ports, start_server, wait_ping
 
 from langgraph_memory.checkpoint.redis import RedisSaver
 from langgraph_memory.checkpoint.redis._kept_connections import (
@@ -36,6 +29,7 @@ from langgraph_memory.checkpoint.redis._kept_connections import (
     pack_command,
 )
 from langgraph_memory.errors import BackendUnavailableError
+from tests.graph_helpers import chat_graph, count_seen
 
 pytestmark = pytest.mark.redis
 
@@ -50,7 +44,7 @@ def test_many_threads_share_one_saver_and_its_background_writes(
     client = redis.Redis.from_url(redis_url)
     saver = RedisSaver(client, prefix=redis_prefix)
     assert saver._kept is not None
-    graph = chat_graph(saver)
+    graph = chat_graph(saver, reply=count_seen)
     turns, workers = 6, 8
     errors: list[BaseException] = []
     start = threading.Barrier(workers)
@@ -142,7 +136,7 @@ def test_saver_survives_a_server_restart_and_a_hung_server(tmp_path: Path) -> No
         client = redis.Redis(port=port, socket_timeout=0.5, retry=Retry(NoBackoff(), 1))
         saver = RedisSaver(client, prefix="lane")
         saver.setup()
-        graph = chat_graph(saver)
+        graph = chat_graph(saver, reply=count_seen)
         config: RunnableConfig = {"configurable": {"thread_id": "t"}}
         graph.invoke({"messages": [HumanMessage(content="one")]}, config)
         assert saver._kept is not None and saver._kept.idle >= 1

@@ -12,10 +12,11 @@ import pytest
 from langchain_core.messages import AIMessage, HumanMessage
 from langgraph.graph import END, START, StateGraph
 from langgraph.types import Command, interrupt
-from redis_saver_helpers import chat_graph, contents
+from redis_saver_helpers import contents
 from typing_extensions import TypedDict
 
 from langgraph_memory.checkpoint.redis import AsyncRedisSaver, RedisSaver
+from tests.graph_helpers import chat_graph, count_seen
 
 pytestmark = pytest.mark.redis
 
@@ -24,11 +25,13 @@ def test_conversation_persists_across_saver_instances(
     saver: RedisSaver, redis_url: str, redis_prefix: str
 ) -> None:
     config = {"configurable": {"thread_id": "chat-1"}}
-    chat_graph(saver).invoke({"messages": [HumanMessage(content="hello")]}, config)
+    chat_graph(saver, reply=count_seen).invoke(
+        {"messages": [HumanMessage(content="hello")]}, config
+    )
 
     # a second process/worker: a new saver on the same prefix sees the conversation
     with RedisSaver.from_conn_string(redis_url, prefix=redis_prefix) as other:
-        graph = chat_graph(other)
+        graph = chat_graph(other, reply=count_seen)
         state = graph.invoke({"messages": [HumanMessage(content="again")]}, config)
         assert contents(state) == ["hello", "a saw 1", "b saw 2", "again", "a saw 4", "b saw 5"]
         snapshot = graph.get_state(config)
@@ -46,7 +49,12 @@ def test_conversation_persists_across_saver_instances(
             == (older.config["configurable"]["checkpoint_id"])
         )
     # the other thread is untouched
-    assert chat_graph(saver).get_state({"configurable": {"thread_id": "chat-2"}}).values == {}
+    assert (
+        chat_graph(saver, reply=count_seen)
+        .get_state({"configurable": {"thread_id": "chat-2"}})
+        .values
+        == {}
+    )
 
 
 def test_interrupt_and_resume(saver: RedisSaver) -> None:
@@ -87,7 +95,7 @@ def test_interrupt_and_resume(saver: RedisSaver) -> None:
 
 
 def test_update_state_and_fork_from_history(saver: RedisSaver) -> None:
-    graph = chat_graph(saver)
+    graph = chat_graph(saver, reply=count_seen)
     config = {"configurable": {"thread_id": "fork"}}
     graph.invoke({"messages": [HumanMessage(content="one")]}, config)
     graph.invoke({"messages": [HumanMessage(content="two")]}, config)
@@ -155,7 +163,7 @@ def test_subgraph_namespaces_and_list_filters(saver: RedisSaver) -> None:
 
 
 def test_prune_copy_and_delete_for_runs_on_real_threads(saver: RedisSaver, raw_redis: Any) -> None:
-    graph = chat_graph(saver)
+    graph = chat_graph(saver, reply=count_seen)
     for thread in ("keep", "prune-me"):
         for turn, run in enumerate(("run-1", "run-2")):
             config = {
@@ -204,7 +212,7 @@ def test_prune_copy_and_delete_for_runs_on_real_threads(saver: RedisSaver, raw_r
 
 
 async def test_async_saver_runs_graphs(async_saver: AsyncRedisSaver) -> None:
-    graph = chat_graph(async_saver)
+    graph = chat_graph(async_saver, reply=count_seen)
     config = {"configurable": {"thread_id": "async-1"}}
     await graph.ainvoke({"messages": [HumanMessage(content="hi")]}, config)
     state = await graph.ainvoke({"messages": [HumanMessage(content="there")]}, config)
@@ -245,7 +253,7 @@ async def test_async_saver_runs_graphs(async_saver: AsyncRedisSaver) -> None:
 
 
 async def test_sync_saver_also_serves_ainvoke(saver: RedisSaver) -> None:
-    graph = chat_graph(saver)
+    graph = chat_graph(saver, reply=count_seen)
     config = {"configurable": {"thread_id": "mixed"}}
     graph.invoke({"messages": [HumanMessage(content="sync turn")]}, config)
     state = await graph.ainvoke({"messages": [HumanMessage(content="async turn")]}, config)

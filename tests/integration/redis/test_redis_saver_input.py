@@ -14,11 +14,12 @@ import pytest
 import redis
 from langchain_core.messages import HumanMessage
 from langgraph.checkpoint.base import empty_checkpoint
-from redis_saver_helpers import chat_graph, contents, scan_keys
+from redis_saver_helpers import contents, scan_keys
 
 from langgraph_memory.checkpoint.redis import AsyncRedisSaver, RedisSaver
 from langgraph_memory.checkpoint.redis._keys import SCHEMA_VERSION
 from langgraph_memory.errors import ConfigurationError, InvalidFilterError
+from tests.graph_helpers import chat_graph, count_seen
 
 pytestmark = pytest.mark.redis
 
@@ -28,7 +29,7 @@ def turn(text: str) -> dict[str, Any]:
 
 
 def bad_calls(saver: RedisSaver) -> dict[str, Callable[[], Any]]:
-    graph = chat_graph(saver)
+    graph = chat_graph(saver, reply=count_seen)
     checkpoint = empty_checkpoint()
     return {
         "get_tuple": lambda: saver.get_tuple({"configurable": {"thread_id": "a\ud800"}}),
@@ -56,7 +57,9 @@ def bad_calls(saver: RedisSaver) -> dict[str, Callable[[], Any]]:
 def test_surrogates_raise_configuration_error_and_write_nothing(
     saver: RedisSaver, raw_redis: redis.Redis, redis_prefix: str
 ) -> None:
-    chat_graph(saver).invoke(turn("keep"), {"configurable": {"thread_id": "good"}})
+    chat_graph(saver, reply=count_seen).invoke(
+        turn("keep"), {"configurable": {"thread_id": "good"}}
+    )
     keys_before = sorted(scan_keys(raw_redis, redis_prefix))
     for name, call in bad_calls(saver).items():
         with pytest.raises((ConfigurationError, InvalidFilterError)) as info:
@@ -71,7 +74,7 @@ def test_surrogates_raise_configuration_error_and_write_nothing(
 def test_int_ids_and_negative_limit_and_nul_ids_refused(
     saver: RedisSaver, raw_redis: redis.Redis, redis_prefix: str
 ) -> None:
-    graph = chat_graph(saver)
+    graph = chat_graph(saver, reply=count_seen)
     config = {"configurable": {"thread_id": 5}}
     graph.invoke(turn("hi"), config)
     assert contents(graph.get_state(config).values) == ["hi", "a saw 1", "b saw 2"]

@@ -12,14 +12,7 @@ from langchain_core.messages import HumanMessage
 from langgraph.checkpoint.base import empty_checkpoint
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.checkpoint.serde.encrypted import EncryptedSerializer
-from redis_saver_helpers import (
-    LocalServer,
-    chat_graph,
-    contents,
-    free_ports,
-    nested_graph,
-    scan_keys,
-)
+from redis_saver_helpers import LocalServer, contents, free_ports, nested_graph, scan_keys
 
 from langgraph_memory.checkpoint.redis import AsyncRedisSaver, RedisSaver
 from langgraph_memory.checkpoint.redis._keys import SCHEMA_VERSION, schema_key
@@ -30,6 +23,7 @@ from langgraph_memory.errors import (
     InvalidValueError,
     MigrationError,
 )
+from tests.graph_helpers import chat_graph, count_seen
 
 pytestmark = pytest.mark.redis
 
@@ -55,7 +49,7 @@ def test_ttl_applies_to_every_key_of_a_thread(
 ) -> None:
     ttl = {"default_ttl": 5, "refresh_on_read": True}
     with RedisSaver.from_conn_string(redis_url, prefix=redis_prefix, ttl=ttl) as saver:
-        graph = chat_graph(saver)
+        graph = chat_graph(saver, reply=count_seen)
         config = {"configurable": {"thread_id": "ttl-thread"}}
         graph.invoke({"messages": [HumanMessage(content="hi")]}, config)
         graph.update_state(config, {"messages": [HumanMessage(content="edit")]})
@@ -99,7 +93,7 @@ def test_keep_last_retention_and_blob_garbage_collection(
     redis_url: str, redis_prefix: str, raw_redis: redis.Redis
 ) -> None:
     with RedisSaver.from_conn_string(redis_url, prefix=redis_prefix, keep_last=3) as saver:
-        graph = chat_graph(saver)
+        graph = chat_graph(saver, reply=count_seen)
         config = {"configurable": {"thread_id": "short"}}
         for turn in range(4):
             state = graph.invoke({"messages": [HumanMessage(content=f"turn {turn}")]}, config)
@@ -168,7 +162,7 @@ def test_encrypted_serde_keeps_plaintext_out_of_redis(
     serde = EncryptedSerializer.from_pycryptodome_aes(key=b"0123456789abcdef0123456789abcdef")
     config = {"configurable": {"thread_id": "secret"}, "metadata": {"note": SECRET}}
     with RedisSaver.from_conn_string(redis_url, prefix=redis_prefix, serde=serde) as saver:
-        graph = chat_graph(saver)
+        graph = chat_graph(saver, reply=count_seen)
         state = graph.invoke({"messages": [HumanMessage(content=SECRET)]}, config)
         assert contents(state)[0] == SECRET
         assert graph.get_state(config).metadata["note"] == SECRET
@@ -202,7 +196,7 @@ def test_failed_puts_write_nothing(saver: RedisSaver, raw_redis: redis.Redis) ->
     assert saver.get_tuple(config) is None
 
     # a stored thread stays exactly as it was after a failing put
-    graph = chat_graph(saver)
+    graph = chat_graph(saver, reply=count_seen)
     graph.invoke(
         {"messages": [HumanMessage(content="kept")]}, {"configurable": {"thread_id": "atomic"}}
     )
@@ -233,7 +227,7 @@ def test_bad_urls_and_dead_servers_fail_fast_with_a_clear_message(
 
     # a server that dies under a running saver: the error names it, nothing is swallowed
     with RedisSaver.from_conn_string(own_redis_server.url, prefix="dies") as saver:
-        graph = chat_graph(saver)
+        graph = chat_graph(saver, reply=count_seen)
         config = {"configurable": {"thread_id": "t"}}
         graph.invoke({"messages": [HumanMessage(content="before")]}, config)
         own_redis_server.stop()

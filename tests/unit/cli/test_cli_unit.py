@@ -24,11 +24,11 @@ from langgraph_memory.cli.admin import memory_rows, user_namespace
 from langgraph_memory.cli.bench import (
     BENCHES,
     BenchResult,
-    _generic_tables,
+    _checkout,
     _normalise_checkpointers,
-    _ProgressSink,
-    bench_root,
+    _normalise_postgres_saver,
     render,
+    run_benchmarks,
     to_plain,
 )
 from langgraph_memory.cli.demo import _describe_report, new_user_id
@@ -204,42 +204,39 @@ def test_checkpointer_results_become_a_table_and_plot() -> None:
     assert "RedisSaver (ours)" in text and "1.500" in text
 
 
-def test_generic_tables_handle_unknown_benchmarks() -> None:
-    result = BenchResult("store")
-    _generic_tables(
-        {"search": [{"size": 1000, "p95_ms": 4.0}, {"size": 10000, "p95_ms": 9.0}]}, result
+def test_postgres_saver_results_become_two_tables_and_a_plot() -> None:
+    from bench.postgres_saver import LatencyResult, SaverComparison, ThroughputResult
+
+    raw = SaverComparison(
+        config={"threads": 1, "invokes": 1, "clients": 1, "client_invokes": 1, "repeats": 1},
+        latency=[LatencyResult("ours", 2.0, 3.0, 0.9, 2.0, invoke_samples=[2.0])],
+        throughput=[ThroughputResult("ours async", 10, 0.5, 20.0, 1.7)],
     )
-    assert result.tables[0].header == ["size", "p95_ms"]
-    assert result.tables[0].rows == [[1000, 4.0], [10000, 9.0]]
-    assert result.plot["series"] == {"p95_ms": [4.0, 9.0]}
+    result = BenchResult("postgres_saver")
+    _normalise_postgres_saver(raw, result)
+    assert [t.title for t in result.tables] == ["latency", "throughput"]
+    assert result.tables[0].rows == [["ours", 2.0, 3.0, 0.9, 2.0]]
+    assert result.tables[1].rows == [["ours async", 10, 0.5, 20.0, 1.7]]
+    assert result.plot["series"] == {"invokes/s": [20.0]}
+    assert "invoke_samples" not in json.dumps(to_plain(raw))
 
 
-class _Terminal(io.StringIO):
-    def isatty(self) -> bool:
-        return True
+def test_bench_is_this_checkouts_package() -> None:
+    import bench
 
-
-def test_progress_sink_drives_a_bar_on_a_terminal() -> None:
-    sink = _ProgressSink("x", verbose=False, stream=_Terminal())
-    sink.write("invokes 3/30\nhalf a ")
-    sink.write("line\n")
-    assert sink.lines == ["invokes 3/30", "half a line"]
-    assert sink._bar.total == 30 and sink._bar.n == 3
-    sink.close()
-
-
-def test_progress_sink_prints_milestones_when_piped() -> None:
-    out = io.StringIO()
-    sink = _ProgressSink("ckpt", verbose=False, stream=out)
-    sink.write("invokes 3/30\ninvokes 30/30\nsome table line\n")
-    sink.close()
-    assert out.getvalue() == "ckpt: running…\nckpt: invokes 30/30\n"
-
-
-def test_bench_root_is_this_checkout() -> None:
-    root = bench_root()
-    assert (root / "bench" / "__init__.py").is_file()
+    assert Path(bench.__file__).resolve().parents[1] == Path(__file__).resolve().parents[3]
     assert "checkpointers" in BENCHES
+
+
+def test_without_bench_the_cli_says_how_to_get_it() -> None:
+    with pytest.raises(CliError, match="source checkout"), _checkout():
+        raise ModuleNotFoundError("No module named 'bench'", name="bench")
+    with pytest.raises(CliError, match=r"bench/nodes\.py is not in this checkout"), _checkout():
+        raise ModuleNotFoundError("No module named 'bench.nodes'", name="bench.nodes")
+    with pytest.raises(CliError, match="rank_bm25, which is not installed"), _checkout():
+        raise ModuleNotFoundError("No module named 'rank_bm25'", name="rank_bm25")
+    with pytest.raises(CliError, match="unknown benchmark 'nodes'"):
+        run_benchmarks(["nodes"])
 
 
 def test_plot_results_writes_a_png(tmp_path: Path) -> None:
