@@ -9,7 +9,8 @@ the names that change between them. The transformation works on the text:
 * lines between ``# unasync: async-only`` and ``# unasync: end`` are dropped;
 * lines between ``# unasync: sync-only`` and ``# unasync: end`` are commented-out code in the
   async source (``# x = 1``) and uncommented in the sync output;
-* the result is formatted with ``ruff format`` and starts with a "generated" header.
+* the result has its imports sorted (``ruff check --select I --fix``: a renamed module may
+  sort elsewhere), is formatted with ``ruff format`` and starts with a "generated" header.
 
 Usage::
 
@@ -53,7 +54,23 @@ class Pair:
     names: dict[str, str] = field(default_factory=dict)
 
 
-PAIRS: list[Pair] = []
+PAIRS: list[Pair] = [
+    Pair(
+        "langgraph_memory/_pg/run_async.py",
+        "langgraph_memory/_pg/run_sync.py",
+        {
+            "asyncio": "threading",
+            "AsyncConn": "SyncConn",
+            "AsyncConnector": "SyncConnector",
+            "arun_program": "run_program",
+            "_apipelined_transaction": "_pipelined_transaction",
+            "_aexecute_alone": "_execute_alone",
+            "aprobe": "probe",
+            "abuild_pool": "build_pool",
+            "acheck": "check",
+        },
+    ),
+]
 """Registered pairs (paths relative to the repository root)."""
 
 _KEYWORD = re.compile(r"\basync\s+(?=(def|with|for)\b)")
@@ -112,9 +129,9 @@ def transform(text: str, names: dict[str, str]) -> str:
     return text
 
 
-def _format(text: str, target: Path) -> str:
+def _ruff(args: list[str], text: str, target: Path) -> str:
     done = subprocess.run(
-        [sys.executable, "-m", "ruff", "format", "--stdin-filename", str(target), "-"],
+        [sys.executable, "-m", "ruff", *args, "--stdin-filename", str(target), "-"],
         input=text,
         capture_output=True,
         text=True,
@@ -122,8 +139,14 @@ def _format(text: str, target: Path) -> str:
         check=False,
     )
     if done.returncode != 0:
-        raise RuntimeError(f"ruff format failed on the sync text of {target}: {done.stderr}")
+        raise RuntimeError(f"ruff {args[0]} failed on the sync text of {target}: {done.stderr}")
     return done.stdout
+
+
+def _format(text: str, target: Path) -> str:
+    """``text`` with its imports sorted, then formatted (as the linter wants the file)."""
+    text = _ruff(["check", "--select", "I", "--fix", "--quiet", "--exit-zero"], text, target)
+    return _ruff(["format"], text, target)
 
 
 def generate(pair: Pair) -> str:

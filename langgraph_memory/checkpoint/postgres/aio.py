@@ -24,16 +24,16 @@ from psycopg import AsyncCursor
 from psycopg.pq import TransactionStatus
 from psycopg.rows import DictRow, dict_row
 
-from langgraph_memory.checkpoint import _config, _guard
-from langgraph_memory.checkpoint.postgres import _common, _read, _retention, _sql
-from langgraph_memory.checkpoint.postgres._common import PoolConfig
-from langgraph_memory.checkpoint.postgres._connect import (
+from langgraph_memory._pg.pool import PoolConfig
+from langgraph_memory._pg.run_async import (
     AsyncConn,
     AsyncConnector,
     abuild_pool,
     aprobe,
     arun_program,
 )
+from langgraph_memory.checkpoint import _config, _guard
+from langgraph_memory.checkpoint.postgres import _common, _read, _retention, _sql
 from langgraph_memory.checkpoint.postgres._retention import SweepResult
 from langgraph_memory.checkpoint.postgres.lease import AsyncPostgresLeaseBackend
 from langgraph_memory.errors import ConfigurationError, SyncCallOnEventLoopError

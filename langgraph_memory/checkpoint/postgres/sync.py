@@ -25,11 +25,11 @@ from psycopg import Cursor
 from psycopg.pq import TransactionStatus
 from psycopg.rows import DictRow, dict_row
 
+from langgraph_memory._pg.pool import PoolConfig
+from langgraph_memory._pg.run_sync import SyncConn, SyncConnector, build_pool, probe, run_program
 from langgraph_memory.checkpoint import _config, _guard
 from langgraph_memory.checkpoint._threaded import ThreadedAsyncMethods
 from langgraph_memory.checkpoint.postgres import _common, _read, _retention, _sql
-from langgraph_memory.checkpoint.postgres._common import PoolConfig, run_program
-from langgraph_memory.checkpoint.postgres._connect import SyncConn, SyncConnector, build_pool, probe
 from langgraph_memory.checkpoint.postgres._retention import SweepResult
 from langgraph_memory.checkpoint.postgres.lease import PostgresLeaseBackend
 from langgraph_memory.errors import ConfigurationError

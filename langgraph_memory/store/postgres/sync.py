@@ -16,26 +16,24 @@ from langgraph.store.base import IndexConfig, TTLConfig
 from psycopg.conninfo import conninfo_to_dict
 from psycopg_pool import ConnectionPool, PoolTimeout
 
-from langgraph_memory.errors import BackendUnavailableError
-from langgraph_memory.retrieval import RetrievalConfig
-from langgraph_memory.store.postgres._connect import (
-    POOL_TIMEOUT,
-    check_connection_settings,
+from langgraph_memory._pg.dsn import describe_target, resolve_dsn
+from langgraph_memory._pg.errors import (
+    STORE,
     connect_error,
-    connection_kwargs,
-    describe_target,
-    resolve_dsn,
     retry_pause,
     should_retry,
     translate_error,
 )
+from langgraph_memory._pg.pool import DEFAULT_POOL_TIMEOUT as POOL_TIMEOUT
+from langgraph_memory._pg.pool import PoolConfig, check_connection_settings, connection_kwargs
+from langgraph_memory.errors import BackendUnavailableError
+from langgraph_memory.retrieval import RetrievalConfig
 from langgraph_memory.store.postgres._core import MemoryStoreCore
 from langgraph_memory.store.postgres._sql import BOOKKEEPING_GAVE_WAY, BOOKKEEPING_SETTINGS
 from langgraph_memory.store.postgres._types import (
     BOOKKEEPING_LOCK_TIMEOUT,
     EmbedDocuments,
     EmbedQueries,
-    PoolConfig,
     Program,
     Sql,
 )
@@ -174,7 +172,7 @@ class PostgresMemoryStore(MemoryStoreCore):
                     time.sleep(retry_pause(attempt))
                     attempt += 1
                     continue
-                translated = translate_error(self._target(), exc, self.conn)
+                translated = translate_error(self._target(), exc, STORE, self.conn)
                 if translated is exc:
                     raise
                 raise translated from exc

@@ -12,6 +12,9 @@ from langgraph.checkpoint.postgres.base import MIGRATIONS as OFFICIAL_MIGRATIONS
 from langgraph.checkpoint.postgres.base import BasePostgresSaver
 from langgraph.checkpoint.serde.types import INTERRUPT
 
+from langgraph_memory._pg import dsn as pg_dsn
+from langgraph_memory._pg import errors as pg_errors
+from langgraph_memory._pg import pool as pg_pool
 from langgraph_memory.checkpoint.postgres import _common, _read, _retention, _sql
 from langgraph_memory.checkpoint.postgres._common import Stmt
 from langgraph_memory.checkpoint.postgres._retention import CheckpointShape, plan_keep_last
@@ -351,7 +354,7 @@ def test_delete_for_runs_collects_only_unreferenced_blobs() -> None:
     ],
 )
 def test_describe_target(dsn: str, target: str) -> None:
-    assert _common.describe_target(_common.validate_dsn(dsn)) == target
+    assert pg_dsn.describe_target(pg_dsn.validate_dsn(dsn)) == target
 
 
 @pytest.mark.parametrize(
@@ -359,11 +362,12 @@ def test_describe_target(dsn: str, target: str) -> None:
 )
 def test_validate_dsn_rejects_malformed(dsn: str) -> None:
     with pytest.raises(InvalidConnectionStringError):
-        _common.validate_dsn(dsn)
+        pg_dsn.validate_dsn(dsn)
 
 
 def test_connection_kwargs_force_required_settings() -> None:
-    kwargs = _common.connection_kwargs(None, 3, {"autocommit": False, "application_name": "x"})
+    config: pg_pool.PoolConfig = {"kwargs": {"autocommit": False, "application_name": "x"}}
+    kwargs = pg_pool.connection_kwargs(config, connect_timeout=3, prepare_threshold=None)
     assert kwargs["autocommit"] is True and kwargs["prepare_threshold"] is None
     assert kwargs["connect_timeout"] == 3 and kwargs["application_name"] == "x"
 
@@ -385,10 +389,10 @@ def test_retention_and_prune_arguments() -> None:
 
 
 def test_connection_failures_are_told_apart_from_query_errors() -> None:
-    assert _common.is_connection_failure(psycopg.OperationalError("server closed"))
-    assert not _common.is_connection_failure(psycopg.errors.SerializationFailure("retry"))
-    assert not _common.is_connection_failure(ValueError("x"))
-    message = _common.unavailable_message("db:5432", psycopg.OperationalError("refused\nmore"))
+    assert pg_errors.is_connection_failure(psycopg.OperationalError("server closed"))
+    assert not pg_errors.is_connection_failure(psycopg.errors.SerializationFailure("retry"))
+    assert not pg_errors.is_connection_failure(ValueError("x"))
+    message = pg_errors.unavailable_message("db:5432", psycopg.OperationalError("refused\nmore"))
     assert "db:5432" in message and "refused" in message and "more" not in message
 
 
@@ -397,25 +401,31 @@ def test_translate_error_maps_backend_failures() -> None:
 
     from langgraph_memory.errors import BackendUnavailableError, MigrationError
 
-    pool = _common.translate_error("db:1", PoolTimeout("couldn't get a connection"))
+    pool = pg_errors.translate_error(
+        "db:1", PoolTimeout("couldn't get a connection"), pg_errors.SAVER
+    )
     assert isinstance(pool, BackendUnavailableError) and "max_size" in str(pool)
-    missing = _common.translate_error(
-        "db:1", psycopg.errors.UndefinedTable('relation "lgm_thread_activity" does not exist')
+    missing = pg_errors.translate_error(
+        "db:1",
+        psycopg.errors.UndefinedTable('relation "lgm_thread_activity" does not exist'),
+        pg_errors.SAVER,
     )
     assert isinstance(missing, MigrationError) and "setup()" in str(missing)
     serialization = psycopg.errors.SerializationFailure("could not serialize")
-    transient = _common.translate_error("db:1", serialization)
+    transient = pg_errors.translate_error("db:1", serialization, pg_errors.SAVER)
     assert isinstance(transient, TransientError) and "safe" in str(transient)
-    read_only = _common.translate_error(
-        "db:1", psycopg.errors.ReadOnlySqlTransaction("cannot execute INSERT")
+    read_only = pg_errors.translate_error(
+        "db:1", psycopg.errors.ReadOnlySqlTransaction("cannot execute INSERT"), pg_errors.SAVER
     )
     assert isinstance(read_only, BackendUnavailableError) and "primary" in str(read_only)
-    privilege = _common.translate_error(
-        "db:1", psycopg.errors.InsufficientPrivilege("permission denied for table checkpoints")
+    privilege = pg_errors.translate_error(
+        "db:1",
+        psycopg.errors.InsufficientPrivilege("permission denied for table checkpoints"),
+        pg_errors.SAVER,
     )
     assert isinstance(privilege, ConfigurationError) and "GRANT" in str(privilege)
     ours_to_fix = psycopg.errors.InvalidTextRepresentation("bad input")  # a bug of ours: as is
-    assert _common.translate_error("db:1", ours_to_fix) is ours_to_fix
+    assert pg_errors.translate_error("db:1", ours_to_fix, pg_errors.SAVER) is ours_to_fix
 
 
 def test_subgraph_call_namespaces_go_with_their_dropped_root_checkpoint() -> None:
@@ -435,7 +445,9 @@ def test_subgraph_call_namespaces_go_with_their_dropped_root_checkpoint() -> Non
 def test_translate_error_reports_a_closed_pool_as_misuse() -> None:
     from psycopg_pool import PoolClosed
 
-    error = _common.translate_error("db:1", PoolClosed("the pool 'p' is not open yet"))
+    error = pg_errors.translate_error(
+        "db:1", PoolClosed("the pool 'p' is not open yet"), pg_errors.SAVER
+    )
     assert isinstance(error, ConfigurationError) and "from_conn_string" in str(error)
 
 
