@@ -248,6 +248,8 @@ def resolve_postgres_dsn(conn_string: str | None = None) -> str:
 
     Example:
         ```python
+        from langgraph_memory.embedded import resolve_postgres_dsn
+
         assert resolve_postgres_dsn("postgresql://db/app") == "postgresql://db/app"
         ```
     """
@@ -280,6 +282,8 @@ def default_dsn() -> str:
 
     Example:
         ```python
+        from langgraph_memory.embedded import default_dsn
+
         dsn = default_dsn()
         ```
     """

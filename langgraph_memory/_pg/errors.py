@@ -256,9 +256,10 @@ def _saturated(pool: Any) -> bool:
 def _pool_timeout(target: str, exc: PoolTimeout, pool: Any) -> BackendUnavailableError:
     if pool is not None and _saturated(pool):
         return BackendUnavailableError(
-            f"Postgres at {target} answers, but all {pool.max_size} connections of the "
-            f"pool stayed busy ({exc}); other users of the same pool hold them. Give this "
-            "component its own pool or raise pool_config['max_size'] / ['timeout']."
+            f"Postgres at {target} answers, but no pooled connection became available in "
+            f"time: all {pool.max_size} connections of the pool stayed busy ({exc}); other "
+            "users of the same pool hold them. Give this component its own pool or raise "
+            "pool_config['max_size'] / ['timeout']."
         )
     return BackendUnavailableError(
         f"Postgres at {target}: no pooled connection became available in time ({exc}). "

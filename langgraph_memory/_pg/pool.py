@@ -2,7 +2,7 @@
 
 One :class:`PoolConfig` for the savers, the leases and the store; one health policy,
 :class:`IdleHealthCheck`; the keyword arguments of the pools ``from_conn_string`` builds
-(:func:`pool_options`). The factories that open them are ``build_pool`` in
+(:func:`pool_options`, per :class:`PoolRole`). The factories that open them are ``build_pool`` in
 :mod:`~langgraph_memory._pg.run_sync` and ``abuild_pool`` in
 :mod:`~langgraph_memory._pg.run_async`.
 """
@@ -12,6 +12,7 @@ from __future__ import annotations
 import threading
 import time
 import weakref
+from dataclasses import dataclass
 from typing import Any, TypedDict
 
 from psycopg import AsyncConnection, Connection
@@ -27,12 +28,17 @@ __all__ = [
     "DEFAULT_POOL_TIMEOUT",
     "DEFAULT_RECONNECT_TIMEOUT",
     "IDLE_CHECK_AFTER",
+    "PSYCOPG_PREPARE_THRESHOLD",
+    "SAVER_POOL",
+    "STORE_POOL",
     "IdleHealthCheck",
     "PoolConfig",
+    "PoolRole",
     "check_connection_settings",
     "connection_kwargs",
     "idle_autocommit",
     "pool_options",
+    "prepare_threshold_of",
     "target_of",
 ]
 
@@ -114,23 +120,63 @@ def connection_kwargs(
     return kwargs
 
 
-def pool_options(
-    pool_config: PoolConfig | None, prepare_threshold: int | None, connect_timeout: int
-) -> dict[str, Any]:
-    """Keyword arguments of the (sync or async) pool the savers' ``from_conn_string`` builds.
+@dataclass(frozen=True)
+class PoolRole:
+    """Whom a pool serves: its ``name`` (psycopg_pool's logs and stats) and the default
+    ``max_size`` when :class:`PoolConfig` sets none (at least its ``min_size``)."""
+
+    name: str
+    max_size: int
+
+
+SAVER_POOL = PoolRole("langgraph-memory-checkpoints", 8)
+"""The pools of the savers and leases."""
+
+STORE_POOL = PoolRole("langgraph-memory-store", 10)
+"""The pools of the memory store."""
+
+PSYCOPG_PREPARE_THRESHOLD = 5
+"""psycopg's own ``prepare_threshold`` default."""
+
+
+def prepare_threshold_of(pool_config: PoolConfig | None) -> int | None:
+    """The ``prepare_threshold`` of ``pool_config["kwargs"]``, else psycopg's default (for a
+    component without a ``prepare_threshold`` option of its own, the store).
 
     Example:
         ```python
-        from langgraph_memory._pg.pool import pool_options
+        from langgraph_memory._pg.pool import prepare_threshold_of
+
+        assert prepare_threshold_of({"kwargs": {"prepare_threshold": None}}) is None
+        assert prepare_threshold_of(None) == 5
+        ```
+    """
+    kwargs = (pool_config or {}).get("kwargs") or {}
+    value: int | None = kwargs.get("prepare_threshold", PSYCOPG_PREPARE_THRESHOLD)
+    return value
+
+
+def pool_options(
+    pool_config: PoolConfig | None,
+    prepare_threshold: int | None,
+    connect_timeout: int,
+    role: PoolRole = SAVER_POOL,
+) -> dict[str, Any]:
+    """Keyword arguments of the (sync or async) pool ``from_conn_string`` builds.
+
+    Example:
+        ```python
+        from langgraph_memory._pg.pool import STORE_POOL, pool_options
 
         assert pool_options({"max_size": 16}, None, 5)["max_size"] == 16
+        assert pool_options(None, 5, 5, STORE_POOL)["max_size"] == 10
         ```
     """
     config = pool_config or {}
     return {
         "open": False,
         "min_size": config.get("min_size", 1),
-        "max_size": config.get("max_size", max(8, config.get("min_size", 1))),
+        "max_size": config.get("max_size", max(role.max_size, config.get("min_size", 1))),
         "timeout": config.get("timeout", DEFAULT_POOL_TIMEOUT),
         "max_idle": config.get("max_idle", 600.0),
         "max_lifetime": config.get("max_lifetime", 3600.0),
@@ -138,7 +184,7 @@ def pool_options(
         "kwargs": connection_kwargs(
             config, connect_timeout=connect_timeout, prepare_threshold=prepare_threshold
         ),
-        "name": "langgraph-memory-checkpoints",
+        "name": role.name,
     }
 
 

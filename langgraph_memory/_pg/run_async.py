@@ -27,14 +27,16 @@ from psycopg_pool import AsyncConnectionPool, PoolTimeout
 from langgraph_memory._pg.dsn import describe_target, validate_dsn
 from langgraph_memory._pg.errors import SAVER, connect_error, translate_error
 from langgraph_memory._pg.pool import (
+    SAVER_POOL,
     IdleHealthCheck,
     PoolConfig,
+    PoolRole,
     idle_autocommit,
     pool_options,
     target_of,
 )
 from langgraph_memory._pg.program import Finished, Program, Rows, Stmt, T, finish_alone, start
-from langgraph_memory.errors import ConfigurationError
+from langgraph_memory.errors import BackendUnavailableError, ConfigurationError
 
 __all__ = ["AsyncConn", "AsyncConnector", "abuild_pool", "aprobe", "arun_program"]
 
@@ -248,7 +250,7 @@ async def aprobe(
     try:
         conn = await AsyncConnection.connect(conn_string, **kwargs)
         await conn.close()
-    except (psycopg.ProgrammingError, psycopg.OperationalError) as exc:
+    except psycopg.Error as exc:
         raise connect_error(target, exc) from exc
     return target
 
@@ -258,13 +260,27 @@ async def abuild_pool(
     pool_config: PoolConfig | None,
     prepare_threshold: int | None,
     connect_timeout: int,
+    role: PoolRole = SAVER_POOL,
 ) -> AsyncConnectionPool[AsyncConnection[DictRow]]:
-    """An opened pool with the settings the savers need (idle connections health-checked,
-    :class:`~langgraph_memory._pg.pool.IdleHealthCheck`)."""
+    """The one pool factory: an opened pool (autocommit, dict rows, idle connections
+    health-checked by :class:`~langgraph_memory._pg.pool.IdleHealthCheck`).
+
+    Call :func:`aprobe` first: it names a refused or unreachable server clearly.
+
+    Raises:
+        BackendUnavailableError: The pool could not open its first connections in time.
+    """
     pool: AsyncConnectionPool[AsyncConnection[DictRow]] = AsyncConnectionPool(
         conn_string,
         check=IdleHealthCheck().acheck,
-        **pool_options(pool_config, prepare_threshold, connect_timeout),
+        **pool_options(pool_config, prepare_threshold, connect_timeout, role),
     )
-    await pool.open(wait=True, timeout=float(connect_timeout) + 5.0)
+    try:
+        await pool.open(wait=True, timeout=float(connect_timeout) + 5.0)
+    except Exception as exc:
+        await pool.close()
+        raise BackendUnavailableError(
+            f"Postgres at {target_of(pool)} accepted a first connection but the pool could "
+            f"not open its connections in time: {exc}"
+        ) from exc
     return pool

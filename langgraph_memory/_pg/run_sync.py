@@ -25,14 +25,16 @@ from psycopg_pool import ConnectionPool, PoolTimeout
 from langgraph_memory._pg.dsn import describe_target, validate_dsn
 from langgraph_memory._pg.errors import SAVER, connect_error, translate_error
 from langgraph_memory._pg.pool import (
+    SAVER_POOL,
     IdleHealthCheck,
     PoolConfig,
+    PoolRole,
     idle_autocommit,
     pool_options,
     target_of,
 )
 from langgraph_memory._pg.program import Finished, Program, Rows, Stmt, T, finish_alone, start
-from langgraph_memory.errors import ConfigurationError
+from langgraph_memory.errors import BackendUnavailableError, ConfigurationError
 
 __all__ = ["SyncConn", "SyncConnector", "build_pool", "probe", "run_program"]
 
@@ -193,7 +195,7 @@ def probe(conn_string: str, connect_timeout: int, extra: dict[str, Any] | None =
     try:
         conn = Connection.connect(conn_string, **kwargs)
         conn.close()
-    except (psycopg.ProgrammingError, psycopg.OperationalError) as exc:
+    except psycopg.Error as exc:
         raise connect_error(target, exc) from exc
     return target
 
@@ -203,13 +205,27 @@ def build_pool(
     pool_config: PoolConfig | None,
     prepare_threshold: int | None,
     connect_timeout: int,
+    role: PoolRole = SAVER_POOL,
 ) -> ConnectionPool[Connection[DictRow]]:
-    """An opened pool with the settings the savers need (idle connections health-checked,
-    :class:`~langgraph_memory._pg.pool.IdleHealthCheck`)."""
+    """The one pool factory: an opened pool (autocommit, dict rows, idle connections
+    health-checked by :class:`~langgraph_memory._pg.pool.IdleHealthCheck`).
+
+    Call :func:`probe` first: it names a refused or unreachable server clearly.
+
+    Raises:
+        BackendUnavailableError: The pool could not open its first connections in time.
+    """
     pool: ConnectionPool[Connection[DictRow]] = ConnectionPool(
         conn_string,
         check=IdleHealthCheck().check,
-        **pool_options(pool_config, prepare_threshold, connect_timeout),
+        **pool_options(pool_config, prepare_threshold, connect_timeout, role),
     )
-    pool.open(wait=True, timeout=float(connect_timeout) + 5.0)
+    try:
+        pool.open(wait=True, timeout=float(connect_timeout) + 5.0)
+    except Exception as exc:
+        pool.close()
+        raise BackendUnavailableError(
+            f"Postgres at {target_of(pool)} accepted a first connection but the pool could "
+            f"not open its connections in time: {exc}"
+        ) from exc
     return pool
