@@ -89,3 +89,10 @@ def test_required_connection_settings_win_over_the_users() -> None:
     options = pg_pool.pool_options({"min_size": 12}, 0, 3)
     assert options["max_size"] == 12 and options["kwargs"]["prepare_threshold"] == 0
     assert options["reconnect_timeout"] == pg_pool.DEFAULT_RECONNECT_TIMEOUT
+
+
+def test_connection_kwargs_force_required_settings() -> None:
+    config: pg_pool.PoolConfig = {"kwargs": {"autocommit": False, "application_name": "x"}}
+    kwargs = pg_pool.connection_kwargs(config, connect_timeout=3, prepare_threshold=None)
+    assert kwargs["autocommit"] is True and kwargs["prepare_threshold"] is None
+    assert kwargs["connect_timeout"] == 3 and kwargs["application_name"] == "x"

@@ -171,3 +171,45 @@ def test_connect_errors_tell_configuration_from_outage(
 def test_a_malformed_option_is_an_invalid_connection_string() -> None:
     got = pg_errors.connect_error("db:5432", psycopg.ProgrammingError("invalid sslmode value"))
     assert isinstance(got, InvalidConnectionStringError) and "sslmode" in str(got)
+
+
+# The savers' mappings, as their tests pinned them before the layer existed.
+
+
+def test_connection_failures_are_told_apart_from_query_errors() -> None:
+    assert pg_errors.is_connection_failure(psycopg.OperationalError("server closed"))
+    assert not pg_errors.is_connection_failure(psycopg.errors.SerializationFailure("retry"))
+    assert not pg_errors.is_connection_failure(ValueError("x"))
+    message = pg_errors.unavailable_message("db:5432", psycopg.OperationalError("refused\nmore"))
+    assert "db:5432" in message and "refused" in message and "more" not in message
+
+
+def test_translate_error_maps_backend_failures() -> None:
+    from psycopg_pool import PoolTimeout
+
+    from langgraph_memory.errors import BackendUnavailableError, MigrationError
+
+    def saver(exc: BaseException) -> BaseException:
+        return translate_error("db:1", exc, SAVER)
+
+    pool = saver(PoolTimeout("couldn't get a connection"))
+    assert isinstance(pool, BackendUnavailableError) and "max_size" in str(pool)
+    missing = saver(psycopg.errors.UndefinedTable('relation "lgm_thread_activity" does not exist'))
+    assert isinstance(missing, MigrationError) and "setup()" in str(missing)
+    transient = saver(psycopg.errors.SerializationFailure("could not serialize"))
+    assert isinstance(transient, TransientError) and "safe" in str(transient)
+    read_only = saver(psycopg.errors.ReadOnlySqlTransaction("cannot execute INSERT"))
+    assert isinstance(read_only, BackendUnavailableError) and "primary" in str(read_only)
+    privilege = saver(psycopg.errors.InsufficientPrivilege("permission denied for table x"))
+    assert isinstance(privilege, ConfigurationError) and "GRANT" in str(privilege)
+    ours_to_fix = psycopg.errors.InvalidTextRepresentation("bad input")  # a bug of ours: as is
+    assert saver(ours_to_fix) is ours_to_fix
+
+
+def test_translate_error_reports_a_closed_pool_as_misuse() -> None:
+    from psycopg_pool import PoolClosed
+
+    error = pg_errors.translate_error(
+        "db:1", PoolClosed("the pool 'p' is not open yet"), pg_errors.SAVER
+    )
+    assert isinstance(error, ConfigurationError) and "from_conn_string" in str(error)

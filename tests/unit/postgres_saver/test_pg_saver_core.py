@@ -1,30 +1,25 @@
-"""Pure helpers of the Postgres saver: prune planning, migrations, DSNs, fencing, programs."""
+"""Pure helpers of the Postgres saver: prune planning, migrations, fencing, programs (DSNs,
+pools and the error map: tests/unit/pg)."""
 
 from __future__ import annotations
 
 from datetime import timedelta
 from typing import Any
 
-import psycopg
 import pytest
 from langgraph.checkpoint.base import empty_checkpoint
 from langgraph.checkpoint.postgres.base import MIGRATIONS as OFFICIAL_MIGRATIONS
 from langgraph.checkpoint.postgres.base import BasePostgresSaver
 from langgraph.checkpoint.serde.types import INTERRUPT
 
-from langgraph_memory._pg import dsn as pg_dsn
-from langgraph_memory._pg import errors as pg_errors
-from langgraph_memory._pg import pool as pg_pool
 from langgraph_memory.checkpoint.postgres import _common, _read, _retention, _sql
 from langgraph_memory.checkpoint.postgres._common import Stmt
 from langgraph_memory.checkpoint.postgres._retention import CheckpointShape, plan_keep_last
 from langgraph_memory.errors import (
     CheckpointIntegrityError,
     ConfigurationError,
-    InvalidConnectionStringError,
     StaleWriteError,
     ThreadBusyError,
-    TransientError,
 )
 from langgraph_memory.lease._protocol import FENCE_CONFIG_KEY
 
@@ -345,33 +340,6 @@ def test_delete_for_runs_collects_only_unreferenced_blobs() -> None:
 # ----------------------------------------------------------------------------- configuration
 
 
-@pytest.mark.parametrize(
-    ("dsn", "target"),
-    [
-        ("postgresql://u@db.example:6543/app", "db.example:6543"),
-        ("host=10.0.0.5 dbname=app", "10.0.0.5:5432"),
-        ("postgres://u@localhost/app", "localhost:5432"),
-    ],
-)
-def test_describe_target(dsn: str, target: str) -> None:
-    assert pg_dsn.describe_target(pg_dsn.validate_dsn(dsn)) == target
-
-
-@pytest.mark.parametrize(
-    "dsn", ["", "   ", "redis://localhost:6379", "host=x port=abc", "postgresql://u@h:0/d", "x y"]
-)
-def test_validate_dsn_rejects_malformed(dsn: str) -> None:
-    with pytest.raises(InvalidConnectionStringError):
-        pg_dsn.validate_dsn(dsn)
-
-
-def test_connection_kwargs_force_required_settings() -> None:
-    config: pg_pool.PoolConfig = {"kwargs": {"autocommit": False, "application_name": "x"}}
-    kwargs = pg_pool.connection_kwargs(config, connect_timeout=3, prepare_threshold=None)
-    assert kwargs["autocommit"] is True and kwargs["prepare_threshold"] is None
-    assert kwargs["connect_timeout"] == 3 and kwargs["application_name"] == "x"
-
-
 def test_retention_and_prune_arguments() -> None:
     assert _common.retention_seconds(timedelta(minutes=2), "ttl") == 120.0
     assert _common.retention_seconds(None, "ttl") is None
@@ -388,46 +356,6 @@ def test_retention_and_prune_arguments() -> None:
     assert _retention.check_prune_args([1, "b"], "delete", 1) == ["1", "b"]  # type: ignore[list-item]
 
 
-def test_connection_failures_are_told_apart_from_query_errors() -> None:
-    assert pg_errors.is_connection_failure(psycopg.OperationalError("server closed"))
-    assert not pg_errors.is_connection_failure(psycopg.errors.SerializationFailure("retry"))
-    assert not pg_errors.is_connection_failure(ValueError("x"))
-    message = pg_errors.unavailable_message("db:5432", psycopg.OperationalError("refused\nmore"))
-    assert "db:5432" in message and "refused" in message and "more" not in message
-
-
-def test_translate_error_maps_backend_failures() -> None:
-    from psycopg_pool import PoolTimeout
-
-    from langgraph_memory.errors import BackendUnavailableError, MigrationError
-
-    pool = pg_errors.translate_error(
-        "db:1", PoolTimeout("couldn't get a connection"), pg_errors.SAVER
-    )
-    assert isinstance(pool, BackendUnavailableError) and "max_size" in str(pool)
-    missing = pg_errors.translate_error(
-        "db:1",
-        psycopg.errors.UndefinedTable('relation "lgm_thread_activity" does not exist'),
-        pg_errors.SAVER,
-    )
-    assert isinstance(missing, MigrationError) and "setup()" in str(missing)
-    serialization = psycopg.errors.SerializationFailure("could not serialize")
-    transient = pg_errors.translate_error("db:1", serialization, pg_errors.SAVER)
-    assert isinstance(transient, TransientError) and "safe" in str(transient)
-    read_only = pg_errors.translate_error(
-        "db:1", psycopg.errors.ReadOnlySqlTransaction("cannot execute INSERT"), pg_errors.SAVER
-    )
-    assert isinstance(read_only, BackendUnavailableError) and "primary" in str(read_only)
-    privilege = pg_errors.translate_error(
-        "db:1",
-        psycopg.errors.InsufficientPrivilege("permission denied for table checkpoints"),
-        pg_errors.SAVER,
-    )
-    assert isinstance(privilege, ConfigurationError) and "GRANT" in str(privilege)
-    ours_to_fix = psycopg.errors.InvalidTextRepresentation("bad input")  # a bug of ours: as is
-    assert pg_errors.translate_error("db:1", ours_to_fix, pg_errors.SAVER) is ours_to_fix
-
-
 def test_subgraph_call_namespaces_go_with_their_dropped_root_checkpoint() -> None:
     roots = chain(3, x=["1", "2", "3"])
     old_call = [CheckpointShape("sub:task-a", "a1", None, 4, {"y": "1"}, root="01")]
@@ -440,15 +368,6 @@ def test_subgraph_call_namespaces_go_with_their_dropped_root_checkpoint() -> Non
     )
     assert plan.delete == {"": ["01", "02"], "sub:task-a": ["a1"]}
     assert plan.garbage_blobs == {("", "x"): ["1", "2"], ("sub:task-a", "y"): ["1"]}
-
-
-def test_translate_error_reports_a_closed_pool_as_misuse() -> None:
-    from psycopg_pool import PoolClosed
-
-    error = pg_errors.translate_error(
-        "db:1", PoolClosed("the pool 'p' is not open yet"), pg_errors.SAVER
-    )
-    assert isinstance(error, ConfigurationError) and "from_conn_string" in str(error)
 
 
 # ----------------------------------------------------------------------------- reads

@@ -65,3 +65,11 @@ def test_the_transform_drops_async_and_maps_names() -> None:
 def test_unbalanced_or_uncommented_blocks_are_refused(source: str) -> None:
     with pytest.raises(ValueError):
         unasync.transform(source, {})
+
+
+def test_renamed_imports_are_sorted_again() -> None:
+    source = "import asyncio\nimport contextlib\n\nx = asyncio.Lock(), contextlib\n"
+    text = unasync.transform(source, {"asyncio": "threading"})
+    assert text.startswith("import threading\nimport contextlib")  # the raw transform
+    formatted = unasync._format(text, ROOT / "langgraph_memory" / "generated.py")
+    assert formatted == "import contextlib\nimport threading\n\nx = threading.Lock(), contextlib\n"
