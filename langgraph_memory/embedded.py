@@ -204,6 +204,8 @@ def embedded_dsn(home: str | Path | None = None) -> str:
 
     Example:
         ```python
+        from langgraph_memory.embedded import embedded_dsn
+
         dsn = embedded_dsn()
         ```
     """
@@ -269,6 +271,8 @@ def resolve_redis_url(url: str | None = None) -> str:
 
     Example:
         ```python
+        from langgraph_memory.embedded import resolve_redis_url
+
         assert resolve_redis_url("redis://cache:6379/1") == "redis://cache:6379/1"
         ```
     """
