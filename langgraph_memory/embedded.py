@@ -29,6 +29,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, Literal
 
+from langgraph_memory._pg.dsn import ENV_DSN
 from langgraph_memory.errors import (
     BackendUnavailableError,
     ConfigurationError,
@@ -49,8 +50,6 @@ __all__ = [
 ]
 
 ENV_HOME = "LANGGRAPH_MEMORY_HOME"
-ENV_DSN = "LANGGRAPH_MEMORY_POSTGRES_URI"
-"""The one environment variable naming the Postgres server (library, CLI, server, docs)."""
 ENV_REDIS = "LANGGRAPH_MEMORY_REDIS_URL"
 """The one environment variable naming the Redis server."""
 DEFAULT_REDIS_URL = "redis://127.0.0.1:6379/0"

@@ -107,6 +107,21 @@ PAIRS: list[Pair] = [
             "asweep": "sweep",
         },
     ),
+    Pair(
+        "langgraph_memory/_pg/run_async.py",
+        "langgraph_memory/_pg/run_sync.py",
+        {
+            "asyncio": "threading",
+            "AsyncConn": "SyncConn",
+            "AsyncConnector": "SyncConnector",
+            "arun_program": "run_program",
+            "_apipelined_transaction": "_pipelined_transaction",
+            "_aexecute_alone": "_execute_alone",
+            "aprobe": "probe",
+            "abuild_pool": "build_pool",
+            "acheck": "check",
+        },
+    ),
 ]
 """Registered pairs (paths relative to the repository root)."""
 

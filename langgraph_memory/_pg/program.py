@@ -1,9 +1,26 @@
 """The statement vocabulary of every Postgres component: programs that yield statements.
 
 Database work is written once, as a *program*: a generator that yields :class:`Stmt` objects and
-receives each statement's rows back, and returns its result. A runner executes it on a cursor,
-so sync and async code differ only in the runner. Programs do no I/O and are unit-tested by
-sending them rows.
+receives each statement's rows back, and returns its result. A runner executes it on a cursor
+(``run_program`` in :mod:`~langgraph_memory._pg.run_sync`, ``arun_program`` in
+:mod:`~langgraph_memory._pg.run_async`), so sync and async code differ only in the runner.
+Programs do no I/O and are unit-tested by sending them rows.
+
+Example:
+    ```python
+    from langgraph_memory._pg.program import Program, Stmt
+
+    def one() -> Program[int]:
+        rows = yield Stmt("SELECT 1 AS x", fetch=True)
+        return int(rows[0]["x"])
+
+    program = one()
+    assert next(program).sql == "SELECT 1 AS x"
+    try:
+        program.send([{"x": 1}])
+    except StopIteration as stop:
+        assert stop.value == 1
+    ```
 """
 
 from __future__ import annotations
@@ -12,12 +29,12 @@ from collections.abc import Generator, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
-from psycopg import Cursor
 from psycopg.rows import DictRow
 
-__all__ = ["Finished", "Program", "Rows", "Stmt", "finish_alone", "run_program", "start"]
+__all__ = ["Finished", "Program", "Rows", "Stmt", "T", "finish_alone", "start"]
 
 T = TypeVar("T")
+"""The result type of a program."""
 
 
 @dataclass(frozen=True)
@@ -47,38 +64,6 @@ Rows = list[DictRow]
 Program = Generator[Stmt, Rows, T]
 
 
-def run_program(cur: Cursor[DictRow], program: Program[T], first: Stmt | None = None) -> T:
-    """Execute ``program`` on a sync cursor and return its result.
-
-    Args:
-        cur: The cursor (the caller owns the transaction).
-        program: The program.
-        first: The program's first statement if the caller already took it with ``next``.
-
-    Example:
-        ```python
-        def one() -> Program[int]:
-            rows = yield Stmt("SELECT 1 AS x", fetch=True)
-            return int(rows[0]["x"])
-
-        # run_program(cursor, one()) == 1
-        ```
-    """
-    try:
-        stmt = next(program) if first is None else first
-        while True:
-            if stmt.many:
-                cur.executemany(stmt.sql, stmt.params)
-                rows: Rows = []
-            else:
-                cur.execute(stmt.sql, stmt.params, prepare=stmt.prepare)
-                rows = cur.fetchall() if stmt.fetch else []
-            stmt = program.send(rows)
-    except StopIteration as stop:
-        result: T = stop.value
-        return result
-
-
 @dataclass(frozen=True, slots=True)
 class Finished(Generic[T]):
     """The result of a program that ended before yielding any statement."""
@@ -91,6 +76,8 @@ def start(program: Program[T]) -> Stmt | Finished[T]:
 
     Example:
         ```python
+        from langgraph_memory._pg.program import Finished, Program, Stmt, start
+
         def nothing() -> Program[int]:
             return 7
             yield Stmt("SELECT 1")
@@ -112,6 +99,8 @@ def finish_alone(program: Program[T], rows: Rows) -> T:
 
     Example:
         ```python
+        from langgraph_memory._pg.program import Program, Stmt, finish_alone
+
         def one() -> Program[int]:
             rows = yield Stmt("SELECT 1 AS x", fetch=True, alone=True)
             return int(rows[0]["x"])

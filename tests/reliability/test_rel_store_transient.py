@@ -17,9 +17,9 @@ from typing import Any
 import psycopg
 import pytest
 
+from langgraph_memory._pg.errors import TRANSACTION_ATTEMPTS
 from langgraph_memory.errors import LangGraphMemoryError, TransientError
 from langgraph_memory.store.postgres import AsyncPostgresMemoryStore, PostgresMemoryStore
-from langgraph_memory.store.postgres._connect import TRANSACTION_ATTEMPTS
 from langgraph_memory.store.postgres._migrations import GLOBAL_LOCK, LOCK_CLASS
 from tests.reliability.conftest import index_config
 

@@ -26,7 +26,7 @@ Example:
 
 from __future__ import annotations
 
-from langgraph_memory.checkpoint.postgres._common import PoolConfig
+from langgraph_memory._pg.pool import PoolConfig
 from langgraph_memory.checkpoint.postgres._retention import SweepResult
 from langgraph_memory.checkpoint.postgres.aio import AsyncPostgresSaver
 from langgraph_memory.checkpoint.postgres.lease import (

@@ -1,20 +1,20 @@
 """Pure helpers shared by the sync and async Postgres savers (no I/O here).
 
-Database work is written once, as *programs*: generators that yield :class:`Stmt` objects
-and receive each statement's rows back. :func:`run_program` (sync) and ``arun_program``
-(async, in ``_connect.py``) execute them on a cursor, so the sync and async savers differ
-only by ``await``. Decisions (which migrations are pending, how a DSN is validated, how a
-database error is reported) are plain functions, unit-tested without a server; prune
-planning and retention programs live in ``_retention.py``.
+Database work is written once, as *programs* (:mod:`langgraph_memory._pg.program`):
+generators that yield :class:`Stmt` objects and receive each statement's rows back. The
+runners of :mod:`langgraph_memory._pg` execute them, so the sync and async savers differ
+only by ``await``. Decisions (which migrations are pending, how a write is guarded) are
+plain functions, unit-tested without a server; prune planning and retention programs live
+in ``_retention.py``. Connections, pools, DSNs and the error map are the one Postgres layer's
+(:mod:`langgraph_memory._pg`).
 """
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
-from typing import Any, TypedDict, TypeVar
+from typing import Any
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import (
@@ -26,29 +26,13 @@ from langgraph.checkpoint.base import (
 from langgraph.checkpoint.serde.base import SerializerProtocol
 from psycopg.types.json import Jsonb
 
-from langgraph_memory._internal.pgstate import server_state_error
-from langgraph_memory._pg.program import (
-    Finished,
-    Program,
-    Rows,
-    Stmt,
-    finish_alone,
-    run_program,
-    start,
-)
+from langgraph_memory._pg.program import Program, Rows, Stmt
 from langgraph_memory.checkpoint import _config, _guard, _values
 from langgraph_memory.checkpoint._config import ThreadTTLConfig
 from langgraph_memory.checkpoint.postgres import _sql
-from langgraph_memory.errors import (
-    BackendUnavailableError,
-    ConfigurationError,
-    InvalidConnectionStringError,
-    MigrationError,
-)
+from langgraph_memory.errors import ConfigurationError, MigrationError
 
 __all__ = [
-    "Finished",
-    "PoolConfig",
     "Program",
     "Rows",
     "Stmt",
@@ -56,34 +40,13 @@ __all__ = [
     "copy_thread_program",
     "delete_for_runs_program",
     "delete_threads_program",
-    "describe_target",
-    "finish_alone",
     "pending_migrations",
     "put_program",
     "put_writes_program",
     "retention_seconds",
-    "run_program",
     "setup_program",
-    "start",
     "thread_ttl_seconds",
-    "validate_dsn",
 ]
-
-T = TypeVar("T")
-
-DEFAULT_CONNECT_TIMEOUT = 5
-"""Seconds libpq waits for a TCP/unix connection before giving up."""
-
-DEFAULT_POOL_TIMEOUT = 5.0
-"""Seconds a call waits for a pooled connection before failing (also the longest a call
-waits during an outage before :class:`BackendUnavailableError`; lower it with
-``pool_config={"timeout": ...}`` to fail faster)."""
-
-DEFAULT_RECONNECT_TIMEOUT = 5.0
-"""Seconds the pool's background reconnect keeps retrying (1, 2, 4 s ... apart) before it
-gives up; the next call then starts a fresh attempt at once. psycopg_pool's default (300 s)
-lets the backoff grow to 16-64 s, so after a long outage the pool could take that long to
-notice the server is back; a short value bounds that delay to a few seconds."""
 
 MIGRATION_LOCK_TIMEOUT = 120.0
 """Seconds ``setup()`` waits for another worker's ``setup()`` to finish."""
@@ -96,119 +59,6 @@ SWEEP_BATCH = 500
 
 
 # --------------------------------------------------------------------------- configuration
-
-
-class PoolConfig(TypedDict, total=False):
-    """Options for the connection pool ``from_conn_string`` builds.
-
-    Attributes:
-        min_size: Connections kept open (default 1).
-        max_size: Upper bound of open connections (default 8).
-        timeout: Seconds a call waits for a free connection before failing (default 5).
-            This is also how long a call can take to fail while the server is down: lower
-            it (e.g. ``1``) to fail fast during outages.
-        max_idle: Seconds an unused connection stays open (default 600).
-        max_lifetime: Seconds before a connection is recycled (default 3600).
-        reconnect_timeout: Seconds the background reconnect retries (with doubling delays)
-            before giving up until the next call (default 5; bounds recovery after outages).
-        kwargs: Extra ``psycopg.connect`` keyword arguments.
-
-    Example:
-        ```python
-        from langgraph_memory.checkpoint.postgres import PoolConfig, PostgresSaver
-
-        config: PoolConfig = {"max_size": 4, "timeout": 5, "kwargs": {"application_name": "api"}}
-        with PostgresSaver.from_conn_string(DB_URI, pool_config=config) as saver:
-            saver.setup()
-        ```
-    """
-
-    min_size: int
-    max_size: int
-    timeout: float
-    max_idle: float
-    max_lifetime: float
-    reconnect_timeout: float
-    kwargs: dict[str, Any]
-
-
-def validate_dsn(dsn: str) -> dict[str, Any]:
-    """Parse a libpq DSN/URI, raising a helpful error when it is malformed.
-
-    Example:
-        ```python
-        from langgraph_memory.checkpoint.postgres._common import validate_dsn
-
-        params = validate_dsn("postgresql://postgres@127.0.0.1:5432/app")
-        assert params["port"] == "5432"
-        ```
-    """
-    from psycopg.conninfo import conninfo_to_dict
-
-    if not isinstance(dsn, str) or not dsn.strip():
-        raise InvalidConnectionStringError(
-            "empty Postgres connection string; pass e.g. 'postgresql://user@host:5432/db'"
-        )
-    if "://" in dsn:
-        scheme = dsn.split("://", 1)[0].lower()
-        if scheme not in {"postgresql", "postgres"}:
-            raise InvalidConnectionStringError(
-                f"unsupported scheme {scheme!r} in Postgres connection string; "
-                "use 'postgresql://user@host:5432/db'"
-            )
-    try:
-        params = dict(conninfo_to_dict(dsn))
-    except Exception as exc:
-        raise InvalidConnectionStringError(
-            f"malformed Postgres connection string ({exc}); "
-            "use 'postgresql://user@host:5432/db' or 'host=... port=... dbname=...'"
-        ) from exc
-    port = params.get("port")
-    if port is not None:
-        for part in str(port).split(","):
-            if not part.isdigit() or not 0 < int(part) < 65536:
-                raise InvalidConnectionStringError(
-                    f"invalid port {port!r} in Postgres connection string; use 1-65535"
-                )
-    return params
-
-
-def describe_target(params: Mapping[str, Any]) -> str:
-    """``host:port`` (or the socket directory) a DSN points at, for error messages.
-
-    Example:
-        ```python
-        from langgraph_memory.checkpoint.postgres._common import describe_target
-
-        assert describe_target({"host": "db", "port": "6543"}) == "db:6543"
-        ```
-    """
-    host = str(params.get("host") or params.get("hostaddr") or os.environ.get("PGHOST") or "")
-    port = str(params.get("port") or os.environ.get("PGPORT") or "5432")
-    if not host or host.startswith("/"):
-        return f"unix socket {host or '(default)'} port {port}"
-    return f"{host}:{port}"
-
-
-def connection_kwargs(
-    prepare_threshold: int | None, connect_timeout: int, extra: Mapping[str, Any] | None = None
-) -> dict[str, Any]:
-    """Keyword arguments every pooled connection needs (autocommit, dict rows, timeouts).
-
-    Example:
-        ```python
-        from langgraph_memory.checkpoint.postgres._common import connection_kwargs
-
-        kwargs = connection_kwargs(None, 5)
-        assert kwargs["autocommit"] is True and kwargs["prepare_threshold"] is None
-        ```
-    """
-    from psycopg.rows import dict_row
-
-    kwargs: dict[str, Any] = {"connect_timeout": connect_timeout}
-    kwargs.update(extra or {})
-    kwargs.update(autocommit=True, row_factory=dict_row, prepare_threshold=prepare_threshold)
-    return kwargs
 
 
 def retention_seconds(value: float | timedelta | None, what: str) -> float | None:
@@ -772,78 +622,3 @@ def check_lease_args(thread_id: str, owner: str, ttl: float) -> None:
     _config.checked_text(owner, "lease owner")
     if isinstance(ttl, bool) or not isinstance(ttl, (int, float)) or not 0 < ttl < 1e9:
         raise ConfigurationError(f"lease ttl must be a positive number of seconds, got {ttl!r}")
-
-
-def is_connection_failure(exc: BaseException) -> bool:
-    """Whether a psycopg error means the server/connection is gone (not a query error).
-
-    Example:
-        ```python
-        from langgraph_memory.checkpoint.postgres._common import is_connection_failure
-
-        import psycopg
-
-        assert is_connection_failure(psycopg.OperationalError("the connection is closed"))
-        ```
-    """
-    import psycopg
-
-    if not isinstance(exc, psycopg.OperationalError):
-        return False
-    sqlstate = getattr(exc, "sqlstate", None)
-    return sqlstate is None or sqlstate.startswith("08") or sqlstate in {"57P01", "57P02", "57P03"}
-
-
-def translate_error(target: str, exc: BaseException) -> BaseException:
-    """The exception to raise for a database error: a clear one of ours, or ``exc`` itself.
-
-    * no pooled connection in time → :class:`BackendUnavailableError` (down or pool too small),
-    * a dropped/refused connection → :class:`BackendUnavailableError` naming ``target``,
-    * a missing table → :class:`MigrationError` telling to run ``setup()``,
-    * a pool that is not open → :class:`ConfigurationError`,
-    * a refusal for the server's state (deadlock, timeouts, read-only standby, out of
-      resources, missing privilege) → ``_internal.pgstate.server_state_error``.
-
-    Example:
-        ```python
-        from langgraph_memory.checkpoint.postgres._common import translate_error
-        from langgraph_memory.errors import BackendUnavailableError
-
-        import psycopg
-
-        err = translate_error("db:5432", psycopg.OperationalError("server closed"))
-        assert isinstance(err, BackendUnavailableError) and "db:5432" in str(err)
-        ```
-    """
-    import psycopg
-    from psycopg_pool import PoolClosed, PoolTimeout
-
-    if isinstance(exc, PoolClosed):
-        return ConfigurationError(
-            f"the connection pool for Postgres at {target} is not open ({exc}); open it "
-            "(pool.open() / `with pool:`) before using the saver, or use from_conn_string()"
-        )
-    if isinstance(exc, PoolTimeout):
-        return BackendUnavailableError(
-            f"Postgres at {target}: no pooled connection became available in time ({exc}). "
-            "The server may be unreachable, or the pool's max_size is too small for the load "
-            "(raise pool_config['max_size'] or pool_config['timeout'])."
-        )
-    if isinstance(exc, (psycopg.errors.UndefinedTable, psycopg.errors.UndefinedFunction)):
-        return MigrationError(
-            f"{str(exc).strip().splitlines()[0]} in the database at {target}: run "
-            "saver.setup() once (also after upgrading from the official PostgresSaver)."
-        )
-    if is_connection_failure(exc):
-        return BackendUnavailableError(unavailable_message(target, exc))
-    refusal = server_state_error(target, exc)
-    return exc if refusal is None else refusal
-
-
-def unavailable_message(target: str, exc: BaseException) -> str:
-    """Message of the ``BackendUnavailableError`` raised for a dropped/refused connection."""
-    detail = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-    return (
-        f"Postgres at {target} is unavailable ({detail}). Check that the server is running "
-        "and reachable; pooled savers reconnect automatically on the next call."
-    )

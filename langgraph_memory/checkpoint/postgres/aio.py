@@ -36,15 +36,15 @@ from psycopg import AsyncCursor
 from psycopg.pq import TransactionStatus
 from psycopg.rows import DictRow, dict_row
 
+from langgraph_memory._pg.pool import DEFAULT_CONNECT_TIMEOUT, PoolConfig
 from langgraph_memory.checkpoint import _config, _guard
 from langgraph_memory.checkpoint._config import ThreadTTLConfig
 from langgraph_memory.checkpoint.postgres import _common, _read, _retention, _sql
-from langgraph_memory.checkpoint.postgres._common import PoolConfig
 from langgraph_memory.checkpoint.postgres._retention import SweepResult
 from langgraph_memory.errors import ConfigurationError
 
 # unasync: async-only
-from langgraph_memory.checkpoint.postgres._connect import (
+from langgraph_memory._pg.run_async import (
     AsyncConn,
     AsyncConnector,
     abuild_pool,
@@ -56,10 +56,9 @@ from langgraph_memory.checkpoint.postgres.lease import AsyncPostgresLeaseBackend
 
 # unasync: end
 # unasync: sync-only
-# from langgraph_memory._pg.program import run_program
+# from langgraph_memory._pg.run_sync import SyncConn, SyncConnector, build_pool, probe
+# from langgraph_memory._pg.run_sync import run_program
 # from langgraph_memory.checkpoint._threaded import ThreadedAsyncMethods
-# from langgraph_memory.checkpoint.postgres._connect import SyncConn, SyncConnector
-# from langgraph_memory.checkpoint.postgres._connect import build_pool, probe
 # from langgraph_memory.checkpoint.postgres._retention import ThreadedSweep
 # from langgraph_memory.checkpoint.postgres.lease import PostgresLeaseBackend
 # unasync: end
@@ -148,7 +147,7 @@ class AsyncPostgresSaver(_SaverBase):
         ttl: ThreadTTLConfig | None = None,
         keep_last: int | None = None,
         sweep_interval: float | timedelta | None = None,
-        connect_timeout: int = _common.DEFAULT_CONNECT_TIMEOUT,
+        connect_timeout: int = DEFAULT_CONNECT_TIMEOUT,
     ) -> AsyncIterator[AsyncPostgresSaver]:
         """Build a saver on a correctly configured connection pool, closed on exit.
 

@@ -17,13 +17,9 @@ from __future__ import annotations
 import asyncio
 import threading
 
+from langgraph_memory._pg.run_async import AsyncConn, AsyncConnector
+from langgraph_memory._pg.run_sync import SyncConn, SyncConnector
 from langgraph_memory.checkpoint.postgres import _common, _sql
-from langgraph_memory.checkpoint.postgres._connect import (
-    AsyncConn,
-    AsyncConnector,
-    SyncConn,
-    SyncConnector,
-)
 from langgraph_memory.lease._protocol import Lease
 
 __all__ = ["AsyncPostgresLeaseBackend", "PostgresLeaseBackend"]

@@ -11,12 +11,12 @@ Example:
 
 from __future__ import annotations
 
+from langgraph_memory._pg.pool import PoolConfig
 from langgraph_memory.store.postgres._types import (
     DecayConfig,
     ExplainedSearchItem,
     HistoryEntry,
     MemorySearchOp,
-    PoolConfig,
     SetupReport,
     acting_as,
 )

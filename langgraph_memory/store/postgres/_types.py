@@ -8,7 +8,7 @@ from collections.abc import Generator, Iterator, Mapping
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import Any, Literal, NamedTuple, TypedDict
+from typing import Any, Literal, NamedTuple
 
 from langgraph.store.base import (
     GetOp,
@@ -40,7 +40,6 @@ __all__ = [
     "ExplainedSearchItem",
     "HistoryEntry",
     "MemorySearchOp",
-    "PoolConfig",
     "Program",
     "Request",
     "SetupReport",
@@ -119,15 +118,6 @@ class EmbedQueries:
 
 Request = Sql | EmbedDocuments | EmbedQueries
 Program = Generator[Request, Any, Any]
-
-
-class PoolConfig(TypedDict, total=False):
-    """Connection pool settings for ``from_conn_string``."""
-
-    min_size: int
-    max_size: int
-    timeout: float
-    kwargs: dict[str, Any]
 
 
 class MemorySearchOp(NamedTuple):

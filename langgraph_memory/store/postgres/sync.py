@@ -16,26 +16,28 @@ from langgraph.store.base import IndexConfig, TTLConfig
 from psycopg.conninfo import conninfo_to_dict
 from psycopg_pool import ConnectionPool, PoolTimeout
 
-from langgraph_memory.errors import BackendUnavailableError
-from langgraph_memory.retrieval import RetrievalConfig
-from langgraph_memory.store.postgres._connect import (
-    POOL_TIMEOUT,
-    check_connection_settings,
-    connect_error,
-    connection_kwargs,
-    describe_target,
-    resolve_dsn,
+from langgraph_memory._pg.dsn import describe_target, resolve_dsn
+from langgraph_memory._pg.errors import (
+    STORE,
     retry_pause,
     should_retry,
     translate_error,
 )
+from langgraph_memory._pg.pool import (
+    STORE_POOL,
+    PoolConfig,
+    check_connection_settings,
+    connection_kwargs,
+    prepare_threshold_of,
+)
+from langgraph_memory._pg.run_sync import build_pool, probe
+from langgraph_memory.retrieval import RetrievalConfig
 from langgraph_memory.store.postgres._core import MemoryStoreCore
 from langgraph_memory.store.postgres._sql import BOOKKEEPING_GAVE_WAY, BOOKKEEPING_SETTINGS
 from langgraph_memory.store.postgres._types import (
     BOOKKEEPING_LOCK_TIMEOUT,
     EmbedDocuments,
     EmbedQueries,
-    PoolConfig,
     Program,
     Sql,
 )
@@ -106,30 +108,11 @@ class PostgresMemoryStore(MemoryStoreCore):
                 store.setup()
             ```
         """
-        dsn, target = resolve_dsn(conn_string)
-        config = pool_config or {}
-        kwargs = connection_kwargs(pool_config)
-        try:  # fail fast, naming the server, instead of letting the pool retry
-            psycopg.connect(dsn, connect_timeout=kwargs["connect_timeout"]).close()
-        except psycopg.Error as exc:
-            raise connect_error(target, exc) from exc
-        pool: ConnectionPool[Conn] = ConnectionPool(
-            dsn,
-            min_size=config.get("min_size", 1),
-            max_size=config.get("max_size", 10),
-            timeout=config.get("timeout", POOL_TIMEOUT),
-            kwargs=kwargs,
-            check=ConnectionPool.check_connection,
-            open=False,
-        )
-        try:
-            pool.open(wait=True, timeout=config.get("timeout", POOL_TIMEOUT))
-        except Exception as exc:
-            pool.close()
-            raise BackendUnavailableError(
-                f"Postgres at {target} accepted a first connection but the pool could not "
-                f"open its connections in time: {exc}"
-            ) from exc
+        dsn, _ = resolve_dsn(conn_string)
+        timeout = connection_kwargs(pool_config)["connect_timeout"]
+        probe(dsn, timeout, (pool_config or {}).get("kwargs"))  # fail fast, naming the server
+        threshold = prepare_threshold_of(pool_config)
+        pool = build_pool(dsn, pool_config, threshold, timeout, STORE_POOL)
         try:
             store = cls(pool, index=index, ttl=ttl, retrieval=retrieval, **options)
             yield store
@@ -174,7 +157,7 @@ class PostgresMemoryStore(MemoryStoreCore):
                     time.sleep(retry_pause(attempt))
                     attempt += 1
                     continue
-                translated = translate_error(self._target(), exc, self.conn)
+                translated = translate_error(self._target(), exc, STORE, self.conn)
                 if translated is exc:
                     raise
                 raise translated from exc

@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from langgraph_memory._pg import pool
 from langgraph_memory.checkpoint import _config
 from langgraph_memory.checkpoint.postgres import _common
 from langgraph_memory.errors import ConfigurationError, InvalidFilterError, InvalidValueError
@@ -133,10 +134,10 @@ def test_postgres_thread_id_arguments_are_checked_before_any_io() -> None:
 
 def test_pool_defaults_fail_fast_and_recover_quickly() -> None:
     # H8-11: a call waits at most the pool timeout during an outage (the store uses 5 s too)
-    assert _common.DEFAULT_POOL_TIMEOUT == 5.0
+    assert pool.DEFAULT_POOL_TIMEOUT == 5.0
     # H8-12: bounded reconnect backoff, so recovery does not wait for a 16-64 s retry
-    assert _common.DEFAULT_RECONNECT_TIMEOUT == 5.0
-    assert {"timeout", "reconnect_timeout"} <= set(_common.PoolConfig.__annotations__)
+    assert pool.DEFAULT_RECONNECT_TIMEOUT == 5.0
+    assert {"timeout", "reconnect_timeout"} <= set(pool.PoolConfig.__annotations__)
 
 
 # ----------------------------------------------------------------------------- ttl option

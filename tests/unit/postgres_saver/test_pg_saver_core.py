@@ -1,11 +1,11 @@
-"""Pure helpers of the Postgres saver: prune planning, migrations, DSNs, fencing, programs."""
+"""Pure helpers of the Postgres saver: prune planning, migrations, fencing, programs (DSNs,
+pools and the error map: tests/unit/pg)."""
 
 from __future__ import annotations
 
 from datetime import timedelta
 from typing import Any
 
-import psycopg
 import pytest
 from langgraph.checkpoint.base import empty_checkpoint
 from langgraph.checkpoint.postgres.base import MIGRATIONS as OFFICIAL_MIGRATIONS
@@ -18,10 +18,8 @@ from langgraph_memory.checkpoint.postgres._retention import CheckpointShape, pla
 from langgraph_memory.errors import (
     CheckpointIntegrityError,
     ConfigurationError,
-    InvalidConnectionStringError,
     StaleWriteError,
     ThreadBusyError,
-    TransientError,
 )
 from langgraph_memory.lease._protocol import FENCE_CONFIG_KEY
 
@@ -373,32 +371,6 @@ def test_delete_for_runs_collects_only_unreferenced_blobs() -> None:
 # ----------------------------------------------------------------------------- configuration
 
 
-@pytest.mark.parametrize(
-    ("dsn", "target"),
-    [
-        ("postgresql://u@db.example:6543/app", "db.example:6543"),
-        ("host=10.0.0.5 dbname=app", "10.0.0.5:5432"),
-        ("postgres://u@localhost/app", "localhost:5432"),
-    ],
-)
-def test_describe_target(dsn: str, target: str) -> None:
-    assert _common.describe_target(_common.validate_dsn(dsn)) == target
-
-
-@pytest.mark.parametrize(
-    "dsn", ["", "   ", "redis://localhost:6379", "host=x port=abc", "postgresql://u@h:0/d", "x y"]
-)
-def test_validate_dsn_rejects_malformed(dsn: str) -> None:
-    with pytest.raises(InvalidConnectionStringError):
-        _common.validate_dsn(dsn)
-
-
-def test_connection_kwargs_force_required_settings() -> None:
-    kwargs = _common.connection_kwargs(None, 3, {"autocommit": False, "application_name": "x"})
-    assert kwargs["autocommit"] is True and kwargs["prepare_threshold"] is None
-    assert kwargs["connect_timeout"] == 3 and kwargs["application_name"] == "x"
-
-
 def test_retention_and_prune_arguments() -> None:
     assert _common.retention_seconds(timedelta(minutes=2), "ttl") == 120.0
     assert _common.retention_seconds(None, "ttl") is None
@@ -415,40 +387,6 @@ def test_retention_and_prune_arguments() -> None:
     assert _retention.check_prune_args([1, "b"], "delete", 1) == ["1", "b"]  # type: ignore[list-item]
 
 
-def test_connection_failures_are_told_apart_from_query_errors() -> None:
-    assert _common.is_connection_failure(psycopg.OperationalError("server closed"))
-    assert not _common.is_connection_failure(psycopg.errors.SerializationFailure("retry"))
-    assert not _common.is_connection_failure(ValueError("x"))
-    message = _common.unavailable_message("db:5432", psycopg.OperationalError("refused\nmore"))
-    assert "db:5432" in message and "refused" in message and "more" not in message
-
-
-def test_translate_error_maps_backend_failures() -> None:
-    from psycopg_pool import PoolTimeout
-
-    from langgraph_memory.errors import BackendUnavailableError, MigrationError
-
-    pool = _common.translate_error("db:1", PoolTimeout("couldn't get a connection"))
-    assert isinstance(pool, BackendUnavailableError) and "max_size" in str(pool)
-    missing = _common.translate_error(
-        "db:1", psycopg.errors.UndefinedTable('relation "lgm_thread_activity" does not exist')
-    )
-    assert isinstance(missing, MigrationError) and "setup()" in str(missing)
-    serialization = psycopg.errors.SerializationFailure("could not serialize")
-    transient = _common.translate_error("db:1", serialization)
-    assert isinstance(transient, TransientError) and "safe" in str(transient)
-    read_only = _common.translate_error(
-        "db:1", psycopg.errors.ReadOnlySqlTransaction("cannot execute INSERT")
-    )
-    assert isinstance(read_only, BackendUnavailableError) and "primary" in str(read_only)
-    privilege = _common.translate_error(
-        "db:1", psycopg.errors.InsufficientPrivilege("permission denied for table checkpoints")
-    )
-    assert isinstance(privilege, ConfigurationError) and "GRANT" in str(privilege)
-    ours_to_fix = psycopg.errors.InvalidTextRepresentation("bad input")  # a bug of ours: as is
-    assert _common.translate_error("db:1", ours_to_fix) is ours_to_fix
-
-
 def test_subgraph_call_namespaces_go_with_their_dropped_root_checkpoint() -> None:
     roots = chain(3, x=["1", "2", "3"])
     old_call = [CheckpointShape("sub:task-a", "a1", None, 4, {"y": "1"}, root="01")]
@@ -461,13 +399,6 @@ def test_subgraph_call_namespaces_go_with_their_dropped_root_checkpoint() -> Non
     )
     assert plan.delete == {"": ["01", "02"], "sub:task-a": ["a1"]}
     assert plan.garbage_blobs == {("", "x"): ["1", "2"], ("sub:task-a", "y"): ["1"]}
-
-
-def test_translate_error_reports_a_closed_pool_as_misuse() -> None:
-    from psycopg_pool import PoolClosed
-
-    error = _common.translate_error("db:1", PoolClosed("the pool 'p' is not open yet"))
-    assert isinstance(error, ConfigurationError) and "from_conn_string" in str(error)
 
 
 # ----------------------------------------------------------------------------- reads

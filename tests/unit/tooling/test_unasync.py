@@ -86,3 +86,11 @@ def test_the_output_drops_unused_imports_and_sorts_imports_and_all() -> None:
     assert "import asyncio" not in out
     assert out.index("import weakref") < out.index("from collections.abc import Iterator")
     assert '__all__ = ["BoundedCluster", "Saver"]' in out
+
+
+def test_renamed_imports_are_sorted_again() -> None:
+    source = "import asyncio\nimport contextlib\n\nx = asyncio.Lock(), contextlib\n"
+    text = unasync.transform(source, {"asyncio": "threading"})
+    assert text.startswith("import threading\nimport contextlib")  # the raw transform
+    formatted = unasync._format(text, ROOT / "langgraph_memory" / "generated.py")
+    assert formatted == "import contextlib\nimport threading\n\nx = threading.Lock(), contextlib\n"
