@@ -15,14 +15,8 @@ events drive one progress bar per benchmark; its result is normalised into a
 puts the checkout on ``sys.path``; with a wheel install, put the checkout on
 ``PYTHONPATH``. Without it the command says so (:class:`CliError`).
 
-Example:
-    ```python
-    from langgraph_memory.cli.bench import run_benchmarks
-    from langgraph_memory.cli.plots import plot_results
-
-    results = run_benchmarks(["checkpointers"], quick=True)
-    plot_results([r.as_dict() for r in results], "bench.png")
-    ```
+In a checkout, ``run_benchmarks(["checkpointers"], quick=True)`` runs one benchmark and
+``render(results)`` prints its tables (``langgraph-memory bench checkpointers --quick``).
 """
 
 from __future__ import annotations
@@ -124,6 +118,8 @@ def to_plain(value: Any) -> Any:
 
     Example:
         ```python
+        from langgraph_memory.cli.bench import to_plain
+
         assert to_plain({"a": (1, 2), "x_samples": [1]}) == {"a": [1, 2]}
         ```
     """
@@ -378,12 +374,6 @@ def run_benchmarks(
 
     Raises:
         CliError: An unknown benchmark, or not a source checkout (``bench/`` missing).
-
-    Example:
-        ```python
-        [result] = run_benchmarks(["checkpointers"], quick=True)
-        print(result.tables[0].rows)
-        ```
     """
     selected = list(BENCHES) if not names or "all" in names else list(dict.fromkeys(names))
     for name in selected:
@@ -414,7 +404,11 @@ def render(results: Sequence[BenchResult]) -> str:
 
     Example:
         ```python
-        print(render(run_benchmarks(["checkpointers"], quick=True)))
+        from langgraph_memory.cli.bench import BenchResult, Table, render
+
+        table = Table("latency", ["saver", "ms"], [["ours", 1.5]])
+        text = render([BenchResult("checkpointers", "savers", tables=[table], seconds=2.0)])
+        assert "## checkpointers: savers" in text and "ours" in text
         ```
     """
     out: list[str] = []

@@ -35,11 +35,19 @@ class PostgresLeaseBackend:
 
     Example:
         ```python
-        leases = saver.lease_backend()
-        lease = leases.try_acquire("thread-1", owner="worker-a", ttl=30.0)
-        if lease is not None:
+        import uuid
+
+        from langgraph_memory.checkpoint.postgres import PostgresSaver
+
+        thread_id = f"thread-{uuid.uuid4()}"
+        with PostgresSaver.from_conn_string(DB_URI) as saver:
+            saver.setup()
+            leases = saver.lease_backend()
+            lease = leases.try_acquire(thread_id, owner="worker-a", ttl=30.0)
+            assert lease is not None
             try:
-                ...  # run the graph with configurable[FENCE_CONFIG_KEY] = lease.token
+                # another worker is refused while the lease is held
+                assert leases.try_acquire(thread_id, owner="worker-b", ttl=30.0) is None
             finally:
                 leases.release(lease)
         ```
@@ -79,8 +87,16 @@ class AsyncPostgresLeaseBackend:
 
     Example:
         ```python
-        leases = saver.lease_backend()
-        lease = await leases.atry_acquire("thread-1", owner="worker-a", ttl=30.0)
+        import uuid
+
+        from langgraph_memory.checkpoint.postgres import AsyncPostgresSaver
+
+        async with AsyncPostgresSaver.from_conn_string(DB_URI) as saver:
+            await saver.setup()
+            leases = saver.lease_backend()
+            lease = await leases.atry_acquire(f"thread-{uuid.uuid4()}", "worker-a", ttl=30.0)
+            assert lease is not None
+            await leases.arelease(lease)
         ```
     """
 
