@@ -81,6 +81,7 @@ from langgraph_memory.store.postgres._exact import (
     memory_vectors,
     unit_vector,
 )
+from langgraph_memory.store.postgres._float4_array import Float4Array
 from langgraph_memory.store.postgres._index import check_unit_length, index_options
 from langgraph_memory.store.postgres._migrations import (
     MIGRATIONS,
@@ -101,7 +102,6 @@ from langgraph_memory.store.postgres._types import (
     Sql,
     current_actor,
 )
-from langgraph_memory.store.postgres._wire import Float4Array
 
 logger = logging.getLogger("langgraph_memory.store")
 
