@@ -11,15 +11,15 @@ Example:
 
 from __future__ import annotations
 
-from langgraph_memory.store.postgres._types import (
+from langgraph_memory.store._types import (
     DecayConfig,
     ExplainedSearchItem,
     HistoryEntry,
     MemorySearchOp,
-    PoolConfig,
-    SetupReport,
     acting_as,
 )
+from langgraph_memory.store.postgres._state import StoreOptions
+from langgraph_memory.store.postgres._types import PoolConfig, SetupReport
 from langgraph_memory.store.postgres.aio import AsyncPostgresMemoryStore
 from langgraph_memory.store.postgres.sync import PostgresMemoryStore
 
@@ -32,5 +32,6 @@ __all__ = [
     "PoolConfig",
     "PostgresMemoryStore",
     "SetupReport",
+    "StoreOptions",
     "acting_as",
 ]

@@ -10,33 +10,36 @@ import functools
 import math
 from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar, cast
 
 from langgraph.store.base import (
     NOT_PROVIDED,
     BaseStore,
+    IndexConfig,
     Item,
     NamespacePath,
     NotProvided,
     Op,
     Result,
     SearchItem,
+    TTLConfig,
 )
+from typing_extensions import Unpack
 
 from langgraph_memory.errors import ConfigurationError, InvalidValueError
+from langgraph_memory.retrieval import RetrievalConfig
 from langgraph_memory.store._namespace import (
     validate_namespace,
     validate_prefix,
 )
+from langgraph_memory.store._types import DecayConfig, HistoryEntry
 from langgraph_memory.store.postgres._programs import MemoryPrograms
-from langgraph_memory.store.postgres._types import (
-    DecayConfig,
-    HistoryEntry,
-    Program,
-    SetupReport,
-)
+from langgraph_memory.store.postgres._state import StoreOptions
+from langgraph_memory.store.postgres._types import Program, SetupReport
 
 __all__ = ["MemoryStoreCore", "op_list"]
+
+T = TypeVar("T")
 
 
 class MemoryStoreCore(MemoryPrograms, BaseStore):
@@ -44,8 +47,15 @@ class MemoryStoreCore(MemoryPrograms, BaseStore):
 
     supports_ttl = True
 
-    def __init__(self, **options: Any) -> None:
-        super().__init__(**options)
+    def __init__(
+        self,
+        *,
+        index: IndexConfig | None = None,
+        ttl: TTLConfig | None = None,
+        retrieval: RetrievalConfig | None = None,
+        **options: Unpack[StoreOptions],
+    ) -> None:
+        super().__init__(index=index, ttl=ttl, retrieval=retrieval, **options)
         if self.ttl_config and self.ttl_config.get("sweep_interval_minutes") is not None:
             self._sweep_interval_seconds(None)  # a bad interval fails here, not in the sweeper
 
@@ -67,19 +77,19 @@ class MemoryStoreCore(MemoryPrograms, BaseStore):
     # ------------------------------------------------------------------ runners
     # A program given as a factory (every public method) may run again when the server
     # breaks its transaction as a deadlock victim or serialization failure.
-    def _run(self, program: Program | Callable[[], Program]) -> Any:  # pragma: no cover
+    def _run(self, program: Program[T] | Callable[[], Program[T]]) -> T:  # pragma: no cover
         raise NotImplementedError
 
-    async def _arun(self, program: Program | Callable[[], Program]) -> Any:  # pragma: no cover
+    async def _arun(self, program: Program[T] | Callable[[], Program[T]]) -> T:  # pragma: no cover
         raise NotImplementedError
 
     def batch(self, ops: Iterable[Op]) -> list[Result]:
         """Run several operations in one transaction (reads see the state before writes)."""
-        return self._run(functools.partial(self._batch_program, op_list(ops)))  # type: ignore[no-any-return]
+        return self._run(functools.partial(self._batch_program, op_list(ops)))
 
     async def abatch(self, ops: Iterable[Op]) -> list[Result]:
         """Async :meth:`batch`."""
-        return await self._arun(functools.partial(self._batch_program, op_list(ops)))  # type: ignore[no-any-return]
+        return await self._arun(functools.partial(self._batch_program, op_list(ops)))
 
     # ------------------------------------------------------------------ public API
     def setup(self) -> SetupReport:
@@ -91,11 +101,11 @@ class MemoryStoreCore(MemoryPrograms, BaseStore):
             print(report.vector_mode)  # "pgvector" or "exact"
             ```
         """
-        return self._run(self._setup_program)  # type: ignore[no-any-return]
+        return self._run(self._setup_program)
 
     async def asetup(self) -> SetupReport:
         """Async :meth:`setup`."""
-        return await self._arun(self._setup_program)  # type: ignore[no-any-return]
+        return await self._arun(self._setup_program)
 
     def get(
         self, namespace: tuple[str, ...], key: str, *, refresh_ttl: bool | None = None
@@ -235,8 +245,8 @@ class MemoryStoreCore(MemoryPrograms, BaseStore):
             include_invalid,
             explain,
         )
-        ops: list[Any] = [op]
-        return self.batch(ops)[0]  # type: ignore[return-value]
+        ops: list[Any] = [op]  # a MemorySearchOp: the store's own op
+        return _search_results(self.batch(ops)[0])
 
     async def asearch(
         self,
@@ -264,8 +274,8 @@ class MemoryStoreCore(MemoryPrograms, BaseStore):
             include_invalid,
             explain,
         )
-        ops: list[Any] = [op]
-        return (await self.abatch(ops))[0]  # type: ignore[return-value]
+        ops: list[Any] = [op]  # a MemorySearchOp: the store's own op
+        return _search_results((await self.abatch(ops))[0])
 
     def invalidate(
         self, namespace: tuple[str, ...], key: str, *, at: datetime | None = None
@@ -277,13 +287,13 @@ class MemoryStoreCore(MemoryPrograms, BaseStore):
             store.invalidate(("memories", "u1"), "job")
             ```
         """
-        return self._run(functools.partial(self._invalidate_program, namespace, key, at))  # type: ignore[no-any-return]
+        return self._run(functools.partial(self._invalidate_program, namespace, key, at))
 
     async def ainvalidate(
         self, namespace: tuple[str, ...], key: str, *, at: datetime | None = None
     ) -> bool:
         """Async :meth:`invalidate`."""
-        return await self._arun(functools.partial(self._invalidate_program, namespace, key, at))  # type: ignore[no-any-return]
+        return await self._arun(functools.partial(self._invalidate_program, namespace, key, at))
 
     def history(self, namespace: tuple[str, ...], key: str) -> list[HistoryEntry]:
         """Audit history of one memory, oldest first.
@@ -293,11 +303,11 @@ class MemoryStoreCore(MemoryPrograms, BaseStore):
             [entry.action for entry in store.history(("memories", "u1"), "job")]
             ```
         """
-        return self._run(functools.partial(self._history_program, namespace, key))  # type: ignore[no-any-return]
+        return self._run(functools.partial(self._history_program, namespace, key))
 
     async def ahistory(self, namespace: tuple[str, ...], key: str) -> list[HistoryEntry]:
         """Async :meth:`history`."""
-        return await self._arun(functools.partial(self._history_program, namespace, key))  # type: ignore[no-any-return]
+        return await self._arun(functools.partial(self._history_program, namespace, key))
 
     def forget(self, namespace_prefix: tuple[str, ...], *, analyze: bool = True) -> int:
         """Erase everything under ``namespace_prefix`` in one transaction.
@@ -317,11 +327,11 @@ class MemoryStoreCore(MemoryPrograms, BaseStore):
             store.forget(("memories", "u1"))
             ```
         """
-        return self._run(functools.partial(self._forget_program, namespace_prefix, analyze))  # type: ignore[no-any-return]
+        return self._run(functools.partial(self._forget_program, namespace_prefix, analyze))
 
     async def aforget(self, namespace_prefix: tuple[str, ...], *, analyze: bool = True) -> int:
         """Async :meth:`forget`."""
-        return await self._arun(functools.partial(self._forget_program, namespace_prefix, analyze))  # type: ignore[no-any-return]
+        return await self._arun(functools.partial(self._forget_program, namespace_prefix, analyze))
 
     def sweep(self) -> int:
         """Delete expired memories now (recorded as ``expire`` in history); returns the count.
@@ -331,11 +341,11 @@ class MemoryStoreCore(MemoryPrograms, BaseStore):
             store.sweep()
             ```
         """
-        return self._run(self._sweep_program)  # type: ignore[no-any-return]
+        return self._run(self._sweep_program)
 
     async def asweep(self) -> int:
         """Async :meth:`sweep`."""
-        return await self._arun(self._sweep_program)  # type: ignore[no-any-return]
+        return await self._arun(self._sweep_program)
 
     sweep_ttl = sweep
     asweep_ttl = asweep
@@ -370,14 +380,14 @@ class MemoryStoreCore(MemoryPrograms, BaseStore):
             ```
         """
         decay = functools.partial(self._decay_program, namespace_prefix, config or DecayConfig())
-        return self._run(decay)  # type: ignore[no-any-return]
+        return self._run(decay)
 
     async def aforget_decayed(
         self, namespace_prefix: tuple[str, ...] = (), *, config: DecayConfig | None = None
     ) -> int:
         """Async :meth:`forget_decayed`."""
         decay = functools.partial(self._decay_program, namespace_prefix, config or DecayConfig())
-        return await self._arun(decay)  # type: ignore[no-any-return]
+        return await self._arun(decay)
 
 
 def op_list(ops: Iterable[Op]) -> list[Op]:
@@ -387,3 +397,9 @@ def op_list(ops: Iterable[Op]) -> list[Op]:
             f"batch() takes an iterable of store operations, got {type(ops).__name__}"
         )
     return list(ops)
+
+
+def _search_results(result: Result) -> list[SearchItem]:
+    """The result of a search op (a batch's results are typed as any op's)."""
+    assert isinstance(result, list)
+    return cast("list[SearchItem]", result)

@@ -7,16 +7,18 @@ import contextlib
 import functools
 import logging
 from collections.abc import AsyncIterator, Callable, Generator, Iterable
-from typing import Any
+from typing import Any, TypeVar
 
 import psycopg
 from langgraph.store.base import IndexConfig, Op, Result, TTLConfig
 from psycopg.conninfo import conninfo_to_dict
 from psycopg_pool import AsyncConnectionPool, PoolTimeout
+from typing_extensions import Unpack
 
 from langgraph_memory.errors import BackendUnavailableError, SyncCallOnEventLoopError
 from langgraph_memory.retrieval import RetrievalConfig
-from langgraph_memory.store.postgres._coalesce import Coalescer
+from langgraph_memory.store._coalesce import Coalescer
+from langgraph_memory.store._embedding import EmbedDocuments, EmbedQueries
 from langgraph_memory.store.postgres._connect import (
     POOL_TIMEOUT,
     check_connection_settings,
@@ -29,17 +31,13 @@ from langgraph_memory.store.postgres._connect import (
     translate_error,
 )
 from langgraph_memory.store.postgres._core import MemoryStoreCore, op_list
-from langgraph_memory.store.postgres._sql import BOOKKEEPING_GAVE_WAY, BOOKKEEPING_SETTINGS
-from langgraph_memory.store.postgres._types import (
-    BOOKKEEPING_LOCK_TIMEOUT,
-    EmbedDocuments,
-    EmbedQueries,
-    PoolConfig,
-    Program,
-    Sql,
-)
+from langgraph_memory.store.postgres._state import StoreOptions
+from langgraph_memory.store.postgres._statements_aio import execute, execute_isolated
+from langgraph_memory.store.postgres._types import PoolConfig, Program
 
 __all__ = ["AsyncPostgresMemoryStore"]
+
+T = TypeVar("T")
 
 logger = logging.getLogger("langgraph_memory.store")
 
@@ -70,7 +68,7 @@ class AsyncPostgresMemoryStore(MemoryStoreCore):
         index: IndexConfig | None = None,
         ttl: TTLConfig | None = None,
         retrieval: RetrievalConfig | None = None,
-        **options: Any,
+        **options: Unpack[StoreOptions],
     ) -> None:
         check_connection_settings(conn)
         super().__init__(index=index, ttl=ttl, retrieval=retrieval, **options)
@@ -106,7 +104,7 @@ class AsyncPostgresMemoryStore(MemoryStoreCore):
         ttl: TTLConfig | None = None,
         retrieval: RetrievalConfig | None = None,
         pool_config: PoolConfig | None = None,
-        **options: Any,
+        **options: Unpack[StoreOptions],
     ) -> AsyncIterator[AsyncPostgresMemoryStore]:
         """Open an async pool (autocommit, dict rows, health check) and a store on it.
 
@@ -208,14 +206,14 @@ class AsyncPostgresMemoryStore(MemoryStoreCore):
         )
 
     async def _abatch_now(self, ops: list[Op]) -> list[Result]:
-        return await self._arun(functools.partial(self._batch_program, ops))  # type: ignore[no-any-return]
+        return await self._arun(functools.partial(self._batch_program, ops))
 
     def batch(self, ops: Iterable[Op]) -> list[Result]:
         """Blocking :meth:`abatch` for other threads (raises on the store's own loop)."""
         self._check_not_on_loop()
         return asyncio.run_coroutine_threadsafe(self.abatch(ops), self._store_loop()).result()
 
-    async def _arun(self, program: Program | Callable[[], Program]) -> Any:
+    async def _arun(self, program: Program[T] | Callable[[], Program[T]]) -> T:
         """Run a program; given as a factory, a broken transaction may run again (as in
         ``PostgresMemoryStore._run``)."""
         attempt = 1
@@ -236,13 +234,14 @@ class AsyncPostgresMemoryStore(MemoryStoreCore):
                     raise
                 raise translated from exc
 
-    async def _arun_unchecked(self, program: Program, committed: list[bool]) -> Any:
+    async def _arun_unchecked(self, program: Program[T], committed: list[bool]) -> T:
         if self._loop is None:
             self._loop = asyncio.get_running_loop()
         try:
             request = next(program)
         except StopIteration as stop:
-            return stop.value
+            result: T = stop.value
+            return result
         async with contextlib.AsyncExitStack() as stack:
             conn: AConn | None = None
             cursor: psycopg.AsyncCursor[dict[str, Any]] | None = None
@@ -266,19 +265,20 @@ class AsyncPostgresMemoryStore(MemoryStoreCore):
                             await transaction.aclose()
                             transaction = None
                             committed.append(True)
-                        reply = await _execute_isolated(conn, cursor, request)
+                        reply = await execute_isolated(conn, cursor, request)
                     else:
                         if transaction is None:
                             transaction = await stack.enter_async_context(
                                 contextlib.AsyncExitStack()
                             )
                             await transaction.enter_async_context(conn.transaction())
-                        reply = await _execute(conn, cursor, request)
+                        reply = await execute(conn, cursor, request)
                 self._coalescer.progress()  # the server (or the embedder) answered
                 try:
                     request = program.send(reply)
                 except StopIteration as stop:
-                    return stop.value
+                    done: T = stop.value
+                    return done
 
     def _check_not_on_loop(self) -> None:
         try:
@@ -299,7 +299,7 @@ class AsyncPostgresMemoryStore(MemoryStoreCore):
             )
         return self._loop
 
-    def _run(self, program: Program | Callable[[], Program]) -> Any:
+    def _run(self, program: Program[T] | Callable[[], Program[T]]) -> T:
         self._check_not_on_loop()
         return asyncio.run_coroutine_threadsafe(self._arun(program), self._store_loop()).result()
 
@@ -363,33 +363,3 @@ class AsyncPostgresMemoryStore(MemoryStoreCore):
             return False
         self._sweeper = None
         return True
-
-
-# prepare=False everywhere: see sync.py (generic plans of prepared statements are slow here).
-async def _execute(conn: AConn, cursor: psycopg.AsyncCursor[dict[str, Any]], request: Sql) -> Any:
-    if request.tolerate_error:
-        try:
-            async with conn.transaction():
-                await cursor.execute(request.query, request.params, prepare=False)
-        except psycopg.Error as exc:
-            return exc
-        return await cursor.fetchall() if cursor.description else []
-    await cursor.execute(request.query, request.params, prepare=False)
-    return await cursor.fetchall() if cursor.description else []
-
-
-async def _execute_isolated(
-    conn: AConn, cursor: psycopg.AsyncCursor[dict[str, Any]], request: Sql
-) -> Any:
-    """Bookkeeping alone in its own short transaction (``Sql.isolated``)."""
-    try:
-        async with conn.transaction():
-            await cursor.execute(
-                BOOKKEEPING_SETTINGS, {"wait": BOOKKEEPING_LOCK_TIMEOUT}, prepare=False
-            )
-            if request.locks is not None:
-                await cursor.execute(request.locks, request.params, prepare=False)
-            await cursor.execute(request.query, request.params, prepare=False)
-            return await cursor.fetchall() if cursor.description else []
-    except BOOKKEEPING_GAVE_WAY as exc:
-        return exc

@@ -9,15 +9,17 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Generator, Iterator
-from typing import Any
+from typing import Any, TypeVar
 
 import psycopg
 from langgraph.store.base import IndexConfig, TTLConfig
 from psycopg.conninfo import conninfo_to_dict
 from psycopg_pool import ConnectionPool, PoolTimeout
+from typing_extensions import Unpack
 
 from langgraph_memory.errors import BackendUnavailableError
 from langgraph_memory.retrieval import RetrievalConfig
+from langgraph_memory.store._embedding import EmbedDocuments, EmbedQueries
 from langgraph_memory.store.postgres._connect import (
     POOL_TIMEOUT,
     check_connection_settings,
@@ -30,17 +32,13 @@ from langgraph_memory.store.postgres._connect import (
     translate_error,
 )
 from langgraph_memory.store.postgres._core import MemoryStoreCore
-from langgraph_memory.store.postgres._sql import BOOKKEEPING_GAVE_WAY, BOOKKEEPING_SETTINGS
-from langgraph_memory.store.postgres._types import (
-    BOOKKEEPING_LOCK_TIMEOUT,
-    EmbedDocuments,
-    EmbedQueries,
-    PoolConfig,
-    Program,
-    Sql,
-)
+from langgraph_memory.store.postgres._state import StoreOptions
+from langgraph_memory.store.postgres._statements_sync import execute, execute_isolated
+from langgraph_memory.store.postgres._types import PoolConfig, Program
 
 __all__ = ["PostgresMemoryStore"]
+
+T = TypeVar("T")
 
 logger = logging.getLogger("langgraph_memory.store")
 
@@ -71,7 +69,7 @@ class PostgresMemoryStore(MemoryStoreCore):
         index: IndexConfig | None = None,
         ttl: TTLConfig | None = None,
         retrieval: RetrievalConfig | None = None,
-        **options: Any,
+        **options: Unpack[StoreOptions],
     ) -> None:
         check_connection_settings(conn)
         super().__init__(index=index, ttl=ttl, retrieval=retrieval, **options)
@@ -93,7 +91,7 @@ class PostgresMemoryStore(MemoryStoreCore):
         ttl: TTLConfig | None = None,
         retrieval: RetrievalConfig | None = None,
         pool_config: PoolConfig | None = None,
-        **options: Any,
+        **options: Unpack[StoreOptions],
     ) -> Iterator[PostgresMemoryStore]:
         """Open a connection pool (autocommit, dict rows, health check) and a store on it.
 
@@ -157,7 +155,7 @@ class PostgresMemoryStore(MemoryStoreCore):
             return describe_target(conninfo_to_dict(conninfo) if isinstance(conninfo, str) else {})
         return describe_target({"host": self.conn.info.host, "port": self.conn.info.port})
 
-    def _run(self, program: Program | Callable[[], Program]) -> Any:
+    def _run(self, program: Program[T] | Callable[[], Program[T]]) -> T:
         """Run a program; given as a factory, a transaction the server broke as a deadlock
         victim or serialization failure runs again (bounded, see ``should_retry``) as long
         as none of its writes was committed."""
@@ -179,11 +177,12 @@ class PostgresMemoryStore(MemoryStoreCore):
                     raise
                 raise translated from exc
 
-    def _run_unchecked(self, program: Program, committed: list[bool]) -> Any:
+    def _run_unchecked(self, program: Program[T], committed: list[bool]) -> T:
         try:
             request = next(program)
         except StopIteration as stop:
-            return stop.value
+            result: T = stop.value
+            return result
         with contextlib.ExitStack() as stack:
             conn: Conn | None = None
             cursor: psycopg.Cursor[dict[str, Any]] | None = None
@@ -203,18 +202,19 @@ class PostgresMemoryStore(MemoryStoreCore):
                             transaction.close()
                             transaction = None
                             committed.append(True)
-                        reply = _execute_isolated(conn, cursor, request)
+                        reply = execute_isolated(conn, cursor, request)
                     else:
                         if transaction is None:
                             transaction = stack.enter_context(contextlib.ExitStack())
                             transaction.enter_context(conn.transaction())
-                        reply = _execute(conn, cursor, request)
+                        reply = execute(conn, cursor, request)
                 try:
                     request = program.send(reply)
                 except StopIteration as stop:
-                    return stop.value
+                    done: T = stop.value
+                    return done
 
-    async def _arun(self, program: Program | Callable[[], Program]) -> Any:
+    async def _arun(self, program: Program[T] | Callable[[], Program[T]]) -> T:
         return await asyncio.to_thread(self._run, program)
 
     def start_ttl_sweeper(
@@ -276,32 +276,3 @@ class PostgresMemoryStore(MemoryStoreCore):
         if stopped:
             self._sweeper = None
         return stopped
-
-
-# prepare=False everywhere: the statements are parameter-sensitive (namespace ranges, query
-# vectors, lexeme lists), and a server-side prepared statement switches to a generic plan
-# after a few runs — measured 6× slower search at 100k memories. It also keeps the store
-# usable behind PgBouncer in transaction mode.
-def _execute(conn: Conn, cursor: psycopg.Cursor[dict[str, Any]], request: Sql) -> Any:
-    if request.tolerate_error:
-        try:
-            with conn.transaction():
-                cursor.execute(request.query, request.params, prepare=False)
-        except psycopg.Error as exc:
-            return exc
-        return cursor.fetchall() if cursor.description else []
-    cursor.execute(request.query, request.params, prepare=False)
-    return cursor.fetchall() if cursor.description else []
-
-
-def _execute_isolated(conn: Conn, cursor: psycopg.Cursor[dict[str, Any]], request: Sql) -> Any:
-    """Bookkeeping alone in its own short transaction (``Sql.isolated``)."""
-    try:
-        with conn.transaction():
-            cursor.execute(BOOKKEEPING_SETTINGS, {"wait": BOOKKEEPING_LOCK_TIMEOUT}, prepare=False)
-            if request.locks is not None:
-                cursor.execute(request.locks, request.params, prepare=False)
-            cursor.execute(request.query, request.params, prepare=False)
-            return cursor.fetchall() if cursor.description else []
-    except BOOKKEEPING_GAVE_WAY as exc:
-        return exc
