@@ -9,7 +9,8 @@ the names that change between them. The transformation works on the text:
 * lines between ``# unasync: async-only`` and ``# unasync: end`` are dropped;
 * lines between ``# unasync: sync-only`` and ``# unasync: end`` are commented-out code in the
   async source (``# x = 1``) and uncommented in the sync output;
-* the result is formatted with ``ruff format`` and starts with a "generated" header.
+* the result has its imports sorted (``ruff check --select I --fix``), is formatted with
+  ``ruff format`` and starts with a "generated" header.
 
 Usage::
 
@@ -58,6 +59,27 @@ PAIRS: list[Pair] = [
         "langgraph_memory/store/postgres/_statements_aio.py",
         "langgraph_memory/store/postgres/_statements_sync.py",
         {"AConn": "Conn", "ACursor": "Cursor", "async": "sync"},
+    ),
+    Pair(
+        "langgraph_memory/store/postgres/aio.py",
+        "langgraph_memory/store/postgres/sync.py",
+        {
+            "AsyncPostgresMemoryStore": "PostgresMemoryStore",
+            "AsyncStoreBase": "SyncStoreBase",
+            "_async_store": "_sync_store",
+            "_statements_aio": "_statements_sync",
+            "AConn": "Conn",
+            "_arun": "_run",
+            "_arun_unchecked": "_run_unchecked",
+            "_aresolve_dsn": "_resolve_dsn",
+            "_apause": "_pause",
+            "_aembed_queries": "_embed_queries",
+            "aembed_documents": "embed_documents",
+            "aflush_access": "flush_access",
+            "enter_async_context": "enter_context",
+            "aclose": "close",
+            "asyncio": "threading",
+        },
     ),
 ]
 """Registered pairs (paths relative to the repository root)."""
@@ -119,9 +141,9 @@ def transform(text: str, names: dict[str, str]) -> str:
     return text
 
 
-def _format(text: str, target: Path) -> str:
+def _ruff(args: list[str], text: str, target: Path) -> str:
     done = subprocess.run(
-        [sys.executable, "-m", "ruff", "format", "--stdin-filename", str(target), "-"],
+        [sys.executable, "-m", "ruff", *args, "--stdin-filename", str(target), "-"],
         input=text,
         capture_output=True,
         text=True,
@@ -129,8 +151,14 @@ def _format(text: str, target: Path) -> str:
         check=False,
     )
     if done.returncode != 0:
-        raise RuntimeError(f"ruff format failed on the sync text of {target}: {done.stderr}")
+        raise RuntimeError(f"ruff {args[0]} failed on the sync text of {target}: {done.stderr}")
     return done.stdout
+
+
+def _format(text: str, target: Path) -> str:
+    """``text`` with its imports sorted (renamed imports may sort elsewhere), then formatted."""
+    sorted_imports = _ruff(["check", "--select", "I", "--fix", "--quiet"], text, target)
+    return _ruff(["format"], sorted_imports, target)
 
 
 def generate(pair: Pair) -> str:

@@ -65,3 +65,15 @@ def test_the_transform_drops_async_and_maps_names() -> None:
 def test_unbalanced_or_uncommented_blocks_are_refused(source: str) -> None:
     with pytest.raises(ValueError):
         unasync.transform(source, {})
+
+
+def test_generated_imports_are_sorted_after_renaming(tmp_path: Path) -> None:
+    """A renamed import may belong elsewhere in the block: the output is sorted again."""
+    pair = unasync.Pair("src.py", "dst.py", {"_aio": "_sync"})
+    source = tmp_path / "src.py"
+    source.write_text("import asyncio\nimport contextlib\n\nprint(asyncio, contextlib)\n")
+    text = unasync._format(
+        "\n" + unasync.transform(source.read_text(), {"asyncio": "threading"}),
+        tmp_path / pair.target,
+    )
+    assert text.splitlines()[:2] == ["import contextlib", "import threading"]
