@@ -35,8 +35,16 @@ def acting_as(actor: str | None) -> Iterator[None]:
 
     Example:
         ```python
-        with acting_as("extract-node"):
-            store.put(("memories", "u1"), "k", {"content": "likes tea"})
+        from langchain_core.embeddings import DeterministicFakeEmbedding
+
+        from langgraph_memory.store.postgres import PostgresMemoryStore, acting_as
+
+        index = {"dims": 16, "embed": DeterministicFakeEmbedding(size=16)}
+        with PostgresMemoryStore.from_conn_string(DB_URI, index=index) as store:
+            store.setup()
+            with acting_as("extract-node"):
+                store.put(("memories", "u1"), "k", {"content": "likes tea"})
+            assert store.history(("memories", "u1"), "k")[-1].actor == "extract-node"
         ```
     """
     if actor is not None:
@@ -71,12 +79,6 @@ class ExplainedSearchItem(SearchItem):
     importance, access, time match), **not** a vector similarity; ``explanation`` holds
     each term of it (they add up to ``score``) and the raw BM25 score and cosine
     similarity (``explanation.similarity``). ``None`` for searches without a query.
-
-    Example:
-        ```python
-        for item in store.search(("memories", "u1"), query="tea", explain=True):
-            print(item.key, item.score, item.explanation.similarity)
-        ```
     """
 
     __slots__ = ("explanation",)
@@ -127,6 +129,8 @@ class DecayConfig:
 
     Example:
         ```python
+        from datetime import timedelta
+
         DecayConfig(threshold=0.05, half_life=timedelta(days=30), mode="delete")
         ```
     """

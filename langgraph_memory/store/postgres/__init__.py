@@ -2,10 +2,13 @@
 
 Example:
     ```python
+    from langchain_core.embeddings import DeterministicFakeEmbedding
+
     from langgraph_memory.store.postgres import PostgresMemoryStore
 
-    with PostgresMemoryStore.from_conn_string(None) as store:
-        print(store.setup().vector_mode)
+    index = {"dims": 16, "embed": DeterministicFakeEmbedding(size=16)}
+    with PostgresMemoryStore.from_conn_string(DB_URI, index=index) as store:
+        print(store.setup().vector_mode)  # "pgvector", or "exact" without the extension
     ```
 """
 

@@ -87,11 +87,6 @@ class AsyncStoreBase(MemoryStoreCore):
         """:meth:`asetup` when called on an event loop (returns the awaitable, as LangGraph's
         ``AsyncPostgresStore.setup``: ``await store.setup()``); from another thread, blocks
         until the schema is ready and returns the :class:`SetupReport`.
-
-        Example:
-            ```python
-            report = await store.setup()
-            ```
         """
         try:
             asyncio.get_running_loop()
@@ -160,13 +155,6 @@ class AsyncStoreBase(MemoryStoreCore):
 
         Raises:
             ConfigurationError: the interval is not a positive number of minutes.
-
-        Example:
-            ```python
-            task = await store.start_ttl_sweeper(1)
-            ...
-            await store.stop_ttl_sweeper()
-            ```
         """
         if self._sweeper is not None and not self._sweeper.done():
             return self._sweeper
@@ -193,11 +181,6 @@ class AsyncStoreBase(MemoryStoreCore):
         Returns ``True`` when it is stopped (or was not running), ``False`` if ``timeout``
         passed first (it then stops after its current sweep). An interrupted sweep
         rolls back: nothing is half-deleted.
-
-        Example:
-            ```python
-            assert await store.stop_ttl_sweeper(timeout=5)
-            ```
         """
         task = self._sweeper
         if task is None or task.done():

@@ -97,14 +97,7 @@ class MemoryStoreCore(MemoryPrograms, BaseStore):
 
     # ------------------------------------------------------------------ public API
     def setup(self) -> SetupReport:
-        """Create or migrate the schema (idempotent); choose pgvector or exact search.
-
-        Example:
-            ```python
-            report = store.setup()
-            print(report.vector_mode)  # "pgvector" or "exact"
-            ```
-        """
+        """Create or migrate the schema (idempotent); choose pgvector or exact search."""
         return self._run(self._setup_program)
 
     async def asetup(self) -> SetupReport:
@@ -114,13 +107,7 @@ class MemoryStoreCore(MemoryPrograms, BaseStore):
     def get(
         self, namespace: tuple[str, ...], key: str, *, refresh_ttl: bool | None = None
     ) -> Item | None:
-        """Fetch one memory (invalidated ones too; expired ones never).
-
-        Example:
-            ```python
-            item = store.get(("memories", "u1"), "k1")
-            ```
-        """
+        """Fetch one memory (invalidated ones too; expired ones never)."""
         validate_prefix(namespace)
         return super().get(namespace, key, refresh_ttl=refresh_ttl)
 
@@ -140,13 +127,7 @@ class MemoryStoreCore(MemoryPrograms, BaseStore):
         *,
         ttl: float | NotProvided | None = NOT_PROVIDED,
     ) -> None:
-        """Add or replace a memory (see the module docs for the value fields).
-
-        Example:
-            ```python
-            store.put(("memories", "u1"), "k1", {"content": "Likes tea", "importance": 6})
-            ```
-        """
+        """Add or replace a memory (see the module docs for the value fields)."""
         validate_namespace(namespace)
         super().put(namespace, key, value, index, ttl=ttl)
 
@@ -230,13 +211,6 @@ class MemoryStoreCore(MemoryPrograms, BaseStore):
         ``explain=True`` the items are :class:`ExplainedSearchItem` whose
         ``explanation`` gives each term of it (lexical, vector, recency, importance,
         access, time match; they add up to ``score``) and the raw cosine similarity.
-
-        Example:
-            ```python
-            store.search(("memories", "u1"), query="where does she live", limit=5)
-            hits = store.search(("memories", "u1"), query="tea", explain=True)
-            print(hits[0].explanation.similarity)
-            ```
         """
         op = self._search_op(
             namespace_prefix,
@@ -284,13 +258,7 @@ class MemoryStoreCore(MemoryPrograms, BaseStore):
     def invalidate(
         self, namespace: tuple[str, ...], key: str, *, at: datetime | None = None
     ) -> bool:
-        """Mark a memory as no longer valid from ``at`` (default now); ``False`` if absent.
-
-        Example:
-            ```python
-            store.invalidate(("memories", "u1"), "job")
-            ```
-        """
+        """Mark a memory as no longer valid from ``at`` (default now); ``False`` if absent."""
         return self._run(functools.partial(self._invalidate_program, namespace, key, at))
 
     async def ainvalidate(
@@ -300,13 +268,7 @@ class MemoryStoreCore(MemoryPrograms, BaseStore):
         return await self._arun(functools.partial(self._invalidate_program, namespace, key, at))
 
     def history(self, namespace: tuple[str, ...], key: str) -> list[HistoryEntry]:
-        """Audit history of one memory, oldest first.
-
-        Example:
-            ```python
-            [entry.action for entry in store.history(("memories", "u1"), "job")]
-            ```
-        """
+        """Audit history of one memory, oldest first."""
         return self._run(functools.partial(self._history_program, namespace, key))
 
     async def ahistory(self, namespace: tuple[str, ...], key: str) -> list[HistoryEntry]:
@@ -325,11 +287,6 @@ class MemoryStoreCore(MemoryPrograms, BaseStore):
             namespace_prefix: What to erase, e.g. ``("memories", user_id)``.
             analyze: ``False`` leaves the statistics to the next ``ANALYZE``: erasing many
                 users in a row, pass it for all but the last.
-
-        Example:
-            ```python
-            store.forget(("memories", "u1"))
-            ```
         """
         return self._run(functools.partial(self._forget_program, namespace_prefix, analyze))
 
@@ -338,13 +295,7 @@ class MemoryStoreCore(MemoryPrograms, BaseStore):
         return await self._arun(functools.partial(self._forget_program, namespace_prefix, analyze))
 
     def sweep(self) -> int:
-        """Delete expired memories now (recorded as ``expire`` in history); returns the count.
-
-        Example:
-            ```python
-            store.sweep()
-            ```
-        """
+        """Delete expired memories now (recorded as ``expire`` in history); returns the count."""
         return self._run(self._sweep_program)
 
     async def asweep(self) -> int:
@@ -361,11 +312,6 @@ class MemoryStoreCore(MemoryPrograms, BaseStore):
         operation once the oldest is ``access_flush_interval`` seconds old; closing a
         store opened with ``from_conn_string`` flushes too. Call this before handing the
         counts to another process, e.g. at shutdown of a store built on your own pool.
-
-        Example:
-            ```python
-            store.flush_access()
-            ```
         """
         self._run(self._flush_access_program)
 
@@ -376,13 +322,7 @@ class MemoryStoreCore(MemoryPrograms, BaseStore):
     def forget_decayed(
         self, namespace_prefix: tuple[str, ...] = (), *, config: DecayConfig | None = None
     ) -> int:
-        """Retire low-value memories (see :class:`DecayConfig`); returns how many.
-
-        Example:
-            ```python
-            store.forget_decayed(("memories",), config=DecayConfig(threshold=0.1))
-            ```
-        """
+        """Retire low-value memories (see :class:`DecayConfig`); returns how many."""
         decay = functools.partial(self._decay_program, namespace_prefix, config or DecayConfig())
         return self._run(decay)
 

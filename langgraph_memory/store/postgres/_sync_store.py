@@ -83,13 +83,6 @@ class SyncStoreBase(MemoryStoreCore):
 
         Raises:
             ConfigurationError: the interval is not a positive number of minutes.
-
-        Example:
-            ```python
-            store.start_ttl_sweeper(1)
-            ...
-            store.stop_ttl_sweeper(timeout=5)
-            ```
         """
         if self._sweeper is not None and self._sweeper.is_alive() and self._sweeper_done:
             return self._sweeper_done
@@ -117,11 +110,6 @@ class SyncStoreBase(MemoryStoreCore):
 
         Returns ``True`` when it is no longer running, ``False`` if ``timeout`` passed
         first (it then stops after its current sweep).
-
-        Example:
-            ```python
-            assert store.stop_ttl_sweeper(timeout=5)
-            ```
         """
         if self._sweeper is None:
             return True

@@ -62,10 +62,21 @@ class AsyncPostgresMemoryStore(AsyncStoreBase):
 
     Example:
         ```python
-        async with AsyncPostgresMemoryStore.from_conn_string(None) as store:
-            await store.asetup()
-            await store.aput(("memories", "u1"), "k1", {"content": "Lives in Lyon"})
-            hits = await store.asearch(("memories", "u1"), query="home town")
+        import asyncio
+
+        from langchain_core.embeddings import DeterministicFakeEmbedding
+
+        from langgraph_memory.store.postgres import AsyncPostgresMemoryStore
+
+        async def main() -> None:
+            index = {"dims": 16, "embed": DeterministicFakeEmbedding(size=16)}
+            async with AsyncPostgresMemoryStore.from_conn_string(DB_URI, index=index) as store:
+                await store.asetup()
+                await store.aput(("memories", "u1"), "k1", {"content": "Lives in Lyon"})
+                hits = await store.asearch(("memories", "u1"), query="home town", explain=True)
+                print(hits[0].key, hits[0].explanation.similarity)
+
+        asyncio.run(main())
         ```
     """
 
@@ -80,10 +91,16 @@ class AsyncPostgresMemoryStore(AsyncStoreBase):
     #
     # Example:
     #     ```python
-    #     with PostgresMemoryStore.from_conn_string(None) as store:  # embedded Postgres
+    #     from langchain_core.embeddings import DeterministicFakeEmbedding
+    #
+    #     from langgraph_memory.store.postgres import PostgresMemoryStore
+    #
+    #     index = {"dims": 16, "embed": DeterministicFakeEmbedding(size=16)}
+    #     with PostgresMemoryStore.from_conn_string(DB_URI, index=index) as store:
     #         store.setup()
     #         store.put(("memories", "u1"), "k1", {"content": "Lives in Lyon", "kind": "semantic"})
-    #         hits = store.search(("memories", "u1"), query="where does the user live?")
+    #         hits = store.search(("memories", "u1"), query="home town", explain=True)
+    #         print(hits[0].key, hits[0].explanation.similarity)
     #     ```
     # """
     # unasync: end
@@ -133,11 +150,8 @@ class AsyncPostgresMemoryStore(AsyncStoreBase):
         # unasync: async-only
         """Open an async pool (autocommit, dict rows, health check) and a store on it.
 
-        Example:
-            ```python
-            async with AsyncPostgresMemoryStore.from_conn_string(dsn) as store:
-                await store.asetup()
-            ```
+        ``conn_string=None`` uses ``$LANGGRAPH_MEMORY_POSTGRES_URI`` or the embedded
+        Postgres. ``pool_config`` sets ``min_size``/``max_size``/``timeout``/``kwargs``.
         """
         # unasync: end
         # unasync: sync-only
@@ -145,12 +159,6 @@ class AsyncPostgresMemoryStore(AsyncStoreBase):
         #
         # ``conn_string=None`` uses ``$LANGGRAPH_MEMORY_POSTGRES_URI`` or the embedded
         # Postgres. ``pool_config`` sets ``min_size``/``max_size``/``timeout``/``kwargs``.
-        #
-        # Example:
-        #     ```python
-        #     with PostgresMemoryStore.from_conn_string("postgresql://localhost/db") as store:
-        #         store.setup()
-        #     ```
         # """
         # unasync: end
         dsn, target = await cls._aresolve_dsn(conn_string)

@@ -54,10 +54,16 @@ class PostgresMemoryStore(SyncStoreBase):
 
     Example:
         ```python
-        with PostgresMemoryStore.from_conn_string(None) as store:  # embedded Postgres
+        from langchain_core.embeddings import DeterministicFakeEmbedding
+
+        from langgraph_memory.store.postgres import PostgresMemoryStore
+
+        index = {"dims": 16, "embed": DeterministicFakeEmbedding(size=16)}
+        with PostgresMemoryStore.from_conn_string(DB_URI, index=index) as store:
             store.setup()
             store.put(("memories", "u1"), "k1", {"content": "Lives in Lyon", "kind": "semantic"})
-            hits = store.search(("memories", "u1"), query="where does the user live?")
+            hits = store.search(("memories", "u1"), query="home town", explain=True)
+            print(hits[0].key, hits[0].explanation.similarity)
         ```
     """
 
@@ -105,12 +111,6 @@ class PostgresMemoryStore(SyncStoreBase):
 
         ``conn_string=None`` uses ``$LANGGRAPH_MEMORY_POSTGRES_URI`` or the embedded
         Postgres. ``pool_config`` sets ``min_size``/``max_size``/``timeout``/``kwargs``.
-
-        Example:
-            ```python
-            with PostgresMemoryStore.from_conn_string("postgresql://localhost/db") as store:
-                store.setup()
-            ```
         """
         dsn, target = cls._resolve_dsn(conn_string)
         config = pool_config or {}
