@@ -14,15 +14,12 @@ import logging
 from collections.abc import Callable, Iterable
 from typing import Any, TypeVar
 
-from langgraph.store.base import IndexConfig, Op, Result, TTLConfig
-from typing_extensions import Unpack
+from langgraph.store.base import Op, Result
 
 from langgraph_memory.errors import BackendUnavailableError, SyncCallOnEventLoopError
-from langgraph_memory.retrieval import RetrievalConfig
 from langgraph_memory.store._coalesce import Coalescer
 from langgraph_memory.store.postgres._connect import resolve_dsn
 from langgraph_memory.store.postgres._core import MemoryStoreCore, op_list
-from langgraph_memory.store.postgres._state import StoreOptions
 from langgraph_memory.store.postgres._types import Program
 
 __all__ = ["AsyncStoreBase"]
@@ -35,17 +32,9 @@ logger = logging.getLogger("langgraph_memory.store")
 class AsyncStoreBase(MemoryStoreCore):
     """The async store's own behaviour (see the module docs)."""
 
-    def __init__(
-        self,
-        width: int,
-        stall_timeout: float,
-        *,
-        index: IndexConfig | None = None,
-        ttl: TTLConfig | None = None,
-        retrieval: RetrievalConfig | None = None,
-        **options: Unpack[StoreOptions],
-    ) -> None:
-        super().__init__(index=index, ttl=ttl, retrieval=retrieval, **options)
+    def _init_own_state(self, width: int, stall_timeout: float) -> None:
+        """Called by the store's ``__init__``: ``width`` calls may run at once; a call that
+        hears nothing from the server for ``stall_timeout`` seconds fails."""
         self._sweeper: asyncio.Task[None] | None = None
         self._sweeper_stop: asyncio.Event | None = None
         # Concurrent batches are merged (``_coalesce``): never one checkout per call.

@@ -32,6 +32,7 @@ from langgraph_memory.store._namespace import (
     validate_namespace,
     validate_prefix,
 )
+from langgraph_memory.store._plan import search_op
 from langgraph_memory.store._types import DecayConfig, HistoryEntry
 from langgraph_memory.store.postgres._programs import MemoryPrograms
 from langgraph_memory.store.postgres._state import StoreOptions
@@ -212,7 +213,7 @@ class MemoryStoreCore(MemoryPrograms, BaseStore):
         ``explanation`` gives each term of it (lexical, vector, recency, importance,
         access, time match; they add up to ``score``) and the raw cosine similarity.
         """
-        op = self._search_op(
+        op = search_op(
             namespace_prefix,
             query,
             filter,
@@ -222,6 +223,7 @@ class MemoryStoreCore(MemoryPrograms, BaseStore):
             as_of,
             include_invalid,
             explain,
+            refresh_on_read=self.refresh_on_read,
         )
         ops: list[Any] = [op]  # a MemorySearchOp: the store's own op
         return _search_results(self.batch(ops)[0])
@@ -241,7 +243,7 @@ class MemoryStoreCore(MemoryPrograms, BaseStore):
         explain: bool = False,
     ) -> list[SearchItem]:
         """Async :meth:`search`."""
-        op = self._search_op(
+        op = search_op(
             namespace_prefix,
             query,
             filter,
@@ -251,6 +253,7 @@ class MemoryStoreCore(MemoryPrograms, BaseStore):
             as_of,
             include_invalid,
             explain,
+            refresh_on_read=self.refresh_on_read,
         )
         ops: list[Any] = [op]  # a MemorySearchOp: the store's own op
         return _search_results((await self.abatch(ops))[0])

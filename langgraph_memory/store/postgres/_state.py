@@ -10,7 +10,6 @@ from __future__ import annotations
 import math
 import threading
 from collections.abc import Mapping, Sequence
-from datetime import datetime
 from typing import Any, TypedDict
 
 from langgraph.store.base import IndexConfig, TTLConfig, ensure_embeddings
@@ -22,8 +21,6 @@ from langgraph_memory.store._access import AccessLog
 from langgraph_memory.store._bounds import MAX_VALUE_BYTES, check_ttl
 from langgraph_memory.store._embedding import check_vectors, default_embeddings
 from langgraph_memory.store._namespace import prefix_range
-from langgraph_memory.store._plan import search_op
-from langgraph_memory.store._types import MemorySearchOp
 from langgraph_memory.store._values import DEFAULT_MAX_VALUE_BYTES
 from langgraph_memory.store._vector_cache import VectorCacheRegistry
 from langgraph_memory.store.postgres import _sql
@@ -158,30 +155,10 @@ class StoreState:
         self._refresh_retry: set[int] = set()
 
     # ------------------------------------------------------------------ helpers
-    def _search_op(
-        self,
-        namespace_prefix: tuple[str, ...],
-        query: str | None,
-        filter: dict[str, Any] | None,
-        limit: int,
-        offset: int,
-        refresh_ttl: bool | None,
-        as_of: datetime | None,
-        include_invalid: bool,
-        explain: bool = False,
-    ) -> MemorySearchOp:
-        return search_op(
-            namespace_prefix,
-            query,
-            filter,
-            limit,
-            offset,
-            refresh_ttl,
-            as_of,
-            include_invalid,
-            explain,
-            refresh_on_read=(self.ttl_config or {}).get("refresh_on_read", True),
-        )
+    @property
+    def refresh_on_read(self) -> bool:
+        """Whether reads refresh TTLs unless a call says otherwise (``TTLConfig``)."""
+        return bool((self.ttl_config or {}).get("refresh_on_read", True))
 
     def _ensure_mode(self) -> Program[VectorMode]:
         if self.vector_mode is not None:

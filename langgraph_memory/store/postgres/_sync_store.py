@@ -15,13 +15,8 @@ import time
 from collections.abc import Callable
 from typing import TypeVar
 
-from langgraph.store.base import IndexConfig, TTLConfig
-from typing_extensions import Unpack
-
-from langgraph_memory.retrieval import RetrievalConfig
 from langgraph_memory.store.postgres._connect import resolve_dsn
 from langgraph_memory.store.postgres._core import MemoryStoreCore
-from langgraph_memory.store.postgres._state import StoreOptions
 from langgraph_memory.store.postgres._types import Program
 
 __all__ = ["SyncStoreBase"]
@@ -34,18 +29,10 @@ logger = logging.getLogger("langgraph_memory.store")
 class SyncStoreBase(MemoryStoreCore):
     """The sync store's own behaviour (see the module docs)."""
 
-    def __init__(
-        self,
-        width: int,
-        stall_timeout: float,
-        *,
-        index: IndexConfig | None = None,
-        ttl: TTLConfig | None = None,
-        retrieval: RetrievalConfig | None = None,
-        **options: Unpack[StoreOptions],
-    ) -> None:
-        # ``width`` and ``stall_timeout`` matter to the async store only (it merges batches)
-        super().__init__(index=index, ttl=ttl, retrieval=retrieval, **options)
+    def _init_own_state(self, width: int, stall_timeout: float) -> None:
+        """Called by the store's ``__init__``: ``width`` calls may run at once; a call that
+        hears nothing from the server for ``stall_timeout`` seconds fails."""
+        del width, stall_timeout  # the sync store merges no batches: it needs neither
         self._sweeper: threading.Thread | None = None
         self._sweeper_stop = threading.Event()
         self._sweeper_done: concurrent.futures.Future[None] | None = None

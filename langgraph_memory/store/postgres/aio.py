@@ -129,7 +129,8 @@ class AsyncPostgresMemoryStore(AsyncStoreBase):
         stall_timeout = float(
             conn.timeout if isinstance(conn, AsyncConnectionPool) else POOL_TIMEOUT
         )
-        super().__init__(width, stall_timeout, index=index, ttl=ttl, retrieval=retrieval, **options)
+        super().__init__(index=index, ttl=ttl, retrieval=retrieval, **options)
+        self._init_own_state(width, stall_timeout)
         self.conn = conn
         self._conn_lock = asyncio.Lock()
         # Our own calls queue here for a pooled connection instead of timing out in the pool.

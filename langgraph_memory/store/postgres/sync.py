@@ -89,7 +89,8 @@ class PostgresMemoryStore(SyncStoreBase):
         check_connection_settings(conn)
         width = conn.max_size if isinstance(conn, ConnectionPool) else 1
         stall_timeout = float(conn.timeout if isinstance(conn, ConnectionPool) else POOL_TIMEOUT)
-        super().__init__(width, stall_timeout, index=index, ttl=ttl, retrieval=retrieval, **options)
+        super().__init__(index=index, ttl=ttl, retrieval=retrieval, **options)
+        self._init_own_state(width, stall_timeout)
         self.conn = conn
         self._conn_lock = threading.Lock()
         # Our own calls queue here for a pooled connection instead of timing out in the pool.
