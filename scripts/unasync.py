@@ -122,6 +122,35 @@ PAIRS: list[Pair] = [
             "acheck": "check",
         },
     ),
+    Pair(
+        "langgraph_memory/store/postgres/_statements_aio.py",
+        "langgraph_memory/store/postgres/_statements_sync.py",
+        {"AConn": "Conn", "ACursor": "Cursor", "async": "sync"},
+    ),
+    Pair(
+        "langgraph_memory/store/postgres/aio.py",
+        "langgraph_memory/store/postgres/sync.py",
+        {
+            "AsyncPostgresMemoryStore": "PostgresMemoryStore",
+            "AsyncStoreBase": "SyncStoreBase",
+            "_async_store": "_sync_store",
+            "_statements_aio": "_statements_sync",
+            "run_async": "run_sync",
+            "aprobe": "probe",
+            "abuild_pool": "build_pool",
+            "AConn": "Conn",
+            "_arun": "_run",
+            "_arun_unchecked": "_run_unchecked",
+            "_aresolve_dsn": "_resolve_dsn",
+            "_apause": "_pause",
+            "_aembed_queries": "_embed_queries",
+            "aembed_documents": "embed_documents",
+            "aflush_access": "flush_access",
+            "enter_async_context": "enter_context",
+            "aclose": "close",
+            "asyncio": "threading",
+        },
+    ),
 ]
 """Registered pairs (paths relative to the repository root)."""
 

@@ -25,10 +25,11 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Generator, Sequence
+from collections.abc import Generator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
+from psycopg import sql
 from psycopg.rows import DictRow
 
 __all__ = ["Finished", "Program", "Rows", "Stmt", "T", "finish_alone", "start"]
@@ -42,22 +43,36 @@ class Stmt:
     """One statement of a program.
 
     Attributes:
-        sql: The SQL text (``%s`` placeholders).
-        params: Parameters; for ``many=True`` a sequence of parameter rows.
+        sql: The SQL: text (``%s`` or ``%(name)s`` placeholders) or composed with
+            ``psycopg.sql``.
+        params: Parameters, positional or by name; for ``many=True`` a sequence of
+            parameter rows.
         fetch: Send the result rows back into the program.
         many: Run with ``executemany``.
-        prepare: Passed to ``cursor.execute`` (``None``: the connection's threshold).
+        prepare: Passed to ``cursor.execute`` (``None``: the runner's default).
         alone: The statement is the program's only one and atomic by itself: if it comes
             first, the connector runs it in autocommit (its own implicit transaction, one
             round trip, no ``BEGIN``/``COMMIT``); the program must then end.
+        tolerate_error: Run the statement in a savepoint; a database error is sent back
+            into the program (instead of rows) rather than raised.
+        isolated: Bookkeeping that must never share a transaction with the program's
+            other statements: the runner commits the program's transaction so far, runs
+            this statement alone in a short transaction of its own and sends back a lock
+            timeout or deadlock error instead of raising it; later statements start a new
+            transaction (the memory store's access counts and TTL refreshes).
+        locks: With ``isolated``: a statement (same ``params``) run first in the isolated
+            transaction, taking its locks in the caller's one lock order.
     """
 
-    sql: str
-    params: Sequence[Any] = ()
+    sql: str | sql.SQL | sql.Composed
+    params: Sequence[Any] | Mapping[str, Any] = ()
     fetch: bool = False
     many: bool = False
     prepare: bool | None = None
     alone: bool = False
+    tolerate_error: bool = False
+    isolated: bool = False
+    locks: str | None = None
 
 
 Rows = list[DictRow]
@@ -116,4 +131,4 @@ def finish_alone(program: Program[T], rows: Rows) -> T:
         result: T = stop.value
         return result
     program.close()
-    raise RuntimeError(f"a program yielded {stmt.sql[:40]!r} after an 'alone' statement")
+    raise RuntimeError(f"a program yielded {str(stmt.sql)[:40]!r} after an 'alone' statement")

@@ -75,7 +75,7 @@ def is_utf8(text: str) -> bool:
 
     Example:
         ```python
-        assert is_utf8("ü") and not is_utf8("\ud800")
+        assert is_utf8("ü") and not is_utf8("\\ud800")
         ```
     """
     try:

@@ -173,7 +173,7 @@ def focus_text(text: str | None, content: str | None, fields: Sequence[str] | No
 
     Example:
         ```python
-        assert focus_text("Q: hi?\nA: yes", "A: yes", ["context", "content"]) == "A: yes"
+        assert focus_text("Q: hi?\\nA: yes", "A: yes", ["context", "content"]) == "A: yes"
         assert focus_text("A: yes", "A: yes", ["content"]) is None
         assert focus_text("a summary", "A: yes", ["summary"]) is None
         ```

@@ -2,24 +2,28 @@
 
 Example:
     ```python
+    from langchain_core.embeddings import DeterministicFakeEmbedding
+
     from langgraph_memory.store.postgres import PostgresMemoryStore
 
-    with PostgresMemoryStore.from_conn_string(None) as store:
-        print(store.setup().vector_mode)
+    index = {"dims": 16, "embed": DeterministicFakeEmbedding(size=16)}
+    with PostgresMemoryStore.from_conn_string(DB_URI, index=index) as store:
+        print(store.setup().vector_mode)  # "pgvector", or "exact" without the extension
     ```
 """
 
 from __future__ import annotations
 
 from langgraph_memory._pg.pool import PoolConfig
-from langgraph_memory.store.postgres._types import (
+from langgraph_memory.store._types import (
     DecayConfig,
     ExplainedSearchItem,
     HistoryEntry,
     MemorySearchOp,
-    SetupReport,
     acting_as,
 )
+from langgraph_memory.store.postgres._state import StoreOptions
+from langgraph_memory.store.postgres._types import SetupReport
 from langgraph_memory.store.postgres.aio import AsyncPostgresMemoryStore
 from langgraph_memory.store.postgres.sync import PostgresMemoryStore
 
@@ -32,5 +36,6 @@ __all__ = [
     "PoolConfig",
     "PostgresMemoryStore",
     "SetupReport",
+    "StoreOptions",
     "acting_as",
 ]

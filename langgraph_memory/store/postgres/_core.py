@@ -10,33 +10,37 @@ import functools
 import math
 from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar, cast
 
 from langgraph.store.base import (
     NOT_PROVIDED,
     BaseStore,
+    IndexConfig,
     Item,
     NamespacePath,
     NotProvided,
     Op,
     Result,
     SearchItem,
+    TTLConfig,
 )
+from typing_extensions import Unpack
 
 from langgraph_memory.errors import ConfigurationError, InvalidValueError
+from langgraph_memory.retrieval import RetrievalConfig
 from langgraph_memory.store._namespace import (
     validate_namespace,
     validate_prefix,
 )
+from langgraph_memory.store._plan import search_op
+from langgraph_memory.store._types import DecayConfig, HistoryEntry
 from langgraph_memory.store.postgres._programs import MemoryPrograms
-from langgraph_memory.store.postgres._types import (
-    DecayConfig,
-    HistoryEntry,
-    Program,
-    SetupReport,
-)
+from langgraph_memory.store.postgres._state import StoreOptions
+from langgraph_memory.store.postgres._types import Program, SetupReport
 
 __all__ = ["MemoryStoreCore", "op_list"]
+
+T = TypeVar("T")
 
 
 class MemoryStoreCore(MemoryPrograms, BaseStore):
@@ -49,8 +53,15 @@ class MemoryStoreCore(MemoryPrograms, BaseStore):
     supports_include_invalid = True
     supports_forget = True
 
-    def __init__(self, **options: Any) -> None:
-        super().__init__(**options)
+    def __init__(
+        self,
+        *,
+        index: IndexConfig | None = None,
+        ttl: TTLConfig | None = None,
+        retrieval: RetrievalConfig | None = None,
+        **options: Unpack[StoreOptions],
+    ) -> None:
+        super().__init__(index=index, ttl=ttl, retrieval=retrieval, **options)
         if self.ttl_config and self.ttl_config.get("sweep_interval_minutes") is not None:
             self._sweep_interval_seconds(None)  # a bad interval fails here, not in the sweeper
 
@@ -72,46 +83,37 @@ class MemoryStoreCore(MemoryPrograms, BaseStore):
     # ------------------------------------------------------------------ runners
     # A program given as a factory (every public method) may run again when the server
     # breaks its transaction as a deadlock victim or serialization failure.
-    def _run(self, program: Program | Callable[[], Program]) -> Any:  # pragma: no cover
+    def _target(self) -> str:  # pragma: no cover
+        """The server, as error messages name it."""
         raise NotImplementedError
 
-    async def _arun(self, program: Program | Callable[[], Program]) -> Any:  # pragma: no cover
+    def _run(self, program: Program[T] | Callable[[], Program[T]]) -> T:  # pragma: no cover
+        raise NotImplementedError
+
+    async def _arun(self, program: Program[T] | Callable[[], Program[T]]) -> T:  # pragma: no cover
         raise NotImplementedError
 
     def batch(self, ops: Iterable[Op]) -> list[Result]:
         """Run several operations in one transaction (reads see the state before writes)."""
-        return self._run(functools.partial(self._batch_program, op_list(ops)))  # type: ignore[no-any-return]
+        return self._run(functools.partial(self._batch_program, op_list(ops)))
 
     async def abatch(self, ops: Iterable[Op]) -> list[Result]:
         """Async :meth:`batch`."""
-        return await self._arun(functools.partial(self._batch_program, op_list(ops)))  # type: ignore[no-any-return]
+        return await self._arun(functools.partial(self._batch_program, op_list(ops)))
 
     # ------------------------------------------------------------------ public API
     def setup(self) -> SetupReport:
-        """Create or migrate the schema (idempotent); choose pgvector or exact search.
-
-        Example:
-            ```python
-            report = store.setup()
-            print(report.vector_mode)  # "pgvector" or "exact"
-            ```
-        """
-        return self._run(self._setup_program)  # type: ignore[no-any-return]
+        """Create or migrate the schema (idempotent); choose pgvector or exact search."""
+        return self._run(self._setup_program)
 
     async def asetup(self) -> SetupReport:
         """Async :meth:`setup`."""
-        return await self._arun(self._setup_program)  # type: ignore[no-any-return]
+        return await self._arun(self._setup_program)
 
     def get(
         self, namespace: tuple[str, ...], key: str, *, refresh_ttl: bool | None = None
     ) -> Item | None:
-        """Fetch one memory (invalidated ones too; expired ones never).
-
-        Example:
-            ```python
-            item = store.get(("memories", "u1"), "k1")
-            ```
-        """
+        """Fetch one memory (invalidated ones too; expired ones never)."""
         validate_prefix(namespace)
         return super().get(namespace, key, refresh_ttl=refresh_ttl)
 
@@ -131,13 +133,7 @@ class MemoryStoreCore(MemoryPrograms, BaseStore):
         *,
         ttl: float | NotProvided | None = NOT_PROVIDED,
     ) -> None:
-        """Add or replace a memory (see the module docs for the value fields).
-
-        Example:
-            ```python
-            store.put(("memories", "u1"), "k1", {"content": "Likes tea", "importance": 6})
-            ```
-        """
+        """Add or replace a memory (see the module docs for the value fields)."""
         validate_namespace(namespace)
         super().put(namespace, key, value, index, ttl=ttl)
 
@@ -221,15 +217,8 @@ class MemoryStoreCore(MemoryPrograms, BaseStore):
         ``explain=True`` the items are :class:`ExplainedSearchItem` whose
         ``explanation`` gives each term of it (lexical, vector, recency, importance,
         access, time match; they add up to ``score``) and the raw cosine similarity.
-
-        Example:
-            ```python
-            store.search(("memories", "u1"), query="where does she live", limit=5)
-            hits = store.search(("memories", "u1"), query="tea", explain=True)
-            print(hits[0].explanation.similarity)
-            ```
         """
-        op = self._search_op(
+        op = search_op(
             namespace_prefix,
             query,
             filter,
@@ -239,9 +228,10 @@ class MemoryStoreCore(MemoryPrograms, BaseStore):
             as_of,
             include_invalid,
             explain,
+            refresh_on_read=self.refresh_on_read,
         )
-        ops: list[Any] = [op]
-        return self.batch(ops)[0]  # type: ignore[return-value]
+        ops: list[Any] = [op]  # a MemorySearchOp: the store's own op
+        return _search_results(self.batch(ops)[0])
 
     async def asearch(
         self,
@@ -258,7 +248,7 @@ class MemoryStoreCore(MemoryPrograms, BaseStore):
         explain: bool = False,
     ) -> list[SearchItem]:
         """Async :meth:`search`."""
-        op = self._search_op(
+        op = search_op(
             namespace_prefix,
             query,
             filter,
@@ -268,41 +258,30 @@ class MemoryStoreCore(MemoryPrograms, BaseStore):
             as_of,
             include_invalid,
             explain,
+            refresh_on_read=self.refresh_on_read,
         )
-        ops: list[Any] = [op]
-        return (await self.abatch(ops))[0]  # type: ignore[return-value]
+        ops: list[Any] = [op]  # a MemorySearchOp: the store's own op
+        return _search_results((await self.abatch(ops))[0])
 
     def invalidate(
         self, namespace: tuple[str, ...], key: str, *, at: datetime | None = None
     ) -> bool:
-        """Mark a memory as no longer valid from ``at`` (default now); ``False`` if absent.
-
-        Example:
-            ```python
-            store.invalidate(("memories", "u1"), "job")
-            ```
-        """
-        return self._run(functools.partial(self._invalidate_program, namespace, key, at))  # type: ignore[no-any-return]
+        """Mark a memory as no longer valid from ``at`` (default now); ``False`` if absent."""
+        return self._run(functools.partial(self._invalidate_program, namespace, key, at))
 
     async def ainvalidate(
         self, namespace: tuple[str, ...], key: str, *, at: datetime | None = None
     ) -> bool:
         """Async :meth:`invalidate`."""
-        return await self._arun(functools.partial(self._invalidate_program, namespace, key, at))  # type: ignore[no-any-return]
+        return await self._arun(functools.partial(self._invalidate_program, namespace, key, at))
 
     def history(self, namespace: tuple[str, ...], key: str) -> list[HistoryEntry]:
-        """Audit history of one memory, oldest first.
-
-        Example:
-            ```python
-            [entry.action for entry in store.history(("memories", "u1"), "job")]
-            ```
-        """
-        return self._run(functools.partial(self._history_program, namespace, key))  # type: ignore[no-any-return]
+        """Audit history of one memory, oldest first."""
+        return self._run(functools.partial(self._history_program, namespace, key))
 
     async def ahistory(self, namespace: tuple[str, ...], key: str) -> list[HistoryEntry]:
         """Async :meth:`history`."""
-        return await self._arun(functools.partial(self._history_program, namespace, key))  # type: ignore[no-any-return]
+        return await self._arun(functools.partial(self._history_program, namespace, key))
 
     def forget(self, namespace_prefix: tuple[str, ...], *, analyze: bool = True) -> int:
         """Erase everything under ``namespace_prefix`` in one transaction.
@@ -316,31 +295,20 @@ class MemoryStoreCore(MemoryPrograms, BaseStore):
             namespace_prefix: What to erase, e.g. ``("memories", user_id)``.
             analyze: ``False`` leaves the statistics to the next ``ANALYZE``: erasing many
                 users in a row, pass it for all but the last.
-
-        Example:
-            ```python
-            store.forget(("memories", "u1"))
-            ```
         """
-        return self._run(functools.partial(self._forget_program, namespace_prefix, analyze))  # type: ignore[no-any-return]
+        return self._run(functools.partial(self._forget_program, namespace_prefix, analyze))
 
     async def aforget(self, namespace_prefix: tuple[str, ...], *, analyze: bool = True) -> int:
         """Async :meth:`forget`."""
-        return await self._arun(functools.partial(self._forget_program, namespace_prefix, analyze))  # type: ignore[no-any-return]
+        return await self._arun(functools.partial(self._forget_program, namespace_prefix, analyze))
 
     def sweep(self) -> int:
-        """Delete expired memories now (recorded as ``expire`` in history); returns the count.
-
-        Example:
-            ```python
-            store.sweep()
-            ```
-        """
-        return self._run(self._sweep_program)  # type: ignore[no-any-return]
+        """Delete expired memories now (recorded as ``expire`` in history); returns the count."""
+        return self._run(self._sweep_program)
 
     async def asweep(self) -> int:
         """Async :meth:`sweep`."""
-        return await self._arun(self._sweep_program)  # type: ignore[no-any-return]
+        return await self._arun(self._sweep_program)
 
     sweep_ttl = sweep
     asweep_ttl = asweep
@@ -352,11 +320,6 @@ class MemoryStoreCore(MemoryPrograms, BaseStore):
         operation once the oldest is ``access_flush_interval`` seconds old; closing a
         store opened with ``from_conn_string`` flushes too. Call this before handing the
         counts to another process, e.g. at shutdown of a store built on your own pool.
-
-        Example:
-            ```python
-            store.flush_access()
-            ```
         """
         self._run(self._flush_access_program)
 
@@ -367,22 +330,16 @@ class MemoryStoreCore(MemoryPrograms, BaseStore):
     def forget_decayed(
         self, namespace_prefix: tuple[str, ...] = (), *, config: DecayConfig | None = None
     ) -> int:
-        """Retire low-value memories (see :class:`DecayConfig`); returns how many.
-
-        Example:
-            ```python
-            store.forget_decayed(("memories",), config=DecayConfig(threshold=0.1))
-            ```
-        """
+        """Retire low-value memories (see :class:`DecayConfig`); returns how many."""
         decay = functools.partial(self._decay_program, namespace_prefix, config or DecayConfig())
-        return self._run(decay)  # type: ignore[no-any-return]
+        return self._run(decay)
 
     async def aforget_decayed(
         self, namespace_prefix: tuple[str, ...] = (), *, config: DecayConfig | None = None
     ) -> int:
         """Async :meth:`forget_decayed`."""
         decay = functools.partial(self._decay_program, namespace_prefix, config or DecayConfig())
-        return await self._arun(decay)  # type: ignore[no-any-return]
+        return await self._arun(decay)
 
 
 def op_list(ops: Iterable[Op]) -> list[Op]:
@@ -392,3 +349,9 @@ def op_list(ops: Iterable[Op]) -> list[Op]:
             f"batch() takes an iterable of store operations, got {type(ops).__name__}"
         )
     return list(ops)
+
+
+def _search_results(result: Result) -> list[SearchItem]:
+    """The result of a search op (a batch's results are typed as any op's)."""
+    assert isinstance(result, list)
+    return cast("list[SearchItem]", result)

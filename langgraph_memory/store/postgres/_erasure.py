@@ -13,32 +13,34 @@ from __future__ import annotations
 
 from typing import Any
 
+from langgraph_memory._pg.program import Stmt
 from langgraph_memory.store.postgres import _sql
-from langgraph_memory.store.postgres._types import Program, Sql
+from langgraph_memory.store.postgres._types import Program
 
 __all__ = ["erase_scope"]
 
 
-def erase_scope(scope: dict[str, Any], *, analyze: bool = True) -> Program:
+def erase_scope(scope: dict[str, Any], *, analyze: bool = True) -> Program[int]:
     """Erase the namespace range ``scope`` (``ns_lo``/``ns_hi``); returns the number of
     items erased (the scope's and the derived ones elsewhere). ``analyze=False`` skips the
     statistics refresh (the caller erases more and refreshes them last)."""
-    gone = yield Sql(_sql.FORGET_SCOPE, scope)
+    gone = yield Stmt(_sql.FORGET_SCOPE, scope, fetch=True)
     total = len(gone)
     # every memory of the scope, living or deleted before (its history remembers it), is a
     # source whose derived memories — and their history — are erased with it
-    history = yield Sql(_sql.FORGET_HISTORY_SCOPE, scope)
+    history = yield Stmt(_sql.FORGET_HISTORY_SCOPE, scope, fetch=True)
     sources = {(row["ns"], row["key"]): True for row in (*gone, *history)}
     seen = dict(sources)  # (ns, key) -> whether its whole history is gone
     while sources:
         pairs = sorted(sources)
-        rows = yield Sql(
+        rows = yield Stmt(
             _sql.FORGET_LINEAGE,
             {
                 "ns": [ns for ns, _ in pairs],
                 "key": [key for _, key in pairs],
                 "purge": [sources[pair] for pair in pairs],
             },
+            fetch=True,
         )
         total += sum(1 for row in rows if row["item"])
         sources = {}
@@ -47,5 +49,5 @@ def erase_scope(scope: dict[str, Any], *, analyze: bool = True) -> Program:
             if pair not in seen or (purge and not seen[pair]):
                 sources[pair] = seen[pair] = purge
     if analyze:
-        yield Sql(_sql.ANALYZE_STORE)
+        yield Stmt(_sql.ANALYZE_STORE)
     return total

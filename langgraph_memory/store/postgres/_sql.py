@@ -21,9 +21,6 @@ from psycopg import sql
 
 from langgraph_memory.store.postgres._migrations import GLOBAL_LOCK, LOCK_CLASS, VectorMode
 
-ITEMS = sql.Identifier("lgm_memory_items")
-HISTORY = sql.Identifier("lgm_memory_history")
-
 _OTHER_COLUMNS = (
     "i.created_at, i.updated_at, i.valid_from, i.importance, "
     "i.access_count + coalesce(a.access_count, 0) AS access_count, "
@@ -69,13 +66,6 @@ BOOKKEEPING_GAVE_WAY = (psycopg.errors.LockNotAvailable, psycopg.errors.Deadlock
 SET_HNSW_SEARCH = """
 SELECT set_config('hnsw.ef_search', %(ef)s, true),
        set_config('hnsw.iterative_scan', 'relaxed_order', true)"""
-SCOPE_STATS = """
-SELECT count(*)::float8 AS n, coalesce(avg(i.doc_len), 0)::float8 AS avgdl
-FROM lgm_memory_items i WHERE i.ns >= %(ns_lo)s AND i.ns < %(ns_hi)s AND i.tsv IS NOT NULL"""
-ALL_STATS = """
-SELECT count(*)::float8 AS n, coalesce(avg(i.doc_len), 0)::float8 AS avgdl
-FROM lgm_memory_items i WHERE i.tsv IS NOT NULL"""
-
 GET_ITEMS = sql.SQL(
     """
 SELECT {cols}
@@ -296,7 +286,7 @@ def upsert_sql(vector_mode: VectorMode, dims: int, vector_type: str = "vector") 
 
     Parameters are parallel arrays (one element per item) plus ``cfg`` and ``actor``.
     The vectors travel as ONE parameter, ``vectors``: a flat binary ``real[]``
-    (pgvector: ``_wire.Float4Array``) or float32 ``bytea`` (exact path), and ``slot``
+    (pgvector: ``_float4_array.Float4Array``) or float32 ``bytea`` (exact path), and ``slot``
     says which ``dims``-long run of it is each item's vector (NULL: no vector; a NULL
     slice bound makes the slice NULL).
     """

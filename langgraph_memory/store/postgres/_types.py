@@ -1,176 +1,36 @@
-"""Records and requests shared by the Postgres memory store's core and its runners (pure)."""
+"""The Postgres memory store's programs, pool settings and setup report (pure)."""
 
 from __future__ import annotations
 
-import contextlib
-import math
-from collections.abc import Generator, Iterator, Mapping
-from contextvars import ContextVar
-from dataclasses import dataclass, field
-from datetime import datetime, timedelta
-from typing import Any, Literal, NamedTuple
+from collections.abc import Generator
+from dataclasses import dataclass
+from typing import Any, TypeVar
 
-from langgraph.store.base import (
-    GetOp,
-    ListNamespacesOp,
-    Result,
-    SearchItem,
-)
-from psycopg import sql
-
-from langgraph_memory.errors import (
-    ConfigurationError,
-    InvalidValueError,
-)
-from langgraph_memory.retrieval import ScoreBreakdown
-from langgraph_memory.store._bounds import MAX_ROWS, check_text
-from langgraph_memory.store._values import (
-    PreparedValue,
-)
-from langgraph_memory.store.postgres._migrations import (
-    VectorMode,
-)
+from langgraph_memory._pg.program import Stmt
+from langgraph_memory.store._embedding import EmbedDocuments, EmbedQueries
+from langgraph_memory.store.postgres._migrations import VectorMode
 
 __all__ = [
     "BOOKKEEPING_LOCK_TIMEOUT",
-    "MAX_ROWS",
-    "DecayConfig",
-    "EmbedDocuments",
-    "EmbedQueries",
-    "ExplainedSearchItem",
-    "HistoryEntry",
-    "MemorySearchOp",
     "Program",
     "Request",
     "SetupReport",
-    "Sql",
-    "acting_as",
-    "current_actor",
 ]
+
+T = TypeVar("T")
 
 BOOKKEEPING_LOCK_TIMEOUT = "200ms"
 """How long an isolated bookkeeping statement waits for a row lock before giving way (it is
 retried with the next operation): far below ``deadlock_timeout`` (1 s by default), so the
 bookkeeping statement, never a user's transaction, is the one that yields."""
-MAX_DECAY_SPAN = timedelta(days=365_250)  # 1,000 years: now() - min_age stays a valid time
-_ACTOR: ContextVar[str | None] = ContextVar("langgraph_memory_actor", default=None)
 
+Request = Stmt | EmbedDocuments | EmbedQueries
+"""What a store program asks its runner for: a statement (see :class:`Stmt`) or embeddings."""
 
-@contextlib.contextmanager
-def acting_as(actor: str | None) -> Iterator[None]:
-    """Record ``actor`` in the audit history of every write made inside the block.
-
-    Example:
-        ```python
-        with acting_as("extract-node"):
-            store.put(("memories", "u1"), "k", {"content": "likes tea"})
-        ```
-    """
-    if actor is not None:
-        if not isinstance(actor, str):
-            raise InvalidValueError(f"actor must be a string or None, got {type(actor).__name__}")
-        check_text(actor, "actor")
-    token = _ACTOR.set(actor)
-    try:
-        yield
-    finally:
-        _ACTOR.reset(token)
-
-
-@dataclass(frozen=True)
-class Sql:
-    """Request: run one statement; the runner sends back its rows (``[]`` if none).
-
-    With ``tolerate_error`` the statement runs in a savepoint and a database error is
-    sent back instead of raised.
-
-    With ``isolated`` (bookkeeping: access counts, TTL refreshes) the runner first commits
-    the program's transaction so far, then runs the statement alone in a short
-    transaction of its own (``lock_timeout`` :data:`BOOKKEEPING_LOCK_TIMEOUT`,
-    asynchronous commit) and sends back a lock timeout or deadlock error instead of
-    raising it; later statements start a new transaction. Bookkeeping rows are thereby
-    never locked inside a transaction that also holds item locks, so it can neither
-    deadlock with nor fail a user's write.
-    """
-
-    query: sql.SQL | sql.Composed | str
-    params: Mapping[str, Any] | None = None
-    tolerate_error: bool = False
-    isolated: bool = False
-    locks: str | None = None
-    """With ``isolated``: a statement (same ``params``) run first in the isolated
-    transaction, taking its locks in the store's one order (``_sql.LOCK_NAMESPACES_OF_IDS``)."""
-
-
-@dataclass(frozen=True)
-class EmbedDocuments:
-    """Request: embed texts as documents (``embed_documents``)."""
-
-    texts: list[str]
-
-
-@dataclass(frozen=True)
-class EmbedQueries:
-    """Request: embed texts as queries (``embed_query`` each)."""
-
-    texts: list[str]
-
-
-Request = Sql | EmbedDocuments | EmbedQueries
-Program = Generator[Request, Any, Any]
-
-
-class MemorySearchOp(NamedTuple):
-    """``SearchOp`` with the memory store's temporal options."""
-
-    namespace_prefix: tuple[str, ...]
-    filter: dict[str, Any] | None = None
-    limit: int = 10
-    offset: int = 0
-    query: str | None = None
-    refresh_ttl: bool = True
-    as_of: datetime | None = None
-    include_invalid: bool = False
-    explain: bool = False
-
-
-class ExplainedSearchItem(SearchItem):
-    """A ``SearchItem`` from ``search(..., explain=True)``: also why it scored what it did.
-
-    ``score`` is the store's fused ranking score (lexical + vector relevance, recency,
-    importance, access, time match), **not** a vector similarity; ``explanation`` holds
-    each term of it (they add up to ``score``) and the raw BM25 score and cosine
-    similarity (``explanation.similarity``). ``None`` for searches without a query.
-
-    Example:
-        ```python
-        for item in store.search(("memories", "u1"), query="tea", explain=True):
-            print(item.key, item.score, item.explanation.similarity)
-        ```
-    """
-
-    __slots__ = ("explanation",)
-
-    def __init__(
-        self,
-        namespace: tuple[str, ...],
-        key: str,
-        value: dict[str, Any],
-        created_at: datetime,
-        updated_at: datetime,
-        score: float | None = None,
-        explanation: ScoreBreakdown | None = None,
-    ) -> None:
-        super().__init__(namespace, key, value, created_at, updated_at, score)
-        self.explanation = explanation
-
-    def dict(self) -> dict[str, Any]:
-        """``SearchItem.dict()`` plus ``explanation`` (a dict, or ``None``)."""
-        from dataclasses import asdict
-
-        result: dict[str, Any] = super().dict()
-        result["explanation"] = None if self.explanation is None else asdict(self.explanation)
-        return result
+Program = Generator[Request, Any, T]
+"""A store program returning ``T``. The runner sends back what each request produces: a
+statement's rows (``[]`` unless ``fetch``), or the database error of a ``tolerate_error`` /
+``isolated`` statement; the vectors of an embedding request."""
 
 
 @dataclass(frozen=True)
@@ -191,88 +51,3 @@ class SetupReport:
     dims: int
     schema_version: int
     applied: tuple[int, ...]
-
-
-@dataclass(frozen=True)
-class HistoryEntry:
-    """One audit record of a memory: ``add``, ``update``, ``invalidate``, ``delete``, ``expire``."""
-
-    namespace: tuple[str, ...]
-    key: str
-    action: str
-    old_text: str | None
-    new_text: str | None
-    old_value: dict[str, Any] | None
-    new_value: dict[str, Any] | None
-    actor: str | None
-    at: datetime
-
-
-@dataclass(frozen=True)
-class DecayConfig:
-    """Decay-based forgetting: retire memories whose value has decayed below ``threshold``.
-
-    value = importance/10 × 0.5^(age since last access / ``half_life``) × (1 + ln(1 + access_count))
-    (importance defaults to 5). Only memories older than ``min_age`` are considered.
-
-    Example:
-        ```python
-        DecayConfig(threshold=0.05, half_life=timedelta(days=30), mode="delete")
-        ```
-    """
-
-    threshold: float = 0.05
-    half_life: timedelta = timedelta(days=30)
-    min_age: timedelta = timedelta(days=7)
-    mode: Literal["invalidate", "delete"] = "invalidate"
-    kinds: tuple[str, ...] | None = None
-
-    def __post_init__(self) -> None:
-        threshold = self.threshold
-        if isinstance(threshold, bool) or not isinstance(threshold, (int, float)):
-            raise ConfigurationError("DecayConfig.threshold must be a number")
-        try:
-            finite = math.isfinite(float(threshold))
-        except OverflowError:  # an int beyond float
-            finite = False
-        if not finite:
-            raise ConfigurationError("DecayConfig.threshold must be a finite number")
-        for name in ("half_life", "min_age"):
-            span = getattr(self, name)
-            if not isinstance(span, timedelta) or not timedelta(0) <= span <= MAX_DECAY_SPAN:
-                raise ConfigurationError(
-                    f"DecayConfig.{name} must be a timedelta from 0 to 1,000 years"
-                )
-        if self.half_life.total_seconds() <= 0:
-            raise ConfigurationError("DecayConfig.half_life must be positive")
-        if self.mode not in ("invalidate", "delete"):
-            raise ConfigurationError("DecayConfig.mode must be 'invalidate' or 'delete'")
-        kinds = self.kinds
-        if kinds is not None and (
-            not isinstance(kinds, (tuple, list, frozenset, set))
-            or not all(isinstance(kind, str) for kind in kinds)
-        ):
-            raise ConfigurationError("DecayConfig.kinds must be a tuple of kind names or None")
-        for kind in kinds or ():
-            check_text(kind, "a DecayConfig kind", error=ConfigurationError)
-
-
-@dataclass
-class Plan:
-    results: list[Result]
-    gets: list[tuple[int, GetOp]] = field(default_factory=list)
-    searches: list[tuple[int, MemorySearchOp, sql.Composable | None, dict[str, Any]]] = field(
-        default_factory=list
-    )
-    lists: list[tuple[int, ListNamespacesOp]] = field(default_factory=list)
-    upserts: list[tuple[PreparedValue, float | None]] = field(default_factory=list)
-    deletes: list[tuple[tuple[str, ...], str]] = field(default_factory=list)
-    # ids whose TTL the batch's reads refresh (written once, at the end of the batch)
-    refresh: list[int] = field(default_factory=list)
-    # ids the batch's searches returned (access counts, recorded after its last statement)
-    accessed: list[int] = field(default_factory=list)
-
-
-def current_actor() -> str | None:
-    """The actor set by the innermost :func:`acting_as` block (``None`` outside)."""
-    return _ACTOR.get()

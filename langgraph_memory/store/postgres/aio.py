@@ -1,26 +1,31 @@
-"""Asyncio Postgres memory store (``psycopg`` async connection or pool)."""
+# unasync: async-only
+"""Asyncio Postgres memory store (``psycopg`` async connection or pool).
+
+``sync.py`` is generated from this module by ``scripts/unasync.py``: what the two stores
+share is written here once; what only one of them has lives in ``_async_store`` /
+``_sync_store``.
+"""
+# unasync: end
+# unasync: sync-only
+# """Blocking Postgres memory store (``psycopg`` connection or pool)."""
+# unasync: end
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import functools
 import logging
-from collections.abc import AsyncIterator, Callable, Generator, Iterable
-from typing import Any
+from collections.abc import AsyncIterator, Callable, Generator
+from typing import Any, TypeVar
 
 import psycopg
-from langgraph.store.base import IndexConfig, Op, Result, TTLConfig
+from langgraph.store.base import IndexConfig, TTLConfig
 from psycopg.conninfo import conninfo_to_dict
 from psycopg_pool import AsyncConnectionPool, PoolTimeout
+from typing_extensions import Unpack
 
-from langgraph_memory._pg.dsn import describe_target, resolve_dsn
-from langgraph_memory._pg.errors import (
-    STORE,
-    retry_pause,
-    should_retry,
-    translate_error,
-)
+from langgraph_memory._pg.dsn import describe_target
+from langgraph_memory._pg.errors import STORE, retry_pause, should_retry, translate_error
 from langgraph_memory._pg.pool import DEFAULT_POOL_TIMEOUT as POOL_TIMEOUT
 from langgraph_memory._pg.pool import (
     STORE_POOL,
@@ -30,27 +35,24 @@ from langgraph_memory._pg.pool import (
     prepare_threshold_of,
 )
 from langgraph_memory._pg.run_async import abuild_pool, aprobe
-from langgraph_memory.errors import BackendUnavailableError, SyncCallOnEventLoopError
 from langgraph_memory.retrieval import RetrievalConfig
-from langgraph_memory.store.postgres._coalesce import Coalescer
-from langgraph_memory.store.postgres._core import MemoryStoreCore, op_list
-from langgraph_memory.store.postgres._sql import BOOKKEEPING_GAVE_WAY, BOOKKEEPING_SETTINGS
-from langgraph_memory.store.postgres._types import (
-    BOOKKEEPING_LOCK_TIMEOUT,
-    EmbedDocuments,
-    EmbedQueries,
-    Program,
-    Sql,
-)
+from langgraph_memory.store._embedding import EmbedDocuments, EmbedQueries
+from langgraph_memory.store.postgres._async_store import AsyncStoreBase
+from langgraph_memory.store.postgres._state import StoreOptions
+from langgraph_memory.store.postgres._statements_aio import execute, execute_isolated
+from langgraph_memory.store.postgres._types import Program
 
 __all__ = ["AsyncPostgresMemoryStore"]
+
+T = TypeVar("T")
 
 logger = logging.getLogger("langgraph_memory.store")
 
 AConn = psycopg.AsyncConnection[dict[str, Any]]
 
 
-class AsyncPostgresMemoryStore(MemoryStoreCore):
+class AsyncPostgresMemoryStore(AsyncStoreBase):
+    # unasync: async-only
     """Asyncio twin of :class:`~langgraph_memory.store.postgres.PostgresMemoryStore`.
 
     Use the ``a*`` methods from the event loop. The sync methods work from other
@@ -60,12 +62,48 @@ class AsyncPostgresMemoryStore(MemoryStoreCore):
 
     Example:
         ```python
-        async with AsyncPostgresMemoryStore.from_conn_string(None) as store:
-            await store.asetup()
-            await store.aput(("memories", "u1"), "k1", {"content": "Lives in Lyon"})
-            hits = await store.asearch(("memories", "u1"), query="home town")
+        import asyncio
+
+        from langchain_core.embeddings import DeterministicFakeEmbedding
+
+        from langgraph_memory.store.postgres import AsyncPostgresMemoryStore
+
+        async def main() -> None:
+            index = {"dims": 16, "embed": DeterministicFakeEmbedding(size=16)}
+            async with AsyncPostgresMemoryStore.from_conn_string(DB_URI, index=index) as store:
+                await store.asetup()
+                await store.aput(("memories", "u1"), "k1", {"content": "Lives in Lyon"})
+                hits = await store.asearch(("memories", "u1"), query="home town", explain=True)
+                print(hits[0].key, hits[0].explanation.similarity)
+
+        asyncio.run(main())
         ```
     """
+
+    # unasync: end
+    # unasync: sync-only
+    # """Long-term memory on Postgres: a LangGraph ``BaseStore`` with hybrid search.
+    #
+    # Pass a pool (recommended) or a connection opened with ``autocommit=True`` and
+    # ``row_factory=dict_row``; or use :meth:`from_conn_string`. Pooled use takes no
+    # instance-wide lock. The async methods (``aget``, ``asearch``, ...) run the blocking
+    # code in a worker thread so they never block an event loop.
+    #
+    # Example:
+    #     ```python
+    #     from langchain_core.embeddings import DeterministicFakeEmbedding
+    #
+    #     from langgraph_memory.store.postgres import PostgresMemoryStore
+    #
+    #     index = {"dims": 16, "embed": DeterministicFakeEmbedding(size=16)}
+    #     with PostgresMemoryStore.from_conn_string(DB_URI, index=index) as store:
+    #         store.setup()
+    #         store.put(("memories", "u1"), "k1", {"content": "Lives in Lyon", "kind": "semantic"})
+    #         hits = store.search(("memories", "u1"), query="home town", explain=True)
+    #         print(hits[0].key, hits[0].explanation.similarity)
+    #     ```
+    # """
+    # unasync: end
 
     def __init__(
         self,
@@ -74,31 +112,29 @@ class AsyncPostgresMemoryStore(MemoryStoreCore):
         index: IndexConfig | None = None,
         ttl: TTLConfig | None = None,
         retrieval: RetrievalConfig | None = None,
-        **options: Any,
+        **options: Unpack[StoreOptions],
     ) -> None:
+        """A store on ``conn``; call ``setup`` once before use.
+
+        Args:
+            conn: A pool (recommended) or one connection, opened with ``autocommit=True``
+                and ``row_factory=dict_row``.
+            index: Embedder and dimensions (``None``: the package's default embedder).
+            ttl: LangGraph's ``TTLConfig`` (minutes).
+            retrieval: Ranking weights (:class:`~langgraph_memory.retrieval.RetrievalConfig`).
+            **options: Tuning knobs, see :class:`~langgraph_memory.store.postgres.StoreOptions`.
+        """
         check_connection_settings(conn)
-        super().__init__(index=index, ttl=ttl, retrieval=retrieval, **options)
-        self.conn = conn
-        self._conn_lock = asyncio.Lock()
-        self._sweeper: asyncio.Task[None] | None = None
-        self._sweeper_stop: asyncio.Event | None = None
-        # Our own calls queue for a connection here instead of timing out in the pool,
-        # and concurrent batches are merged (``_coalesce``): never one checkout per call.
         width = conn.max_size if isinstance(conn, AsyncConnectionPool) else 1
-        self._slots = asyncio.Semaphore(width)
-        self._stall_timeout = float(
+        stall_timeout = float(
             conn.timeout if isinstance(conn, AsyncConnectionPool) else POOL_TIMEOUT
         )
-        self._coalescer = Coalescer(
-            self._abatch_now,
-            max_running=width,
-            stall_timeout=self._stall_timeout,
-            on_stall=self._stall_error,
-        )
-        try:
-            self._loop: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
-        except RuntimeError:
-            self._loop = None
+        super().__init__(index=index, ttl=ttl, retrieval=retrieval, **options)
+        self._init_own_state(width, stall_timeout)
+        self.conn = conn
+        self._conn_lock = asyncio.Lock()
+        # Our own calls queue here for a pooled connection instead of timing out in the pool.
+        self._slots = asyncio.Semaphore(width)
 
     @classmethod
     @contextlib.asynccontextmanager
@@ -110,17 +146,23 @@ class AsyncPostgresMemoryStore(MemoryStoreCore):
         ttl: TTLConfig | None = None,
         retrieval: RetrievalConfig | None = None,
         pool_config: PoolConfig | None = None,
-        **options: Any,
+        **options: Unpack[StoreOptions],
     ) -> AsyncIterator[AsyncPostgresMemoryStore]:
+        # unasync: async-only
         """Open an async pool (autocommit, dict rows, health check) and a store on it.
 
-        Example:
-            ```python
-            async with AsyncPostgresMemoryStore.from_conn_string(dsn) as store:
-                await store.asetup()
-            ```
+        ``conn_string=None`` uses ``$LANGGRAPH_MEMORY_POSTGRES_URI`` or the embedded
+        Postgres. ``pool_config`` sets ``min_size``/``max_size``/``timeout``/``kwargs``.
         """
-        dsn, _ = await asyncio.to_thread(resolve_dsn, conn_string)
+        # unasync: end
+        # unasync: sync-only
+        # """Open a connection pool (autocommit, dict rows, health check) and a store on it.
+        #
+        # ``conn_string=None`` uses ``$LANGGRAPH_MEMORY_POSTGRES_URI`` or the embedded
+        # Postgres. ``pool_config`` sets ``min_size``/``max_size``/``timeout``/``kwargs``.
+        # """
+        # unasync: end
+        dsn, _ = await cls._aresolve_dsn(conn_string)
         timeout = connection_kwargs(pool_config)["connect_timeout"]
         await aprobe(dsn, timeout, (pool_config or {}).get("kwargs"))  # fail fast, naming it
         threshold = prepare_threshold_of(pool_config)
@@ -153,53 +195,10 @@ class AsyncPostgresMemoryStore(MemoryStoreCore):
             return describe_target(conninfo_to_dict(conninfo) if isinstance(conninfo, str) else {})
         return describe_target({"host": self.conn.info.host, "port": self.conn.info.port})
 
-    def setup(self) -> Any:
-        """:meth:`asetup` when called on an event loop (returns the awaitable, as LangGraph's
-        ``AsyncPostgresStore.setup``: ``await store.setup()``); from another thread, blocks
-        until the schema is ready and returns the :class:`SetupReport`.
-
-        Example:
-            ```python
-            report = await store.setup()
-            ```
-        """
-        try:
-            asyncio.get_running_loop()
-        except RuntimeError:
-            return super().setup()
-        return self.asetup()
-
-    async def abatch(self, ops: Iterable[Op]) -> list[Result]:
-        """Run several operations in one transaction; concurrent calls are merged.
-
-        Calls made while others run wait in a queue and are merged into few transactions
-        (see ``_coalesce``); each caller still gets exactly its own results or error.
-        """
-        return await self._coalescer.submit(op_list(ops))
-
-    def _stall_error(self, queued: bool) -> BackendUnavailableError:
-        where = (
-            "it waited in the store's queue and was never run"
-            if queued
-            else "it was sent; if the server resumes, its writes may still be applied"
-        )
-        return BackendUnavailableError(
-            f"Postgres at {self._target()} answered nothing for {self._stall_timeout:g} s "
-            f"(the pool's timeout) while this call waited: {where}. Check that the server "
-            "is running and reachable."
-        )
-
-    async def _abatch_now(self, ops: list[Op]) -> list[Result]:
-        return await self._arun(functools.partial(self._batch_program, ops))  # type: ignore[no-any-return]
-
-    def batch(self, ops: Iterable[Op]) -> list[Result]:
-        """Blocking :meth:`abatch` for other threads (raises on the store's own loop)."""
-        self._check_not_on_loop()
-        return asyncio.run_coroutine_threadsafe(self.abatch(ops), self._store_loop()).result()
-
-    async def _arun(self, program: Program | Callable[[], Program]) -> Any:
-        """Run a program; given as a factory, a broken transaction may run again (as in
-        ``PostgresMemoryStore._run``)."""
+    async def _arun(self, program: Program[T] | Callable[[], Program[T]]) -> T:
+        """Run a program; given as a factory, a transaction the server broke as a deadlock
+        victim or serialization failure runs again (bounded, see ``should_retry``) as long
+        as none of its writes was committed."""
         attempt = 1
         while True:
             committed: list[bool] = []
@@ -210,7 +209,7 @@ class AsyncPostgresMemoryStore(MemoryStoreCore):
                     )
             except (psycopg.Error, PoolTimeout) as exc:
                 if not (committed or isinstance(program, Generator)) and should_retry(exc, attempt):
-                    await asyncio.sleep(retry_pause(attempt))
+                    await self._apause(retry_pause(attempt))
                     attempt += 1
                     continue
                 translated = translate_error(self._target(), exc, STORE, self.conn)
@@ -218,13 +217,13 @@ class AsyncPostgresMemoryStore(MemoryStoreCore):
                     raise
                 raise translated from exc
 
-    async def _arun_unchecked(self, program: Program, committed: list[bool]) -> Any:
-        if self._loop is None:
-            self._loop = asyncio.get_running_loop()
+    async def _arun_unchecked(self, program: Program[T], committed: list[bool]) -> T:
+        self._bind_loop()
         try:
             request = next(program)
         except StopIteration as stop:
-            return stop.value
+            result: T = stop.value
+            return result
         async with contextlib.AsyncExitStack() as stack:
             conn: AConn | None = None
             cursor: psycopg.AsyncCursor[dict[str, Any]] | None = None
@@ -232,13 +231,11 @@ class AsyncPostgresMemoryStore(MemoryStoreCore):
             while True:
                 reply: Any
                 if isinstance(request, EmbedDocuments):
-                    with self._coalescer.local_work():  # the embedder, not the server
+                    with self._local_work():  # the embedder, not the server
                         reply = await self.embeddings.aembed_documents(request.texts)
                 elif isinstance(request, EmbedQueries):
-                    with self._coalescer.local_work():
-                        reply = await asyncio.gather(
-                            *(self.embeddings.aembed_query(text) for text in request.texts)
-                        )
+                    with self._local_work():
+                        reply = await self._aembed_queries(request.texts)
                 else:
                     if conn is None or cursor is None:
                         conn = await stack.enter_async_context(self._connection())
@@ -248,130 +245,17 @@ class AsyncPostgresMemoryStore(MemoryStoreCore):
                             await transaction.aclose()
                             transaction = None
                             committed.append(True)
-                        reply = await _execute_isolated(conn, cursor, request)
+                        reply = await execute_isolated(conn, cursor, request)
                     else:
                         if transaction is None:
                             transaction = await stack.enter_async_context(
                                 contextlib.AsyncExitStack()
                             )
                             await transaction.enter_async_context(conn.transaction())
-                        reply = await _execute(conn, cursor, request)
-                self._coalescer.progress()  # the server (or the embedder) answered
+                        reply = await execute(conn, cursor, request)
+                self._progress()
                 try:
                     request = program.send(reply)
                 except StopIteration as stop:
-                    return stop.value
-
-    def _check_not_on_loop(self) -> None:
-        try:
-            running = asyncio.get_running_loop()
-        except RuntimeError:
-            running = None
-        if running is not None:
-            raise SyncCallOnEventLoopError(
-                "synchronous calls on AsyncPostgresMemoryStore would block the event loop; "
-                "use the async methods (asetup, aget, aput, asearch, ...) or PostgresMemoryStore"
-            )
-
-    def _store_loop(self) -> asyncio.AbstractEventLoop:
-        if self._loop is None or not self._loop.is_running():
-            raise SyncCallOnEventLoopError(
-                "AsyncPostgresMemoryStore's event loop is not running; call the async "
-                "methods from that loop, or use PostgresMemoryStore in synchronous code"
-            )
-        return self._loop
-
-    def _run(self, program: Program | Callable[[], Program]) -> Any:
-        self._check_not_on_loop()
-        return asyncio.run_coroutine_threadsafe(self._arun(program), self._store_loop()).result()
-
-    async def start_ttl_sweeper(
-        self, sweep_interval_minutes: float | None = None
-    ) -> asyncio.Task[None]:
-        """Sweep expired memories every ``sweep_interval_minutes`` in an asyncio task.
-
-        As LangGraph's ``AsyncPostgresStore``: returns (at once) the running task; a second
-        call returns the same task. Defaults to ``ttl["sweep_interval_minutes"]`` or 5.
-
-        Raises:
-            ConfigurationError: the interval is not a positive number of minutes.
-
-        Example:
-            ```python
-            task = await store.start_ttl_sweeper(1)
-            ...
-            await store.stop_ttl_sweeper()
-            ```
-        """
-        if self._sweeper is not None and not self._sweeper.done():
-            return self._sweeper
-        seconds = self._sweep_interval_seconds(sweep_interval_minutes)
-        stop = self._sweeper_stop = asyncio.Event()
-
-        async def loop() -> None:
-            while True:
-                with contextlib.suppress(TimeoutError, asyncio.TimeoutError):
-                    await asyncio.wait_for(stop.wait(), seconds)
-                if stop.is_set():
-                    return
-                try:
-                    await self.asweep()
-                except Exception:
-                    logger.exception("TTL sweep failed; retrying at the next interval")
-
-        self._sweeper = asyncio.get_running_loop().create_task(loop(), name="lgm-ttl-sweeper")
-        return self._sweeper
-
-    async def stop_ttl_sweeper(self, timeout: float | None = None) -> bool:
-        """Stop the sweeper task and wait for it (at most ``timeout`` seconds).
-
-        Returns ``True`` when it is stopped (or was not running), ``False`` if ``timeout``
-        passed first (it then stops after its current sweep). An interrupted sweep
-        rolls back: nothing is half-deleted.
-
-        Example:
-            ```python
-            assert await store.stop_ttl_sweeper(timeout=5)
-            ```
-        """
-        task = self._sweeper
-        if task is None or task.done():
-            self._sweeper = None
-            return True
-        if self._sweeper_stop is not None:
-            self._sweeper_stop.set()
-        done, _ = await asyncio.wait({task}, timeout=timeout)
-        if not done:
-            return False
-        self._sweeper = None
-        return True
-
-
-# prepare=False everywhere: see sync.py (generic plans of prepared statements are slow here).
-async def _execute(conn: AConn, cursor: psycopg.AsyncCursor[dict[str, Any]], request: Sql) -> Any:
-    if request.tolerate_error:
-        try:
-            async with conn.transaction():
-                await cursor.execute(request.query, request.params, prepare=False)
-        except psycopg.Error as exc:
-            return exc
-        return await cursor.fetchall() if cursor.description else []
-    await cursor.execute(request.query, request.params, prepare=False)
-    return await cursor.fetchall() if cursor.description else []
-
-
-async def _execute_isolated(
-    conn: AConn, cursor: psycopg.AsyncCursor[dict[str, Any]], request: Sql
-) -> Any:
-    """Bookkeeping alone in its own short transaction (``Sql.isolated``)."""
-    try:
-        async with conn.transaction():
-            await cursor.execute(
-                BOOKKEEPING_SETTINGS, {"wait": BOOKKEEPING_LOCK_TIMEOUT}, prepare=False
-            )
-            if request.locks is not None:
-                await cursor.execute(request.locks, request.params, prepare=False)
-            await cursor.execute(request.query, request.params, prepare=False)
-            return await cursor.fetchall() if cursor.description else []
-    except BOOKKEEPING_GAVE_WAY as exc:
-        return exc
+                    done: T = stop.value
+                    return done

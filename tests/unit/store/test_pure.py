@@ -20,8 +20,7 @@ from langgraph_memory.store._namespace import (
     validate_prefix,
 )
 from langgraph_memory.store._values import extract_text, prepare_value
-from langgraph_memory.store.postgres import _sql
-from langgraph_memory.store.postgres._exact import (
+from langgraph_memory.store._vector_cache import (
     VectorCache,
     VectorCacheRegistry,
     encode_vector,
@@ -29,6 +28,7 @@ from langgraph_memory.store.postgres._exact import (
     memory_vectors,
     unit_vector,
 )
+from langgraph_memory.store.postgres import _sql
 from langgraph_memory.store.postgres._migrations import MIGRATIONS, MigrationContext
 
 COLUMN = sql.SQL("i.value")
@@ -291,9 +291,9 @@ def test_a_str_match_condition_path_is_one_label() -> None:
     from langgraph.store.base import ListNamespacesOp, MatchCondition
 
     from langgraph_memory.errors import InvalidNamespaceError
-    from langgraph_memory.store.postgres._programs import _checked_list_op
+    from langgraph_memory.store._plan import checked_list_op
 
-    op = _checked_list_op(ListNamespacesOp(match_conditions=[MatchCondition("suffix", "public")]))
+    op = checked_list_op(ListNamespacesOp(match_conditions=[MatchCondition("suffix", "public")]))
     assert op.match_conditions == (MatchCondition("suffix", ("public",)),)
     with pytest.raises(InvalidNamespaceError, match="period"):
-        _checked_list_op(ListNamespacesOp(match_conditions=[MatchCondition("prefix", "a.b")]))
+        checked_list_op(ListNamespacesOp(match_conditions=[MatchCondition("prefix", "a.b")]))

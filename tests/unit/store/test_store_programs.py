@@ -8,10 +8,12 @@ from typing import Any
 
 from langgraph.store.base import GetOp, PutOp
 
+from langgraph_memory._pg.program import Stmt
+from langgraph_memory.store._embedding import EmbedDocuments, EmbedQueries
 from langgraph_memory.store._namespace import encode_namespace
 from langgraph_memory.store.postgres import DecayConfig, _sql
 from langgraph_memory.store.postgres._programs import MemoryPrograms
-from langgraph_memory.store.postgres._types import EmbedDocuments, EmbedQueries, Program, Sql
+from langgraph_memory.store.postgres._types import Program
 from tests.fakes import HashingEmbeddings
 
 NOW = datetime(2026, 1, 1, tzinfo=timezone.utc)
@@ -26,7 +28,7 @@ ROW = {
 }
 
 
-def drive(program: Program, *, give_way: bool = False) -> list[str]:
+def drive(program: Program[Any], *, give_way: bool = False) -> list[str]:
     """Run ``program`` against a scripted database; return the statements it sent.
 
     Isolated (bookkeeping) statements are recorded as ``"isolated:" + query``; with
@@ -42,8 +44,8 @@ def drive(program: Program, *, give_way: bool = False) -> list[str]:
             if isinstance(request, (EmbedDocuments, EmbedQueries)):
                 reply = HashingEmbeddings(8).embed_documents(list(request.texts))
                 continue
-            assert isinstance(request, Sql)
-            query = request.query if isinstance(request.query, str) else request.query.as_string()
+            assert isinstance(request, Stmt)
+            query = request.sql if isinstance(request.sql, str) else request.sql.as_string()
             sent.append(("isolated:" if request.isolated else "") + query)
             if request.isolated and give_way:
                 reply = psycopg.errors.LockNotAvailable("canceling statement: lock timeout")

@@ -13,7 +13,7 @@ Example:
     ```python
     from datetime import datetime, timezone
 
-    from langgraph_memory.store.postgres._access import AccessLog
+    from langgraph_memory.store._access import AccessLog
 
     log = AccessLog(interval=1.0)
     log.record([7, 9, 7], datetime.now(timezone.utc))

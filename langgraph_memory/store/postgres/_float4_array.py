@@ -10,7 +10,7 @@ and SQL slices each row's vector out of it (``real[]`` casts to pgvector's ``vec
 Example:
     ```python
     import numpy as np
-    from langgraph_memory.store.postgres._wire import Float4Array, binary_float4_array
+    from langgraph_memory.store.postgres._float4_array import Float4Array, binary_float4_array
 
     batch = Float4Array(np.array([[1.0, 0.0], [0.0, 1.0]], dtype=np.float32))
     assert len(binary_float4_array(batch.values)) == 20 + 2 * 2 * 8

@@ -30,7 +30,7 @@ Example:
 
     from langgraph.store.base import GetOp
 
-    from langgraph_memory.store.postgres._coalesce import Coalescer
+    from langgraph_memory.store._coalesce import Coalescer
 
     batches: list[int] = []
 
@@ -306,7 +306,9 @@ def dedupe_reads(ops: Sequence[Op]) -> tuple[list[Op], list[int]]:
 
 def _copied(result: Result) -> Result:
     """Each caller gets its own list (deduplicated reads share the items, as in LangGraph)."""
-    return list(result) if isinstance(result, list) else result  # type: ignore[return-value]
+    if isinstance(result, list):
+        return result.copy()
+    return result
 
 
 def _settle(

@@ -22,7 +22,7 @@ path, which is why both paths give the same results.
 Example:
     ```python
     import numpy as np
-    from langgraph_memory.store.postgres._exact import VectorCache, encode_vector
+    from langgraph_memory.store._vector_cache import VectorCache, encode_vector
 
     cache = VectorCache(dims=2)
     cache.apply([(1, encode_vector([1.0, 0.0])), (2, encode_vector([0.0, 1.0]))])
