@@ -102,6 +102,8 @@ def time_in_range(moment: datetime) -> bool:
 
     Example:
         ```python
+        from langgraph_memory.store._bounds import time_in_range
+
         from datetime import datetime, timezone
 
         assert time_in_range(datetime(2024, 5, 1, tzinfo=timezone.utc))
@@ -123,6 +125,8 @@ def check_time(raw: object, field: str, *, error: ErrorClass = InvalidValueError
 
     Example:
         ```python
+        from langgraph_memory.store._bounds import check_time
+
         assert check_time("2024-05-01T09:00:00+02:00", "as_of").hour == 9
         ```
     """
@@ -157,6 +161,8 @@ def check_ttl(ttl: object) -> float | None:
 
     Example:
         ```python
+        from langgraph_memory.store._bounds import check_ttl
+
         assert check_ttl(5) == 5.0 and check_ttl(None) is None
         ```
     """
@@ -183,6 +189,8 @@ def check_text(text: str, where: str, *, error: ErrorClass = InvalidValueError) 
 
     Example:
         ```python
+        from langgraph_memory.store._bounds import check_text
+
         assert check_text("ü", "content") == "ü"
         ```
     """
@@ -213,6 +221,8 @@ def check_json(
 
     Example:
         ```python
+        from langgraph_memory.store._bounds import check_json
+
         check_json({"a": [1, 2.5, "x", None, True]})
         ```
     """
@@ -256,6 +266,8 @@ def check_rows(value: object, field: str, *, allow_negative: bool = False) -> in
 
     Example:
         ```python
+        from langgraph_memory.store._bounds import MAX_ROWS, check_rows
+
         assert check_rows(10**30, "limit") == MAX_ROWS
         ```
     """
@@ -273,6 +285,8 @@ def bound_query(text: str) -> str:
 
     Example:
         ```python
+        from langgraph_memory.store._bounds import MAX_QUERY_CHARS, bound_query
+
         assert len(bound_query("word " * 10_000)) <= MAX_QUERY_CHARS
         assert bound_query("caf\\ud800") == "caf\\ufffd"
         ```

@@ -96,6 +96,8 @@ def take_units(queue: collections.deque[Unit], max_ops: int) -> list[Unit]:
 
     Example:
         ```python
+        from langgraph_memory.store._coalesce import Unit, take_units
+
         import asyncio, collections
 
         from langgraph.store.base import PutOp
@@ -282,6 +284,8 @@ def dedupe_reads(ops: Sequence[Op]) -> tuple[list[Op], list[int]]:
 
     Example:
         ```python
+        from langgraph_memory.store._coalesce import dedupe_reads
+
         from langgraph.store.base import GetOp
 
         ops, where = dedupe_reads([GetOp(("a",), "k"), GetOp(("a",), "k"), GetOp(("a",), "j")])

@@ -52,6 +52,8 @@ def is_iso_datetime(text: str) -> bool:
 
     Example:
         ```python
+        from langgraph_memory.store._filters import is_iso_datetime
+
         assert is_iso_datetime("2024-05-01T10:00:00Z") and not is_iso_datetime("May")
         ```
     """
@@ -224,6 +226,8 @@ def compile_filter(
 
     Example:
         ```python
+        from langgraph_memory.store._filters import compile_filter
+
         from psycopg import sql
 
         clause, params = compile_filter({"$or": [{"a": 1}, {"b": {"$in": [2, 3]}}]}, sql.SQL("v"))

@@ -75,6 +75,8 @@ def is_utf8(text: str) -> bool:
 
     Example:
         ```python
+        from langgraph_memory.store._namespace import is_utf8
+
         assert is_utf8("ü") and not is_utf8("\\ud800")
         ```
     """
@@ -94,6 +96,8 @@ def validate_namespace(namespace: object, *, allow_reserved: bool = False) -> tu
 
     Example:
         ```python
+        from langgraph_memory.store._namespace import validate_namespace
+
         validate_namespace(("memories", "u1"))
         ```
     """
@@ -110,6 +114,8 @@ def validate_prefix(prefix: object) -> tuple[str, ...]:
 
     Example:
         ```python
+        from langgraph_memory.store._namespace import validate_prefix
+
         assert validate_prefix(()) == ()
         ```
     """
@@ -121,6 +127,8 @@ def encode_namespace(namespace: Sequence[str]) -> str:
 
     Example:
         ```python
+        from langgraph_memory.store._namespace import encode_namespace
+
         assert encode_namespace(("a", "b")) == "a.b."
         ```
     """
@@ -132,6 +140,8 @@ def decode_namespace(encoded: str) -> tuple[str, ...]:
 
     Example:
         ```python
+        from langgraph_memory.store._namespace import decode_namespace
+
         assert decode_namespace("a.b.") == ("a", "b")
         ```
     """
@@ -145,6 +155,8 @@ def prefix_range(prefix: Sequence[str]) -> tuple[str, str] | None:
 
     Example:
         ```python
+        from langgraph_memory.store._namespace import prefix_range
+
         assert prefix_range(("a",)) == ("a.", "a/")
         assert prefix_range(()) is None
         ```
@@ -172,6 +184,8 @@ def matches_conditions(
 
     Example:
         ```python
+        from langgraph_memory.store._namespace import matches_conditions
+
         from langgraph.store.base import MatchCondition
 
         assert matches_conditions(("a", "b"), [MatchCondition("suffix", ("*", "b"))])

@@ -39,7 +39,7 @@ def acting_as(actor: str | None) -> Iterator[None]:
 
         from langgraph_memory.store.postgres import PostgresMemoryStore, acting_as
 
-        index = {"dims": 16, "embed": DeterministicFakeEmbedding(size=16)}
+        index = {"dims": 384, "embed": DeterministicFakeEmbedding(size=384)}
         with PostgresMemoryStore.from_conn_string(DB_URI, index=index) as store:
             store.setup()
             with acting_as("extract-node"):
@@ -129,6 +129,8 @@ class DecayConfig:
 
     Example:
         ```python
+        from langgraph_memory.store._types import DecayConfig
+
         from datetime import timedelta
 
         DecayConfig(threshold=0.05, half_life=timedelta(days=30), mode="delete")

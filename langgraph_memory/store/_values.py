@@ -86,6 +86,8 @@ def validate_key(key: object) -> str:
 
     Example:
         ```python
+        from langgraph_memory.store._values import validate_key
+
         assert validate_key("k1") == "k1"
         ```
     """
@@ -111,6 +113,8 @@ def check_interval(valid_from: datetime, invalid_at: datetime, field: str) -> No
 
     Example:
         ```python
+        from langgraph_memory.store._values import check_interval
+
         from datetime import datetime, timezone
 
         check_interval(datetime(2024, 1, 1, tzinfo=timezone.utc),
@@ -150,6 +154,8 @@ def extract_text(value: Mapping[str, Any], fields: Sequence[str] | None) -> str 
 
     Example:
         ```python
+        from langgraph_memory.store._values import extract_text
+
         assert extract_text({"content": "hi", "x": 1}, None) == "hi"
         assert extract_text({"a": {"b": "x"}}, ["a.b"]) == "x"
         ```
@@ -173,6 +179,8 @@ def focus_text(text: str | None, content: str | None, fields: Sequence[str] | No
 
     Example:
         ```python
+        from langgraph_memory.store._values import focus_text
+
         assert focus_text("Q: hi?\\nA: yes", "A: yes", ["context", "content"]) == "A: yes"
         assert focus_text("A: yes", "A: yes", ["content"]) is None
         assert focus_text("a summary", "A: yes", ["summary"]) is None
@@ -201,6 +209,8 @@ def prepare_value(
 
     Example:
         ```python
+        from langgraph_memory.store._values import prepare_value
+
         record = prepare_value(("m", "u"), "k", {"content": "x", "kind": "semantic"})
         assert record.kind == "semantic"
         ```

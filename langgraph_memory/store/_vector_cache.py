@@ -74,6 +74,8 @@ def unit_vector(vector: Sequence[float] | FloatArray) -> FloatArray:
 
     Example:
         ```python
+        from langgraph_memory.store._vector_cache import unit_vector
+
         assert unit_vector([3.0, 4.0]).tolist() == [0.6000000238418579, 0.800000011920929]
         ```
     """
@@ -92,6 +94,8 @@ def memory_vector(vectors: Sequence[Sequence[float] | FloatArray]) -> FloatArray
 
     Example:
         ```python
+        from langgraph_memory.store._vector_cache import memory_vector, unit_vector
+
         blended = memory_vector([[1.0, 0.0], [0.0, 2.0]])
         assert blended.tolist() == [0.5, 0.5]
         assert float(blended @ unit_vector([1.0, 0.0])) == 0.5  # mean of cos 1 and cos 0
@@ -113,6 +117,8 @@ def memory_vectors(
 
     Example:
         ```python
+        from langgraph_memory.store._vector_cache import memory_vectors
+
         rows = memory_vectors([[2.0, 0.0], [1.0, 0.0], [0.0, 3.0]], [1, 2])
         assert rows.tolist() == [[1.0, 0.0], [0.5, 0.5]]
         ```
@@ -173,6 +179,8 @@ class VectorCache:
 
         Example:
             ```python
+            from langgraph_memory.store._vector_cache import VectorCache, encode_vector
+
             cache = VectorCache(dims=2)
             cache.apply([(1, encode_vector([1.0, 0.0])), (2, encode_vector([0.0, 1.0]))])
             assert cache.retain([2, 3]) == 1 and len(cache) == 1

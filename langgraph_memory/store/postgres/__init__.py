@@ -6,7 +6,7 @@ Example:
 
     from langgraph_memory.store.postgres import PostgresMemoryStore
 
-    index = {"dims": 16, "embed": DeterministicFakeEmbedding(size=16)}
+    index = {"dims": 384, "embed": DeterministicFakeEmbedding(size=384)}
     with PostgresMemoryStore.from_conn_string(DB_URI, index=index) as store:
         print(store.setup().vector_mode)  # "pgvector", or "exact" without the extension
     ```

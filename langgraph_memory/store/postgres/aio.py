@@ -69,7 +69,7 @@ class AsyncPostgresMemoryStore(AsyncStoreBase):
         from langgraph_memory.store.postgres import AsyncPostgresMemoryStore
 
         async def main() -> None:
-            index = {"dims": 16, "embed": DeterministicFakeEmbedding(size=16)}
+            index = {"dims": 384, "embed": DeterministicFakeEmbedding(size=384)}
             async with AsyncPostgresMemoryStore.from_conn_string(DB_URI, index=index) as store:
                 await store.asetup()
                 await store.aput(("memories", "u1"), "k1", {"content": "Lives in Lyon"})
@@ -95,7 +95,7 @@ class AsyncPostgresMemoryStore(AsyncStoreBase):
     #
     #     from langgraph_memory.store.postgres import PostgresMemoryStore
     #
-    #     index = {"dims": 16, "embed": DeterministicFakeEmbedding(size=16)}
+    #     index = {"dims": 384, "embed": DeterministicFakeEmbedding(size=384)}
     #     with PostgresMemoryStore.from_conn_string(DB_URI, index=index) as store:
     #         store.setup()
     #         store.put(("memories", "u1"), "k1", {"content": "Lives in Lyon", "kind": "semantic"})

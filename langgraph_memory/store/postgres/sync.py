@@ -58,7 +58,7 @@ class PostgresMemoryStore(SyncStoreBase):
 
         from langgraph_memory.store.postgres import PostgresMemoryStore
 
-        index = {"dims": 16, "embed": DeterministicFakeEmbedding(size=16)}
+        index = {"dims": 384, "embed": DeterministicFakeEmbedding(size=384)}
         with PostgresMemoryStore.from_conn_string(DB_URI, index=index) as store:
             store.setup()
             store.put(("memories", "u1"), "k1", {"content": "Lives in Lyon", "kind": "semantic"})
