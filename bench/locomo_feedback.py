@@ -24,6 +24,48 @@ Run::
 
     python -m bench.locomo_feedback [--json out.json]
 
+    python -m bench.locomo_feedback --second       # e5 fused with MiniLM (needs torch)
+    LOCOMO_FB_COMPOSE_PER_PART=1 python -m bench.locomo_feedback --second
+
+Measured (5 dev conversations, 760 questions, exact search on PG 15, episodes 2 before /
+2 after as in ``bench.locomo``; R@5 / R@10 overall, tuning (26, 30), held-out (41-43)).
+Target R@5 >= 72 and R@10 >= 80 on both: **not reached by any variant**; nothing adopted.
+
+===============================================  =============  =============  =============
+variant                                          overall        tuning         held-out
+===============================================  =============  =============  =============
+base (store.search, e5)                          70.2 / 79.1    72.4 / 80.1    69.3 / 78.7
+rocchio k 3/10, beta 0.3, alpha 0.3/0.5          69.0-69.6 /    70.3-71.3 /    68.5-68.9 /
+                                                 78.4-78.8      79.7-79.9      77.9-78.3
+rm3 (27 settings: k 3/5/10, terms 3/6/10,        68.3-69.9 /    68.5-71.7 /    67.9-69.4 /
+alpha 0.25/0.4/0.5); best tuning R@10:           78.2-79.4      79.6-81.6      77.6-78.5
+k 10, terms 3, alpha 0.5                         69.2 / 79.4    70.8 / 81.6    68.5 / 78.4
+rm3 on context + turn (k 5, terms 3/6)           68.4-69.7 /    70.1-70.7 /    67.6-69.2 /
+                                                 78.7-79.3      79.4-80.1      78.3-78.9
+rocchio + rm3 in one second search (8 settings)  68.9-69.7 /    69.3-71.3 /    68.2-69.2 /
+                                                 78.4-79.2      80.0-81.2      77.7-78.4
+multi-query over clauses, alpha 0.2 / 0.5        70.2 / 79.2,   72.4 / 80.3,   69.3 / 78.7,
+                                                 69.9 / 79.0    72.4 / 80.3    68.8 / 78.5
+e5 + MiniLM, per-part episode vectors, w 0       70.2 / 79.1    72.4 / 80.1    69.3 / 78.7
+  w 0.2                                          70.6 / 79.9    70.7 / 80.8    70.5 / 79.5
+  w 0.35                                         70.2 / 78.6    70.1 / 79.8    70.3 / 78.0
+  w 0.5                                          69.5 / 78.4    68.4 / 79.3    70.0 / 78.1
+  w 0.65                                         69.5 / 77.9    68.6 / 78.4    70.0 / 77.7
+  w 1.0 (MiniLM only)                            68.6 / 77.9    68.0 / 78.4    68.8 / 77.7
+e5 + MiniLM composed jointly (mean of the        67.3 / 76.0    69.4 / 77.6    66.4 / 75.3
+concatenated line vectors), w 0 / 0.2            69.8 / 79.0    68.5 / 79.7    70.4 / 78.7
+===============================================  =============  =============  =============
+
+(w = MiniLM's share of the vector similarity; the jointly composed variant also distorts
+e5's own ranking, see its w 0 row, so only the per-part rows measure the fusion.) Every
+feedback variant trades R@5 for at most +1.5 R@10 on the tuning pair and loses on the
+held-out conversations: the top results are mostly near-duplicate windows of one
+passage, so their terms and vectors pull the second search toward what was already
+found, not toward evidence in other sessions. MiniLM at w 0.2 raises the held-out split
+(+1.2 / +0.8) but costs the tuning pair 1.7 R@5, so a choice made on the tuning pair
+would not take it; it also needs torch (754 MB) and embeds at ~22 texts/s on one thread
+of this loaded machine (model load 20 s).
+
 Embeddings are cached on disk (``$LANGGRAPH_MEMORY_EMBED_CACHE``, default
 ``.cache/locomo-e5.pkl``): the embedder is deterministic, so later runs reuse them.
 """
@@ -549,6 +591,8 @@ def second_variants() -> dict[str, Variant]:
     out: dict[str, Variant] = {}
     for w in (0.0, 0.2, 0.35, 0.5, 0.65, 1.0):
         out[f"e5+minilm w={w}"] = emb(w)
+    if os.environ.get("LOCOMO_FB_COMPOSE_PER_PART"):
+        return out
     for w, n, alpha in itertools.product((0.35, 0.5), (3, 6), (0.25, 0.5)):
         out[f"e5+minilm w={w} rm3 k=5 terms={n} a={alpha}"] = emb(w, n, alpha)
     return out
@@ -604,8 +648,16 @@ def run(
         lines = ConcatEmbeddings([disk, minilm], [1.0, 1.0])
         dims = 768
     query_side = QueryVectorEmbeddings(lines)
+    if second and os.environ.get("LOCOMO_FB_COMPOSE_PER_PART"):
+        # compose each part's episode vector on its own, then concatenate
+        query_side = QueryVectorEmbeddings(
+            ConcatEmbeddings([TurnEmbeddings(disk), TurnEmbeddings(minilm)], [1.0, 1.0])
+        )
+        embed: Embeddings = query_side
+    else:
+        embed = TurnEmbeddings(query_side)
     rows: dict[str, list[tuple[str, tuple[float, float, float]]]] = {n: [] for n in make}
-    index = {"dims": dims, "embed": TurnEmbeddings(query_side), "fields": ["content"]}
+    index = {"dims": dims, "embed": embed, "fields": ["content"]}
     try:
         with (
             temp_database(POSTGRES_URI) as dsn,
