@@ -511,13 +511,18 @@ def base() -> Variant:
     return lambda s, q: [turn(i) for i in s.search(q)]
 
 
+def rocchio_vector(s: Searcher, q: str, first: Sequence[Any], k: int, beta: float) -> np.ndarray:
+    """The query vector plus ``beta`` times the unit mean of the top ``k`` results'."""
+    feedback = np.mean([s.item_vector(i) for i in first[:k]], axis=0)
+    return unit(s.query_vector(q) + beta * unit(feedback))
+
+
 def rocchio(k: int, beta: float, alpha: float) -> Variant:
     def rank(s: Searcher, q: str) -> list[str]:
         first = s.search(q)
         if not first:
             return []
-        fb = np.mean([s.item_vector(i) for i in first[:k]], axis=0)
-        qv = unit(s.query_vector(q) + beta * unit(fb))
+        qv = rocchio_vector(s, q, first, k, beta)
         second = s.search(q, qv, tag=("rocchio", k, beta))
         return fuse([first, second], [1 - alpha, alpha])
 
@@ -542,8 +547,7 @@ def both(k: int, beta: float, n_terms: int, alpha: float) -> Variant:
         first = s.search(q)
         if not first:
             return []
-        fb = np.mean([s.item_vector(i) for i in first[:k]], axis=0)
-        qv = unit(s.query_vector(q) + beta * unit(fb))
+        qv = rocchio_vector(s, q, first, k, beta)
         terms = expansion_terms(q, first, k, n_terms)
         text = f"{q} {' '.join(terms)}" if terms else q
         second = s.search(text, qv, tag=("both", k, beta, n_terms))
