@@ -120,12 +120,19 @@ PAIRS: list[Pair] = [
             "aprobe": "probe",
             "abuild_pool": "build_pool",
             "acheck": "check",
+            "aexecute": "execute",
         },
     ),
     Pair(
         "langgraph_memory/store/postgres/_statements_aio.py",
         "langgraph_memory/store/postgres/_statements_sync.py",
-        {"AConn": "Conn", "ACursor": "Cursor", "async": "sync"},
+        {
+            "AConn": "Conn",
+            "ACursor": "Cursor",
+            "async": "sync",
+            "run_async": "run_sync",
+            "aexecute": "execute",
+        },
     ),
     Pair(
         "langgraph_memory/store/postgres/aio.py",
@@ -138,6 +145,7 @@ PAIRS: list[Pair] = [
             "run_async": "run_sync",
             "aprobe": "probe",
             "abuild_pool": "build_pool",
+            "aexecute": "execute",
             "AConn": "Conn",
             "_arun": "_run",
             "_arun_unchecked": "_run_unchecked",

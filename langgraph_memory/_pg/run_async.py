@@ -38,7 +38,7 @@ from langgraph_memory._pg.pool import (
 from langgraph_memory._pg.program import Finished, Program, Rows, Stmt, T, finish_alone, start
 from langgraph_memory.errors import BackendUnavailableError, ConfigurationError
 
-__all__ = ["AsyncConn", "AsyncConnector", "abuild_pool", "aprobe", "arun_program"]
+__all__ = ["AsyncConn", "AsyncConnector", "abuild_pool", "aexecute", "aprobe", "arun_program"]
 
 # unasync: async-only
 _timeout: Any = getattr(asyncio, "timeout", None)
@@ -50,6 +50,32 @@ AsyncConn = AsyncConnection[DictRow] | AsyncConnectionPool[AsyncConnection[DictR
 
 _TRANSLATED = (PoolTimeout, psycopg.Error)
 """Errors the connectors turn into ours (:func:`~langgraph_memory._pg.errors.translate_error`)."""
+
+
+async def aexecute(
+    cur: AsyncCursor[DictRow], stmt: Stmt, *, prepare: bool | None = None
+) -> Rows | psycopg.Error:
+    """Run one statement in the cursor's transaction and return its rows (``[]`` unless
+    ``fetch``); the one way every component executes a :class:`Stmt`.
+
+    ``many`` runs ``executemany``; ``tolerate_error`` runs it in a savepoint and returns the
+    database error instead of raising it. ``prepare`` is the caller's default for statements
+    that leave ``Stmt.prepare`` as ``None`` (``None``: the connection's threshold).
+    """
+    if stmt.many:
+        await cur.executemany(stmt.sql, stmt.params)
+        return []
+    ready = prepare if stmt.prepare is None else stmt.prepare
+    if stmt.tolerate_error:
+        try:
+            async with cur.connection.transaction():
+                await cur.execute(stmt.sql, stmt.params, prepare=ready)
+        except psycopg.Error as exc:
+            return exc
+    else:
+        await cur.execute(stmt.sql, stmt.params, prepare=ready)
+    # no look at cur.description: in pipeline mode it is known only after the sync
+    return await cur.fetchall() if stmt.fetch else []
 
 
 async def arun_program(
@@ -65,12 +91,9 @@ async def arun_program(
     try:
         stmt = next(program) if first is None else first
         while True:
-            if stmt.many:
-                await cur.executemany(stmt.sql, stmt.params)
-                rows: Rows = []
-            else:
-                await cur.execute(stmt.sql, stmt.params, prepare=stmt.prepare)
-                rows = await cur.fetchall() if stmt.fetch else []
+            rows = await aexecute(cur, stmt)
+            if isinstance(rows, psycopg.Error):  # a tolerate_error statement: send it back
+                raise rows  # pragma: no cover - no saver or lease program tolerates errors
             stmt = program.send(rows)
     except StopIteration as stop:
         result: T = stop.value

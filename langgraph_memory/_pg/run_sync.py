@@ -37,7 +37,7 @@ from langgraph_memory._pg.pool import (
 from langgraph_memory._pg.program import Finished, Program, Rows, Stmt, T, finish_alone, start
 from langgraph_memory.errors import BackendUnavailableError, ConfigurationError
 
-__all__ = ["SyncConn", "SyncConnector", "build_pool", "probe", "run_program"]
+__all__ = ["SyncConn", "SyncConnector", "build_pool", "execute", "probe", "run_program"]
 
 
 SyncConn = Connection[DictRow] | ConnectionPool[Connection[DictRow]]
@@ -45,6 +45,32 @@ SyncConn = Connection[DictRow] | ConnectionPool[Connection[DictRow]]
 
 _TRANSLATED = (PoolTimeout, psycopg.Error)
 """Errors the connectors turn into ours (:func:`~langgraph_memory._pg.errors.translate_error`)."""
+
+
+def execute(
+    cur: Cursor[DictRow], stmt: Stmt, *, prepare: bool | None = None
+) -> Rows | psycopg.Error:
+    """Run one statement in the cursor's transaction and return its rows (``[]`` unless
+    ``fetch``); the one way every component executes a :class:`Stmt`.
+
+    ``many`` runs ``executemany``; ``tolerate_error`` runs it in a savepoint and returns the
+    database error instead of raising it. ``prepare`` is the caller's default for statements
+    that leave ``Stmt.prepare`` as ``None`` (``None``: the connection's threshold).
+    """
+    if stmt.many:
+        cur.executemany(stmt.sql, stmt.params)
+        return []
+    ready = prepare if stmt.prepare is None else stmt.prepare
+    if stmt.tolerate_error:
+        try:
+            with cur.connection.transaction():
+                cur.execute(stmt.sql, stmt.params, prepare=ready)
+        except psycopg.Error as exc:
+            return exc
+    else:
+        cur.execute(stmt.sql, stmt.params, prepare=ready)
+    # no look at cur.description: in pipeline mode it is known only after the sync
+    return cur.fetchall() if stmt.fetch else []
 
 
 def run_program(cur: Cursor[DictRow], program: Program[T], first: Stmt | None = None) -> T:
@@ -58,12 +84,9 @@ def run_program(cur: Cursor[DictRow], program: Program[T], first: Stmt | None = 
     try:
         stmt = next(program) if first is None else first
         while True:
-            if stmt.many:
-                cur.executemany(stmt.sql, stmt.params)
-                rows: Rows = []
-            else:
-                cur.execute(stmt.sql, stmt.params, prepare=stmt.prepare)
-                rows = cur.fetchall() if stmt.fetch else []
+            rows = execute(cur, stmt)
+            if isinstance(rows, psycopg.Error):  # a tolerate_error statement: send it back
+                raise rows  # pragma: no cover - no saver or lease program tolerates errors
             stmt = program.send(rows)
     except StopIteration as stop:
         result: T = stop.value

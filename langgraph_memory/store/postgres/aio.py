@@ -34,12 +34,12 @@ from langgraph_memory._pg.pool import (
     connection_kwargs,
     prepare_threshold_of,
 )
-from langgraph_memory._pg.run_async import abuild_pool, aprobe
+from langgraph_memory._pg.run_async import abuild_pool, aexecute, aprobe
 from langgraph_memory.retrieval import RetrievalConfig
 from langgraph_memory.store._embedding import EmbedDocuments, EmbedQueries
 from langgraph_memory.store.postgres._async_store import AsyncStoreBase
 from langgraph_memory.store.postgres._state import StoreOptions
-from langgraph_memory.store.postgres._statements_aio import execute, execute_isolated
+from langgraph_memory.store.postgres._statements_aio import STORE_PREPARE, execute_isolated
 from langgraph_memory.store.postgres._types import Program
 
 __all__ = ["AsyncPostgresMemoryStore"]
@@ -252,7 +252,7 @@ class AsyncPostgresMemoryStore(AsyncStoreBase):
                                 contextlib.AsyncExitStack()
                             )
                             await transaction.enter_async_context(conn.transaction())
-                        reply = await execute(conn, cursor, request)
+                        reply = await aexecute(cursor, request, prepare=STORE_PREPARE)
                 self._progress()
                 try:
                     request = program.send(reply)

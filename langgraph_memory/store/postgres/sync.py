@@ -27,11 +27,11 @@ from langgraph_memory._pg.pool import (
     connection_kwargs,
     prepare_threshold_of,
 )
-from langgraph_memory._pg.run_sync import build_pool, probe
+from langgraph_memory._pg.run_sync import build_pool, execute, probe
 from langgraph_memory.retrieval import RetrievalConfig
 from langgraph_memory.store._embedding import EmbedDocuments, EmbedQueries
 from langgraph_memory.store.postgres._state import StoreOptions
-from langgraph_memory.store.postgres._statements_sync import execute, execute_isolated
+from langgraph_memory.store.postgres._statements_sync import STORE_PREPARE, execute_isolated
 from langgraph_memory.store.postgres._sync_store import SyncStoreBase
 from langgraph_memory.store.postgres._types import Program
 
@@ -201,7 +201,7 @@ class PostgresMemoryStore(SyncStoreBase):
                         if transaction is None:
                             transaction = stack.enter_context(contextlib.ExitStack())
                             transaction.enter_context(conn.transaction())
-                        reply = execute(conn, cursor, request)
+                        reply = execute(cursor, request, prepare=STORE_PREPARE)
                 self._progress()
                 try:
                     request = program.send(reply)
