@@ -1,7 +1,7 @@
 """Access reinforcement recorded by searches and written in batches (write-behind).
 
 A search used to upsert one access row per returned memory inside its own transaction:
-~0.5 ms per search, WAL for every read, and two concurrent searches returning the same
+a write per search, WAL for every read, and two concurrent searches returning the same
 memory serialised on its row lock. Searches now only :meth:`AccessLog.record` what they
 returned; the counts are written together (:data:`_sql.RECORD_ACCESS`) by the store's
 next operation once the oldest is ``interval`` seconds old or ``max_pending`` memories

@@ -153,7 +153,7 @@ def slot_tag(thread_tag_: str) -> str:
     """A short tag in the same cluster slot as the hash tag of a thread's keys.
 
     Deterministic (every process and version computes the same tag), built once per
-    process (~50 ms) the first time a registry key is needed.
+    process the first time a registry key is needed.
 
     Example:
         ```python
