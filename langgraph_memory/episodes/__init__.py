@@ -34,7 +34,12 @@ Example:
 from __future__ import annotations
 
 from langgraph_memory.episodes._embed import TurnEmbeddings
-from langgraph_memory.episodes._ingest import IngestReport, aingest_history, ingest_history
+from langgraph_memory.episodes._ingest import (
+    IngestOptions,
+    IngestReport,
+    aingest_history,
+    ingest_history,
+)
 from langgraph_memory.episodes._plan import (
     EPISODE_INDEX_FIELDS,
     Episode,
@@ -54,6 +59,7 @@ __all__ = [
     "EpisodeConfig",
     "EpisodePlan",
     "EpisodeTurn",
+    "IngestOptions",
     "IngestReport",
     "TurnEmbeddings",
     "aingest_history",

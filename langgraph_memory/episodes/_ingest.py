@@ -30,10 +30,11 @@ import sys
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import Any, TypedDict
 
 from langchain_core.messages import BaseMessage
 from langgraph.store.base import BaseStore, GetOp, Item, Op, PutOp
+from typing_extensions import Unpack
 
 from langgraph_memory._internal.identity import format_namespace
 from langgraph_memory.episodes._plan import (
@@ -109,23 +110,40 @@ def _progress_bar(stream: Any = None) -> Progress:
     return show
 
 
+class IngestOptions(TypedDict, total=False):
+    """The keyword options of :func:`ingest_history` / :func:`aingest_history` (one typed
+    list, checked by type checkers; an unknown key is a ``ConfigurationError``)."""
+
+    namespace: tuple[str, ...]
+    thread_id: str | None
+    identity: Mapping[str, Any] | None
+    config: EpisodeConfig | None
+    pii: PIIFilter | None
+    batch_size: int
+    progress: bool | Progress
+
+
+_OPTIONS = frozenset(IngestOptions.__annotations__)
+
+
 class _Run:
     """The shared steps of the sync and async ingestion (everything but the awaits)."""
 
     def __init__(
-        self,
-        store: BaseStore,
-        history: History,
-        *,
-        user_id: str | int,
-        namespace: tuple[str, ...],
-        thread_id: str | None,
-        identity: Mapping[str, Any] | None,
-        config: EpisodeConfig | None,
-        pii: PIIFilter | None,
-        batch_size: int,
-        progress: bool | Progress,
+        self, store: BaseStore, history: History, user_id: str | int, options: IngestOptions
     ) -> None:
+        unknown = sorted(set(options) - _OPTIONS)
+        if unknown:
+            raise ConfigurationError(
+                f"ingest_history: unknown option(s) {unknown}; use {sorted(_OPTIONS)}"
+            )
+        namespace = options.get("namespace", DEFAULT_NAMESPACE)
+        thread_id = options.get("thread_id")
+        identity = options.get("identity")
+        config = options.get("config")
+        pii = options.get("pii", _DEFAULT_PII)
+        batch_size = options.get("batch_size", 64)
+        progress = options.get("progress", False)
         if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
             raise ConfigurationError("ingest_history: batch_size must be a positive int")
         if isinstance(user_id, bool) or not isinstance(user_id, (str, int)) or user_id == "":
@@ -196,13 +214,7 @@ def ingest_history(
     history: History,
     *,
     user_id: str | int,
-    namespace: tuple[str, ...] = DEFAULT_NAMESPACE,
-    thread_id: str | None = None,
-    identity: Mapping[str, Any] | None = None,
-    config: EpisodeConfig | None = None,
-    pii: PIIFilter | None = _DEFAULT_PII,
-    batch_size: int = 64,
-    progress: bool | Progress = False,
+    **options: Unpack[IngestOptions],
 ) -> IngestReport:
     """Write a conversation history as episodic memories, in batches.
 
@@ -222,26 +234,17 @@ def ingest_history(
         batch_size: Episodes per store batch (one embedder call each).
         progress: ``True`` for a progress bar on stderr, or ``callback(done, total)``.
 
+        The options after ``user_id`` are :class:`IngestOptions`.
+
     Returns:
         An :class:`IngestReport` (written, unchanged, turns per second, ...).
 
     Raises:
-        ConfigurationError: No ``user_id``, a template field without a value, or a bad
-            ``batch_size`` (nothing written).
+        ConfigurationError: No ``user_id``, a template field without a value, a bad
+            ``batch_size`` or an unknown option (nothing written).
         InvalidValueError: A malformed history entry (nothing written).
     """
-    run = _Run(
-        store,
-        history,
-        user_id=user_id,
-        namespace=namespace,
-        thread_id=thread_id,
-        identity=identity,
-        config=config,
-        pii=pii,
-        batch_size=batch_size,
-        progress=progress,
-    )
+    run = _Run(store, history, user_id, options)
     for number, batch in enumerate(run.batches()):
         writes = run.writes(batch, store.batch(run.reads(batch)))
         if writes:
@@ -255,27 +258,10 @@ async def aingest_history(
     history: History,
     *,
     user_id: str | int,
-    namespace: tuple[str, ...] = DEFAULT_NAMESPACE,
-    thread_id: str | None = None,
-    identity: Mapping[str, Any] | None = None,
-    config: EpisodeConfig | None = None,
-    pii: PIIFilter | None = _DEFAULT_PII,
-    batch_size: int = 64,
-    progress: bool | Progress = False,
+    **options: Unpack[IngestOptions],
 ) -> IngestReport:
     """Async :func:`ingest_history`."""
-    run = _Run(
-        store,
-        history,
-        user_id=user_id,
-        namespace=namespace,
-        thread_id=thread_id,
-        identity=identity,
-        config=config,
-        pii=pii,
-        batch_size=batch_size,
-        progress=progress,
-    )
+    run = _Run(store, history, user_id, options)
     for number, batch in enumerate(run.batches()):
         writes = run.writes(batch, await store.abatch(run.reads(batch)))
         if writes:

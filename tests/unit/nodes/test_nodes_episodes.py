@@ -334,6 +334,15 @@ def test_bad_configs_and_history_entries_are_refused() -> None:
         ExtractNode(episodes={"context_before": 2})  # type: ignore[arg-type]
 
 
+def test_ingest_refuses_an_unknown_option_and_writes_nothing() -> None:
+    store = InMemoryStore()
+    history = [{"role": "user", "text": "We moved to Porto."}]
+    with pytest.raises(ConfigurationError, match="batchsize"):
+        ingest_history(store, history, user_id="u1", batchsize=8)  # type: ignore[call-arg]
+    assert store.search(("memories", "u1")) == []
+    assert ingest_history(store, history, user_id="u1", batch_size=8).written == 1
+
+
 # -- 1. the extract node's episodes ------------------------------------------------------------
 def test_extract_node_keeps_the_user_turn_with_its_neighbours() -> None:
     store = InMemoryStore()
