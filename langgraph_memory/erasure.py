@@ -55,13 +55,13 @@ from langgraph.store.base import BaseStore, Item, PutOp
 
 from langgraph_memory._internal.identity import format_namespace, template_fields
 from langgraph_memory.errors import ConfigurationError, InvalidValueError
+from langgraph_memory.nodes._base import DEFAULT_NAMESPACE
 from langgraph_memory.nodes._registry import (
     USER_META_TEMPLATE,
     ThreadLink,
     read_record,
     registry_namespace,
 )
-from langgraph_memory.nodes.context import DEFAULT_NAMESPACE
 from langgraph_memory.store._capabilities import store_supports
 
 if TYPE_CHECKING:

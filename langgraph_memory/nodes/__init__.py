@@ -57,7 +57,13 @@ from langchain_core.messages import AnyMessage
 from langgraph.graph.message import add_messages
 from typing_extensions import TypedDict
 
-from langgraph_memory.nodes._base import MemoryNode, MemoryStats, NodeContext
+from langgraph_memory.nodes._base import (
+    DEFAULT_NAMESPACE,
+    MemoryNode,
+    MemoryStats,
+    NodeContext,
+    user_namespace,
+)
 from langgraph_memory.nodes._messages import (
     MEMORY_BLOCK_ID,
     SUMMARY_BLOCK_ID,
@@ -66,16 +72,11 @@ from langgraph_memory.nodes._messages import (
     plan_summary,
 )
 from langgraph_memory.nodes._registry import ThreadLink, aregister_thread, register_thread
-from langgraph_memory.nodes.context import (
-    DEFAULT_NAMESPACE,
-    InjectNode,
-    RespondNode,
-    RetrieveNode,
-    block_update,
-    user_namespace,
-)
 from langgraph_memory.nodes.extract import ExtractionJob, ExtractionReport, ExtractNode
+from langgraph_memory.nodes.inject import InjectNode, block_update
 from langgraph_memory.nodes.reflect import ReflectNode
+from langgraph_memory.nodes.respond import RespondNode
+from langgraph_memory.nodes.retrieve import RetrieveNode
 from langgraph_memory.nodes.summarize import SummarizeNode
 from langgraph_memory.nodes.tools import create_memory_tools
 

@@ -31,6 +31,7 @@ from langgraph_memory.errors import ConfigurationError
 from langgraph_memory.extraction.dates import parse_iso_datetime
 
 __all__ = [
+    "DEFAULT_NAMESPACE",
     "Clock",
     "MemoryNode",
     "MemoryStats",
@@ -41,10 +42,38 @@ __all__ = [
     "search_ops",
     "state_value",
     "store_default_ttl",
+    "user_namespace",
     "utc_now",
 ]
 
 Clock = Callable[[], datetime]
+
+
+DEFAULT_NAMESPACE: tuple[str, ...] = ("memories", "{user_id}")
+"""Where memories live: one namespace per ``user_id``."""
+
+
+def user_namespace(
+    user_id: str | int,
+    template: tuple[str, ...] = DEFAULT_NAMESPACE,
+    **identity: Any,
+) -> tuple[str, ...]:
+    """The namespace the memory nodes use for ``user_id`` under ``template`` -- what to
+    pass to ``store.search`` / ``store.get`` yourself. Labels are encoded reversibly
+    (``.``, ``%`` and ``*`` become ``%2E``, ``%25``, ``%2A``), so ids like
+    ``alice@example.com`` or ``org.team/user`` stay one label and never collide.
+
+    Example:
+        ```python
+        from langgraph_memory.nodes import user_namespace
+
+        assert user_namespace("u1") == ("memories", "u1")
+        assert user_namespace("ann@example.com") == ("memories", "ann@example%2Ecom")
+        assert user_namespace("u1", ("orgs", "{org}", "{user_id}"), org="acme.io") == (
+            "orgs", "acme%2Eio", "u1")
+        ```
+    """
+    return format_namespace(template, context={**identity, "user_id": user_id}, config=None)
 
 
 def utc_now() -> datetime:

@@ -68,6 +68,7 @@ from langgraph_memory.extraction.types import (
     MemoryExtractor,
 )
 from langgraph_memory.nodes._base import (
+    DEFAULT_NAMESPACE,
     Clock,
     MemoryNode,
     MemoryStats,
@@ -90,7 +91,6 @@ from langgraph_memory.nodes._registry import (
     batch_with_link,
     node_thread_link,
 )
-from langgraph_memory.nodes.context import DEFAULT_NAMESPACE
 
 __all__ = ["ExtractNode", "ExtractionJob", "ExtractionReport"]
 

@@ -38,6 +38,7 @@ from langgraph_memory.extraction.dates import parse_iso_datetime
 from langgraph_memory.extraction.pii import PIIFilter
 from langgraph_memory.extraction.structured import StructuredCaller
 from langgraph_memory.nodes._base import (
+    DEFAULT_NAMESPACE,
     Clock,
     MemoryNode,
     MemoryStats,
@@ -53,7 +54,6 @@ from langgraph_memory.nodes._registry import (
     batch_with_link,
     node_thread_link,
 )
-from langgraph_memory.nodes.context import DEFAULT_NAMESPACE
 from langgraph_memory.prompts import DEFAULT_REFLECTION_PROMPT
 
 __all__ = ["Insight", "ReflectNode", "ReflectionOutput", "offline_insights"]

@@ -32,6 +32,7 @@ from langgraph_memory.extraction.consolidation import plan_writes, rule_decision
 from langgraph_memory.extraction.pii import PIIFilter
 from langgraph_memory.extraction.types import MEMORY_KINDS, ExistingMemory, MemoryCandidate
 from langgraph_memory.nodes._base import (
+    DEFAULT_NAMESPACE,
     is_current,
     search_ops,
     store_default_ttl,
@@ -43,7 +44,6 @@ from langgraph_memory.nodes._registry import (
     abatch_with_link,
     batch_with_link,
 )
-from langgraph_memory.nodes.context import DEFAULT_NAMESPACE
 from langgraph_memory.store._capabilities import store_supports
 
 __all__ = ["create_memory_tools"]

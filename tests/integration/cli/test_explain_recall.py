@@ -109,7 +109,7 @@ def test_retrieve_node_logs_the_terms_of_what_it_injected(
 ) -> None:
     _fill(store, "u1")
     node = RetrieveNode(store=store, inject=True, explain=True, limit=3, token_budget=45)
-    with caplog.at_level(logging.INFO, logger="langgraph_memory.nodes.context"):
+    with caplog.at_level(logging.INFO, logger="langgraph_memory.nodes.retrieve"):
         out = node.invoke(
             {"messages": [("user", "where did Zhang move? does he like tea?")]},
             config={"configurable": {"user_id": "u1"}},
@@ -133,7 +133,7 @@ def test_retrieve_node_explains_on_the_async_path_too(
 
     _fill(store, "u1")
     node = RetrieveNode(store=store, explain=True, limit=2)
-    with caplog.at_level(logging.INFO, logger="langgraph_memory.nodes.context"):
+    with caplog.at_level(logging.INFO, logger="langgraph_memory.nodes.retrieve"):
         out = asyncio.run(
             node.ainvoke(
                 {"messages": [("user", "what does Zhang drink?")]},

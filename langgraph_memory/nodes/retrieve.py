@@ -1,9 +1,8 @@
-"""The ``retrieve``, ``inject`` and ``respond`` nodes: memories into the model's context.
+"""The ``retrieve`` node: memories for the model's context.
 
 ``retrieve`` searches the store with the latest user turn (+ recent context) and keeps
-the best memories under a token budget (state key ``memories``); ``inject`` renders them
-as one ``<memory>…</memory>`` system message with a stable id, replacing last turn's
-block; ``respond`` calls your chat model with system text first.
+the best memories under a token budget (state key ``memories``); ``inject`` then renders
+them and ``respond`` calls the model (``nodes/inject.py``, ``nodes/respond.py``).
 
 Example:
     ```python
@@ -30,37 +29,29 @@ Example:
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
-from langchain_core.language_models import LanguageModelInput
-from langchain_core.messages import BaseMessage, RemoveMessage, SystemMessage
-from langchain_core.runnables import Runnable
 from langgraph.store.base import BaseStore, SearchItem, SearchOp
 
-from langgraph_memory._internal.identity import format_namespace
 from langgraph_memory.episodes._plan import EpisodeConfig
 from langgraph_memory.errors import ConfigurationError
 from langgraph_memory.nodes._base import (
+    DEFAULT_NAMESPACE,
     Clock,
     MemoryNode,
-    MemoryStats,
     NodeContext,
     is_current,
     items_to_memories,
     messages_of,
-    state_value,
     utc_now,
 )
 from langgraph_memory.nodes._blend import blend_within_budget, merge_ranked
 from langgraph_memory.nodes._messages import (
     DEFAULT_MAX_QUERY_CHARS,
-    MEMORY_BLOCK_ID,
     TokenCounter,
     build_query,
     count_tokens,
-    model_input,
-    render_memory_block,
     select_within_budget,
 )
 from langgraph_memory.nodes._registry import (
@@ -69,46 +60,13 @@ from langgraph_memory.nodes._registry import (
     batch_with_link,
     node_thread_link,
 )
-from langgraph_memory.prompts import DEFAULT_MEMORY_BLOCK_PROMPT, DEFAULT_SYSTEM_PROMPT
+from langgraph_memory.nodes.inject import block_update
+from langgraph_memory.prompts import DEFAULT_MEMORY_BLOCK_PROMPT
 from langgraph_memory.store._capabilities import store_supports
 
-__all__ = [
-    "DEFAULT_NAMESPACE",
-    "InjectNode",
-    "RespondNode",
-    "RetrieveNode",
-    "block_update",
-    "explain_lines",
-    "user_namespace",
-]
+__all__ = ["RetrieveNode", "explain_lines"]
 
 logger = logging.getLogger(__name__)
-
-DEFAULT_NAMESPACE: tuple[str, ...] = ("memories", "{user_id}")
-"""Where memories live: one namespace per ``user_id``."""
-
-
-def user_namespace(
-    user_id: str | int,
-    template: tuple[str, ...] = DEFAULT_NAMESPACE,
-    **identity: Any,
-) -> tuple[str, ...]:
-    """The namespace the memory nodes use for ``user_id`` under ``template`` -- what to
-    pass to ``store.search`` / ``store.get`` yourself. Labels are encoded reversibly
-    (``.``, ``%`` and ``*`` become ``%2E``, ``%25``, ``%2A``), so ids like
-    ``alice@example.com`` or ``org.team/user`` stay one label and never collide.
-
-    Example:
-        ```python
-        from langgraph_memory.nodes.context import user_namespace
-
-        assert user_namespace("u1") == ("memories", "u1")
-        assert user_namespace("ann@example.com") == ("memories", "ann@example%2Ecom")
-        assert user_namespace("u1", ("orgs", "{org}", "{user_id}"), org="acme.io") == (
-            "orgs", "acme%2Eio", "u1")
-        ```
-    """
-    return format_namespace(template, context={**identity, "user_id": user_id}, config=None)
 
 
 class RetrieveNode(MemoryNode):
@@ -144,7 +102,7 @@ class RetrieveNode(MemoryNode):
         ```python
         from langgraph.store.memory import InMemoryStore
 
-        from langgraph_memory.nodes.context import RetrieveNode
+        from langgraph_memory.nodes import RetrieveNode
 
         store = InMemoryStore()
         store.put(("memories", "u1"), "k", {"content": "User likes tea."})
@@ -301,7 +259,7 @@ def explain_lines(items: Sequence[SearchItem], keys: Sequence[str]) -> list[str]
 
         from langgraph.store.base import SearchItem
 
-        from langgraph_memory.nodes.context import explain_lines
+        from langgraph_memory.nodes.retrieve import explain_lines
 
         now = datetime.now(timezone.utc)
         item = SearchItem(("m", "u1"), "k1", {"content": "User likes tea."}, now, now, 0.5)
@@ -337,121 +295,3 @@ def _split_filters(
             return dict(extra), {**extra, "kind": extra["kind"]}
         facts, episodes = {**extra, **facts}, {**extra, **episodes}
     return facts, episodes
-
-
-def block_update(
-    memories: Sequence[Mapping[str, Any]],
-    messages: Sequence[BaseMessage],
-    prompt: str,
-    messages_key: str = "messages",
-) -> dict[str, Any]:
-    """State update that sets (or removes) the ``<memory>`` block (pure).
-
-    Example:
-        ```python
-        from langgraph_memory.nodes.context import MEMORY_BLOCK_ID, block_update
-
-        update = block_update([{"content": "User likes tea."}], [], "<memory>{memories}</memory>")
-        assert update["messages"][0].id == MEMORY_BLOCK_ID
-        ```
-    """
-    if not memories:
-        if any(m.id == MEMORY_BLOCK_ID for m in messages):
-            return {messages_key: [RemoveMessage(id=MEMORY_BLOCK_ID)]}
-        return {}
-    block = render_memory_block(memories, prompt)
-    return {messages_key: [SystemMessage(block, id=MEMORY_BLOCK_ID)]}
-
-
-class InjectNode(MemoryNode):
-    """Put the retrieved memories into the messages as one ``<memory>`` system block.
-
-    The block has a stable message id, so each turn replaces the previous block in place
-    instead of piling up; with no memories the old block is removed.
-
-    Args:
-        prompt: Block template with ``{memories}`` (default
-            :data:`~langgraph_memory.prompts.DEFAULT_MEMORY_BLOCK_PROMPT`).
-        messages_key / memories_key: State keys.
-
-    Example:
-        ```python
-        from langgraph_memory.nodes.context import InjectNode
-
-        out = InjectNode().invoke({"messages": [], "memories": [{"content": "User likes tea."}]})
-        assert "<memory>" in out["messages"][0].content
-        ```
-    """
-
-    node_name = "inject_memories"
-
-    def __init__(
-        self,
-        *,
-        prompt: str = DEFAULT_MEMORY_BLOCK_PROMPT,
-        messages_key: str = "messages",
-        memories_key: str = "memories",
-        name: str | None = None,
-    ) -> None:
-        super().__init__(name=name)
-        self.prompt = prompt
-        self.messages_key = messages_key
-        self.memories_key = memories_key
-
-    def _run(self, state: Any, ctx: NodeContext) -> dict[str, Any]:
-        memories = state_value(state, self.memories_key) or []
-        messages = messages_of(state, self.messages_key)
-        return block_update(memories, messages, self.prompt, self.messages_key)
-
-    async def _arun(self, state: Any, ctx: NodeContext) -> dict[str, Any]:
-        return self._run(state, ctx)
-
-
-class RespondNode(MemoryNode):
-    """Call a chat model on the conversation with the memory/summary blocks in front.
-
-    Args:
-        model: Any LangChain chat model (or a Runnable such as ``model.bind_tools(...)``).
-        system_prompt: Prepended system text (``None`` for none).
-        stats: Shared :class:`MemoryStats`; each call is counted as ``respond``.
-
-    Example:
-        ```python
-        from langgraph_memory.nodes.context import RespondNode
-        from langgraph_memory.offline import TemplatedResponder
-
-        out = RespondNode(TemplatedResponder()).invoke({"messages": [("user", "I like tea.")]})
-        assert "offline" in out["messages"][0].content
-        ```
-    """
-
-    node_name = "respond"
-
-    def __init__(
-        self,
-        model: Runnable[LanguageModelInput, BaseMessage],
-        *,
-        system_prompt: str | None = DEFAULT_SYSTEM_PROMPT,
-        messages_key: str = "messages",
-        stats: MemoryStats | None = None,
-        name: str | None = None,
-    ) -> None:
-        super().__init__(name=name)
-        self.model = model
-        self.system_prompt = system_prompt
-        self.messages_key = messages_key
-        self.stats = stats or MemoryStats()
-
-    def _input(self, state: Any) -> list[BaseMessage]:
-        messages = messages_of(state, self.messages_key)
-        return model_input(messages, system_prompt=self.system_prompt)
-
-    def _run(self, state: Any, ctx: NodeContext) -> dict[str, Any]:
-        reply = self.model.invoke(self._input(state), config=ctx.config)
-        self.stats.record_llm_call("respond")
-        return {self.messages_key: [reply]}
-
-    async def _arun(self, state: Any, ctx: NodeContext) -> dict[str, Any]:
-        reply = await self.model.ainvoke(self._input(state), config=ctx.config)
-        self.stats.record_llm_call("respond")
-        return {self.messages_key: [reply]}
