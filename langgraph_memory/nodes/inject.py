@@ -1,26 +1,7 @@
 """The ``inject`` node: the retrieved memories as one ``<memory>…</memory>`` system message
 with a stable id, replacing last turn's block.
 
-Example:
-    ```python
-    from langgraph.graph import START, StateGraph
-    from langgraph.store.memory import InMemoryStore
-
-    from langgraph_memory.nodes import InjectNode, MemoryState, RespondNode, RetrieveNode
-    from langgraph_memory.offline import TemplatedResponder
-
-    builder = StateGraph(MemoryState)
-    builder.add_node(RetrieveNode())
-    builder.add_node(InjectNode())
-    builder.add_node(RespondNode(TemplatedResponder()))
-    builder.add_edge(START, "retrieve_memories")
-    builder.add_edge("retrieve_memories", "inject_memories")
-    builder.add_edge("inject_memories", "respond")
-    graph = builder.compile(store=InMemoryStore())
-    out = graph.invoke({"messages": [("user", "hi")]},
-                       config={"configurable": {"user_id": "u1"}})
-    assert out["messages"][-1].type == "ai"
-    ```
+The three nodes wired together: the example of ``langgraph_memory.nodes.retrieve``.
 """
 
 from __future__ import annotations
