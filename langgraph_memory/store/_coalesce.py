@@ -64,7 +64,7 @@ DEFAULT_MAX_OPS = 500
 one batch's statement parameters and embedding call stay modest."""
 
 
-@dataclass
+@dataclass(eq=False)  # identity: a stalled call finds itself in the queue without comparing ops
 class Unit:
     """One caller's operations and the future its results go to."""
 
