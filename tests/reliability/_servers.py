@@ -398,9 +398,13 @@ class TcpProxy:
             for source, sink in ((client, server), (server, client)):
                 threading.Thread(target=self._pump, args=(source, sink), daemon=True).start()
 
+    def _before_forward(self) -> None:
+        """Called before each chunk is forwarded (a subclass may hold it there)."""
+
     def _pump(self, source: socket.socket, sink: socket.socket) -> None:
         try:
             while chunk := source.recv(65536):
+                self._before_forward()
                 sink.sendall(chunk)
         except OSError:
             pass

@@ -11,8 +11,6 @@ store works without a restart.
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import socket
 import threading
 import time
 from typing import Any
@@ -37,17 +35,8 @@ class FreezingProxy(TcpProxy):
         self.thawed = threading.Event()
         self.thawed.set()
 
-    def _pump(self, source: socket.socket, sink: socket.socket) -> None:
-        try:
-            while chunk := source.recv(65536):
-                self.thawed.wait()
-                sink.sendall(chunk)
-        except OSError:
-            pass
-        finally:
-            for sock in (source, sink):
-                with contextlib.suppress(OSError):
-                    sock.shutdown(socket.SHUT_RDWR)
+    def _before_forward(self) -> None:
+        self.thawed.wait()
 
 
 async def test_queued_calls_to_a_frozen_server_fail_within_one_timeout(
