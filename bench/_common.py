@@ -32,7 +32,7 @@ __all__ = [
 ]
 
 POSTGRES_URI = os.environ.get(
-    "LANGGRAPH_MEMORY_BENCH_POSTGRES_URI", "postgresql://postgres@127.0.0.1:5432/postgres"
+    "LANGGRAPH_RECALL_BENCH_POSTGRES_URI", "postgresql://postgres@127.0.0.1:5432/postgres"
 )
 
 
@@ -85,7 +85,7 @@ def temp_database(admin_dsn: str = POSTGRES_URI) -> Iterator[str]:
 @contextlib.contextmanager
 def embedded_database() -> Iterator[str]:
     """A fresh database on a private embedded Postgres 18 + pgvector (temporary home)."""
-    from langgraph_memory.embedded import EmbeddedPostgres
+    from langgraph_recall.embedded import EmbeddedPostgres
 
     with (
         tempfile.TemporaryDirectory(prefix="lgm-bench-") as home,

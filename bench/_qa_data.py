@@ -101,7 +101,7 @@ def load_qa_conversations(data_dir: Path = locomo.DEFAULT_DATA_DIR) -> list[QACo
     files = sorted(Path(data_dir).glob("*.json"))
     if not files:
         raise FileNotFoundError(
-            f"no LoCoMo conversations (*.json) in {data_dir}; set LANGGRAPH_MEMORY_LOCOMO_DIR"
+            f"no LoCoMo conversations (*.json) in {data_dir}; set LANGGRAPH_RECALL_LOCOMO_DIR"
         )
     return [load_qa_conversation(f) for f in files]
 

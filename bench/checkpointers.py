@@ -14,8 +14,8 @@ Run::
     python -m bench.checkpointers                 # 30 threads, 300 invokes per saver
     python -m bench.checkpointers --invokes 60 --json results.json
 
-Services: ``LANGGRAPH_MEMORY_BENCH_REDIS_URL`` (default ``redis://127.0.0.1:6379/0``) and
-``LANGGRAPH_MEMORY_BENCH_POSTGRES_URI`` (default ``postgresql://postgres@127.0.0.1:5432/postgres``);
+Services: ``LANGGRAPH_RECALL_BENCH_REDIS_URL`` (default ``redis://127.0.0.1:6379/0``) and
+``LANGGRAPH_RECALL_BENCH_POSTGRES_URI`` (default ``postgresql://postgres@127.0.0.1:5432/postgres``);
 a saver whose service is down is reported as skipped.
 """
 
@@ -42,9 +42,9 @@ from bench.progress import OnProgress, Progress, ProgressBar, print_progress
 
 __all__ = ["SaverResult", "build_graph", "main", "run"]
 
-REDIS_URL = os.environ.get("LANGGRAPH_MEMORY_BENCH_REDIS_URL", "redis://127.0.0.1:6379/0")
+REDIS_URL = os.environ.get("LANGGRAPH_RECALL_BENCH_REDIS_URL", "redis://127.0.0.1:6379/0")
 POSTGRES_URI = os.environ.get(
-    "LANGGRAPH_MEMORY_BENCH_POSTGRES_URI", "postgresql://postgres@127.0.0.1:5432/postgres"
+    "LANGGRAPH_RECALL_BENCH_POSTGRES_URI", "postgresql://postgres@127.0.0.1:5432/postgres"
 )
 
 SaverFactory = Callable[[], contextlib.AbstractContextManager[BaseCheckpointSaver[Any]]]
@@ -95,7 +95,7 @@ def _in_memory() -> Iterator[BaseCheckpointSaver[Any]]:
 def _our_redis() -> Iterator[BaseCheckpointSaver[Any]]:
     import redis
 
-    from langgraph_memory.checkpoint.redis import RedisSaver
+    from langgraph_recall.checkpoint.redis import RedisSaver
 
     prefix = f"lgmbench{uuid.uuid4().hex[:8]}"
     with RedisSaver.from_conn_string(REDIS_URL, prefix=prefix) as saver:
@@ -138,7 +138,7 @@ def _official_postgres() -> Iterator[BaseCheckpointSaver[Any]]:
 
 @contextlib.contextmanager
 def _our_postgres() -> Iterator[BaseCheckpointSaver[Any]]:
-    from langgraph_memory.checkpoint.postgres import PostgresSaver
+    from langgraph_recall.checkpoint.postgres import PostgresSaver
 
     with _temp_database() as dsn, PostgresSaver.from_conn_string(dsn) as saver:
         saver.setup()
@@ -159,7 +159,7 @@ def _sqlite() -> Iterator[BaseCheckpointSaver[Any]]:
 
 def _our_postgres_available() -> bool:
     try:
-        import langgraph_memory.checkpoint.postgres  # noqa: F401
+        import langgraph_recall.checkpoint.postgres  # noqa: F401
     except ImportError:
         return False
     return True

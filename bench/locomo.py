@@ -15,10 +15,10 @@ vectors):
 * ``ours-pgvector`` / ``ours-exact``: ``PostgresMemoryStore.search`` on embedded Postgres 18
   + pgvector (HNSW) and on the PostgreSQL 15 server without pgvector (exact search), fed
   through the package's episodic write path: each conversation is one user's history given
-  to :func:`langgraph_memory.episodes.ingest_history` (default PII filter), so every turn
+  to :func:`langgraph_recall.episodes.ingest_history` (default PII filter), so every turn
   becomes an ``episodic`` memory whose ``context`` holds the ``CONTEXT_TURNS`` turns before
   and ``AFTER_TURNS`` turns after it in its session, indexed on ``["context", "content"]``.
-  The store's embedder is :class:`~langgraph_memory.episodes.TurnEmbeddings`: each turn is
+  The store's embedder is :class:`~langgraph_recall.episodes.TurnEmbeddings`: each turn is
   embedded once and an episode's whole text gets the mean of its turns' vectors (the store
   searches the mean similarity of that and the turn's own vector). Nothing here is specific
   to LoCoMo but the loader mapping a dialog turn to an ``EpisodeTurn``.
@@ -49,8 +49,8 @@ Run::
     python -m bench.locomo --limit-conversations 1 --limit-questions 40 --json out.json
     python -m bench.locomo --retrievers ours-exact,bm25-stemmed
 
-Data: ``$LANGGRAPH_MEMORY_LOCOMO_DIR``, else ``../shared/data/locomo-dev`` beside the repo.
-The PG 15 server for ``ours-exact``: ``$LANGGRAPH_MEMORY_BENCH_POSTGRES_URI``.
+Data: ``$LANGGRAPH_RECALL_LOCOMO_DIR``, else ``../shared/data/locomo-dev`` beside the repo.
+The PG 15 server for ``ours-exact``: ``$LANGGRAPH_RECALL_BENCH_POSTGRES_URI``.
 """
 
 from __future__ import annotations
@@ -95,7 +95,7 @@ __all__ = [
 
 DEFAULT_DATA_DIR = Path(
     os.environ.get(
-        "LANGGRAPH_MEMORY_LOCOMO_DIR",
+        "LANGGRAPH_RECALL_LOCOMO_DIR",
         Path(__file__).resolve().parents[2] / "shared" / "data" / "locomo-dev",
     )
 )
@@ -225,7 +225,7 @@ def load_conversations(data_dir: Path = DEFAULT_DATA_DIR) -> list[Conversation]:
     files = sorted(Path(data_dir).glob("*.json"))
     if not files:
         raise FileNotFoundError(
-            f"no LoCoMo conversations (*.json) in {data_dir}; set LANGGRAPH_MEMORY_LOCOMO_DIR"
+            f"no LoCoMo conversations (*.json) in {data_dir}; set LANGGRAPH_RECALL_LOCOMO_DIR"
         )
     return [load_conversation(f) for f in files]
 
@@ -319,7 +319,7 @@ class InMemoryVectorRetriever:
 
 class EpisodicRetriever:
     """Our ``PostgresMemoryStore`` fed through the package's episodic path:
-    :func:`langgraph_memory.episodes.ingest_history` (one conversation = one user's
+    :func:`langgraph_recall.episodes.ingest_history` (one conversation = one user's
     history; default PII filter; batches of ``INGEST_BATCH``), searched with
     ``store.search``; a result's turn is its episode's ``turn_id``."""
 
@@ -333,7 +333,7 @@ class EpisodicRetriever:
         self._namespace: tuple[str, ...] = ()
 
     def index(self, conversation: Conversation) -> None:
-        from langgraph_memory.episodes import ingest_history
+        from langgraph_recall.episodes import ingest_history
 
         report = ingest_history(
             self.store,
@@ -433,10 +433,10 @@ class LoaderRetriever:
 
 
 def episode_config(context_turns: int, after_turns: int) -> Any:
-    """The :class:`~langgraph_memory.episodes.EpisodeConfig` of the episodic retrievers:
+    """The :class:`~langgraph_recall.episodes.EpisodeConfig` of the episodic retrievers:
     every turn (both speakers are people) with ``context_turns`` earlier and
     ``after_turns`` later turns of its session as context."""
-    from langgraph_memory.episodes import EpisodeConfig
+    from langgraph_recall.episodes import EpisodeConfig
 
     return EpisodeConfig(
         roles=("user", "assistant"),
@@ -448,9 +448,9 @@ def episode_config(context_turns: int, after_turns: int) -> Any:
 
 
 def episode_turns(conversation: Conversation) -> list[Any]:
-    """The conversation as :class:`~langgraph_memory.episodes.EpisodeTurn` s (the only
+    """The conversation as :class:`~langgraph_recall.episodes.EpisodeTurn` s (the only
     LoCoMo-specific step: dialog id, speaker, session number and date)."""
-    from langgraph_memory.episodes import EpisodeTurn
+    from langgraph_recall.episodes import EpisodeTurn
 
     return [
         EpisodeTurn(t.text, "user", t.speaker, t.dia_id, str(t.session), t.when)
@@ -465,7 +465,7 @@ def _store(
     dims: int,
     retrieval: Any = None,
 ) -> Iterator[Any]:
-    from langgraph_memory.store.postgres import PostgresMemoryStore
+    from langgraph_recall.store.postgres import PostgresMemoryStore
 
     index = {"dims": dims, "embed": embeddings, "fields": ["content"]}
     with (
@@ -489,7 +489,7 @@ def _episodic(
     retrieval: Any = None,
     diversity: float | None = None,
 ) -> EpisodicRetriever:
-    from langgraph_memory.episodes import TurnEmbeddings
+    from langgraph_recall.episodes import TurnEmbeddings
 
     store = stack.enter_context(_store(database, TurnEmbeddings(embeddings), dims, retrieval))
     return EpisodicRetriever(
@@ -507,7 +507,7 @@ def _make_retriever(
     context_turns: int = CONTEXT_TURNS,
     after_turns: int = AFTER_TURNS,
 ) -> Retriever:
-    from langgraph_memory.retrieval import RetrievalConfig
+    from langgraph_recall.retrieval import RetrievalConfig
 
     if name == "bm25-plain":
         return BM25Retriever(plain_tokens)
@@ -670,7 +670,7 @@ def run(
             Conversation(c.sample_id, c.turns, c.questions[:limit_questions]) for c in conversations
         ]
     if embeddings is None:
-        from langgraph_memory.embeddings import default_embeddings
+        from langgraph_recall.embeddings import default_embeddings
 
         embeddings = default_embeddings()
     dims = dims or int(getattr(embeddings, "dims", 384))
@@ -794,10 +794,10 @@ def measure_ingest(
 ) -> list[IngestSpeed]:
     """Ingest the first ``turns`` turns with the previous loader (``put`` with a hand-built
     context, two embeddings per memory) and with the episodic path (``ingest_history`` on
-    :class:`~langgraph_memory.episodes.TurnEmbeddings`), each on a fresh uncached counting
+    :class:`~langgraph_recall.episodes.TurnEmbeddings`), each on a fresh uncached counting
     embedder, in ``rounds`` alternating rounds (loader, episodic, episodic, loader, ...)
     so that load on the machine falls on both alike."""
-    from langgraph_memory.episodes import TurnEmbeddings
+    from langgraph_recall.episodes import TurnEmbeddings
 
     part = Conversation(conversation.sample_id, conversation.turns[:turns], ())
     totals = {"loader": IngestSpeed("loader"), "episodic": IngestSpeed("episodic")}

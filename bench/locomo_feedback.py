@@ -1,6 +1,6 @@
 """LoCoMo prototype: pseudo-relevance feedback and multi-query over the store's public API.
 
-Each conversation is ingested once through :func:`langgraph_memory.episodes.ingest_history`
+Each conversation is ingested once through :func:`langgraph_recall.episodes.ingest_history`
 (the same episodic path and settings as ``bench.locomo``) into a ``PostgresMemoryStore``;
 every question is then ranked by several first-stage variants, all built from
 ``store.search`` calls only:
@@ -66,7 +66,7 @@ found, not toward evidence in other sessions. MiniLM at w 0.2 raises the held-ou
 would not take it; it also needs torch (754 MB) and embeds at ~22 texts/s on one thread
 of this loaded machine (model load 20 s).
 
-Embeddings are cached on disk (``$LANGGRAPH_MEMORY_EMBED_CACHE``, default
+Embeddings are cached on disk (``$LANGGRAPH_RECALL_EMBED_CACHE``, default
 ``.cache/locomo-e5.pkl``): the embedder is deterministic, so later runs reuse them.
 """
 
@@ -106,7 +106,7 @@ from bench.locomo import (
 __all__ = ["DiskCachedEmbeddings", "QueryVectorEmbeddings", "main"]
 
 POOL = 40
-CACHE = Path(os.environ.get("LANGGRAPH_MEMORY_EMBED_CACHE", ".cache/locomo-e5.pkl"))
+CACHE = Path(os.environ.get("LANGGRAPH_RECALL_EMBED_CACHE", ".cache/locomo-e5.pkl"))
 
 
 class DiskCachedEmbeddings(Embeddings):
@@ -619,7 +619,7 @@ def variants() -> dict[str, Variant]:
 
 
 def _ingest(store: Any, conversation: Conversation) -> tuple[str, ...]:
-    from langgraph_memory.episodes import ingest_history
+    from langgraph_recall.episodes import ingest_history
 
     report = ingest_history(
         store,
@@ -639,9 +639,9 @@ def run(
     *,
     second: bool = False,
 ) -> dict[str, dict[str, tuple[float, float, int]]]:
-    from langgraph_memory.embeddings import default_embeddings
-    from langgraph_memory.episodes import TurnEmbeddings
-    from langgraph_memory.store.postgres import PostgresMemoryStore
+    from langgraph_recall.embeddings import default_embeddings
+    from langgraph_recall.episodes import TurnEmbeddings
+    from langgraph_recall.store.postgres import PostgresMemoryStore
 
     disk = DiskCachedEmbeddings(default_embeddings(), CACHE)
     lines: Embeddings = disk

@@ -8,7 +8,7 @@ For every conversation:
    message, both prefixed with the speaker's name and stamped with the session's date),
    so extraction, the PII filter and consolidation run exactly as in an app. With
    ``episodic=True`` the node also keeps both speakers' raw turns as episodic memories
-   (:class:`~langgraph_memory.episodes.EpisodeConfig`) and retrieval blends them in.
+   (:class:`~langgraph_recall.episodes.EpisodeConfig`) and retrieval blends them in.
 2. **Answer.** Every question of categories 1–4 goes through :class:`RetrieveNode`
    (``inject=True``: the ``<memory>`` block under its token budget) and
    :class:`RespondNode` on the same model, as a fresh one-message conversation.
@@ -25,27 +25,27 @@ LLM calls and latency per ingested turn and per answer, for both methods.
 file (``--cache``; keys: conversation, question, method, model and prompt hashes), so an
 interrupted run continues where it stopped: finished answers and verdicts are not asked
 again, and a conversation's ingest continues after the last turn it stored (the store
-must persist: the embedded Postgres in ``$LANGGRAPH_MEMORY_HOME`` by default, or
+must persist: the embedded Postgres in ``$LANGGRAPH_RECALL_HOME`` by default, or
 ``--postgres DSN``). Changing the model or a prompt changes the keys (a fresh run).
 
 Models: any OpenAI-compatible endpoint through ``langchain-openai``:
-``OPENAI_API_KEY``, ``OPENAI_BASE_URL``, ``LANGGRAPH_MEMORY_MODEL`` (or ``--model``) and
-``--judge-model`` (default ``$LANGGRAPH_MEMORY_JUDGE_MODEL``, else the answer model).
+``OPENAI_API_KEY``, ``OPENAI_BASE_URL``, ``LANGGRAPH_RECALL_MODEL`` (or ``--model``) and
+``--judge-model`` (default ``$LANGGRAPH_RECALL_JUDGE_MODEL``, else the answer model).
 No figure comes out of this harness without a model; CI runs it on scripted models.
 
 Run::
 
     pip install langchain-openai
-    export OPENAI_API_KEY=... LANGGRAPH_MEMORY_MODEL=gpt-4o-mini
+    export OPENAI_API_KEY=... LANGGRAPH_RECALL_MODEL=gpt-4o-mini
     python -m bench.locomo_qa --limit-conversations 1 --limit-questions 50
     python -m bench.locomo_qa --cache qa-cache.jsonl --json qa.json   # all, resumable
-    langgraph-memory bench locomo-qa --limit-conversations 1
+    langgraph-recall bench locomo-qa --limit-conversations 1
 
 Example:
     ```python
     from bench.locomo_qa import format_report, openai_model, run
 
-    model, name = openai_model(None)  # OPENAI_API_KEY, OPENAI_BASE_URL, LANGGRAPH_MEMORY_MODEL
+    model, name = openai_model(None)  # OPENAI_API_KEY, OPENAI_BASE_URL, LANGGRAPH_RECALL_MODEL
     report = run(model=model, model_name=name, limit_conversations=1, cache="qa.jsonl")
     print(format_report(report))
     ```
@@ -214,8 +214,8 @@ def _model_name(model: Any, given: str | None) -> str:
 
 
 def _extract_node(model: BaseChatModel, store: Any, prompt: str | None, episodic: bool) -> Any:
-    from langgraph_memory.extraction import LLMExtractor
-    from langgraph_memory.nodes import ExtractNode
+    from langgraph_recall.extraction import LLMExtractor
+    from langgraph_recall.nodes import ExtractNode
 
     extractor = (
         LLMExtractor(model) if prompt is None else LLMExtractor(model, extraction_prompt=prompt)
@@ -227,7 +227,7 @@ def _extract_node(model: BaseChatModel, store: Any, prompt: str | None, episodic
 
 def _episodes(episodic: bool) -> Any:
     """Both speakers' turns as episodes (LoCoMo is two people talking), or ``None``."""
-    from langgraph_memory.episodes import EpisodeConfig
+    from langgraph_recall.episodes import EpisodeConfig
 
     return EpisodeConfig(roles=("user", "assistant")) if episodic else None
 
@@ -242,8 +242,8 @@ def _ingest(
     cursor_key: str,
     progress: OnProgress,
 ) -> _IngestCursor:
-    from langgraph_memory.cli.admin import user_namespace
-    from langgraph_memory.errors import ConfigurationError
+    from langgraph_recall.cli.admin import user_namespace
+    from langgraph_recall.errors import ConfigurationError
 
     saved = cache.get(cursor_key)
     cursor = _IngestCursor(**saved) if saved else _IngestCursor()
@@ -286,7 +286,7 @@ def _ingest(
 
 
 def _count_tokens(messages: Sequence[BaseMessage]) -> int:
-    from langgraph_memory.nodes._messages import count_tokens
+    from langgraph_recall.nodes._messages import count_tokens
 
     return int(count_tokens(messages))
 
@@ -369,10 +369,10 @@ def _answer_and_judge(
 
 @contextlib.contextmanager
 def _open_store(dsn: str | None, embeddings: Embeddings, dims: int) -> Iterator[Any]:
-    from langgraph_memory.store.postgres import PostgresMemoryStore
+    from langgraph_recall.store.postgres import PostgresMemoryStore
 
     if dsn is None:
-        from langgraph_memory.embedded import embedded_dsn
+        from langgraph_recall.embedded import embedded_dsn
 
         dsn = embedded_dsn()
     index: Any = {"dims": dims, "embed": embeddings}
@@ -442,7 +442,7 @@ def run(
         embeddings: Embedder of the store (default ``default_embeddings()``).
         dims: Its dimensions (default ``embeddings.dims`` or 384).
         postgres: DSN of the store's database (default: the embedded Postgres in
-            ``$LANGGRAPH_MEMORY_HOME``, which persists, so an interrupted run resumes).
+            ``$LANGGRAPH_RECALL_HOME``, which persists, so an interrupted run resumes).
         cache: A :class:`QACache` or the path of its file (``None``: in memory only).
         token_budget: ``RetrieveNode`` token budget of the memory block.
         limit: ``RetrieveNode`` search limit.
@@ -454,8 +454,8 @@ def run(
             in turn order, as consolidation needs).
         progress: Receives the :class:`~bench.progress.Progress` events.
     """
-    from langgraph_memory.nodes import RespondNode, RetrieveNode
-    from langgraph_memory.prompts import DEFAULT_EXTRACTION_PROMPT
+    from langgraph_recall.nodes import RespondNode, RetrieveNode
+    from langgraph_recall.prompts import DEFAULT_EXTRACTION_PROMPT
 
     if workers < 1:
         raise ValueError("workers must be >= 1")
@@ -484,7 +484,7 @@ def run(
         store: Any = None
         if "memory" in methods:
             if embeddings is None:
-                from langgraph_memory.embeddings import default_embeddings
+                from langgraph_recall.embeddings import default_embeddings
 
                 embeddings = default_embeddings()
             dims = dims or int(getattr(embeddings, "dims", 384))
@@ -530,7 +530,7 @@ def run(
                     progress=progress,
                 )
                 ingest_costs.append(cursor)
-                from langgraph_memory.cli.admin import user_namespace
+                from langgraph_recall.cli.admin import user_namespace
 
                 results["memory"].memories += len(
                     store.search(user_namespace(user_id), limit=10_000)
@@ -612,27 +612,27 @@ def openai_model(name: str | None, *, env: Any = None) -> tuple[BaseChatModel, s
     if not env.get("OPENAI_API_KEY"):
         raise RuntimeError(
             "the QA benchmark needs a chat model: set OPENAI_API_KEY (and OPENAI_BASE_URL for "
-            "an OpenAI-compatible server) and LANGGRAPH_MEMORY_MODEL or --model"
+            "an OpenAI-compatible server) and LANGGRAPH_RECALL_MODEL or --model"
         )
     try:
         chat_openai: Any = importlib.import_module("langchain_openai").ChatOpenAI
     except ImportError as exc:
-        raise RuntimeError("pip install langchain-openai (or 'langgraph-memory[openai]')") from exc
-    chosen = name or env.get("LANGGRAPH_MEMORY_MODEL") or "gpt-4o-mini"
+        raise RuntimeError("pip install langchain-openai (or 'langgraph-recall[openai]')") from exc
+    chosen = name or env.get("LANGGRAPH_RECALL_MODEL") or "gpt-4o-mini"
     model: BaseChatModel = chat_openai(model=chosen, temperature=0)
     return model, chosen
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """The options of ``python -m bench.locomo_qa`` (shared with ``langgraph-memory bench``)."""
+    """The options of ``python -m bench.locomo_qa`` (shared with ``langgraph-recall bench``)."""
     parser.add_argument("--data", type=Path, default=locomo.DEFAULT_DATA_DIR)
     parser.add_argument(
-        "--model", default=None, help="answer/extraction model (default $LANGGRAPH_MEMORY_MODEL)"
+        "--model", default=None, help="answer/extraction model (default $LANGGRAPH_RECALL_MODEL)"
     )
     parser.add_argument(
         "--judge-model",
         default=None,
-        help="judge model (default $LANGGRAPH_MEMORY_JUDGE_MODEL, else --model)",
+        help="judge model (default $LANGGRAPH_RECALL_JUDGE_MODEL, else --model)",
     )
     parser.add_argument("--methods", default=",".join(METHODS), help="memory,full-context")
     parser.add_argument("--limit-conversations", type=int, default=None)
@@ -674,8 +674,8 @@ def run_openai(
 ) -> QAReport:
     """:func:`run` with OpenAI-compatible models named here or by the environment.
 
-    ``model`` defaults to ``$LANGGRAPH_MEMORY_MODEL`` (else ``gpt-4o-mini``), ``judge_model``
-    to ``$LANGGRAPH_MEMORY_JUDGE_MODEL``, else the answer model; the other arguments are
+    ``model`` defaults to ``$LANGGRAPH_RECALL_MODEL`` (else ``gpt-4o-mini``), ``judge_model``
+    to ``$LANGGRAPH_RECALL_JUDGE_MODEL``, else the answer model; the other arguments are
     :func:`run`'s.
 
     Raises:
@@ -683,7 +683,7 @@ def run_openai(
         ValueError: Unknown methods or ``workers < 1``.
     """
     answerer, name = openai_model(model)
-    judge_name = judge_model or os.environ.get("LANGGRAPH_MEMORY_JUDGE_MODEL") or name
+    judge_name = judge_model or os.environ.get("LANGGRAPH_RECALL_JUDGE_MODEL") or name
     judge, judge_name = (answerer, name) if judge_name == name else openai_model(judge_name)
     return run(
         data_dir,

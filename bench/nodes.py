@@ -4,7 +4,7 @@ Runs the same scripted conversation (memorable facts, questions, small talk; a n
 thread every 8 turns, one user) through:
 
 * a plain one-node graph on ``InMemorySaver`` (the floor),
-* ``langgraph_memory.graphs.build_graph`` (summarize → retrieve → inject → respond → extract) on
+* ``langgraph_recall.graphs.build_graph`` (summarize → retrieve → inject → respond → extract) on
   ``InMemoryStore`` + ``InMemorySaver``,
 * the same agent on our ``PostgresMemoryStore`` (PG, exact vector search, a hashing
   embedder) + our ``PostgresSaver`` in a fresh temporary database,
@@ -85,9 +85,9 @@ def _plain() -> Any:
 
 @contextlib.contextmanager
 def _agents() -> Iterator[dict[str, Any]]:
-    from langgraph_memory.checkpoint.postgres import PostgresSaver
-    from langgraph_memory.graphs import build_graph
-    from langgraph_memory.store.postgres import PostgresMemoryStore
+    from langgraph_recall.checkpoint.postgres import PostgresSaver
+    from langgraph_recall.graphs import build_graph
+    from langgraph_recall.store.postgres import PostgresMemoryStore
 
     with (
         temp_database() as dsn,

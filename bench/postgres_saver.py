@@ -40,7 +40,7 @@ from psycopg_pool import AsyncConnectionPool
 from bench._common import POSTGRES_URI, percentile, temp_database
 from bench.checkpointers import build_graph
 from bench.progress import OnProgress, Progress, ProgressBar, print_progress
-from langgraph_memory.checkpoint.postgres import AsyncPostgresSaver, PostgresSaver
+from langgraph_recall.checkpoint.postgres import AsyncPostgresSaver, PostgresSaver
 
 __all__ = [
     "LatencyResult",

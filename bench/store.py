@@ -165,7 +165,7 @@ class StoreResult:
 def _ours(
     database: Callable[[], contextlib.AbstractContextManager[str]], embeddings: Embeddings
 ) -> Iterator[Any]:
-    from langgraph_memory.store.postgres import PostgresMemoryStore
+    from langgraph_recall.store.postgres import PostgresMemoryStore
 
     index = {"dims": DIMS, "embed": embeddings, "fields": ["content"]}
     with (

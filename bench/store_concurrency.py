@@ -65,7 +65,7 @@ async def _both_kinds(name: str, store: Any, calls: int) -> list[ConcurrencyResu
 
 
 async def _ours(dsn: str, calls: int) -> list[ConcurrencyResult]:
-    from langgraph_memory.store.postgres import AsyncPostgresMemoryStore
+    from langgraph_recall.store.postgres import AsyncPostgresMemoryStore
     from tests.fakes import HashingEmbeddings
 
     index: Any = {"dims": 64, "embed": HashingEmbeddings(64), "fields": ["text"]}
@@ -73,7 +73,7 @@ async def _ours(dsn: str, calls: int) -> list[ConcurrencyResult]:
         dsn, index=index, pool_config={"min_size": 1, "max_size": POOL_SIZE}
     ) as store:
         await store.asetup()
-        return await _both_kinds("langgraph-memory", store, calls)
+        return await _both_kinds("langgraph-recall", store, calls)
 
 
 async def _langgraph(dsn: str, calls: int) -> list[ConcurrencyResult]:
@@ -97,7 +97,7 @@ def run(
     """Both stores, each on a fresh database of ``base_dsn`` (needs pgvector, which
     LangGraph's store requires), or of a private embedded Postgres 18 when ``None``."""
     results: list[ConcurrencyResult] = []
-    for label, body in (("langgraph-memory", _ours), ("LangGraph AsyncPostgresStore", _langgraph)):
+    for label, body in (("langgraph-recall", _ours), ("LangGraph AsyncPostgresStore", _langgraph)):
         database = embedded_database() if base_dsn is None else temp_database(base_dsn)
         with database as dsn:
             progress(Progress(f"{label}: {calls} concurrent aput, then asearch (pool of 10)"))
@@ -119,8 +119,8 @@ def main(argv: list[str] | None = None) -> None:
             f"{r.store:32} {r.kind:8} {r.calls:6d} {r.failures:6d} {r.seconds:8.2f} "
             f" {r.first_error}"
         )
-    ours = {r.kind: r for r in results if r.store == "langgraph-memory"}
-    theirs = {r.kind: r for r in results if r.store != "langgraph-memory"}
+    ours = {r.kind: r for r in results if r.store == "langgraph-recall"}
+    theirs = {r.kind: r for r in results if r.store != "langgraph-recall"}
     for kind in ours:
         if kind in theirs and theirs[kind].seconds > 0:
             print(

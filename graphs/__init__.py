@@ -1,1 +1,1 @@
-"""Example graphs built with langgraph_memory (runnable services and agents)."""
+"""Example graphs built with langgraph_recall (runnable services and agents)."""

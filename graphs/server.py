@@ -4,8 +4,8 @@ The graph is a ``MessagesState`` chat with a deterministic, offline responder (n
 each reply says which turn of the conversation it answers, so clients can check that no
 turn was lost or reordered. Run it under several workers::
 
-    LANGGRAPH_MEMORY_CHECKPOINTER=postgres \\
-    LANGGRAPH_MEMORY_POSTGRES_URI=postgresql://postgres@127.0.0.1:5432/app \\
+    LANGGRAPH_RECALL_CHECKPOINTER=postgres \\
+    LANGGRAPH_RECALL_POSTGRES_URI=postgresql://postgres@127.0.0.1:5432/app \\
     uvicorn graphs.server:app --workers 4
 
 Endpoints:
@@ -18,17 +18,17 @@ Endpoints:
       worker's pid.
 
 Environment:
-    * ``LANGGRAPH_MEMORY_CHECKPOINTER``: ``postgres``, ``redis`` or ``memory`` (default;
+    * ``LANGGRAPH_RECALL_CHECKPOINTER``: ``postgres``, ``redis`` or ``memory`` (default;
       ``InMemorySaver``, which loses turns as soon as there are several workers).
-    * ``LANGGRAPH_MEMORY_POSTGRES_URI``: the Postgres of ``postgres`` (the README's name;
-      unset: the embedded Postgres, :func:`langgraph_memory.embedded.default_dsn`; the
-      retired ``LANGGRAPH_MEMORY_POSTGRES_DSN`` is refused so it cannot point elsewhere).
-    * ``LANGGRAPH_MEMORY_REDIS_URL`` / ``LANGGRAPH_MEMORY_REDIS_PREFIX``: the Redis of
+    * ``LANGGRAPH_RECALL_POSTGRES_URI``: the Postgres of ``postgres`` (the README's name;
+      unset: the embedded Postgres, :func:`langgraph_recall.embedded.default_dsn`; the
+      retired ``LANGGRAPH_RECALL_POSTGRES_DSN`` is refused so it cannot point elsewhere).
+    * ``LANGGRAPH_RECALL_REDIS_URL`` / ``LANGGRAPH_RECALL_REDIS_PREFIX``: the Redis of
       ``redis``.
-    * ``LANGGRAPH_MEMORY_LEASE``: ``reject`` (default), ``wait`` or ``off``;
-      ``LANGGRAPH_MEMORY_LEASE_TTL`` and ``LANGGRAPH_MEMORY_LEASE_WAIT_TIMEOUT`` in seconds.
-    * ``LANGGRAPH_MEMORY_REPLY_DELAY``: seconds the responder "thinks" (simulated LLM latency).
-    * ``LANGGRAPH_MEMORY_SKIP_SETUP=1``: do not run the checkpointer's ``setup()`` at startup.
+    * ``LANGGRAPH_RECALL_LEASE``: ``reject`` (default), ``wait`` or ``off``;
+      ``LANGGRAPH_RECALL_LEASE_TTL`` and ``LANGGRAPH_RECALL_LEASE_WAIT_TIMEOUT`` in seconds.
+    * ``LANGGRAPH_RECALL_REPLY_DELAY``: seconds the responder "thinks" (simulated LLM latency).
+    * ``LANGGRAPH_RECALL_SKIP_SETUP=1``: do not run the checkpointer's ``setup()`` at startup.
 
 Example:
     ```python
@@ -54,17 +54,17 @@ from langchain_core.messages import AIMessage, AnyMessage, HumanMessage
 from langgraph.graph import START, MessagesState, StateGraph
 from pydantic import BaseModel
 
-from langgraph_memory.cli._backends import describe_dsn
-from langgraph_memory.embedded import ENV_DSN, resolve_postgres_dsn, resolve_redis_url
-from langgraph_memory.errors import ConfigurationError, LeaseLostError, ThreadBusyError
-from langgraph_memory.lease import InMemoryLeaseBackend, with_thread_lease
+from langgraph_recall.cli._backends import describe_dsn
+from langgraph_recall.embedded import ENV_DSN, resolve_postgres_dsn, resolve_redis_url
+from langgraph_recall.errors import ConfigurationError, LeaseLostError, ThreadBusyError
+from langgraph_recall.lease import InMemoryLeaseBackend, with_thread_lease
 
 __all__ = ["ServerSettings", "app", "build_chat_graph", "reply_to"]
 
-logger = logging.getLogger("langgraph_memory.server")
+logger = logging.getLogger("langgraph_recall.server")
 
 CHECKPOINTERS = ("memory", "postgres", "redis")
-RETIRED_DSN_ENV = "LANGGRAPH_MEMORY_POSTGRES_DSN"
+RETIRED_DSN_ENV = "LANGGRAPH_RECALL_POSTGRES_DSN"
 LEASE_MODES = ("reject", "wait", "off")
 
 
@@ -74,7 +74,7 @@ class ServerSettings:
 
     Example:
         ```python
-        settings = ServerSettings.from_env({"LANGGRAPH_MEMORY_CHECKPOINTER": "redis"})
+        settings = ServerSettings.from_env({"LANGGRAPH_RECALL_CHECKPOINTER": "redis"})
         assert settings.checkpointer == "redis" and settings.lease == "reject"
         ```
     """
@@ -93,14 +93,14 @@ class ServerSettings:
     def from_env(cls, environ: Mapping[str, str]) -> ServerSettings:
         """Parse settings from ``environ``; bad values raise ``ConfigurationError``."""
         get = environ.get
-        checkpointer = get("LANGGRAPH_MEMORY_CHECKPOINTER", "memory").strip().lower()
+        checkpointer = get("LANGGRAPH_RECALL_CHECKPOINTER", "memory").strip().lower()
         if checkpointer not in CHECKPOINTERS:
             raise ConfigurationError(
-                f"LANGGRAPH_MEMORY_CHECKPOINTER={checkpointer!r}; use one of {CHECKPOINTERS}"
+                f"LANGGRAPH_RECALL_CHECKPOINTER={checkpointer!r}; use one of {CHECKPOINTERS}"
             )
-        lease = get("LANGGRAPH_MEMORY_LEASE", "reject").strip().lower()
+        lease = get("LANGGRAPH_RECALL_LEASE", "reject").strip().lower()
         if lease not in LEASE_MODES:
-            raise ConfigurationError(f"LANGGRAPH_MEMORY_LEASE={lease!r}; use one of {LEASE_MODES}")
+            raise ConfigurationError(f"LANGGRAPH_RECALL_LEASE={lease!r}; use one of {LEASE_MODES}")
         if get(RETIRED_DSN_ENV):
             raise ConfigurationError(
                 f"{RETIRED_DSN_ENV} is no longer read; set {ENV_DSN} (the name the README and "
@@ -111,14 +111,14 @@ class ServerSettings:
             checkpointer=checkpointer,
             postgres_dsn=get(ENV_DSN),
             redis_url=resolve_redis_url(None),
-            redis_prefix=get("LANGGRAPH_MEMORY_REDIS_PREFIX", defaults.redis_prefix),
+            redis_prefix=get("LANGGRAPH_RECALL_REDIS_PREFIX", defaults.redis_prefix),
             lease=lease,
-            lease_ttl=_seconds(environ, "LANGGRAPH_MEMORY_LEASE_TTL", defaults.lease_ttl),
+            lease_ttl=_seconds(environ, "LANGGRAPH_RECALL_LEASE_TTL", defaults.lease_ttl),
             lease_wait_timeout=_seconds(
-                environ, "LANGGRAPH_MEMORY_LEASE_WAIT_TIMEOUT", defaults.lease_wait_timeout
+                environ, "LANGGRAPH_RECALL_LEASE_WAIT_TIMEOUT", defaults.lease_wait_timeout
             ),
-            reply_delay=_seconds(environ, "LANGGRAPH_MEMORY_REPLY_DELAY", defaults.reply_delay),
-            run_setup=get("LANGGRAPH_MEMORY_SKIP_SETUP", "0").strip().lower()
+            reply_delay=_seconds(environ, "LANGGRAPH_RECALL_REPLY_DELAY", defaults.reply_delay),
+            run_setup=get("LANGGRAPH_RECALL_SKIP_SETUP", "0").strip().lower()
             not in {"1", "true", "yes"},
         )
 
@@ -165,7 +165,7 @@ def build_chat_graph(checkpointer: Any, reply_delay: float = 0.0) -> Any:
 async def _open_checkpointer(settings: ServerSettings) -> AsyncIterator[tuple[Any, str]]:
     """The checkpointer and a description of where it stores (no password)."""
     if settings.checkpointer == "postgres":
-        from langgraph_memory.checkpoint.postgres import AsyncPostgresSaver
+        from langgraph_recall.checkpoint.postgres import AsyncPostgresSaver
 
         dsn = await asyncio.to_thread(resolve_postgres_dsn, settings.postgres_dsn)
         location = describe_dsn(dsn)
@@ -175,7 +175,7 @@ async def _open_checkpointer(settings: ServerSettings) -> AsyncIterator[tuple[An
                 await saver.setup()
             yield saver, location
     elif settings.checkpointer == "redis":
-        from langgraph_memory.checkpoint.redis import AsyncRedisSaver
+        from langgraph_recall.checkpoint.redis import AsyncRedisSaver
 
         async with AsyncRedisSaver.from_conn_string(
             settings.redis_url, prefix=settings.redis_prefix
@@ -225,7 +225,7 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         yield
 
 
-app = FastAPI(title="langgraph-memory chat service", lifespan=lifespan)
+app = FastAPI(title="langgraph-recall chat service", lifespan=lifespan)
 
 
 def _config(thread_id: str) -> dict[str, Any]:

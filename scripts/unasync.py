@@ -58,8 +58,8 @@ class Pair:
 
 PAIRS: list[Pair] = [
     Pair(
-        "langgraph_memory/checkpoint/redis/aio.py",
-        "langgraph_memory/checkpoint/redis/saver.py",
+        "langgraph_recall/checkpoint/redis/aio.py",
+        "langgraph_recall/checkpoint/redis/saver.py",
         {
             "redis.asyncio.cluster": "redis.cluster",
             "redis.asyncio": "redis",
@@ -83,8 +83,8 @@ PAIRS: list[Pair] = [
         },
     ),
     Pair(
-        "langgraph_memory/checkpoint/postgres/aio.py",
-        "langgraph_memory/checkpoint/postgres/sync.py",
+        "langgraph_recall/checkpoint/postgres/aio.py",
+        "langgraph_recall/checkpoint/postgres/sync.py",
         {
             "AsyncPostgresSaver": "PostgresSaver",
             "AsyncPostgresLeaseBackend": "PostgresLeaseBackend",
@@ -108,8 +108,8 @@ PAIRS: list[Pair] = [
         },
     ),
     Pair(
-        "langgraph_memory/_pg/run_async.py",
-        "langgraph_memory/_pg/run_sync.py",
+        "langgraph_recall/_pg/run_async.py",
+        "langgraph_recall/_pg/run_sync.py",
         {
             "asyncio": "threading",
             "AsyncConn": "SyncConn",
@@ -124,8 +124,8 @@ PAIRS: list[Pair] = [
         },
     ),
     Pair(
-        "langgraph_memory/store/postgres/_statements_aio.py",
-        "langgraph_memory/store/postgres/_statements_sync.py",
+        "langgraph_recall/store/postgres/_statements_aio.py",
+        "langgraph_recall/store/postgres/_statements_sync.py",
         {
             "AConn": "Conn",
             "ACursor": "Cursor",
@@ -135,8 +135,8 @@ PAIRS: list[Pair] = [
         },
     ),
     Pair(
-        "langgraph_memory/store/postgres/aio.py",
-        "langgraph_memory/store/postgres/sync.py",
+        "langgraph_recall/store/postgres/aio.py",
+        "langgraph_recall/store/postgres/sync.py",
         {
             "AsyncPostgresMemoryStore": "PostgresMemoryStore",
             "AsyncStoreBase": "SyncStoreBase",

@@ -1,11 +1,11 @@
 """Shared fixtures: real Postgres and Redis, one fresh database / key prefix per test.
 
-Service URLs come from ``LANGGRAPH_MEMORY_TEST_POSTGRES_URI`` and
-``LANGGRAPH_MEMORY_TEST_REDIS_URL`` (defaults: the machine's local servers). When a
+Service URLs come from ``LANGGRAPH_RECALL_TEST_POSTGRES_URI`` and
+``LANGGRAPH_RECALL_TEST_REDIS_URL`` (defaults: the machine's local servers). When a
 service is down the test is skipped locally, but **fails** when
-``LANGGRAPH_MEMORY_REQUIRE_SERVICES=1`` or ``CI`` is set, so CI never skips silently.
+``LANGGRAPH_RECALL_REQUIRE_SERVICES=1`` or ``CI`` is set, so CI never skips silently.
 
-``LANGGRAPH_MEMORY_TEST_REDIS_SERVER=/path/to/valkey-server`` runs the Redis tests on
+``LANGGRAPH_RECALL_TEST_REDIS_SERVER=/path/to/valkey-server`` runs the Redis tests on
 another Redis-compatible server: the session starts that binary on a free port (its own
 temporary directory, nothing persisted) and every ``redis_url`` points at it; the
 test-owned servers of the fault tests run the same binary.
@@ -23,18 +23,18 @@ from hypothesis import settings
 # No hypothesis deadlines: a deadline is a timing assert, and on a loaded 2-core machine an
 # example's first run (imports, caches) can take longer than any sane bound. Speed is
 # measured by the benchmarks (bench/), never by the tests.
-settings.register_profile("langgraph-memory", deadline=None)
-settings.load_profile("langgraph-memory")
+settings.register_profile("langgraph-recall", deadline=None)
+settings.load_profile("langgraph-recall")
 
 POSTGRES_URI = os.environ.get(
-    "LANGGRAPH_MEMORY_TEST_POSTGRES_URI", "postgresql://postgres@127.0.0.1:5432/postgres"
+    "LANGGRAPH_RECALL_TEST_POSTGRES_URI", "postgresql://postgres@127.0.0.1:5432/postgres"
 )
-REDIS_URL = os.environ.get("LANGGRAPH_MEMORY_TEST_REDIS_URL", "redis://127.0.0.1:6379/0")
+REDIS_URL = os.environ.get("LANGGRAPH_RECALL_TEST_REDIS_URL", "redis://127.0.0.1:6379/0")
 
 
 def services_required() -> bool:
     """True when a missing service must fail the test instead of skipping it."""
-    flag = os.environ.get("LANGGRAPH_MEMORY_REQUIRE_SERVICES") or os.environ.get("CI")
+    flag = os.environ.get("LANGGRAPH_RECALL_REQUIRE_SERVICES") or os.environ.get("CI")
     return bool(flag) and flag.lower() not in {"0", "false", "no"}
 
 
@@ -42,7 +42,7 @@ def service_missing(what: str, exc: BaseException) -> None:
     """Skip (locally) or fail (CI) because ``what`` is unreachable."""
     message = f"{what} is not reachable: {exc!r}"
     if services_required():
-        pytest.fail(message + " (services are required: LANGGRAPH_MEMORY_REQUIRE_SERVICES/CI)")
+        pytest.fail(message + " (services are required: LANGGRAPH_RECALL_REQUIRE_SERVICES/CI)")
     pytest.skip(message)
 
 
@@ -76,9 +76,9 @@ def postgres_dsn() -> Iterator[str]:
 
 @pytest.fixture(scope="session")
 def redis_server_url() -> Iterator[str]:
-    """``LANGGRAPH_MEMORY_TEST_REDIS_URL``, or the URL of a server this session starts
-    from ``LANGGRAPH_MEMORY_TEST_REDIS_SERVER`` (e.g. Valkey), stopped at the end."""
-    if not os.environ.get("LANGGRAPH_MEMORY_TEST_REDIS_SERVER"):
+    """``LANGGRAPH_RECALL_TEST_REDIS_URL``, or the URL of a server this session starts
+    from ``LANGGRAPH_RECALL_TEST_REDIS_SERVER`` (e.g. Valkey), stopped at the end."""
+    if not os.environ.get("LANGGRAPH_RECALL_TEST_REDIS_SERVER"):
         yield REDIS_URL
         return
     from tests.reliability._servers import OwnedRedis

@@ -7,7 +7,7 @@ text always embeds to the same vector.
 ``TextOnlyChatModel`` is a chat model as small local servers and many providers offer
 them: no ``bind_tools``, no ``with_structured_output``, only text. Its replies come from
 a function of the input messages; every call is recorded. (Scripted tool-calling models:
-``langgraph_memory.offline.ScriptedChatModel``.)
+``langgraph_recall.offline.ScriptedChatModel``.)
 """
 
 from __future__ import annotations

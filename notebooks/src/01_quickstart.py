@@ -7,18 +7,18 @@
 # A LangGraph chat agent with **long-term memory across threads** in a few lines: the
 # memory store and the checkpointer both live in Postgres (an embedded Postgres 18 +
 # pgvector when no server is configured), and the prebuilt graph
-# `langgraph_memory.graphs.build_graph` runs `summarize → retrieve → inject → respond → extract`.
+# `langgraph_recall.graphs.build_graph` runs `summarize → retrieve → inject → respond → extract`.
 #
 # ### Configuration
 #
 # | variable | default | effect |
 # |---|---|---|
-# | `LANGGRAPH_MEMORY_HOME` | per-user data dir | where the embedded Postgres keeps its data |
-# | `LANGGRAPH_MEMORY_POSTGRES_URI` | *(unset: embedded Postgres)* | use this Postgres instead |
-# | `LANGGRAPH_MEMORY_REDIS_URL` | `redis://127.0.0.1:6379/0` | Redis for the Redis checkpointer |
+# | `LANGGRAPH_RECALL_HOME` | per-user data dir | where the embedded Postgres keeps its data |
+# | `LANGGRAPH_RECALL_POSTGRES_URI` | *(unset: embedded Postgres)* | use this Postgres instead |
+# | `LANGGRAPH_RECALL_REDIS_URL` | `redis://127.0.0.1:6379/0` | Redis for the Redis checkpointer |
 # | `OPENAI_API_KEY` | *(unset: offline)* | `ChatOpenAI` (`pip install langchain-openai`) |
 # | `OPENAI_BASE_URL` | OpenAI | any OpenAI-compatible server (vLLM, Ollama, …) |
-# | `LANGGRAPH_MEMORY_MODEL` | `gpt-4o-mini` | model name when `OPENAI_API_KEY` is set |
+# | `LANGGRAPH_RECALL_MODEL` | `gpt-4o-mini` | model name when `OPENAI_API_KEY` is set |
 #
 # Without `OPENAI_API_KEY` the notebook runs in **offline mode**: a deterministic rule-based
 # extractor and a templated responder answer — they are clearly labelled and are *not* an LLM.
@@ -29,13 +29,13 @@ import uuid
 
 from langchain_core.runnables import RunnableConfig
 
-from langgraph_memory.checkpoint.postgres import PostgresSaver
-from langgraph_memory.embedded import default_dsn
-from langgraph_memory.graphs import build_graph
-from langgraph_memory.offline import default_chat_model
-from langgraph_memory.store.postgres import PostgresMemoryStore
+from langgraph_recall.checkpoint.postgres import PostgresSaver
+from langgraph_recall.embedded import default_dsn
+from langgraph_recall.graphs import build_graph
+from langgraph_recall.offline import default_chat_model
+from langgraph_recall.store.postgres import PostgresMemoryStore
 
-dsn = default_dsn()  # $LANGGRAPH_MEMORY_POSTGRES_URI, else the embedded Postgres
+dsn = default_dsn()  # $LANGGRAPH_RECALL_POSTGRES_URI, else the embedded Postgres
 model = default_chat_model()  # ChatOpenAI when OPENAI_API_KEY is set, else None
 print(
     "model:",

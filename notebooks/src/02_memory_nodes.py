@@ -6,7 +6,7 @@
 # # 02 · Adding memory nodes to an existing graph
 #
 # You already have a LangGraph app. Adding memory means adding nodes from
-# `langgraph_memory.nodes` around your model node and passing `store=` (and a
+# `langgraph_recall.nodes` around your model node and passing `store=` (and a
 # `checkpointer=`) to `compile()`. Your node does not change. Identity (`user_id`,
 # `thread_id`) comes from the config (or the runtime context).
 #
@@ -14,12 +14,12 @@
 #
 # | variable | default | effect |
 # |---|---|---|
-# | `LANGGRAPH_MEMORY_HOME` | per-user data dir | where the embedded Postgres keeps its data |
-# | `LANGGRAPH_MEMORY_POSTGRES_URI` | *(unset: embedded Postgres)* | use this Postgres instead |
-# | `LANGGRAPH_MEMORY_REDIS_URL` | `redis://127.0.0.1:6379/0` | Redis for the Redis checkpointer |
+# | `LANGGRAPH_RECALL_HOME` | per-user data dir | where the embedded Postgres keeps its data |
+# | `LANGGRAPH_RECALL_POSTGRES_URI` | *(unset: embedded Postgres)* | use this Postgres instead |
+# | `LANGGRAPH_RECALL_REDIS_URL` | `redis://127.0.0.1:6379/0` | Redis for the Redis checkpointer |
 # | `OPENAI_API_KEY` | *(unset: offline)* | `ChatOpenAI` (`pip install langchain-openai`) |
 # | `OPENAI_BASE_URL` | OpenAI | any OpenAI-compatible server (vLLM, Ollama, …) |
-# | `LANGGRAPH_MEMORY_MODEL` | `gpt-4o-mini` | model name when `OPENAI_API_KEY` is set |
+# | `LANGGRAPH_RECALL_MODEL` | `gpt-4o-mini` | model name when `OPENAI_API_KEY` is set |
 #
 # Without `OPENAI_API_KEY` the notebook runs in **offline mode**: a deterministic rule-based
 # extractor and a templated responder answer — they are clearly labelled and are *not* an LLM.
@@ -33,9 +33,9 @@ from langchain_core.messages import HumanMessage
 from langchain_core.runnables import RunnableConfig
 from langgraph.graph import END, START, MessagesState, StateGraph
 
-from langgraph_memory.embedded import default_dsn
-from langgraph_memory.offline import TemplatedResponder, default_chat_model
-from langgraph_memory.store.postgres import PostgresMemoryStore
+from langgraph_recall.embedded import default_dsn
+from langgraph_recall.offline import TemplatedResponder, default_chat_model
+from langgraph_recall.store.postgres import PostgresMemoryStore
 
 llm = default_chat_model()
 model = llm or TemplatedResponder()  # offline: templated responder, not an LLM
@@ -65,7 +65,7 @@ print(plain.invoke({"messages": [HumanMessage("What's my name?")]})["messages"][
 # conversation (replaced each turn, never piled up).
 
 # %%
-from langgraph_memory.nodes import ExtractNode, InjectNode, MemoryState, RetrieveNode
+from langgraph_recall.nodes import ExtractNode, InjectNode, MemoryState, RetrieveNode
 
 memory_builder = StateGraph(MemoryState)
 memory_builder.add_node("retrieve", RetrieveNode(token_budget=300))

@@ -9,20 +9,20 @@
 # savers keep it, and the **per-thread lease** (`with_thread_lease`) makes sure two workers
 # never run the same `thread_id` at once, with fencing tokens that reject late writes.
 #
-# This notebook needs a Redis server (`LANGGRAPH_MEMORY_REDIS_URL`, default
+# This notebook needs a Redis server (`LANGGRAPH_RECALL_REDIS_URL`, default
 # `redis://127.0.0.1:6379/0`; plain Redis ≥ 6.2 or Valkey, no modules). Postgres is
-# `LANGGRAPH_MEMORY_POSTGRES_URI`, else the embedded one.
+# `LANGGRAPH_RECALL_POSTGRES_URI`, else the embedded one.
 #
 # ### Configuration
 #
 # | variable | default | effect |
 # |---|---|---|
-# | `LANGGRAPH_MEMORY_HOME` | per-user data dir | where the embedded Postgres keeps its data |
-# | `LANGGRAPH_MEMORY_POSTGRES_URI` | *(unset: embedded Postgres)* | use this Postgres instead |
-# | `LANGGRAPH_MEMORY_REDIS_URL` | `redis://127.0.0.1:6379/0` | Redis for the Redis checkpointer |
+# | `LANGGRAPH_RECALL_HOME` | per-user data dir | where the embedded Postgres keeps its data |
+# | `LANGGRAPH_RECALL_POSTGRES_URI` | *(unset: embedded Postgres)* | use this Postgres instead |
+# | `LANGGRAPH_RECALL_REDIS_URL` | `redis://127.0.0.1:6379/0` | Redis for the Redis checkpointer |
 # | `OPENAI_API_KEY` | *(unset: offline)* | `ChatOpenAI` (`pip install langchain-openai`) |
 # | `OPENAI_BASE_URL` | OpenAI | any OpenAI-compatible server (vLLM, Ollama, …) |
-# | `LANGGRAPH_MEMORY_MODEL` | `gpt-4o-mini` | model name when `OPENAI_API_KEY` is set |
+# | `LANGGRAPH_RECALL_MODEL` | `gpt-4o-mini` | model name when `OPENAI_API_KEY` is set |
 #
 # Without `OPENAI_API_KEY` the notebook runs in **offline mode**: a deterministic rule-based
 # extractor and a templated responder answer — they are clearly labelled and are *not* an LLM.
@@ -35,16 +35,16 @@ import uuid
 from langchain_core.runnables import RunnableConfig
 from langgraph.store.memory import InMemoryStore
 
-from langgraph_memory.checkpoint.postgres import PostgresSaver
-from langgraph_memory.checkpoint.redis import RedisSaver
-from langgraph_memory.embedded import default_dsn
-from langgraph_memory.errors import StaleWriteError, ThreadBusyError
-from langgraph_memory.graphs import build_graph
-from langgraph_memory.lease import FENCE_CONFIG_KEY, with_thread_lease
-from langgraph_memory.offline import default_chat_model
+from langgraph_recall.checkpoint.postgres import PostgresSaver
+from langgraph_recall.checkpoint.redis import RedisSaver
+from langgraph_recall.embedded import default_dsn
+from langgraph_recall.errors import StaleWriteError, ThreadBusyError
+from langgraph_recall.graphs import build_graph
+from langgraph_recall.lease import FENCE_CONFIG_KEY, with_thread_lease
+from langgraph_recall.offline import default_chat_model
 
-REDIS_URL = os.environ.get("LANGGRAPH_MEMORY_REDIS_URL", "redis://127.0.0.1:6379/0")
-POSTGRES_URI = default_dsn()  # $LANGGRAPH_MEMORY_POSTGRES_URI, else embedded
+REDIS_URL = os.environ.get("LANGGRAPH_RECALL_REDIS_URL", "redis://127.0.0.1:6379/0")
+POSTGRES_URI = default_dsn()  # $LANGGRAPH_RECALL_POSTGRES_URI, else embedded
 model = default_chat_model()
 prefix = f"nb03-{uuid.uuid4().hex[:6]}"  # a private key prefix for this run
 thread: RunnableConfig = {"configurable": {"thread_id": "support-42", "user_id": "u42"}}

@@ -14,12 +14,12 @@
 #
 # | variable | default | effect |
 # |---|---|---|
-# | `LANGGRAPH_MEMORY_HOME` | per-user data dir | where the embedded Postgres keeps its data |
-# | `LANGGRAPH_MEMORY_POSTGRES_URI` | *(unset: embedded Postgres)* | use this Postgres instead |
-# | `LANGGRAPH_MEMORY_REDIS_URL` | `redis://127.0.0.1:6379/0` | Redis for the Redis checkpointer |
+# | `LANGGRAPH_RECALL_HOME` | per-user data dir | where the embedded Postgres keeps its data |
+# | `LANGGRAPH_RECALL_POSTGRES_URI` | *(unset: embedded Postgres)* | use this Postgres instead |
+# | `LANGGRAPH_RECALL_REDIS_URL` | `redis://127.0.0.1:6379/0` | Redis for the Redis checkpointer |
 # | `OPENAI_API_KEY` | *(unset: offline)* | `ChatOpenAI` (`pip install langchain-openai`) |
 # | `OPENAI_BASE_URL` | OpenAI | any OpenAI-compatible server (vLLM, Ollama, …) |
-# | `LANGGRAPH_MEMORY_MODEL` | `gpt-4o-mini` | model name when `OPENAI_API_KEY` is set |
+# | `LANGGRAPH_RECALL_MODEL` | `gpt-4o-mini` | model name when `OPENAI_API_KEY` is set |
 #
 # Without `OPENAI_API_KEY` the notebook runs in **offline mode**: a deterministic rule-based
 # extractor and a templated responder answer — they are clearly labelled and are *not* an LLM.
@@ -30,7 +30,7 @@ import sys
 import uuid
 from datetime import datetime, timedelta, timezone
 
-from langgraph_memory.store.postgres import (
+from langgraph_recall.store.postgres import (
     DecayConfig,
     ExplainedSearchItem,
     PostgresMemoryStore,
@@ -96,7 +96,7 @@ assert store.search(user, query="which hot drink should I offer?", limit=1)[0].k
 # vector, recency, importance, access and time match (each its factor times its
 # `RetrievalConfig` weight) — which add up to the score. `RetrieveNode(explain=True)` (or a
 # `logging.Logger`) logs them for the memories it injects, and
-# `langgraph-memory inspect --user ID --query "..."` prints them as a table.
+# `langgraph-recall inspect --user ID --query "..."` prints them as a table.
 
 # %%
 import logging
@@ -108,7 +108,7 @@ for hit in store.search(user, query="where is home?", limit=3, explain=True):
     print(f"{hit.key:8}", "  ".join(f"{k} {v:.3f}" for k, v in terms.items()), f"= {hit.score:.3f}")
     assert abs(sum(terms.values()) - hit.score) < 1e-9
 
-from langgraph_memory.nodes import RetrieveNode
+from langgraph_recall.nodes import RetrieveNode
 
 recall_log = logging.getLogger("notebook.recall")
 recall_log.setLevel(logging.INFO)

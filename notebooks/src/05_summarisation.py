@@ -15,12 +15,12 @@
 #
 # | variable | default | effect |
 # |---|---|---|
-# | `LANGGRAPH_MEMORY_HOME` | per-user data dir | where the embedded Postgres keeps its data |
-# | `LANGGRAPH_MEMORY_POSTGRES_URI` | *(unset: embedded Postgres)* | use this Postgres instead |
-# | `LANGGRAPH_MEMORY_REDIS_URL` | `redis://127.0.0.1:6379/0` | Redis for the Redis checkpointer |
+# | `LANGGRAPH_RECALL_HOME` | per-user data dir | where the embedded Postgres keeps its data |
+# | `LANGGRAPH_RECALL_POSTGRES_URI` | *(unset: embedded Postgres)* | use this Postgres instead |
+# | `LANGGRAPH_RECALL_REDIS_URL` | `redis://127.0.0.1:6379/0` | Redis for the Redis checkpointer |
 # | `OPENAI_API_KEY` | *(unset: offline)* | `ChatOpenAI` (`pip install langchain-openai`) |
 # | `OPENAI_BASE_URL` | OpenAI | any OpenAI-compatible server (vLLM, Ollama, …) |
-# | `LANGGRAPH_MEMORY_MODEL` | `gpt-4o-mini` | model name when `OPENAI_API_KEY` is set |
+# | `LANGGRAPH_RECALL_MODEL` | `gpt-4o-mini` | model name when `OPENAI_API_KEY` is set |
 #
 # Without `OPENAI_API_KEY` the notebook runs in **offline mode**: a deterministic rule-based
 # extractor and a templated responder answer — they are clearly labelled and are *not* an LLM.
@@ -32,8 +32,8 @@ import uuid
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 from langchain_core.runnables import RunnableConfig
 
-from langgraph_memory.nodes import SummarizeNode, group_units
-from langgraph_memory.offline import default_chat_model
+from langgraph_recall.nodes import SummarizeNode, group_units
+from langgraph_recall.offline import default_chat_model
 
 model = default_chat_model()
 
@@ -71,10 +71,10 @@ assert ("call" in removed) == ("tool" in removed)  # the tool-call unit stays to
 # In a graph: the agent's checkpoint stays bounded however long the thread gets.
 
 # %%
-from langgraph_memory.checkpoint.postgres import PostgresSaver
-from langgraph_memory.embedded import default_dsn
-from langgraph_memory.graphs import build_graph
-from langgraph_memory.store.postgres import PostgresMemoryStore
+from langgraph_recall.checkpoint.postgres import PostgresSaver
+from langgraph_recall.embedded import default_dsn
+from langgraph_recall.graphs import build_graph
+from langgraph_recall.store.postgres import PostgresMemoryStore
 
 resources = contextlib.ExitStack()
 store = resources.enter_context(PostgresMemoryStore.from_conn_string(default_dsn()))

@@ -7,25 +7,25 @@
 #
 # The repository's `bench/` package compares our savers and store side by side in one
 # process (ratios, not absolute times) and measures LoCoMo retrieval quality. This notebook
-# runs small versions through the same runner as `langgraph-memory bench --quick` and
+# runs small versions through the same runner as `langgraph-recall bench --quick` and
 # plots them. A benchmark whose service is missing is reported as skipped, not hidden.
-# `python -m bench.<name>` (or `langgraph-memory bench`) runs the full sizes.
+# `python -m bench.<name>` (or `langgraph-recall bench`) runs the full sizes.
 #
-# Benchmark services: `LANGGRAPH_MEMORY_BENCH_REDIS_URL` (default `redis://127.0.0.1:6379/0`),
-# `LANGGRAPH_MEMORY_BENCH_POSTGRES_URI` (default `postgresql://postgres@127.0.0.1:5432/postgres`,
-# temporary databases are created and dropped); LoCoMo data: `LANGGRAPH_MEMORY_LOCOMO_DIR`
+# Benchmark services: `LANGGRAPH_RECALL_BENCH_REDIS_URL` (default `redis://127.0.0.1:6379/0`),
+# `LANGGRAPH_RECALL_BENCH_POSTGRES_URI` (default `postgresql://postgres@127.0.0.1:5432/postgres`,
+# temporary databases are created and dropped); LoCoMo data: `LANGGRAPH_RECALL_LOCOMO_DIR`
 # (default `../shared/data/locomo-dev` beside the repository).
 #
 # ### Configuration
 #
 # | variable | default | effect |
 # |---|---|---|
-# | `LANGGRAPH_MEMORY_HOME` | per-user data dir | where the embedded Postgres keeps its data |
-# | `LANGGRAPH_MEMORY_POSTGRES_URI` | *(unset: embedded Postgres)* | use this Postgres instead |
-# | `LANGGRAPH_MEMORY_REDIS_URL` | `redis://127.0.0.1:6379/0` | Redis for the Redis checkpointer |
+# | `LANGGRAPH_RECALL_HOME` | per-user data dir | where the embedded Postgres keeps its data |
+# | `LANGGRAPH_RECALL_POSTGRES_URI` | *(unset: embedded Postgres)* | use this Postgres instead |
+# | `LANGGRAPH_RECALL_REDIS_URL` | `redis://127.0.0.1:6379/0` | Redis for the Redis checkpointer |
 # | `OPENAI_API_KEY` | *(unset: offline)* | `ChatOpenAI` (`pip install langchain-openai`) |
 # | `OPENAI_BASE_URL` | OpenAI | any OpenAI-compatible server (vLLM, Ollama, …) |
-# | `LANGGRAPH_MEMORY_MODEL` | `gpt-4o-mini` | model name when `OPENAI_API_KEY` is set |
+# | `LANGGRAPH_RECALL_MODEL` | `gpt-4o-mini` | model name when `OPENAI_API_KEY` is set |
 #
 # Without `OPENAI_API_KEY` the notebook runs in **offline mode**: a deterministic rule-based
 # extractor and a templated responder answer — they are clearly labelled and are *not* an LLM.
@@ -36,14 +36,14 @@ from pathlib import Path
 
 # This notebook runs the repository's `bench/` package: open it from a source checkout.
 repo = Path.cwd() if (Path.cwd() / "bench").is_dir() else Path.cwd().parent
-sys.path.append(str(repo))  # after site-packages: the installed langgraph_memory wins
+sys.path.append(str(repo))  # after site-packages: the installed langgraph_recall wins
 
 import tempfile
 
 from IPython.display import Image, display
 
-from langgraph_memory.cli.bench import render, run_benchmarks
-from langgraph_memory.cli.plots import plot_results, plottable
+from langgraph_recall.cli.bench import render, run_benchmarks
+from langgraph_recall.cli.plots import plot_results, plottable
 
 # %% [markdown]
 # Checkpointers: a 2-node graph on every saver, interleaved, ratios to `InMemorySaver`.

@@ -27,8 +27,8 @@ import pytest
 from psycopg.rows import dict_row
 from psycopg_pool import ConnectionPool
 
-from langgraph_memory.store._namespace import encode_namespace
-from langgraph_memory.store.postgres import AsyncPostgresMemoryStore, PostgresMemoryStore
+from langgraph_recall.store._namespace import encode_namespace
+from langgraph_recall.store.postgres import AsyncPostgresMemoryStore, PostgresMemoryStore
 from tests.conftest import POSTGRES_URI, _dsn_with_db
 
 __all__ = ["Backend", "activate", "additions", "conftest_standin", "replacements"]

@@ -30,7 +30,7 @@ __all__ = ["CACHE_ENV", "LOCK_FILE", "Suite", "cache_dir", "fetch", "load_suite"
 
 HERE = Path(__file__).resolve().parent
 LOCK_FILE = HERE / "langgraph_suites.lock"
-CACHE_ENV = "LANGGRAPH_MEMORY_COMPAT_CACHE"
+CACHE_ENV = "LANGGRAPH_RECALL_COMPAT_CACHE"
 HELPER = "tests/embed_test_utils.py"
 
 
@@ -66,7 +66,7 @@ def read_lock(path: Path = LOCK_FILE) -> list[Suite]:
 
 
 def cache_dir() -> Path:
-    """Where fetched suites live: ``$LANGGRAPH_MEMORY_COMPAT_CACHE`` or ``<repo>/.cache``."""
+    """Where fetched suites live: ``$LANGGRAPH_RECALL_COMPAT_CACHE`` or ``<repo>/.cache``."""
     configured = os.environ.get(CACHE_ENV)
     return Path(configured) if configured else HERE.parent.parent / ".cache" / "langgraph-suites"
 

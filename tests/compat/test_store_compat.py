@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
-from langgraph_memory.errors import ConfigurationError, EmbeddingError
-from langgraph_memory.retrieval import RetrievalConfig
-from langgraph_memory.store.postgres import (
+from langgraph_recall.errors import ConfigurationError, EmbeddingError
+from langgraph_recall.retrieval import RetrievalConfig
+from langgraph_recall.store.postgres import (
     AsyncPostgresMemoryStore,
     ExplainedSearchItem,
     PostgresMemoryStore,

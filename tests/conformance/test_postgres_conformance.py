@@ -19,13 +19,13 @@ from langgraph.checkpoint.conformance.capabilities import (
 )
 from langgraph.checkpoint.conformance.report import ProgressCallbacks
 
-from langgraph_memory.checkpoint.postgres import AsyncPostgresSaver, PostgresSaver
+from langgraph_recall.checkpoint.postgres import AsyncPostgresSaver, PostgresSaver
 
 pytestmark = pytest.mark.postgres
 
 
 async def test_async_postgres_saver_passes_full_conformance(postgres_dsn: str) -> None:
-    @checkpointer_test(name="langgraph_memory.AsyncPostgresSaver")
+    @checkpointer_test(name="langgraph_recall.AsyncPostgresSaver")
     async def factory() -> AsyncIterator[AsyncPostgresSaver]:
         async with AsyncPostgresSaver.from_conn_string(postgres_dsn) as saver:
             await saver.setup()
@@ -35,7 +35,7 @@ async def test_async_postgres_saver_passes_full_conformance(postgres_dsn: str) -
 
 
 async def test_sync_postgres_saver_passes_full_conformance(postgres_dsn: str) -> None:
-    @checkpointer_test(name="langgraph_memory.PostgresSaver")
+    @checkpointer_test(name="langgraph_recall.PostgresSaver")
     async def factory() -> AsyncIterator[PostgresSaver]:
         with PostgresSaver.from_conn_string(postgres_dsn) as saver:
             saver.setup()

@@ -16,7 +16,7 @@ import pytest
 from langgraph.checkpoint.conformance import checkpointer_test, validate
 from langgraph.checkpoint.conformance.report import CapabilityReport, ProgressCallbacks
 
-from langgraph_memory.checkpoint.redis import AsyncRedisSaver, RedisSaver
+from langgraph_recall.checkpoint.redis import AsyncRedisSaver, RedisSaver
 
 pytestmark = pytest.mark.redis
 
@@ -67,7 +67,7 @@ def assert_full_conformance(report: CapabilityReport) -> None:
 
 
 def test_the_server_under_test_is_the_one_configured(redis_url: str) -> None:
-    """The Valkey run of CI really runs on Valkey (``$LANGGRAPH_MEMORY_TEST_REDIS_SERVER``)."""
+    """The Valkey run of CI really runs on Valkey (``$LANGGRAPH_RECALL_TEST_REDIS_SERVER``)."""
     import os
 
     import redis
@@ -77,7 +77,7 @@ def test_the_server_under_test_is_the_one_configured(redis_url: str) -> None:
         info = client.info("server")
     finally:
         client.close()
-    binary = os.path.basename(os.environ.get("LANGGRAPH_MEMORY_TEST_REDIS_SERVER", ""))
+    binary = os.path.basename(os.environ.get("LANGGRAPH_RECALL_TEST_REDIS_SERVER", ""))
     if binary.startswith("valkey"):
         assert info.get("server_name") == "valkey" and info.get("valkey_version"), info
     else:

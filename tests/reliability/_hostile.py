@@ -7,7 +7,7 @@
   method of a saver (``get_tuple``, ``list``, ``put``, ``put_writes``, ``delete_thread``,
   ``delete_for_runs``, ``copy_thread``, ``prune``, ``get_delta_channel_history``, ``sweep``,
   ``setup``) with hostile arguments.
-* :func:`is_ours` — an exception a caller may see: one of ``langgraph_memory.errors``, or
+* :func:`is_ours` — an exception a caller may see: one of ``langgraph_recall.errors``, or
   the documented ``TypeError`` of a str / non-list passed where a list of ids is expected.
 * :func:`redis_snapshot` / ``table_snapshot`` (``_servers``) — the full stored state, to
   prove a failed call changed nothing.
@@ -22,8 +22,8 @@ from typing import Any
 import redis
 from hypothesis import strategies as st
 
-from langgraph_memory.errors import LangGraphMemoryError
-from langgraph_memory.lease._protocol import FENCE_CONFIG_KEY
+from langgraph_recall.errors import LangGraphRecallError
+from langgraph_recall.lease._protocol import FENCE_CONFIG_KEY
 
 __all__ = [
     "HOSTILE_IDS",
@@ -243,7 +243,7 @@ def saver_calls(draw: st.DrawFn, *, sweep: bool) -> Call:
 
 def is_ours(error: BaseException) -> bool:
     """An error a caller may see: ours, or our documented TypeError for a non-list of ids."""
-    if isinstance(error, LangGraphMemoryError):
+    if isinstance(error, LangGraphRecallError):
         return True
     return type(error) is TypeError and "must be a list" in str(error)
 

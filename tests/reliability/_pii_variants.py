@@ -27,8 +27,8 @@ from dataclasses import dataclass
 
 from hypothesis import strategies as st
 
-from langgraph_memory.extraction._pii_detectors import verhoeff_valid
-from langgraph_memory.extraction.textnorm import normalize_for_matching
+from langgraph_recall.extraction._pii_detectors import verhoeff_valid
+from langgraph_recall.extraction.textnorm import normalize_for_matching
 
 __all__ = ["CLEAN_CORPUS", "Variant", "canonical", "clean_sentences", "pii_variants"]
 

@@ -26,7 +26,7 @@ def leased_chat_worker(
     shared ``thread_ids``. Returns ``(thread_id, turn_text, error_type_or_None)``."""
     from contextlib import ExitStack
 
-    from langgraph_memory.lease import with_thread_lease
+    from langgraph_recall.lease import with_thread_lease
     from tests.graph_helpers import chat_graph
     from tests.reliability._workload import thread_config, turn_input
 
@@ -35,13 +35,13 @@ def leased_chat_worker(
     with ExitStack() as stack:
         saver: Any
         if backend == "postgres":
-            from langgraph_memory.checkpoint.postgres import PostgresSaver
+            from langgraph_recall.checkpoint.postgres import PostgresSaver
 
             saver = stack.enter_context(
                 PostgresSaver.from_conn_string(target, pool_config={"max_size": threads})
             )
         else:
-            from langgraph_memory.checkpoint.redis import RedisSaver
+            from langgraph_recall.checkpoint.redis import RedisSaver
 
             saver = stack.enter_context(RedisSaver.from_conn_string(target, prefix=prefix))
         graph = with_thread_lease(chat_graph(saver), strategy="wait", wait_timeout=60.0, ttl=10.0)
@@ -72,7 +72,7 @@ def store_worker(
     """Threads doing own-key puts, searches, and upserts of ONE shared ``hot_key``.
 
     Returns acknowledged own keys, acknowledged hot-key values and errors."""
-    from langgraph_memory.store.postgres import PostgresMemoryStore
+    from langgraph_recall.store.postgres import PostgresMemoryStore
     from tests.fakes import HashingEmbeddings
 
     acked_own: list[str] = []

@@ -17,9 +17,9 @@ import psycopg
 import pytest
 import redis
 
-from langgraph_memory.checkpoint.postgres import AsyncPostgresSaver, PostgresSaver
-from langgraph_memory.checkpoint.redis import AsyncRedisSaver, RedisSaver
-from langgraph_memory.checkpoint.redis._keys import ThreadKeys
+from langgraph_recall.checkpoint.postgres import AsyncPostgresSaver, PostgresSaver
+from langgraph_recall.checkpoint.redis import AsyncRedisSaver, RedisSaver
+from langgraph_recall.checkpoint.redis._keys import ThreadKeys
 
 __all__ = ["BACKENDS", "FLAVORS", "Target", "async_saver", "sync_saver", "target"]
 

@@ -1,7 +1,7 @@
 """Test-owned servers and database probes for the reliability suite.
 
 * :class:`OwnedRedis` — a private ``redis-server`` (or the binary named by
-  ``$LANGGRAPH_MEMORY_TEST_REDIS_SERVER``, e.g. Valkey's) on a free port with its own
+  ``$LANGGRAPH_RECALL_TEST_REDIS_SERVER``, e.g. Valkey's) on a free port with its own
   data directory, ``--appendonly yes --appendfsync always`` (every acknowledged write is
   on disk before the reply), that a test may SIGKILL, SIGSTOP and restart on the same
   port. The shared server on 6379 is never touched.
@@ -46,7 +46,7 @@ __all__ = [
 ]
 
 
-REDIS_SERVER_ENV = "LANGGRAPH_MEMORY_TEST_REDIS_SERVER"
+REDIS_SERVER_ENV = "LANGGRAPH_RECALL_TEST_REDIS_SERVER"
 """Names the Redis-compatible server binary the tests start (default ``redis-server``;
 CI sets it to Valkey's ``valkey-server`` for a second run of the Redis tests)."""
 

@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from langgraph_memory.store.postgres import PostgresMemoryStore
+from langgraph_recall.store.postgres import PostgresMemoryStore
 from tests.conftest import service_missing
 from tests.fakes import HashingEmbeddings
 from tests.integration.conftest import embedded_dsn, embedded_server

@@ -22,17 +22,17 @@ from langchain_core.embeddings import Embeddings
 from langgraph.store.base import GetOp, ListNamespacesOp, MatchCondition, PutOp, SearchOp
 from langgraph.store.memory import InMemoryStore
 
-from langgraph_memory.checkpoint.postgres import PostgresSaver
-from langgraph_memory.checkpoint.redis import AsyncRedisSaver, RedisSaver
-from langgraph_memory.errors import (
+from langgraph_recall.checkpoint.postgres import PostgresSaver
+from langgraph_recall.checkpoint.redis import AsyncRedisSaver, RedisSaver
+from langgraph_recall.errors import (
     EmbeddingError,
     InvalidConnectionStringError,
     InvalidFilterError,
     InvalidNamespaceError,
     InvalidValueError,
-    LangGraphMemoryError,
+    LangGraphRecallError,
 )
-from langgraph_memory.store.postgres import PostgresMemoryStore
+from langgraph_recall.store.postgres import PostgresMemoryStore
 from tests.reliability._figures import Figures
 from tests.reliability._servers import table_snapshot
 from tests.reliability.conftest import DIMS, index_config
@@ -225,7 +225,7 @@ def rejected_cleanly(
     kind, result = outcome(call)
     if kind == "error":
         assert isinstance(result, errors), (type(result).__mro__, result)
-        assert isinstance(result, LangGraphMemoryError)
+        assert isinstance(result, LangGraphRecallError)
         assert table_snapshot(dsn) == before, "a rejected call changed the database"
     return kind, result
 
@@ -304,7 +304,7 @@ def test_namespaces_and_keys(
             assert result in (None, [])
             continue
         assert table_snapshot(dsn) == before, "a rejected call changed the database"
-        if isinstance(result, TypeError) and not isinstance(result, LangGraphMemoryError):
+        if isinstance(result, TypeError) and not isinstance(result, LangGraphRecallError):
             ref_kind, ref_result = outcome(lambda: read(reference))  # noqa: B023
             assert ref_kind == "error" and isinstance(ref_result, TypeError), result
         else:

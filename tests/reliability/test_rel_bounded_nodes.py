@@ -30,11 +30,11 @@ from langgraph.graph import START, MessagesState, StateGraph
 from langgraph.prebuilt import ToolNode
 from langgraph.store.memory import InMemoryStore
 
-from langgraph_memory.extraction import LLMExtractor
-from langgraph_memory.nodes import ExtractNode, RetrieveNode, create_memory_tools
-from langgraph_memory.nodes._messages import DEFAULT_MAX_QUERY_CHARS, build_query
-from langgraph_memory.offline import ScriptedChatModel, tool_call_message
-from langgraph_memory.store.postgres import PostgresMemoryStore
+from langgraph_recall.extraction import LLMExtractor
+from langgraph_recall.nodes import ExtractNode, RetrieveNode, create_memory_tools
+from langgraph_recall.nodes._messages import DEFAULT_MAX_QUERY_CHARS, build_query
+from langgraph_recall.offline import ScriptedChatModel, tool_call_message
+from langgraph_recall.store.postgres import PostgresMemoryStore
 from tests.reliability._figures import Figures
 from tests.reliability.conftest import index_config
 

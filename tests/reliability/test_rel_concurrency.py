@@ -23,9 +23,9 @@ import psycopg
 import pytest
 from psycopg.rows import dict_row
 
-from langgraph_memory.checkpoint.postgres import PostgresSaver
-from langgraph_memory.checkpoint.redis import RedisSaver
-from langgraph_memory.store.postgres import PostgresMemoryStore
+from langgraph_recall.checkpoint.postgres import PostgresSaver
+from langgraph_recall.checkpoint.redis import RedisSaver
+from langgraph_recall.store.postgres import PostgresMemoryStore
 from tests.graph_helpers import chat_graph
 from tests.reliability._figures import Figures
 from tests.reliability._procs import leased_chat_worker, store_worker

@@ -23,15 +23,15 @@ from psycopg.conninfo import conninfo_to_dict, make_conninfo
 from psycopg.rows import dict_row
 from psycopg_pool import ConnectionPool
 
-from langgraph_memory.checkpoint.postgres import AsyncPostgresSaver, PostgresSaver
-from langgraph_memory.embedded import ENV_DSN, resolve_postgres_dsn
-from langgraph_memory.errors import (
+from langgraph_recall.checkpoint.postgres import AsyncPostgresSaver, PostgresSaver
+from langgraph_recall.embedded import ENV_DSN, resolve_postgres_dsn
+from langgraph_recall.errors import (
     BackendUnavailableError,
     ConfigurationError,
     InvalidConnectionStringError,
-    LangGraphMemoryError,
+    LangGraphRecallError,
 )
-from langgraph_memory.store.postgres import AsyncPostgresMemoryStore, PostgresMemoryStore
+from langgraph_recall.store.postgres import AsyncPostgresMemoryStore, PostgresMemoryStore
 from tests.conftest import POSTGRES_URI, service_missing
 from tests.reliability._figures import Figures
 from tests.reliability.conftest import index_config
@@ -114,7 +114,7 @@ async def test_a_password_on_a_trust_server_is_not_an_error(postgres_dsn: str) -
 def test_the_one_variable_is_the_only_source_and_empty_is_an_error(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    for other in ("DATABASE_URL", "POSTGRES_URI", "POSTGRES_DSN", "LANGGRAPH_MEMORY_POSTGRES_DSN"):
+    for other in ("DATABASE_URL", "POSTGRES_URI", "POSTGRES_DSN", "LANGGRAPH_RECALL_POSTGRES_DSN"):
         monkeypatch.setenv(other, "postgresql://someone-else@elsewhere:5432/theirs")
     monkeypatch.setenv(ENV_DSN, "postgresql://ours@db:5432/app")
     assert resolve_postgres_dsn(None) == "postgresql://ours@db:5432/app"
@@ -138,7 +138,7 @@ def test_every_connection_string_gets_one_clear_outcome(text: str) -> None:
             text, index=index_config(), pool_config={"timeout": 2, "kwargs": {"connect_timeout": 2}}
         ):
             pass
-    except LangGraphMemoryError as exc:
+    except LangGraphRecallError as exc:
         if not text.strip():
             assert isinstance(exc, InvalidConnectionStringError)
     else:
@@ -173,7 +173,7 @@ async def test_a_busy_pool_is_reported_as_busy_not_unreachable(postgres_dsn: str
 @pytest.fixture(scope="module")
 def password_server() -> Iterator[str]:
     """A private embedded PG 18 whose socket demands a password (scram-sha-256)."""
-    from langgraph_memory.embedded import EmbeddedPostgres
+    from langgraph_recall.embedded import EmbeddedPostgres
 
     home = Path(tempfile.mkdtemp(prefix="lgm-auth-"))
     server = EmbeddedPostgres(home, cleanup="stop")

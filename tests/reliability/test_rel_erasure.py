@@ -1,4 +1,4 @@
-"""Erasure is complete: after ``forget_user`` / ``langgraph-memory forget --user X`` nothing
+"""Erasure is complete: after ``forget_user`` / ``langgraph-recall forget --user X`` nothing
 of X is left — no memory, history row, derived memory, reflection cursor, thread link, and
 no checkpoint of any thread run for X however ``user_id`` was passed (``configurable`` as
 text or int, runtime ``context=`` as dict or dataclass, a graph without memory nodes) —
@@ -19,12 +19,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from langgraph_memory import aforget_user, forget_user
-from langgraph_memory.checkpoint.postgres import AsyncPostgresSaver, PostgresSaver
-from langgraph_memory.checkpoint.redis import AsyncRedisSaver, RedisSaver
-from langgraph_memory.cli import main
-from langgraph_memory.errors import ConfigurationError
-from langgraph_memory.store.postgres import AsyncPostgresMemoryStore, PostgresMemoryStore
+from langgraph_recall import aforget_user, forget_user
+from langgraph_recall.checkpoint.postgres import AsyncPostgresSaver, PostgresSaver
+from langgraph_recall.checkpoint.redis import AsyncRedisSaver, RedisSaver
+from langgraph_recall.cli import main
+from langgraph_recall.errors import ConfigurationError
+from langgraph_recall.store.postgres import AsyncPostgresMemoryStore, PostgresMemoryStore
 from tests.reliability._erasure import (
     WAYS,
     arun_user,
@@ -277,7 +277,7 @@ def test_cli_never_says_ok_with_data_left(
         def racing(*_: Any, **__: Any) -> Iterator[Any]:
             yield saver
 
-        monkeypatch.setattr("langgraph_memory.cli.admin.open_checkpointer", racing)
+        monkeypatch.setattr("langgraph_recall.cli.admin.open_checkpointer", racing)
         code = main(["forget", "--user", "zhang", "--yes", "--postgres", postgres_dsn])
         captured = capsys.readouterr()
         assert code == 2

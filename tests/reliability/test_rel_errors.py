@@ -3,7 +3,7 @@
 Deterministic counterparts of the fault-injection tests: a lost connection (its backend
 terminated) and a server that does not answer at all. The contract (DESIGN §4,
 ``errors.py``): ``BackendUnavailableError`` — a ``ConnectionError`` and a
-``LangGraphMemoryError`` whose message names host and port — within 10 s.
+``LangGraphRecallError`` whose message names host and port — within 10 s.
 """
 
 from __future__ import annotations
@@ -17,10 +17,10 @@ import psycopg
 import pytest
 from psycopg.rows import dict_row
 
-from langgraph_memory.checkpoint.postgres import AsyncPostgresSaver, PostgresSaver
-from langgraph_memory.checkpoint.redis import AsyncRedisSaver, RedisSaver
-from langgraph_memory.errors import BackendUnavailableError, LangGraphMemoryError
-from langgraph_memory.store.postgres import AsyncPostgresMemoryStore, PostgresMemoryStore
+from langgraph_recall.checkpoint.postgres import AsyncPostgresSaver, PostgresSaver
+from langgraph_recall.checkpoint.redis import AsyncRedisSaver, RedisSaver
+from langgraph_recall.errors import BackendUnavailableError, LangGraphRecallError
+from langgraph_recall.store.postgres import AsyncPostgresMemoryStore, PostgresMemoryStore
 from tests.graph_helpers import chat_graph
 from tests.reliability._figures import Figures
 from tests.reliability._servers import OwnedRedis, free_port, terminate_backends
@@ -32,7 +32,7 @@ FAIL_FAST_SECONDS = 10.0
 
 def assert_unavailable(exc: BaseException, where: str) -> None:
     assert isinstance(exc, BackendUnavailableError), type(exc).__mro__
-    assert isinstance(exc, ConnectionError) and isinstance(exc, LangGraphMemoryError)
+    assert isinstance(exc, ConnectionError) and isinstance(exc, LangGraphRecallError)
     assert where in str(exc), str(exc)
 
 

@@ -21,9 +21,9 @@ from typing import Any
 import psycopg
 import pytest
 
-from langgraph_memory.checkpoint.postgres import AsyncPostgresSaver, PostgresSaver
-from langgraph_memory.lease import with_thread_lease
-from langgraph_memory.store.postgres import AsyncPostgresMemoryStore, PostgresMemoryStore
+from langgraph_recall.checkpoint.postgres import AsyncPostgresSaver, PostgresSaver
+from langgraph_recall.lease import with_thread_lease
+from langgraph_recall.store.postgres import AsyncPostgresMemoryStore, PostgresMemoryStore
 from tests.graph_helpers import chat_graph
 from tests.reliability._figures import Figures
 from tests.reliability._servers import BackendKiller
@@ -88,7 +88,7 @@ def check_store(dsn: str, ledger: StoreLedger, got: dict[str, Any]) -> None:
     assert broken == [] and orphans == [], (broken, orphans)
 
 
-UNAVAILABLE = "langgraph_memory.errors.BackendUnavailableError"
+UNAVAILABLE = "langgraph_recall.errors.BackendUnavailableError"
 
 
 def summarise(

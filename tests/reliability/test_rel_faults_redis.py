@@ -16,9 +16,9 @@ import time
 
 import pytest
 
-from langgraph_memory.checkpoint.redis import AsyncRedisSaver, RedisSaver
-from langgraph_memory.errors import BackendUnavailableError, LangGraphMemoryError
-from langgraph_memory.lease import with_thread_lease
+from langgraph_recall.checkpoint.redis import AsyncRedisSaver, RedisSaver
+from langgraph_recall.errors import BackendUnavailableError, LangGraphRecallError
+from langgraph_recall.lease import with_thread_lease
 from tests.graph_helpers import chat_graph
 from tests.reliability._figures import Figures
 from tests.reliability._servers import OwnedRedis
@@ -84,7 +84,7 @@ def test_sync_saver_and_lease_survive_sigkill(owned_redis: OwnedRedis, figures: 
             ledger.ok(tid, text)
         # every error was ours: unavailable backend (or lease errors derived from it)
         for error_type in ledger.error_types:
-            assert error_type.startswith("langgraph_memory.errors."), ledger.error_types
+            assert error_type.startswith("langgraph_recall.errors."), ledger.error_types
         assert any("BackendUnavailableError" in t for t in ledger.error_types)
         in_doubt = 0
         for tid in THREADS:
@@ -127,7 +127,7 @@ async def test_async_saver_survives_sigkill(owned_redis: OwnedRedis, figures: Fi
             await graph.ainvoke(turn_input(text), thread_config(tid))
             ledger.ok(tid, text)
         for error_type in ledger.error_types:
-            assert error_type == "langgraph_memory.errors.BackendUnavailableError", (
+            assert error_type == "langgraph_recall.errors.BackendUnavailableError", (
                 ledger.error_types
             )
         in_doubt = 0
@@ -150,7 +150,7 @@ def test_acknowledged_writes_survive_sigkill_without_traffic(owned_redis: OwnedR
             graph.invoke(turn_input("d#down"), thread_config("d"))
         assert time.monotonic() - start < FAIL_FAST_SECONDS
         assert isinstance(info.value, ConnectionError)
-        assert isinstance(info.value, LangGraphMemoryError)
+        assert isinstance(info.value, LangGraphRecallError)
         assert "127.0.0.1" in str(info.value)
         owned_redis.start()
         messages = graph.get_state(thread_config("d")).values["messages"]

@@ -21,9 +21,9 @@ from typing import Any
 import pytest
 from langgraph.checkpoint.base import empty_checkpoint
 
-from langgraph_memory.checkpoint.redis import AsyncRedisSaver, RedisSaver
-from langgraph_memory.checkpoint.redis._base import DEFAULT_SOCKET_TIMEOUT
-from langgraph_memory.errors import BackendUnavailableError, LangGraphMemoryError
+from langgraph_recall.checkpoint.redis import AsyncRedisSaver, RedisSaver
+from langgraph_recall.checkpoint.redis._base import DEFAULT_SOCKET_TIMEOUT
+from langgraph_recall.errors import BackendUnavailableError, LangGraphRecallError
 from tests.graph_helpers import chat_graph
 from tests.reliability._figures import Figures
 from tests.reliability._servers import OwnedRedis
@@ -53,7 +53,7 @@ def check_failure(
     error: BaseException | None, seconds: float, bound: float, port: int, what: str = "call"
 ) -> None:
     assert isinstance(error, BackendUnavailableError), (what, repr(error))
-    assert isinstance(error, ConnectionError) and isinstance(error, LangGraphMemoryError)
+    assert isinstance(error, ConnectionError) and isinstance(error, LangGraphRecallError)
     assert f"127.0.0.1:{port}" in str(error)
     assert "did not answer in time" in str(error)
     assert seconds < bound + EPSILON, f"{what}: {seconds:.2f} s for a {bound} s timeout"

@@ -24,13 +24,13 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import END, START, MessagesState, StateGraph
 from langgraph.types import StateUpdate
 
-from langgraph_memory.errors import (
+from langgraph_recall.errors import (
     ConfigurationError,
     LeaseLostError,
     StaleWriteError,
     ThreadBusyError,
 )
-from langgraph_memory.lease import (
+from langgraph_recall.lease import (
     FENCE_CONFIG_KEY,
     InMemoryLeaseBackend,
     ThreadLeasedGraph,
@@ -269,8 +269,8 @@ def saver_drivers(
 
 
 def test_every_public_saver_method_is_classified() -> None:
-    from langgraph_memory.checkpoint.postgres import AsyncPostgresSaver, PostgresSaver
-    from langgraph_memory.checkpoint.redis import AsyncRedisSaver, RedisSaver
+    from langgraph_recall.checkpoint.postgres import AsyncPostgresSaver, PostgresSaver
+    from langgraph_recall.checkpoint.redis import AsyncRedisSaver, RedisSaver
 
     driven = {"put", "put_writes", "copy_thread", "prune"}
     driven |= {f"a{name}" for name in driven}

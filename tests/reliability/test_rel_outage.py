@@ -16,9 +16,9 @@ from typing import Any
 
 import pytest
 
-from langgraph_memory.checkpoint.postgres import PostgresSaver
-from langgraph_memory.errors import BackendUnavailableError
-from langgraph_memory.store.postgres import PostgresMemoryStore
+from langgraph_recall.checkpoint.postgres import PostgresSaver
+from langgraph_recall.errors import BackendUnavailableError
+from langgraph_recall.store.postgres import PostgresMemoryStore
 from tests.graph_helpers import chat_graph
 from tests.reliability._figures import Figures
 from tests.reliability._servers import TcpProxy, admin_dsn_for

@@ -37,12 +37,12 @@ from psycopg import sql
 
 from bench import locomo
 from graphs.memory_tools_agent import build_graph as build_tools_graph
-from langgraph_memory.extraction import LLMExtractor, PIIFilter, RuleBasedExtractor, find_pii
-from langgraph_memory.extraction.pii import STRUCTURAL_FIELDS
-from langgraph_memory.extraction.types import MemoryCandidate
-from langgraph_memory.nodes import ExtractNode, MemoryState, ReflectNode, SummarizeNode
-from langgraph_memory.offline import ScriptedChatModel, tool_call_message
-from langgraph_memory.store.postgres import PostgresMemoryStore
+from langgraph_recall.extraction import LLMExtractor, PIIFilter, RuleBasedExtractor, find_pii
+from langgraph_recall.extraction.pii import STRUCTURAL_FIELDS
+from langgraph_recall.extraction.types import MemoryCandidate
+from langgraph_recall.nodes import ExtractNode, MemoryState, ReflectNode, SummarizeNode
+from langgraph_recall.offline import ScriptedChatModel, tool_call_message
+from langgraph_recall.store.postgres import PostgresMemoryStore
 from tests.conftest import service_missing
 from tests.fakes import TextOnlyChatModel
 from tests.reliability._figures import Figures
@@ -215,7 +215,7 @@ def test_clean_sentences_survive_the_filter(text: str, figures: Figures) -> None
 def _locomo_turns() -> list[str]:
     if not any(locomo.DEFAULT_DATA_DIR.glob("*.json")):
         service_missing(
-            "LoCoMo dev data (set LANGGRAPH_MEMORY_LOCOMO_DIR)",
+            "LoCoMo dev data (set LANGGRAPH_RECALL_LOCOMO_DIR)",
             FileNotFoundError(f"no *.json in {locomo.DEFAULT_DATA_DIR}"),
         )
     return [turn.content for c in locomo.load_conversations() for turn in c.turns]

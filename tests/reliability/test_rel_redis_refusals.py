@@ -15,8 +15,8 @@ from collections.abc import Iterator
 import pytest
 import redis
 
-from langgraph_memory.checkpoint.redis import AsyncRedisSaver, RedisSaver
-from langgraph_memory.errors import BackendUnavailableError, ConfigurationError
+from langgraph_recall.checkpoint.redis import AsyncRedisSaver, RedisSaver
+from langgraph_recall.errors import BackendUnavailableError, ConfigurationError
 from tests.graph_helpers import chat_graph
 from tests.reliability._servers import OwnedRedis, free_port
 from tests.reliability._workload import thread_config, turn_input

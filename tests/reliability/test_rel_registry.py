@@ -22,9 +22,9 @@ from hypothesis import strategies as st
 from langgraph.checkpoint.base import empty_checkpoint
 from redis import exceptions as redis_errors
 
-from langgraph_memory.checkpoint.redis import AsyncRedisSaver, RedisSaver
-from langgraph_memory.checkpoint.redis._keys import ThreadKeys
-from langgraph_memory.errors import BackendUnavailableError
+from langgraph_recall.checkpoint.redis import AsyncRedisSaver, RedisSaver
+from langgraph_recall.checkpoint.redis._keys import ThreadKeys
+from langgraph_recall.errors import BackendUnavailableError
 from tests.reliability._figures import Figures
 
 pytestmark = pytest.mark.redis

@@ -29,10 +29,10 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.graph.message import add_messages
 from typing_extensions import TypedDict
 
-from langgraph_memory.checkpoint._values import MAX_VALUE_BYTES
-from langgraph_memory.checkpoint.postgres import AsyncPostgresSaver, PostgresSaver
-from langgraph_memory.checkpoint.redis import AsyncRedisSaver, RedisSaver
-from langgraph_memory.errors import InvalidValueError
+from langgraph_recall.checkpoint._values import MAX_VALUE_BYTES
+from langgraph_recall.checkpoint.postgres import AsyncPostgresSaver, PostgresSaver
+from langgraph_recall.checkpoint.redis import AsyncRedisSaver, RedisSaver
+from langgraph_recall.errors import InvalidValueError
 from tests.graph_helpers import chat_graph
 from tests.reliability._figures import Figures
 from tests.reliability._hostile import Call, is_ours, redis_snapshot, saver_calls

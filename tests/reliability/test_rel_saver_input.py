@@ -1,5 +1,5 @@
 """Bad input to the checkpointers: thread ids and list() arguments. Each call either
-works like LangGraph expects or raises a clear error from ``langgraph_memory.errors``
+works like LangGraph expects or raises a clear error from ``langgraph_recall.errors``
 (also a ``ValueError``) — never a raw driver error — and writes nothing."""
 
 from __future__ import annotations
@@ -11,9 +11,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from langgraph_memory.checkpoint.postgres import PostgresSaver
-from langgraph_memory.checkpoint.redis import RedisSaver
-from langgraph_memory.errors import ConfigurationError, InvalidFilterError, LangGraphMemoryError
+from langgraph_recall.checkpoint.postgres import PostgresSaver
+from langgraph_recall.checkpoint.redis import RedisSaver
+from langgraph_recall.errors import ConfigurationError, InvalidFilterError, LangGraphRecallError
 from tests.graph_helpers import chat_graph
 from tests.reliability._figures import Figures
 from tests.reliability._workload import thread_config, turn_input
@@ -99,7 +99,7 @@ def test_redis_saver_refuses_nul_ids_like_postgres_and_odd_list_arguments(
 
 @pytest.mark.redis
 def test_redis_saver_rejects_surrogate_thread_id(redis_saver: RedisSaver) -> None:
-    with pytest.raises(LangGraphMemoryError) as info:
+    with pytest.raises(LangGraphRecallError) as info:
         redis_saver.get_tuple(thread_config("a\ud800"))
     assert isinstance(info.value, ValueError)
 
@@ -114,7 +114,7 @@ def test_postgres_saver_rejects_bad_input_cleanly(postgres_saver: PostgresSaver)
         lambda: list(postgres_saver.list(None, filter={"a\x00": 1})),
     ]
     for call in calls:
-        with pytest.raises(LangGraphMemoryError) as info:
+        with pytest.raises(LangGraphRecallError) as info:
             call()
         assert isinstance(info.value, ValueError)
     assert postgres_saver.get_tuple({"configurable": {"thread_id": 5}}) is None

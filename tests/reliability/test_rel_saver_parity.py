@@ -23,10 +23,10 @@ from hypothesis import strategies as st
 from langgraph.checkpoint.base import CheckpointTuple
 from langgraph.checkpoint.memory import InMemorySaver
 
-from langgraph_memory.checkpoint.postgres import PostgresSaver
-from langgraph_memory.checkpoint.redis import RedisSaver
-from langgraph_memory.checkpoint.redis._codec import matches_filter
-from langgraph_memory.errors import LangGraphMemoryError
+from langgraph_recall.checkpoint.postgres import PostgresSaver
+from langgraph_recall.checkpoint.redis import RedisSaver
+from langgraph_recall.checkpoint.redis._codec import matches_filter
+from langgraph_recall.errors import LangGraphRecallError
 from tests.reliability._figures import Figures
 from tests.reliability._hostile import HOSTILE_TEXT, same_value
 
@@ -202,7 +202,7 @@ def summarize(item: CheckpointTuple | None, run: str) -> Any:
 def outcome(runner: Runner, kind: str, args: dict[str, Any]) -> tuple[str, Any]:
     try:
         return "ok", runner.step(kind, args)
-    except LangGraphMemoryError as exc:
+    except LangGraphRecallError as exc:
         return "error", (type(exc).__name__, str(exc).replace(runner.run, "RUN"))
 
 

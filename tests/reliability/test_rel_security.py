@@ -22,8 +22,8 @@ import pytest
 from langgraph.store.base import GetOp, PutOp, SearchOp
 from langgraph.store.memory import InMemoryStore
 
-from langgraph_memory.errors import InvalidFilterError, InvalidNamespaceError
-from langgraph_memory.store.postgres import PostgresMemoryStore
+from langgraph_recall.errors import InvalidFilterError, InvalidNamespaceError
+from langgraph_recall.store.postgres import PostgresMemoryStore
 from tests.reliability._figures import Figures
 from tests.reliability._servers import rows_containing, user_tables
 from tests.reliability.conftest import index_config

@@ -18,9 +18,9 @@ import psycopg
 import pytest
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
-from langgraph_memory.checkpoint.postgres import AsyncPostgresSaver, PostgresSaver
-from langgraph_memory.errors import BackendUnavailableError, ConfigurationError
-from langgraph_memory.store.postgres import AsyncPostgresMemoryStore, PostgresMemoryStore
+from langgraph_recall.checkpoint.postgres import AsyncPostgresSaver, PostgresSaver
+from langgraph_recall.errors import BackendUnavailableError, ConfigurationError
+from langgraph_recall.store.postgres import AsyncPostgresMemoryStore, PostgresMemoryStore
 from tests.fakes import HashingEmbeddings
 from tests.graph_helpers import chat_graph
 from tests.reliability._erasure import pg_rows_with

@@ -18,7 +18,7 @@ from typing import Any
 import psycopg
 import pytest
 
-from langgraph_memory.store.postgres import AsyncPostgresMemoryStore
+from langgraph_recall.store.postgres import AsyncPostgresMemoryStore
 from tests.reliability._figures import Figures
 from tests.reliability.conftest import index_config
 
@@ -125,7 +125,7 @@ async def test_bookkeeping_never_deadlocks_with_writes_of_the_same_memories(
 @pytest.mark.parametrize("max_size", [1, 3])
 async def test_a_bad_call_among_concurrent_ones_fails_alone(any_dsn: str, max_size: int) -> None:
     """Merged calls: the one with bad input gets its error; the others are written."""
-    from langgraph_memory.errors import InvalidNamespaceError
+    from langgraph_recall.errors import InvalidNamespaceError
 
     async with AsyncPostgresMemoryStore.from_conn_string(
         any_dsn, index=index_config(), pool_config={"min_size": 1, "max_size": max_size}

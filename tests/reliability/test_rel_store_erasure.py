@@ -19,7 +19,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from psycopg import sql
 
-from langgraph_memory.store.postgres import PostgresMemoryStore
+from langgraph_recall.store.postgres import PostgresMemoryStore
 from tests.reliability._figures import Figures
 from tests.reliability._servers import residue, rows_containing, stats_containing, user_tables
 from tests.reliability.conftest import index_config

@@ -17,8 +17,8 @@ from typing import Any
 
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
-from langgraph_memory.errors import BackendUnavailableError
-from langgraph_memory.store.postgres import AsyncPostgresMemoryStore
+from langgraph_recall.errors import BackendUnavailableError
+from langgraph_recall.store.postgres import AsyncPostgresMemoryStore
 from tests.reliability._figures import Figures
 from tests.reliability._servers import TcpProxy
 from tests.reliability.conftest import index_config

@@ -36,9 +36,9 @@ from langgraph.store.base import (
     SearchOp,
 )
 
-from langgraph_memory.errors import LangGraphMemoryError
-from langgraph_memory.store._bounds import check_time
-from langgraph_memory.store.postgres import (
+from langgraph_recall.errors import LangGraphRecallError
+from langgraph_recall.store._bounds import check_time
+from langgraph_recall.store.postgres import (
     AsyncPostgresMemoryStore,
     DecayConfig,
     HistoryEntry,
@@ -523,7 +523,7 @@ def test_hostile_input_to_every_public_method_is_rejected_cleanly_or_reads_back(
         kwargs = {name: resolved(arg) for name, arg in call.kwargs.items()}
         result = driver(call.name, *args, **kwargs)
     except Exception as exc:  # classified below
-        if not isinstance(exc, LangGraphMemoryError):
+        if not isinstance(exc, LangGraphRecallError):
             figures.add("store_raw_errors")
             raise AssertionError(
                 f"raw {type(exc).__module__}.{type(exc).__name__} from {call!r}"

@@ -27,7 +27,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from langgraph.store.base import PutOp
 
-from langgraph_memory.store.postgres import (
+from langgraph_recall.store.postgres import (
     AsyncPostgresMemoryStore,
     DecayConfig,
     PostgresMemoryStore,

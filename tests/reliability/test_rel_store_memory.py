@@ -15,8 +15,8 @@ from datetime import datetime, timedelta, timezone
 import pytest
 from langgraph.store.base import PutOp
 
-from langgraph_memory.store._vector_cache import RECONCILE_DEAD_FRACTION, RECONCILE_MIN_DEAD
-from langgraph_memory.store.postgres import DecayConfig, PostgresMemoryStore
+from langgraph_recall.store._vector_cache import RECONCILE_DEAD_FRACTION, RECONCILE_MIN_DEAD
+from langgraph_recall.store.postgres import DecayConfig, PostgresMemoryStore
 from tests.fakes import HashingEmbeddings
 from tests.reliability._figures import Figures
 

@@ -17,10 +17,10 @@ from typing import Any
 import psycopg
 import pytest
 
-from langgraph_memory._pg.errors import TRANSACTION_ATTEMPTS
-from langgraph_memory.errors import LangGraphMemoryError, TransientError
-from langgraph_memory.store.postgres import AsyncPostgresMemoryStore, PostgresMemoryStore
-from langgraph_memory.store.postgres._migrations import GLOBAL_LOCK, LOCK_CLASS
+from langgraph_recall._pg.errors import TRANSACTION_ATTEMPTS
+from langgraph_recall.errors import LangGraphRecallError, TransientError
+from langgraph_recall.store.postgres import AsyncPostgresMemoryStore, PostgresMemoryStore
+from langgraph_recall.store.postgres._migrations import GLOBAL_LOCK, LOCK_CLASS
 from tests.reliability.conftest import index_config
 
 NS = ("t", "u")
@@ -148,7 +148,7 @@ def test_a_real_lock_timeout_and_statement_timeout_are_transient_errors(any_dsn:
                 with pytest.raises(TransientError) as caught:
                     store.put(NS, "k", {"content": "waits for the lock"})
                 assert time.monotonic() - started < 2
-                assert isinstance(caught.value, LangGraphMemoryError)
+                assert isinstance(caught.value, LangGraphRecallError)
             finally:
                 release.set()
                 holder.join()

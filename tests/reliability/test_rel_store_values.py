@@ -15,15 +15,15 @@ import pytest
 from langchain_core.messages import HumanMessage
 from langgraph.store.base import PutOp, SearchOp
 
-from langgraph_memory.errors import (
+from langgraph_recall.errors import (
     ConfigurationError,
     InvalidFilterError,
     InvalidValueError,
-    LangGraphMemoryError,
+    LangGraphRecallError,
 )
-from langgraph_memory.nodes import ExtractNode, RetrieveNode
-from langgraph_memory.store._bounds import MAX_TIME, MIN_TIME
-from langgraph_memory.store.postgres import (
+from langgraph_recall.nodes import ExtractNode, RetrieveNode
+from langgraph_recall.store._bounds import MAX_TIME, MIN_TIME
+from langgraph_recall.store.postgres import (
     AsyncPostgresMemoryStore,
     DecayConfig,
     PostgresMemoryStore,
@@ -41,8 +41,8 @@ SESSION_ZONES = ["Pacific/Kiritimati", "Etc/GMT+12", "Asia/Manila", "America/St_
 
 
 def rejected(
-    dsn: str, call: Any, error: type[LangGraphMemoryError] = InvalidValueError
-) -> LangGraphMemoryError:
+    dsn: str, call: Any, error: type[LangGraphRecallError] = InvalidValueError
+) -> LangGraphRecallError:
     """``call`` raises ``error`` — ours, from the store's own checks, not a driver error
     translated after the fact — and every table is unchanged."""
     before = table_snapshot(dsn)
@@ -142,7 +142,7 @@ def test_no_raw_driver_error_escapes_the_calls_of_finding_9(
     assert [m["content"] for m in out["memories"]] == ["User lives in Lyon"]
     assert any_store.search(ns, query=message)[0].key == "city"
     assert any_store.search(ns, query="Lyon\x00 \ud800")[0].key == "city"  # NUL, surrogate
-    calls: list[tuple[Any, type[LangGraphMemoryError]]] = [
+    calls: list[tuple[Any, type[LangGraphRecallError]]] = [
         (lambda: any_store.put(ns, "k", {"content": "x"}, ttl=1e300), InvalidValueError),
         (lambda: any_store.put(ns, "k", {"content": "x"}, ttl="5"), InvalidValueError),  # type: ignore[arg-type]
         (lambda: any_store.put(ns, "k", {"content": "x"}, ttl=10**400), InvalidValueError),
@@ -198,7 +198,7 @@ async def test_the_async_store_checks_values_at_the_same_door(
             lambda: store.ainvalidate(ns, "city", at=datetime(2020, 1, 1, tzinfo=timezone.utc)),
             lambda: store.abatch([PutOp(ns, "p", {"content": "x", "n": 10**5000})]),
         ):
-            with pytest.raises(LangGraphMemoryError) as info:
+            with pytest.raises(LangGraphRecallError) as info:
                 await call()
             assert not isinstance(info.value.__cause__, psycopg.Error)
         assert table_snapshot(dsn) == before
@@ -287,7 +287,7 @@ def test_setup_repairs_times_written_before_the_bounds(
             "invalid_at = '0001-01-01 00:00:00+14'::timestamptz - interval '1 day'"
         )
         conn.execute("DELETE FROM lgm_store_migrations WHERE v >= 13")
-    with pytest.raises(LangGraphMemoryError):  # what users of the old version saw, translated
+    with pytest.raises(LangGraphRecallError):  # what users of the old version saw, translated
         any_store.search(ns, include_invalid=True)
     assert 13 in any_store.setup().applied
     hits = any_store.search(ns, include_invalid=True)
@@ -309,7 +309,7 @@ def test_mixed_batches_are_checked_whole(any_store: PostgresMemoryStore, any_dsn
         SearchOp(ns, query=None, filter=_deep_filter(500)),
         SearchOp(ns, limit="3"),  # type: ignore[arg-type]
     ):
-        rejected(any_dsn, lambda: any_store.batch([good, bad]), LangGraphMemoryError)  # noqa: B023
+        rejected(any_dsn, lambda: any_store.batch([good, bad]), LangGraphRecallError)  # noqa: B023
     assert any_store.get(ns, "a") is None
 
 

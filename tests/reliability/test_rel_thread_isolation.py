@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from langgraph_memory.checkpoint.postgres import PostgresSaver
-from langgraph_memory.checkpoint.redis import RedisSaver
+from langgraph_recall.checkpoint.postgres import PostgresSaver
+from langgraph_recall.checkpoint.redis import RedisSaver
 from tests.graph_helpers import chat_graph
 from tests.reliability._figures import Figures
 from tests.reliability._workload import thread_config, turn_input

@@ -25,9 +25,9 @@ from langgraph.checkpoint.base import empty_checkpoint
 from langgraph.graph import END, START, MessagesState, StateGraph
 from redis import exceptions as redis_errors
 
-from langgraph_memory.checkpoint.redis._keys import ThreadKeys
-from langgraph_memory.errors import BackendUnavailableError, CheckpointIntegrityError
-from langgraph_memory.lease import with_thread_lease
+from langgraph_recall.checkpoint.redis._keys import ThreadKeys
+from langgraph_recall.errors import BackendUnavailableError, CheckpointIntegrityError
+from langgraph_recall.lease import with_thread_lease
 from tests.reliability._figures import Figures
 from tests.reliability._savers import BACKENDS, Target, async_saver, sync_saver, target
 from tests.reliability._servers import terminate_backends

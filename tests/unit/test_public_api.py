@@ -18,8 +18,8 @@ from typing import Any
 
 import pytest
 
-from langgraph_memory.checkpoint.postgres import AsyncPostgresSaver, PostgresSaver
-from langgraph_memory.checkpoint.redis import AsyncRedisSaver, RedisSaver
+from langgraph_recall.checkpoint.postgres import AsyncPostgresSaver, PostgresSaver
+from langgraph_recall.checkpoint.redis import AsyncRedisSaver, RedisSaver
 
 PAIRS = [(RedisSaver, AsyncRedisSaver), (PostgresSaver, AsyncPostgresSaver)]
 SAVERS = [cls for pair in PAIRS for cls in pair]
@@ -139,8 +139,8 @@ def test_sync_and_async_from_conn_string_take_the_same_options() -> None:
 
 
 def checkpoint_modules() -> list[str]:
-    names = ["langgraph_memory.checkpoint._config"]
-    for package in ("langgraph_memory.checkpoint.redis", "langgraph_memory.checkpoint.postgres"):
+    names = ["langgraph_recall.checkpoint._config"]
+    for package in ("langgraph_recall.checkpoint.redis", "langgraph_recall.checkpoint.postgres"):
         path = importlib.import_module(package).__path__
         names += [package, *(f"{package}.{m.name}" for m in pkgutil.iter_modules(path))]
     return names
@@ -157,7 +157,7 @@ def test_all_names_resolve(module_name: str) -> None:
 
 
 def test_package_exports_the_four_savers() -> None:
-    redis_pkg = importlib.import_module("langgraph_memory.checkpoint.redis")
-    postgres_pkg = importlib.import_module("langgraph_memory.checkpoint.postgres")
+    redis_pkg = importlib.import_module("langgraph_recall.checkpoint.redis")
+    postgres_pkg = importlib.import_module("langgraph_recall.checkpoint.postgres")
     assert {"RedisSaver", "AsyncRedisSaver"} <= set(redis_pkg.__all__)
     assert {"PostgresSaver", "AsyncPostgresSaver"} <= set(postgres_pkg.__all__)

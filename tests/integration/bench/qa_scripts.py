@@ -18,7 +18,7 @@ from langchain_core.messages import BaseMessage, SystemMessage
 
 from bench import locomo_qa
 from bench._qa_metrics import normalize_answer
-from langgraph_memory.offline import tool_call_message
+from langgraph_recall.offline import tool_call_message
 
 __all__ = [
     "DIMS",
@@ -105,8 +105,8 @@ class Script:
 
 
 def prompt_tokens() -> int:
-    from langgraph_memory.nodes._messages import count_tokens
-    from langgraph_memory.prompts import DEFAULT_MEMORY_BLOCK_PROMPT
+    from langgraph_recall.nodes._messages import count_tokens
+    from langgraph_recall.prompts import DEFAULT_MEMORY_BLOCK_PROMPT
 
     return int(count_tokens([SystemMessage(DEFAULT_MEMORY_BLOCK_PROMPT)]))
 

@@ -20,7 +20,7 @@ def _data_dir() -> Path:
     data_dir = locomo.DEFAULT_DATA_DIR
     if not any(data_dir.glob("*.json")):
         service_missing(
-            "LoCoMo dev data (set LANGGRAPH_MEMORY_LOCOMO_DIR)",
+            "LoCoMo dev data (set LANGGRAPH_RECALL_LOCOMO_DIR)",
             FileNotFoundError(f"no *.json in {data_dir}"),
         )
     return data_dir

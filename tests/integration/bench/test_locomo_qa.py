@@ -21,7 +21,7 @@ from langchain_core.messages import BaseMessage, HumanMessage
 from bench import locomo, locomo_qa
 from bench._qa_cache import QACache
 from bench._qa_metrics import bleu1, f1_score
-from langgraph_memory.offline import ScriptedChatModel
+from langgraph_recall.offline import ScriptedChatModel
 from tests.conftest import service_missing
 from tests.fakes import HashingEmbeddings
 from tests.integration.bench.qa_scripts import (
@@ -51,7 +51,7 @@ def test_real_locomo_slice_loads_with_answers() -> None:
     data_dir = locomo.DEFAULT_DATA_DIR
     if not any(data_dir.glob("*.json")):
         service_missing(
-            "LoCoMo dev data (set LANGGRAPH_MEMORY_LOCOMO_DIR)",
+            "LoCoMo dev data (set LANGGRAPH_RECALL_LOCOMO_DIR)",
             FileNotFoundError(f"no *.json in {data_dir}"),
         )
     first = locomo_qa.load_qa_conversations(data_dir)[0]
@@ -233,7 +233,7 @@ def test_a_real_locomo_slice_end_to_end(postgres_dsn: str, tmp_path: Path) -> No
     data_dir = locomo.DEFAULT_DATA_DIR
     if not any(data_dir.glob("*.json")):
         service_missing(
-            "LoCoMo dev data (set LANGGRAPH_MEMORY_LOCOMO_DIR)",
+            "LoCoMo dev data (set LANGGRAPH_RECALL_LOCOMO_DIR)",
             FileNotFoundError(f"no *.json in {data_dir}"),
         )
     first = locomo_qa.load_qa_conversations(data_dir)[0]

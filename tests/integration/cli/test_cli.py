@@ -1,6 +1,6 @@
-"""The ``langgraph-memory`` console script end to end, as a user runs it (subprocesses).
+"""The ``langgraph-recall`` console script end to end, as a user runs it (subprocesses).
 
-One offline demo run on the embedded Postgres in a temporary ``LANGGRAPH_MEMORY_HOME``
+One offline demo run on the embedded Postgres in a temporary ``LANGGRAPH_RECALL_HOME``
 feeds the other tests: ``inspect`` shows that user's memories and history, ``forget``
 erases them and the user's conversation threads (``inspect`` then shows nothing), and
 ``bench --quick`` prints a table.
@@ -26,11 +26,11 @@ USER = "cli-test-user"
 
 
 def _command() -> list[str]:
-    script = Path(sys.executable).parent / "langgraph-memory"
+    script = Path(sys.executable).parent / "langgraph-recall"
     if script.exists():
         return [str(script)]
-    found = shutil.which("langgraph-memory")
-    return [found] if found else [sys.executable, "-m", "langgraph_memory.cli"]
+    found = shutil.which("langgraph-recall")
+    return [found] if found else [sys.executable, "-m", "langgraph_recall.cli"]
 
 
 @dataclass
@@ -41,9 +41,9 @@ class Cli:
         env = {
             k: v
             for k, v in os.environ.items()
-            if k not in ("OPENAI_API_KEY", "LANGGRAPH_MEMORY_POSTGRES_URI", "NO_COLOR")
+            if k not in ("OPENAI_API_KEY", "LANGGRAPH_RECALL_POSTGRES_URI", "NO_COLOR")
         }
-        env["LANGGRAPH_MEMORY_HOME"] = str(self.home)
+        env["LANGGRAPH_RECALL_HOME"] = str(self.home)
         return subprocess.run(
             [*_command(), *args],
             env=env,

@@ -9,11 +9,11 @@ import re
 
 import pytest
 
-from langgraph_memory.checkpoint.postgres import PostgresSaver
-from langgraph_memory.cli import main
-from langgraph_memory.cli._backends import choose_model
-from langgraph_memory.cli._console import Console
-from langgraph_memory.cli.demo import run_demo
+from langgraph_recall.checkpoint.postgres import PostgresSaver
+from langgraph_recall.cli import main
+from langgraph_recall.cli._backends import choose_model
+from langgraph_recall.cli._console import Console
+from langgraph_recall.cli.demo import run_demo
 from tests.reliability._erasure import (
     cli_store,
     marker,

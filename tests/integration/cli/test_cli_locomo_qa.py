@@ -1,4 +1,4 @@
-"""``langgraph-memory bench locomo-qa``: the QA benchmark through the CLI, on scripted models
+"""``langgraph-recall bench locomo-qa``: the QA benchmark through the CLI, on scripted models
 (the only stand-in: the OpenAI-compatible model factory) and the real Postgres store."""
 
 from __future__ import annotations
@@ -11,10 +11,10 @@ from typing import Any
 import pytest
 
 from bench import locomo_qa
-from langgraph_memory.cli import build_parser, main
-from langgraph_memory.cli._console import Console
-from langgraph_memory.cli.bench import cmd_bench
-from langgraph_memory.offline import ScriptedChatModel
+from langgraph_recall.cli import build_parser, main
+from langgraph_recall.cli._console import Console
+from langgraph_recall.cli.bench import cmd_bench
+from langgraph_recall.offline import ScriptedChatModel
 from tests.integration.bench.qa_scripts import MINI, Judge, Script, mini_conversation
 
 pytestmark = [pytest.mark.postgres]

@@ -1,6 +1,6 @@
 """Explaining a recall, on the real Postgres store: the terms of every score add up to it
 (property over random stores and queries), ``RetrieveNode(explain=...)`` logs them for
-what it injected, and ``langgraph-memory inspect --query`` prints them as a table."""
+what it injected, and ``langgraph-recall inspect --query`` prints them as a table."""
 
 from __future__ import annotations
 
@@ -18,13 +18,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from langgraph.store.memory import InMemoryStore
 
-from langgraph_memory.cli import build_parser
-from langgraph_memory.cli._backends import open_store
-from langgraph_memory.cli._console import Console
-from langgraph_memory.cli.admin import EXPLAIN_HEADER, cmd_inspect, explain_rows
-from langgraph_memory.nodes import RetrieveNode
-from langgraph_memory.retrieval import RetrievalConfig
-from langgraph_memory.store.postgres import ExplainedSearchItem, PostgresMemoryStore
+from langgraph_recall.cli import build_parser
+from langgraph_recall.cli._backends import open_store
+from langgraph_recall.cli._console import Console
+from langgraph_recall.cli.admin import EXPLAIN_HEADER, cmd_inspect, explain_rows
+from langgraph_recall.nodes import RetrieveNode
+from langgraph_recall.retrieval import RetrievalConfig
+from langgraph_recall.store.postgres import ExplainedSearchItem, PostgresMemoryStore
 from tests.fakes import HashingEmbeddings
 
 pytestmark = [pytest.mark.postgres]
@@ -109,7 +109,7 @@ def test_retrieve_node_logs_the_terms_of_what_it_injected(
 ) -> None:
     _fill(store, "u1")
     node = RetrieveNode(store=store, inject=True, explain=True, limit=3, token_budget=45)
-    with caplog.at_level(logging.INFO, logger="langgraph_memory.nodes.retrieve"):
+    with caplog.at_level(logging.INFO, logger="langgraph_recall.nodes.retrieve"):
         out = node.invoke(
             {"messages": [("user", "where did Zhang move? does he like tea?")]},
             config={"configurable": {"user_id": "u1"}},
@@ -133,7 +133,7 @@ def test_retrieve_node_explains_on_the_async_path_too(
 
     _fill(store, "u1")
     node = RetrieveNode(store=store, explain=True, limit=2)
-    with caplog.at_level(logging.INFO, logger="langgraph_memory.nodes.retrieve"):
+    with caplog.at_level(logging.INFO, logger="langgraph_recall.nodes.retrieve"):
         out = asyncio.run(
             node.ainvoke(
                 {"messages": [("user", "what does Zhang drink?")]},
@@ -209,7 +209,7 @@ def test_inspect_query_prints_each_term_and_they_add_up(postgres_dsn: str) -> No
 
 
 def test_inspect_query_errors_and_empty_results(postgres_dsn: str) -> None:
-    from langgraph_memory.cli import main
+    from langgraph_recall.cli import main
 
     assert main(["inspect", "--postgres", postgres_dsn, "--user", "u1", "--query", "  "]) == 2
     assert (

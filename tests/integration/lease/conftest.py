@@ -21,13 +21,13 @@ class SaverFactory:
     @contextmanager
     def sync(self) -> Iterator[Any]:
         if self.kind == "postgres":
-            from langgraph_memory.checkpoint.postgres import PostgresSaver
+            from langgraph_recall.checkpoint.postgres import PostgresSaver
 
             with PostgresSaver.from_conn_string(self.url) as saver:
                 saver.setup()
                 yield saver
         else:
-            from langgraph_memory.checkpoint.redis import RedisSaver
+            from langgraph_recall.checkpoint.redis import RedisSaver
 
             with RedisSaver.from_conn_string(self.url, prefix=self.prefix) as saver:
                 saver.setup()
@@ -36,13 +36,13 @@ class SaverFactory:
     @asynccontextmanager
     async def async_(self) -> AsyncIterator[Any]:
         if self.kind == "postgres":
-            from langgraph_memory.checkpoint.postgres import AsyncPostgresSaver
+            from langgraph_recall.checkpoint.postgres import AsyncPostgresSaver
 
             async with AsyncPostgresSaver.from_conn_string(self.url) as saver:
                 await saver.setup()
                 yield saver
         else:
-            from langgraph_memory.checkpoint.redis import AsyncRedisSaver
+            from langgraph_recall.checkpoint.redis import AsyncRedisSaver
 
             async with AsyncRedisSaver.from_conn_string(self.url, prefix=self.prefix) as saver:
                 await saver.asetup()

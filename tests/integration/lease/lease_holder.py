@@ -12,7 +12,7 @@ from typing import Any
 
 from langchain_core.runnables import RunnableConfig
 
-from langgraph_memory.lease import FENCE_CONFIG_KEY, with_thread_lease
+from langgraph_recall.lease import FENCE_CONFIG_KEY, with_thread_lease
 from tests.integration.lease.conftest import SaverFactory
 from tests.integration.lease.lease_graphs import LogState, build_log_graph
 

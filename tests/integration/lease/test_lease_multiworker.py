@@ -45,15 +45,15 @@ def _assert_every_turn_kept(urls: list[str], tmp_prefix: str, seed: int) -> None
 
 @pytest.mark.postgres
 def test_postgres_workers_keep_every_turn(postgres_dsn: str, tmp_path: Path) -> None:
-    from langgraph_memory.checkpoint.postgres import PostgresSaver
+    from langgraph_recall.checkpoint.postgres import PostgresSaver
 
     with PostgresSaver.from_conn_string(postgres_dsn) as saver:
         saver.setup()
     env = {
-        "LANGGRAPH_MEMORY_CHECKPOINTER": "postgres",
-        "LANGGRAPH_MEMORY_POSTGRES_URI": postgres_dsn,
-        "LANGGRAPH_MEMORY_SKIP_SETUP": "1",
-        "LANGGRAPH_MEMORY_LEASE": "reject",
+        "LANGGRAPH_RECALL_CHECKPOINTER": "postgres",
+        "LANGGRAPH_RECALL_POSTGRES_URI": postgres_dsn,
+        "LANGGRAPH_RECALL_SKIP_SETUP": "1",
+        "LANGGRAPH_RECALL_LEASE": "reject",
     }
     with start_workers(WORKERS, env, tmp_path) as workers:
         _assert_every_turn_kept(workers.urls, "pg", seed=11)
@@ -62,17 +62,17 @@ def test_postgres_workers_keep_every_turn(postgres_dsn: str, tmp_path: Path) -> 
 @pytest.mark.redis
 def test_redis_workers_keep_every_turn(redis_url: str, redis_prefix: str, tmp_path: Path) -> None:
     env = {
-        "LANGGRAPH_MEMORY_CHECKPOINTER": "redis",
-        "LANGGRAPH_MEMORY_REDIS_URL": redis_url,
-        "LANGGRAPH_MEMORY_REDIS_PREFIX": redis_prefix,
-        "LANGGRAPH_MEMORY_LEASE": "reject",
+        "LANGGRAPH_RECALL_CHECKPOINTER": "redis",
+        "LANGGRAPH_RECALL_REDIS_URL": redis_url,
+        "LANGGRAPH_RECALL_REDIS_PREFIX": redis_prefix,
+        "LANGGRAPH_RECALL_LEASE": "reject",
     }
     with start_workers(WORKERS, env, tmp_path) as workers:
         _assert_every_turn_kept(workers.urls, "rd", seed=12)
 
 
 def test_in_memory_saver_loses_turns_across_workers(tmp_path: Path) -> None:
-    env = {"LANGGRAPH_MEMORY_CHECKPOINTER": "memory", "LANGGRAPH_MEMORY_LEASE": "reject"}
+    env = {"LANGGRAPH_RECALL_CHECKPOINTER": "memory", "LANGGRAPH_RECALL_LEASE": "reject"}
     with start_workers(WORKERS, env, tmp_path) as workers:
         run = run_conversations(workers.urls, threads=THREADS, turns=TURNS, seed=13, prefix="mem")
     assert run.statuses == [200] * (THREADS * TURNS)  # every request "succeeded"...
@@ -111,20 +111,20 @@ def _double_text(urls: list[str], thread_id: str) -> list[httpx.Response]:
 
 def _backend_env(kind: str, request: pytest.FixtureRequest) -> dict[str, str]:
     if kind == "postgres":
-        from langgraph_memory.checkpoint.postgres import PostgresSaver
+        from langgraph_recall.checkpoint.postgres import PostgresSaver
 
         dsn = request.getfixturevalue("postgres_dsn")
         with PostgresSaver.from_conn_string(dsn) as saver:
             saver.setup()
         return {
-            "LANGGRAPH_MEMORY_CHECKPOINTER": "postgres",
-            "LANGGRAPH_MEMORY_POSTGRES_URI": dsn,
-            "LANGGRAPH_MEMORY_SKIP_SETUP": "1",
+            "LANGGRAPH_RECALL_CHECKPOINTER": "postgres",
+            "LANGGRAPH_RECALL_POSTGRES_URI": dsn,
+            "LANGGRAPH_RECALL_SKIP_SETUP": "1",
         }
     return {
-        "LANGGRAPH_MEMORY_CHECKPOINTER": "redis",
-        "LANGGRAPH_MEMORY_REDIS_URL": request.getfixturevalue("redis_url"),
-        "LANGGRAPH_MEMORY_REDIS_PREFIX": request.getfixturevalue("redis_prefix"),
+        "LANGGRAPH_RECALL_CHECKPOINTER": "redis",
+        "LANGGRAPH_RECALL_REDIS_URL": request.getfixturevalue("redis_url"),
+        "LANGGRAPH_RECALL_REDIS_PREFIX": request.getfixturevalue("redis_prefix"),
     }
 
 
@@ -138,9 +138,9 @@ def _backend_env(kind: str, request: pytest.FixtureRequest) -> dict[str, str]:
 def test_double_texting_across_workers(
     kind: str, request: pytest.FixtureRequest, tmp_path: Path
 ) -> None:
-    env = {**_backend_env(kind, request), "LANGGRAPH_MEMORY_REPLY_DELAY": "1.0"}
-    reject_env = {**env, "LANGGRAPH_MEMORY_LEASE": "reject"}
-    wait_env = {**env, "LANGGRAPH_MEMORY_LEASE": "wait"}
+    env = {**_backend_env(kind, request), "LANGGRAPH_RECALL_REPLY_DELAY": "1.0"}
+    reject_env = {**env, "LANGGRAPH_RECALL_LEASE": "reject"}
+    wait_env = {**env, "LANGGRAPH_RECALL_LEASE": "wait"}
     with (
         start_workers(2, reject_env, tmp_path / "reject") as rejecting,
         start_workers(2, wait_env, tmp_path / "wait") as waiting,
@@ -170,15 +170,15 @@ def test_uvicorn_multiprocess_workers_keep_every_turn(postgres_dsn: str, tmp_pat
     """The documented deployment: ``uvicorn graphs.server:app --workers 4``."""
     from psycopg.conninfo import conninfo_to_dict
 
-    from langgraph_memory.checkpoint.postgres import PostgresSaver
+    from langgraph_recall.checkpoint.postgres import PostgresSaver
 
     with PostgresSaver.from_conn_string(postgres_dsn) as saver:
         saver.setup()
     env = {
-        "LANGGRAPH_MEMORY_CHECKPOINTER": "postgres",
-        "LANGGRAPH_MEMORY_POSTGRES_URI": postgres_dsn,
-        "LANGGRAPH_MEMORY_SKIP_SETUP": "1",
-        "LANGGRAPH_MEMORY_LEASE": "wait",
+        "LANGGRAPH_RECALL_CHECKPOINTER": "postgres",
+        "LANGGRAPH_RECALL_POSTGRES_URI": postgres_dsn,
+        "LANGGRAPH_RECALL_SKIP_SETUP": "1",
+        "LANGGRAPH_RECALL_LEASE": "wait",
     }
     with start_workers(1, env, tmp_path, uvicorn_workers=WORKERS) as server:
         dbname = conninfo_to_dict(postgres_dsn)["dbname"]

@@ -17,8 +17,8 @@ from typing import Any
 
 import pytest
 
-from langgraph_memory.errors import LeaseLostError, StaleWriteError, ThreadBusyError
-from langgraph_memory.lease import FENCE_CONFIG_KEY, Lease, with_thread_lease
+from langgraph_recall.errors import LeaseLostError, StaleWriteError, ThreadBusyError
+from langgraph_recall.lease import FENCE_CONFIG_KEY, Lease, with_thread_lease
 from tests.integration.lease.conftest import SaverFactory
 from tests.integration.lease.lease_graphs import (
     Recorder,

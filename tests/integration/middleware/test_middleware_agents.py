@@ -21,11 +21,11 @@ import pytest
 from langchain_core.messages import SystemMessage
 from langgraph.prebuilt import create_react_agent
 
-from langgraph_memory.checkpoint.postgres import AsyncPostgresSaver, PostgresSaver
-from langgraph_memory.checkpoint.redis import RedisSaver
-from langgraph_memory.middleware import MemoryPreModelHook, SummaryMiddleware
-from langgraph_memory.nodes import SUMMARY_BLOCK_ID
-from langgraph_memory.store.postgres import AsyncPostgresMemoryStore, PostgresMemoryStore
+from langgraph_recall.checkpoint.postgres import AsyncPostgresSaver, PostgresSaver
+from langgraph_recall.checkpoint.redis import RedisSaver
+from langgraph_recall.middleware import MemoryPreModelHook, SummaryMiddleware
+from langgraph_recall.nodes import SUMMARY_BLOCK_ID
+from langgraph_recall.store.postgres import AsyncPostgresMemoryStore, PostgresMemoryStore
 from tests.fakes import HashingEmbeddings
 from tests.unit.middleware.middleware_support import (
     get_weather,

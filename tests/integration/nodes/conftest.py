@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from langgraph_memory.store.postgres import AsyncPostgresMemoryStore, PostgresMemoryStore
+from langgraph_recall.store.postgres import AsyncPostgresMemoryStore, PostgresMemoryStore
 from tests.fakes import HashingEmbeddings
 
 

@@ -14,11 +14,11 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import START, StateGraph
 from psycopg import sql
 
-from langgraph_memory.checkpoint.postgres import PostgresSaver
-from langgraph_memory.graphs import aflush, build_graph
-from langgraph_memory.nodes import SUMMARY_BLOCK_ID, MemoryState, SummarizeNode
-from langgraph_memory.nodes._messages import count_tokens
-from langgraph_memory.store.postgres import AsyncPostgresMemoryStore, PostgresMemoryStore
+from langgraph_recall.checkpoint.postgres import PostgresSaver
+from langgraph_recall.graphs import aflush, build_graph
+from langgraph_recall.nodes import SUMMARY_BLOCK_ID, MemoryState, SummarizeNode
+from langgraph_recall.nodes._messages import count_tokens
+from langgraph_recall.store.postgres import AsyncPostgresMemoryStore, PostgresMemoryStore
 from tests.unit.nodes.nodes_support import TURN_1, TURN_MOVE, TURN_SINCE, Scenario, tool_round
 
 pytestmark = pytest.mark.postgres
@@ -220,8 +220,8 @@ async def test_async_graph_background_extraction_on_async_store(
 
 
 def test_memory_tools_agent_on_postgres(memory_store: PostgresMemoryStore) -> None:
-    from langgraph_memory.graphs import build_memory_tools_graph as build_tools_graph
-    from langgraph_memory.offline import ScriptedChatModel, tool_call_message
+    from langgraph_recall.graphs import build_memory_tools_graph as build_tools_graph
+    from langgraph_recall.offline import ScriptedChatModel, tool_call_message
 
     model = ScriptedChatModel(
         responses=[

@@ -10,15 +10,15 @@ import psycopg
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage
 
-from langgraph_memory import aforget_user, forget_user
-from langgraph_memory.episodes import (
+from langgraph_recall import aforget_user, forget_user
+from langgraph_recall.episodes import (
     EpisodeConfig,
     TurnEmbeddings,
     aingest_history,
     ingest_history,
 )
-from langgraph_memory.nodes import ExtractNode, RetrieveNode
-from langgraph_memory.store.postgres import AsyncPostgresMemoryStore, PostgresMemoryStore
+from langgraph_recall.nodes import ExtractNode, RetrieveNode
+from langgraph_recall.store.postgres import AsyncPostgresMemoryStore, PostgresMemoryStore
 from tests.fakes import HashingEmbeddings
 
 pytestmark = pytest.mark.postgres

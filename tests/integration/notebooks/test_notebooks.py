@@ -2,10 +2,10 @@
 documented install.
 
 Each notebook is executed with nbclient on a kernel of the **installed wheel's** virtualenv
-(``installed_venv``: ``pip install "langgraph-memory[all]"`` plus ``ipykernel``, the part of
+(``installed_venv``: ``pip install "langgraph-recall[all]"`` plus ``ipykernel``, the part of
 Jupyter that runs a kernel), so a package the notebooks need but ``[all]`` lacks fails here.
-It runs in the session's ``LANGGRAPH_MEMORY_HOME``, with no API key and no
-``LANGGRAPH_MEMORY_POSTGRES_URI`` (so the embedded server is used), and with a per-notebook
+It runs in the session's ``LANGGRAPH_RECALL_HOME``, with no API key and no
+``LANGGRAPH_RECALL_POSTGRES_URI`` (so the embedded server is used), and with a per-notebook
 timeout. Any cell error fails. That the committed notebooks are what
 ``notebooks/build.py`` generates from ``notebooks/src/`` is checked by
 ``tests/unit/tooling/test_notebooks_build.py``.
@@ -30,11 +30,11 @@ NOTEBOOKS = ROOT / "notebooks"
 PATHS = sorted(NOTEBOOKS.glob("[0-9][0-9]_*.ipynb"))
 TIMEOUT = {"06_benchmarks": 240}  # seconds per cell; default below
 DEFAULT_TIMEOUT = 120
-# Notebooks that use the Redis server (they read LANGGRAPH_MEMORY_REDIS_URL).
+# Notebooks that use the Redis server (they read LANGGRAPH_RECALL_REDIS_URL).
 NEEDS_REDIS = {"03_checkpointers", "06_benchmarks"}
 
 
-WHEEL_KERNEL = "langgraph-memory-wheel"
+WHEEL_KERNEL = "langgraph-recall-wheel"
 
 
 @pytest.fixture(scope="module")
@@ -62,12 +62,12 @@ def wheel_kernel_dir(installed_venv: Any, tmp_path_factory: pytest.TempPathFacto
 @pytest.fixture(scope="module")
 def offline_env(embedded_server: Any, wheel_kernel_dir: Path) -> Iterator[None]:
     """Offline environment for the kernels (inherited from this process): no API key, no
-    configured Postgres, and ``LANGGRAPH_MEMORY_HOME`` = the test session's embedded server
+    configured Postgres, and ``LANGGRAPH_RECALL_HOME`` = the test session's embedded server
     (the kernels attach to it instead of starting their own)."""
     saved = dict(os.environ)
-    for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "LANGGRAPH_MEMORY_POSTGRES_URI"):
+    for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "LANGGRAPH_RECALL_POSTGRES_URI"):
         os.environ.pop(name, None)
-    os.environ["LANGGRAPH_MEMORY_HOME"] = str(embedded_server.home)
+    os.environ["LANGGRAPH_RECALL_HOME"] = str(embedded_server.home)
     os.environ["MPLBACKEND"] = "Agg"
     os.environ["JUPYTER_PATH"] = str(wheel_kernel_dir)
     try:
@@ -94,7 +94,7 @@ def test_notebook_runs_offline(
     path: Path, offline_env: None, request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     if path.stem in NEEDS_REDIS:  # skipped locally / failed in CI when Redis is down
-        monkeypatch.setenv("LANGGRAPH_MEMORY_REDIS_URL", request.getfixturevalue("redis_url"))
+        monkeypatch.setenv("LANGGRAPH_RECALL_REDIS_URL", request.getfixturevalue("redis_url"))
     notebook = nbformat.read(path, as_version=4)
     client = NotebookClient(
         notebook,

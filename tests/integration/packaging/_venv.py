@@ -5,7 +5,7 @@ The fixture is registered for every integration test in ``tests/integration/conf
 
 ``installed_venv`` (session) builds the wheel from this checkout and installs it into a new
 virtualenv with exactly the requirements of the README's server install line
-(``pip install "langgraph-memory[all]" "langgraph-cli[inmem]"``, our name replaced by the
+(``pip install "langgraph-recall[all]" "langgraph-cli[inmem]"``, our name replaced by the
 wheel file); pip's cache makes a second run fast. ``langgraph_dev`` starts the LangGraph
 dev server of that virtualenv on a free loopback port (no browser, no reload, no tunnel,
 analytics and tracing off) and stops it — its whole process group — afterwards.
@@ -69,13 +69,13 @@ def installed_venv(tmp_path_factory: pytest.TempPathFactory) -> InstalledVenv:
     started = time.monotonic()
     dist = base / "dist"
     _run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--quiet", "-w", str(dist), str(ROOT)])
-    (wheel,) = dist.glob("langgraph_memory-*.whl")
+    (wheel,) = dist.glob("langgraph_recall-*.whl")
     venv = base / "venv"
     _run([sys.executable, "-m", "venv", str(venv)])
     requirements = pip_install_line((ROOT / "README.md").read_text(), "langgraph-cli[inmem]")
-    ours = [r for r in requirements if r.startswith("langgraph-memory")]
+    ours = [r for r in requirements if r.startswith("langgraph-recall")]
     assert len(ours) == 1, requirements
-    installs = [str(wheel) + ours[0].removeprefix("langgraph-memory")] + [
+    installs = [str(wheel) + ours[0].removeprefix("langgraph-recall")] + [
         r for r in requirements if r not in ours
     ]
     _run(

@@ -2,7 +2,7 @@
 
 The dev server (``langgraph-cli[inmem]``, in the wheel's virtualenv) is started on a free
 loopback port from the repository root with the repository's ``langgraph.json``
-(``checkpointer.path`` / ``store.path`` → ``langgraph_memory.graphs.platform``), and driven
+(``checkpointer.path`` / ``store.path`` → ``langgraph_recall.graphs.platform``), and driven
 through ``langgraph_sdk``: a fact told on one thread is recalled on another, the checkpoints
 are rows of our saver's tables (``checkpoints``, keyed by the server's thread ids), the
 memory is a row of ``lgm_memory_items``, and deleting a thread through the API deletes its
@@ -26,8 +26,8 @@ pytestmark = [pytest.mark.postgres, pytest.mark.slow]
 def test_repository_langgraph_json_names_our_saver_and_store() -> None:
     for path in (ROOT / "langgraph.json", ROOT / "graphs" / "langgraph.json"):
         spec = json.loads(path.read_text())
-        assert spec["checkpointer"]["path"] == "langgraph_memory.graphs.platform.checkpointer"
-        assert spec["store"]["path"] == "langgraph_memory.graphs.platform.store"
+        assert spec["checkpointer"]["path"] == "langgraph_recall.graphs.platform.checkpointer"
+        assert spec["store"]["path"] == "langgraph_recall.graphs.platform.store"
         assert set(spec["graphs"]) == {"memory_agent", "memory_tools_agent"}
 
 
@@ -42,7 +42,7 @@ def checkpoint_rows(dsn: str, thread_id: str) -> int:
 async def test_langgraph_dev_from_the_repository_root_uses_our_tables(
     installed_venv: InstalledVenv, postgres_dsn: str, tmp_path: Path
 ) -> None:
-    env = {"LANGGRAPH_MEMORY_POSTGRES_URI": postgres_dsn, "LANGGRAPH_MEMORY_HOME": str(tmp_path)}
+    env = {"LANGGRAPH_RECALL_POSTGRES_URI": postgres_dsn, "LANGGRAPH_RECALL_HOME": str(tmp_path)}
     with langgraph_dev(installed_venv, ROOT, env, tmp_path) as url:
         client = get_client(url=url)
         first = await client.threads.create()
@@ -86,14 +86,14 @@ async def test_langgraph_dev_from_the_repository_root_uses_our_tables(
 def test_platform_factories_and_their_examples_on_real_services(
     postgres_dsn: str, redis_url: str, redis_prefix: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The docstring examples of ``langgraph_memory.graphs.platform``, on the database and
+    """The docstring examples of ``langgraph_recall.graphs.platform``, on the database and
     Redis the environment names (the factories read nothing else)."""
-    from langgraph_memory.graphs import platform
+    from langgraph_recall.graphs import platform
     from tests.docexamples import examples
 
-    monkeypatch.setenv("LANGGRAPH_MEMORY_POSTGRES_URI", postgres_dsn)
-    monkeypatch.setenv("LANGGRAPH_MEMORY_REDIS_URL", redis_url)
-    monkeypatch.setenv("LANGGRAPH_MEMORY_REDIS_PREFIX", redis_prefix)
+    monkeypatch.setenv("LANGGRAPH_RECALL_POSTGRES_URI", postgres_dsn)
+    monkeypatch.setenv("LANGGRAPH_RECALL_REDIS_URL", redis_url)
+    monkeypatch.setenv("LANGGRAPH_RECALL_REDIS_PREFIX", redis_prefix)
     found = examples(platform)
     assert {name for name, _ in found} >= {"checkpointer", "redis_checkpointer", "store"}
     for name, code in found:

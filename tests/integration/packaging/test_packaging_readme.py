@@ -3,8 +3,8 @@
 The wheel is installed into a fresh virtualenv with the README's own install line; each
 script runs there with ``python -c`` from an empty temporary directory (so nothing of the
 repository can be imported), offline (no API key), against a fresh database of the real
-Postgres (``LANGGRAPH_MEMORY_POSTGRES_URI``) and the real Redis
-(``LANGGRAPH_MEMORY_REDIS_URL``). What a block says it prints (``print(...)  # TEXT``) must
+Postgres (``LANGGRAPH_RECALL_POSTGRES_URI``) and the real Redis
+(``LANGGRAPH_RECALL_REDIS_URL``). What a block says it prints (``print(...)  # TEXT``) must
 be printed. The server block runs against ``langgraph dev`` serving the README's own
 ``langgraph.json``. Conventions: ``tests/integration/packaging/_readme.py``.
 """
@@ -55,13 +55,13 @@ def test_readme_python_blocks_run_from_the_installed_wheel(
     for name, content in readme.files.items():
         (workdir / name).write_text(content)
     env = {
-        "LANGGRAPH_MEMORY_POSTGRES_URI": postgres_dsn,
-        "LANGGRAPH_MEMORY_REDIS_URL": redis_url,
-        "LANGGRAPH_MEMORY_HOME": str(tmp_path / "home"),
+        "LANGGRAPH_RECALL_POSTGRES_URI": postgres_dsn,
+        "LANGGRAPH_RECALL_REDIS_URL": redis_url,
+        "LANGGRAPH_RECALL_HOME": str(tmp_path / "home"),
     }
     where = run_script(
         installed_venv,
-        Script("import langgraph_memory; print(langgraph_memory.__file__)", 0),
+        Script("import langgraph_recall; print(langgraph_recall.__file__)", 0),
         workdir,
         env,
     )

@@ -6,7 +6,7 @@ from collections.abc import AsyncIterator, Iterator
 
 import pytest
 
-from langgraph_memory.checkpoint.postgres import AsyncPostgresSaver, PostgresSaver
+from langgraph_recall.checkpoint.postgres import AsyncPostgresSaver, PostgresSaver
 
 
 @pytest.fixture

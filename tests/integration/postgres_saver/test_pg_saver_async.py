@@ -11,8 +11,8 @@ import pytest
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from pg_saver_helpers import build_delta_graph, count_rows, thread, turn
 
-from langgraph_memory.checkpoint.postgres import AsyncPostgresSaver
-from langgraph_memory.errors import BackendUnavailableError
+from langgraph_recall.checkpoint.postgres import AsyncPostgresSaver
+from langgraph_recall.errors import BackendUnavailableError
 from tests.graph_helpers import chat_graph
 
 pytestmark = pytest.mark.postgres

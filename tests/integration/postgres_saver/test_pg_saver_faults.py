@@ -17,8 +17,8 @@ import pytest
 from pg_saver_helpers import thread, turn
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
-from langgraph_memory.checkpoint.postgres import AsyncPostgresSaver, PostgresSaver
-from langgraph_memory.errors import BackendUnavailableError
+from langgraph_recall.checkpoint.postgres import AsyncPostgresSaver, PostgresSaver
+from langgraph_recall.errors import BackendUnavailableError
 from tests.graph_helpers import chat_graph
 
 pytestmark = [pytest.mark.postgres, pytest.mark.slow]

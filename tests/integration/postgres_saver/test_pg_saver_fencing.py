@@ -8,14 +8,14 @@ import psycopg
 import pytest
 from pg_saver_helpers import count_rows, thread, turn
 
-from langgraph_memory.checkpoint.postgres import (
+from langgraph_recall.checkpoint.postgres import (
     AsyncPostgresLeaseBackend,
     AsyncPostgresSaver,
     PostgresLeaseBackend,
     PostgresSaver,
 )
-from langgraph_memory.errors import ConfigurationError, StaleWriteError
-from langgraph_memory.lease._protocol import FENCE_CONFIG_KEY, AsyncLeaseBackend, LeaseBackend
+from langgraph_recall.errors import ConfigurationError, StaleWriteError
+from langgraph_recall.lease._protocol import FENCE_CONFIG_KEY, AsyncLeaseBackend, LeaseBackend
 from tests.graph_helpers import chat_graph
 
 pytestmark = pytest.mark.postgres
@@ -182,7 +182,7 @@ def test_upgrade_drops_the_tombstones_of_deleted_threads_and_keeps_tokens_rising
     """A database from before the token sequence: its tombstones (rows kept for deleted
     threads, naming them) go at ``setup()``; a live lease survives, and every later token
     is above every token issued before the upgrade."""
-    from langgraph_memory.checkpoint.postgres import _sql
+    from langgraph_recall.checkpoint.postgres import _sql
 
     dsn = saver.conn.conninfo  # type: ignore[union-attr]
     first_new = next(i for i, m in enumerate(_sql.LGM_MIGRATIONS) if "lgm_lease_tokens" in m)

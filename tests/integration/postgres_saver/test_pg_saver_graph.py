@@ -14,7 +14,7 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.types import Command, interrupt
 from pg_saver_helpers import build_delta_graph, count_rows, thread, turn
 
-from langgraph_memory.checkpoint.postgres import PostgresSaver
+from langgraph_recall.checkpoint.postgres import PostgresSaver
 from tests.graph_helpers import chat_graph
 
 pytestmark = pytest.mark.postgres

@@ -13,8 +13,8 @@ import pytest
 from langgraph.checkpoint.base import empty_checkpoint
 from pg_saver_helpers import count_rows, turn
 
-from langgraph_memory.checkpoint.postgres import AsyncPostgresSaver, PostgresSaver
-from langgraph_memory.errors import ConfigurationError, InvalidFilterError
+from langgraph_recall.checkpoint.postgres import AsyncPostgresSaver, PostgresSaver
+from langgraph_recall.errors import ConfigurationError, InvalidFilterError
 from tests.graph_helpers import chat_graph
 
 pytestmark = pytest.mark.postgres

@@ -10,8 +10,8 @@ import psycopg
 import pytest
 from pg_saver_helpers import count_rows, thread, turn
 
-from langgraph_memory.checkpoint.postgres import AsyncPostgresSaver, PostgresSaver
-from langgraph_memory.errors import ConfigurationError
+from langgraph_recall.checkpoint.postgres import AsyncPostgresSaver, PostgresSaver
+from langgraph_recall.errors import ConfigurationError
 from tests.graph_helpers import chat_graph
 
 pytestmark = pytest.mark.postgres

@@ -13,9 +13,9 @@ from pg_saver_helpers import thread, turn
 from psycopg.rows import dict_row
 from psycopg_pool import ConnectionPool
 
-from langgraph_memory.checkpoint.postgres import AsyncPostgresSaver, PoolConfig, PostgresSaver
-from langgraph_memory.checkpoint.postgres._sql import LGM_MIGRATIONS
-from langgraph_memory.errors import (
+from langgraph_recall.checkpoint.postgres import AsyncPostgresSaver, PoolConfig, PostgresSaver
+from langgraph_recall.checkpoint.postgres._sql import LGM_MIGRATIONS
+from langgraph_recall.errors import (
     BackendUnavailableError,
     ConfigurationError,
     InvalidConnectionStringError,

@@ -14,7 +14,7 @@ import pytest
 import redis
 from redis_saver_helpers import LocalServer, free_ports, start_server, wait_ping
 
-from langgraph_memory.checkpoint.redis import AsyncRedisSaver, RedisSaver
+from langgraph_recall.checkpoint.redis import AsyncRedisSaver, RedisSaver
 from tests.reliability._servers import redis_server_binary
 
 

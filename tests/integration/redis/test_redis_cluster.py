@@ -18,10 +18,10 @@ from redis.asyncio.cluster import RedisCluster as AsyncRedisCluster
 from redis.cluster import ClusterNode, RedisCluster
 from redis_saver_helpers import LocalServer, contents
 
-from langgraph_memory.checkpoint.redis import AsyncRedisSaver, RedisSaver
-from langgraph_memory.checkpoint.redis._keys import ThreadKeys
-from langgraph_memory.errors import BackendUnavailableError, StaleWriteError, ThreadBusyError
-from langgraph_memory.lease._protocol import FENCE_CONFIG_KEY
+from langgraph_recall.checkpoint.redis import AsyncRedisSaver, RedisSaver
+from langgraph_recall.checkpoint.redis._keys import ThreadKeys
+from langgraph_recall.errors import BackendUnavailableError, StaleWriteError, ThreadBusyError
+from langgraph_recall.lease._protocol import FENCE_CONFIG_KEY
 from tests.graph_helpers import chat_graph, count_seen
 
 pytestmark = [pytest.mark.redis, pytest.mark.slow]

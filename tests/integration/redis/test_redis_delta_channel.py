@@ -8,7 +8,7 @@ import redis
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from redis_saver_helpers import delta_graph
 
-from langgraph_memory.checkpoint.redis import AsyncRedisSaver, RedisSaver
+from langgraph_recall.checkpoint.redis import AsyncRedisSaver, RedisSaver
 
 pytestmark = pytest.mark.redis
 

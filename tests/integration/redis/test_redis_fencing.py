@@ -13,10 +13,10 @@ from langchain_core.messages import HumanMessage
 from langgraph.checkpoint.base import empty_checkpoint
 from redis_saver_helpers import contents, scan_keys
 
-from langgraph_memory.checkpoint.redis import AsyncRedisSaver, RedisLeaseBackend, RedisSaver
-from langgraph_memory.errors import LeaseLostError, StaleWriteError, ThreadBusyError
-from langgraph_memory.lease import with_thread_lease
-from langgraph_memory.lease._protocol import (
+from langgraph_recall.checkpoint.redis import AsyncRedisSaver, RedisLeaseBackend, RedisSaver
+from langgraph_recall.errors import LeaseLostError, StaleWriteError, ThreadBusyError
+from langgraph_recall.lease import with_thread_lease
+from langgraph_recall.lease._protocol import (
     FENCE_CONFIG_KEY,
     AsyncLeaseBackend,
     LeaseBackend,

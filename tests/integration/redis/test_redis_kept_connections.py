@@ -22,13 +22,13 @@ from redis.backoff import NoBackoff
 from redis.retry import Retry
 from redis_saver_helpers import LocalServer, contents, free_ports, start_server, wait_ping
 
-from langgraph_memory.checkpoint.redis import RedisSaver
-from langgraph_memory.checkpoint.redis._kept_connections import (
+from langgraph_recall.checkpoint.redis import RedisSaver
+from langgraph_recall.checkpoint.redis._kept_connections import (
     MAX_IDLE,
     KeptConnections,
     pack_command,
 )
-from langgraph_memory.errors import BackendUnavailableError
+from langgraph_recall.errors import BackendUnavailableError
 from tests.graph_helpers import chat_graph, count_seen
 
 pytestmark = pytest.mark.redis

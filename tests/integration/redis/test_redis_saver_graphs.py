@@ -15,7 +15,7 @@ from langgraph.types import Command, interrupt
 from redis_saver_helpers import contents
 from typing_extensions import TypedDict
 
-from langgraph_memory.checkpoint.redis import AsyncRedisSaver, RedisSaver
+from langgraph_recall.checkpoint.redis import AsyncRedisSaver, RedisSaver
 from tests.graph_helpers import chat_graph, count_seen
 
 pytestmark = pytest.mark.redis

@@ -16,9 +16,9 @@ from langchain_core.messages import HumanMessage
 from langgraph.checkpoint.base import empty_checkpoint
 from redis_saver_helpers import contents, scan_keys
 
-from langgraph_memory.checkpoint.redis import AsyncRedisSaver, RedisSaver
-from langgraph_memory.checkpoint.redis._keys import SCHEMA_VERSION
-from langgraph_memory.errors import ConfigurationError, InvalidFilterError
+from langgraph_recall.checkpoint.redis import AsyncRedisSaver, RedisSaver
+from langgraph_recall.checkpoint.redis._keys import SCHEMA_VERSION
+from langgraph_recall.errors import ConfigurationError, InvalidFilterError
 from tests.graph_helpers import chat_graph, count_seen
 
 pytestmark = pytest.mark.redis

@@ -14,9 +14,9 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.checkpoint.serde.encrypted import EncryptedSerializer
 from redis_saver_helpers import LocalServer, contents, free_ports, nested_graph, scan_keys
 
-from langgraph_memory.checkpoint.redis import AsyncRedisSaver, RedisSaver
-from langgraph_memory.checkpoint.redis._keys import SCHEMA_VERSION, schema_key
-from langgraph_memory.errors import (
+from langgraph_recall.checkpoint.redis import AsyncRedisSaver, RedisSaver
+from langgraph_recall.checkpoint.redis._keys import SCHEMA_VERSION, schema_key
+from langgraph_recall.errors import (
     BackendUnavailableError,
     ConfigurationError,
     InvalidConnectionStringError,

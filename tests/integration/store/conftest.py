@@ -17,7 +17,7 @@ import pytest
 from langgraph.store.base import BaseStore
 from langgraph.store.memory import InMemoryStore
 
-from langgraph_memory.store.postgres import AsyncPostgresMemoryStore, PostgresMemoryStore
+from langgraph_recall.store.postgres import AsyncPostgresMemoryStore, PostgresMemoryStore
 from tests.fakes import HashingEmbeddings
 
 DIMS = 64

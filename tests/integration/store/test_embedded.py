@@ -10,14 +10,14 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from langgraph_memory.embedded import ENV_DSN, SERVER_SETTINGS, EmbeddedPostgres, default_dsn
+from langgraph_recall.embedded import ENV_DSN, SERVER_SETTINGS, EmbeddedPostgres, default_dsn
 
 pytestmark = pytest.mark.embedded
 
 
 def test_second_process_reuses_the_running_server(embedded_server: EmbeddedPostgres) -> None:
     code = (
-        "import sys; from langgraph_memory.embedded import EmbeddedPostgres; "
+        "import sys; from langgraph_recall.embedded import EmbeddedPostgres; "
         "server = EmbeddedPostgres(sys.argv[1]); print(server.start()); server.stop()"
     )
     # as in a container: no XDG_RUNTIME_DIR, and a warning would be an error (platformdirs
@@ -48,7 +48,7 @@ def test_default_dsn_prefers_the_environment(monkeypatch: pytest.MonkeyPatch) ->
 def test_from_conn_string_without_dsn_uses_the_configured_default(
     embedded_dsn: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from langgraph_memory.store.postgres import PostgresMemoryStore
+    from langgraph_recall.store.postgres import PostgresMemoryStore
     from tests.integration.store.conftest import index_config
 
     monkeypatch.setenv(ENV_DSN, embedded_dsn)

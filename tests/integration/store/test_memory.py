@@ -12,14 +12,14 @@ from datetime import datetime, timedelta, timezone
 import psycopg
 import pytest
 
-from langgraph_memory.errors import (
+from langgraph_recall.errors import (
     ConfigurationError,
     EmbeddingError,
     InvalidFilterError,
     InvalidNamespaceError,
     InvalidValueError,
 )
-from langgraph_memory.store.postgres import DecayConfig, acting_as
+from langgraph_recall.store.postgres import DecayConfig, acting_as
 from tests.integration.store.conftest import Driver, open_store, rows_mentioning
 
 pytestmark = pytest.mark.postgres
@@ -405,8 +405,8 @@ async def test_async_store_sync_methods_work_off_loop_and_refuse_on_loop(
 def test_single_connections_must_be_autocommit_with_dict_rows(postgres_dsn: str) -> None:
     from psycopg.rows import dict_row
 
-    from langgraph_memory.errors import ConfigurationError
-    from langgraph_memory.store.postgres import PostgresMemoryStore
+    from langgraph_recall.errors import ConfigurationError
+    from langgraph_recall.store.postgres import PostgresMemoryStore
     from tests.integration.store.conftest import index_config
 
     with psycopg.connect(postgres_dsn) as conn, pytest.raises(ConfigurationError):

@@ -17,8 +17,8 @@ import psycopg
 import pytest
 from psycopg.rows import dict_row
 
-from langgraph_memory.errors import ConfigurationError
-from langgraph_memory.store.postgres import AsyncPostgresMemoryStore, PostgresMemoryStore
+from langgraph_recall.errors import ConfigurationError
+from langgraph_recall.store.postgres import AsyncPostgresMemoryStore, PostgresMemoryStore
 from tests.integration.store.conftest import index_config
 
 INDEX: Any = index_config()

@@ -11,9 +11,9 @@ import psycopg
 import pytest
 from langgraph.store.base import PutOp
 
-from langgraph_memory.store._vector_cache import decode_vector, memory_vector
-from langgraph_memory.store.postgres._float4_array import Float4Array
-from langgraph_memory.store.postgres._migrations import IP_INDEX, MIGRATIONS
+from langgraph_recall.store._vector_cache import decode_vector, memory_vector
+from langgraph_recall.store.postgres._float4_array import Float4Array
+from langgraph_recall.store.postgres._migrations import IP_INDEX, MIGRATIONS
 from tests.fakes import HashingEmbeddings
 from tests.integration.store.conftest import DIMS, Driver, open_store
 

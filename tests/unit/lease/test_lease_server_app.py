@@ -7,17 +7,17 @@ from fastapi.testclient import TestClient
 from langchain_core.messages import AIMessage, HumanMessage
 
 from graphs.server import ServerSettings, app, reply_to
-from langgraph_memory.errors import ConfigurationError
+from langgraph_recall.errors import ConfigurationError
 
 
 def test_settings_from_env() -> None:
     settings = ServerSettings.from_env(
         {
-            "LANGGRAPH_MEMORY_CHECKPOINTER": " Redis ",
-            "LANGGRAPH_MEMORY_REDIS_PREFIX": "svc",
-            "LANGGRAPH_MEMORY_LEASE": "wait",
-            "LANGGRAPH_MEMORY_LEASE_TTL": "5",
-            "LANGGRAPH_MEMORY_SKIP_SETUP": "1",
+            "LANGGRAPH_RECALL_CHECKPOINTER": " Redis ",
+            "LANGGRAPH_RECALL_REDIS_PREFIX": "svc",
+            "LANGGRAPH_RECALL_LEASE": "wait",
+            "LANGGRAPH_RECALL_LEASE_TTL": "5",
+            "LANGGRAPH_RECALL_SKIP_SETUP": "1",
         }
     )
     assert settings == ServerSettings(
@@ -29,12 +29,12 @@ def test_settings_from_env() -> None:
 @pytest.mark.parametrize(
     ("environ", "fragment"),
     [
-        ({"LANGGRAPH_MEMORY_CHECKPOINTER": "sqlite"}, "use one of ('memory', 'postgres', 'redis')"),
-        ({"LANGGRAPH_MEMORY_LEASE": "queue"}, "use one of ('reject', 'wait', 'off')"),
-        ({"LANGGRAPH_MEMORY_LEASE_TTL": "soon"}, "LEASE_TTL='soon' is not a number"),
+        ({"LANGGRAPH_RECALL_CHECKPOINTER": "sqlite"}, "use one of ('memory', 'postgres', 'redis')"),
+        ({"LANGGRAPH_RECALL_LEASE": "queue"}, "use one of ('reject', 'wait', 'off')"),
+        ({"LANGGRAPH_RECALL_LEASE_TTL": "soon"}, "LEASE_TTL='soon' is not a number"),
         (
-            {"LANGGRAPH_MEMORY_POSTGRES_DSN": "postgresql://h/app"},
-            "set LANGGRAPH_MEMORY_POSTGRES_URI",
+            {"LANGGRAPH_RECALL_POSTGRES_DSN": "postgresql://h/app"},
+            "set LANGGRAPH_RECALL_POSTGRES_URI",
         ),
     ],
 )
@@ -45,15 +45,15 @@ def test_bad_settings_name_the_variable(environ: dict[str, str], fragment: str) 
 
 
 def test_server_reads_the_readme_postgres_variable_and_never_a_default_database() -> None:
-    """The service reads LANGGRAPH_MEMORY_POSTGRES_URI, like the library and the README; unset
+    """The service reads LANGGRAPH_RECALL_POSTGRES_URI, like the library and the README; unset
     it means the embedded Postgres (default_dsn), never a hard-coded server database."""
     dsn = "postgresql://app@db.internal:5432/app"
     settings = ServerSettings.from_env(
-        {"LANGGRAPH_MEMORY_CHECKPOINTER": "postgres", "LANGGRAPH_MEMORY_POSTGRES_URI": dsn}
+        {"LANGGRAPH_RECALL_CHECKPOINTER": "postgres", "LANGGRAPH_RECALL_POSTGRES_URI": dsn}
     )
     assert settings.postgres_dsn == dsn
     assert (
-        ServerSettings.from_env({"LANGGRAPH_MEMORY_CHECKPOINTER": "postgres"}).postgres_dsn is None
+        ServerSettings.from_env({"LANGGRAPH_RECALL_CHECKPOINTER": "postgres"}).postgres_dsn is None
     )
     assert ServerSettings().postgres_dsn is None
 
@@ -65,7 +65,7 @@ def test_reply_numbers_the_turn() -> None:
 
 
 def test_memory_mode_app_serves_turns(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("LANGGRAPH_MEMORY_CHECKPOINTER", "memory")
+    monkeypatch.setenv("LANGGRAPH_RECALL_CHECKPOINTER", "memory")
     with TestClient(app) as client:
         assert client.get("/healthz").json()["checkpointer"] == "memory"
         assert client.get("/threads/x").status_code == 404

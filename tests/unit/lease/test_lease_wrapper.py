@@ -13,14 +13,14 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import START, StateGraph
 from typing_extensions import TypedDict
 
-from langgraph_memory import with_thread_lease as top_level_with_thread_lease
-from langgraph_memory.errors import (
+from langgraph_recall import with_thread_lease as top_level_with_thread_lease
+from langgraph_recall.errors import (
     ConfigurationError,
     LeaseLostError,
     StaleWriteError,
     ThreadBusyError,
 )
-from langgraph_memory.lease import (
+from langgraph_recall.lease import (
     FENCE_CONFIG_KEY,
     InMemoryLeaseBackend,
     ThreadLeasedGraph,

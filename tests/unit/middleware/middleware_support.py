@@ -1,6 +1,6 @@
 """Shared helpers of the middleware tests: a scripted tool-calling "model" and checks.
 
-``brain`` is the script of a :class:`~langgraph_memory.offline.ScriptedChatModel`: it asks
+``brain`` is the script of a :class:`~langgraph_recall.offline.ScriptedChatModel`: it asks
 for the weather tool when the user mentions the weather, answers a tool result, and answers
 "What's my name?" only from what its **input** says (the request's system message), so a
 right answer proves the memory block reached the model.
@@ -16,8 +16,8 @@ from langchain.agents import create_agent
 from langchain_core.messages import AIMessage, BaseMessage, SystemMessage, ToolMessage
 from langchain_core.tools import tool
 
-from langgraph_memory.middleware import MemoryMiddleware, SummaryMiddleware
-from langgraph_memory.offline import ScriptedChatModel, tool_call_message
+from langgraph_recall.middleware import MemoryMiddleware, SummaryMiddleware
+from langgraph_recall.offline import ScriptedChatModel, tool_call_message
 
 NAME = re.compile(r"name is ([A-Z]\w+ [A-Z]\w+)")
 

@@ -27,11 +27,11 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph.message import REMOVE_ALL_MESSAGES
 from langgraph.store.memory import InMemoryStore
 
-from langgraph_memory.errors import ConfigurationError
-from langgraph_memory.middleware import MemoryMiddleware, SummaryMiddleware
-from langgraph_memory.middleware._core import lift_blocks, summary_rewrite
-from langgraph_memory.middleware.react import llm_input
-from langgraph_memory.nodes import MEMORY_BLOCK_ID, SUMMARY_BLOCK_ID
+from langgraph_recall.errors import ConfigurationError
+from langgraph_recall.middleware import MemoryMiddleware, SummaryMiddleware
+from langgraph_recall.middleware._core import lift_blocks, summary_rewrite
+from langgraph_recall.middleware.react import llm_input
+from langgraph_recall.nodes import MEMORY_BLOCK_ID, SUMMARY_BLOCK_ID
 from tests.unit.middleware.middleware_support import (
     memory_agent,
     mentions_memory_block,
@@ -195,7 +195,7 @@ def test_composes_with_langchains_summarization_middleware() -> None:
 
 
 def test_system_text_is_appended_to_content_blocks_without_touching_them() -> None:
-    from langgraph_memory.middleware._core import append_system_text
+    from langgraph_recall.middleware._core import append_system_text
 
     cached = {"type": "text", "text": "Be brief.", "cache_control": {"type": "ephemeral"}}
     merged = append_system_text(SystemMessage(content=[cached]), "<memory>x</memory>")

@@ -6,8 +6,8 @@ from langchain.agents import create_agent
 from langchain_core.tools import tool
 from langgraph.store.memory import InMemoryStore
 
-from langgraph_memory.middleware import MemoryMiddleware
-from langgraph_memory.offline import TemplatedResponder
+from langgraph_recall.middleware import MemoryMiddleware
+from langgraph_recall.offline import TemplatedResponder
 
 
 @tool(description="Looks nothing up.")

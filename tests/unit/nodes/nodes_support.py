@@ -9,7 +9,7 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 
-from langgraph_memory.offline import ScriptedChatModel, tool_call_message
+from langgraph_recall.offline import ScriptedChatModel, tool_call_message
 
 EXTRACTION_MARK = "You extract long-term memories"
 CONSOLIDATION_MARK = "You maintain a user's long-term memory"
@@ -122,11 +122,11 @@ SCENARIO_TABLE: dict[str, list[dict[str, Any]]] = {
 
 
 class Scenario:
-    """Runs the city scenario through langgraph_memory.graphs.build_graph on ``store``."""
+    """Runs the city scenario through langgraph_recall.graphs.build_graph on ``store``."""
 
     def __init__(self, store: Any, mode: str, checkpointer: Any = None) -> None:
-        from langgraph_memory.extraction import RuleBasedExtractor
-        from langgraph_memory.graphs import build_graph
+        from langgraph_recall.extraction import RuleBasedExtractor
+        from langgraph_recall.graphs import build_graph
 
         self.store = store
         self.mode = mode

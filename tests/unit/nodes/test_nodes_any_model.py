@@ -17,12 +17,12 @@ from langgraph.store.memory import InMemoryStore
 from pydantic import BaseModel
 
 from graphs.memory_agent import build_graph
-from langgraph_memory.errors import ConfigurationError
-from langgraph_memory.extraction import LLMExtractor
-from langgraph_memory.extraction.llm import ExtractionOutput
-from langgraph_memory.extraction.structured import StructuredCaller, parse_json_reply
-from langgraph_memory.nodes import ExtractNode, ReflectNode
-from langgraph_memory.offline import ScriptedChatModel, tool_call_message
+from langgraph_recall.errors import ConfigurationError
+from langgraph_recall.extraction import LLMExtractor
+from langgraph_recall.extraction.llm import ExtractionOutput
+from langgraph_recall.extraction.structured import StructuredCaller, parse_json_reply
+from langgraph_recall.nodes import ExtractNode, ReflectNode
+from langgraph_recall.offline import ScriptedChatModel, tool_call_message
 from tests.fakes import HashingEmbeddings, TextOnlyChatModel
 
 NOW = datetime(2026, 11, 29, tzinfo=timezone.utc)

@@ -22,9 +22,9 @@ from langgraph.prebuilt import ToolNode
 from langgraph.store.base import Op, PutOp, Result
 from langgraph.store.memory import InMemoryStore
 
-from langgraph_memory import episodes as episodes_pkg
-from langgraph_memory import forget_user
-from langgraph_memory.episodes import (
+from langgraph_recall import episodes as episodes_pkg
+from langgraph_recall import forget_user
+from langgraph_recall.episodes import (
     EpisodeConfig,
     EpisodeTurn,
     TurnEmbeddings,
@@ -34,10 +34,10 @@ from langgraph_memory.episodes import (
     plan_episodes,
     to_turns,
 )
-from langgraph_memory.errors import ConfigurationError, InvalidValueError
-from langgraph_memory.extraction.pii import PIIFilter
-from langgraph_memory.middleware import MemoryMiddleware
-from langgraph_memory.nodes import (
+from langgraph_recall.errors import ConfigurationError, InvalidValueError
+from langgraph_recall.extraction.pii import PIIFilter
+from langgraph_recall.middleware import MemoryMiddleware
+from langgraph_recall.nodes import (
     DEFAULT_NAMESPACE,
     SUMMARY_BLOCK_ID,
     ExtractNode,
@@ -47,9 +47,9 @@ from langgraph_memory.nodes import (
     SummarizeNode,
     create_memory_tools,
 )
-from langgraph_memory.nodes._messages import count_tokens, memory_line
-from langgraph_memory.nodes.tools import _bad_importance
-from langgraph_memory.offline import tool_call_message
+from langgraph_recall.nodes._messages import count_tokens, memory_line
+from langgraph_recall.nodes.tools import _bad_importance
+from langgraph_recall.offline import tool_call_message
 from tests.docexamples import examples, package_modules
 
 CONFIG: Any = {"configurable": {"user_id": "u1", "thread_id": "t1"}}
@@ -446,7 +446,7 @@ def test_blend_keeps_the_budget_the_share_and_the_order(
     order = [int(m["key"][1:]) for m in kept]
     assert order == sorted(order)
     if share == 1.0:  # without a cap: exactly what the plain budget keeps
-        from langgraph_memory.nodes._messages import select_within_budget
+        from langgraph_recall.nodes._messages import select_within_budget
 
         assert kept == select_within_budget(memories, token_budget=budget)
 
@@ -557,7 +557,7 @@ def test_turn_embeddings_embed_each_turn_once() -> None:
 
 # -- the episodes package documents itself with examples -----------------------------------
 def _examples() -> list[tuple[str, str]]:
-    blend = importlib.import_module("langgraph_memory.nodes._blend")
+    blend = importlib.import_module("langgraph_recall.nodes._blend")
     modules = [*package_modules(episodes_pkg), blend]
     return [(module.__name__, code) for module in modules for _, code in examples(module)]
 

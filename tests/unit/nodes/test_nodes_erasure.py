@@ -10,9 +10,9 @@ import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.store.memory import InMemoryStore
 
-from langgraph_memory import aforget_user, forget_user
-from langgraph_memory.erasure import find_user_data, metadata_values
-from langgraph_memory.errors import ConfigurationError, InvalidValueError
+from langgraph_recall import aforget_user, forget_user
+from langgraph_recall.erasure import find_user_data, metadata_values
+from langgraph_recall.errors import ConfigurationError, InvalidValueError
 from tests.reliability._erasure import WAYS, arun_user, marker, memory_graph, plain_graph, run_user
 
 

@@ -14,11 +14,11 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import START, StateGraph
 from langgraph.store.memory import InMemoryStore
 
-from langgraph_memory.errors import ConfigurationError
-from langgraph_memory.extraction import PIIFilter, RuleBasedExtractor
-from langgraph_memory.graphs import aflush, build_graph
-from langgraph_memory.graphs import build_memory_tools_graph as build_tools_graph
-from langgraph_memory.nodes import (
+from langgraph_recall.errors import ConfigurationError
+from langgraph_recall.extraction import PIIFilter, RuleBasedExtractor
+from langgraph_recall.graphs import aflush, build_graph
+from langgraph_recall.graphs import build_memory_tools_graph as build_tools_graph
+from langgraph_recall.nodes import (
     MEMORY_BLOCK_ID,
     SUMMARY_BLOCK_ID,
     ExtractNode,
@@ -26,8 +26,8 @@ from langgraph_memory.nodes import (
     RetrieveNode,
     SummarizeNode,
 )
-from langgraph_memory.nodes._messages import count_tokens
-from langgraph_memory.offline import ScriptedChatModel, tool_call_message
+from langgraph_recall.nodes._messages import count_tokens
+from langgraph_recall.offline import ScriptedChatModel, tool_call_message
 from tests.fakes import HashingEmbeddings
 from tests.unit.nodes.nodes_support import (
     TURN_1,
@@ -332,7 +332,7 @@ def test_existing_messages_state_graph_gets_memory_with_two_nodes() -> None:
     after their own model node; nothing else changes."""
     from langgraph.graph import MessagesState
 
-    from langgraph_memory.nodes import model_input
+    from langgraph_recall.nodes import model_input
 
     seen: list[list[Any]] = []
 
@@ -429,7 +429,7 @@ def test_model_supplied_text_is_pii_filtered_too() -> None:
 
 
 def test_reflection_with_a_model_links_sources_and_filters_pii() -> None:
-    from langgraph_memory.nodes import ReflectNode
+    from langgraph_recall.nodes import ReflectNode
 
     store = new_store()
     ns = ("memories", "u")

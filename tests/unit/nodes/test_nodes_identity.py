@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from langgraph.store.memory import InMemoryStore
 
-from langgraph_memory._internal.identity import (
+from langgraph_recall._internal.identity import (
     RESERVED_CHARACTERS,
     decode_label,
     encode_label,
@@ -17,9 +17,9 @@ from langgraph_memory._internal.identity import (
     parse_namespace,
     template_fields,
 )
-from langgraph_memory.errors import ConfigurationError, InvalidNamespaceError
-from langgraph_memory.nodes import ExtractNode, RetrieveNode
-from langgraph_memory.store._namespace import validate_namespace
+from langgraph_recall.errors import ConfigurationError, InvalidNamespaceError
+from langgraph_recall.nodes import ExtractNode, RetrieveNode
+from langgraph_recall.store._namespace import validate_namespace
 
 ANY_CHAR = st.characters(blacklist_categories=())  # surrogates and controls included
 IDS = st.text(ANY_CHAR, min_size=1, max_size=40)

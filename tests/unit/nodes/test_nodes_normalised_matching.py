@@ -13,10 +13,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import langgraph_memory.extraction as extraction
-from langgraph_memory.extraction import RuleBasedExtractor, looks_memorable, plan_writes
-from langgraph_memory.extraction.textnorm import normalize_for_matching
-from langgraph_memory.extraction.types import (
+import langgraph_recall.extraction as extraction
+from langgraph_recall.extraction import RuleBasedExtractor, looks_memorable, plan_writes
+from langgraph_recall.extraction.textnorm import normalize_for_matching
+from langgraph_recall.extraction.types import (
     Action,
     ConsolidationDecision,
     ExistingMemory,
@@ -236,9 +236,9 @@ EXAMPLES = _examples()
 
 def test_every_extraction_module_has_examples() -> None:
     modules = {module for module, _ in EXAMPLES}
-    assert {"langgraph_memory.extraction.pii", "langgraph_memory.extraction.textnorm"} <= modules
+    assert {"langgraph_recall.extraction.pii", "langgraph_recall.extraction.textnorm"} <= modules
     assert {
-        "langgraph_memory.extraction.structured",
-        "langgraph_memory.extraction.rules",
+        "langgraph_recall.extraction.structured",
+        "langgraph_recall.extraction.rules",
     } <= modules
     assert len(EXAMPLES) >= 40

@@ -7,9 +7,9 @@ from datetime import datetime, timedelta, timezone
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage
 
-from langgraph_memory._internal.identity import format_namespace, require_identity
-from langgraph_memory.errors import ConfigurationError
-from langgraph_memory.extraction import (
+from langgraph_recall._internal.identity import format_namespace, require_identity
+from langgraph_recall.errors import ConfigurationError
+from langgraph_recall.extraction import (
     Action,
     ConsolidationDecision,
     ExistingMemory,

@@ -16,7 +16,7 @@ from langgraph.prebuilt import ToolNode
 from langgraph.store.base import Item
 from langgraph.store.memory import InMemoryStore
 
-from langgraph_memory.nodes import (
+from langgraph_recall.nodes import (
     ExtractNode,
     MemoryState,
     ReflectNode,
@@ -26,12 +26,12 @@ from langgraph_memory.nodes import (
     create_memory_tools,
     register_thread,
 )
-from langgraph_memory.nodes._registry import (
+from langgraph_recall.nodes._registry import (
     read_record,
     registry_namespace,
     thread_key,
 )
-from langgraph_memory.offline import tool_call_message
+from langgraph_recall.offline import tool_call_message
 
 
 @dataclass

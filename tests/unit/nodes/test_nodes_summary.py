@@ -17,9 +17,9 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import START, StateGraph
 from langgraph.graph.message import add_messages
 
-from langgraph_memory.extraction.rules import message_text
-from langgraph_memory.nodes import SUMMARY_BLOCK_ID, MemoryState, SummarizeNode
-from langgraph_memory.nodes._messages import (
+from langgraph_recall.extraction.rules import message_text
+from langgraph_recall.nodes import SUMMARY_BLOCK_ID, MemoryState, SummarizeNode
+from langgraph_recall.nodes._messages import (
     count_tokens,
     group_units,
     plan_summary,

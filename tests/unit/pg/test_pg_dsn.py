@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from langgraph_memory import embedded
-from langgraph_memory._pg import dsn as pg_dsn
-from langgraph_memory._pg import pool as pg_pool
-from langgraph_memory.errors import InvalidConnectionStringError
+from langgraph_recall import embedded
+from langgraph_recall._pg import dsn as pg_dsn
+from langgraph_recall._pg import pool as pg_pool
+from langgraph_recall.errors import InvalidConnectionStringError
 
 
 @pytest.mark.parametrize(
@@ -63,8 +63,8 @@ def test_resolution_takes_the_given_dsn_then_the_variable(monkeypatch: pytest.Mo
 
 
 def test_one_variable_and_one_pool_config_everywhere() -> None:
-    from langgraph_memory.checkpoint.postgres import PoolConfig as SaverPoolConfig
-    from langgraph_memory.store.postgres import PoolConfig as StorePoolConfig
+    from langgraph_recall.checkpoint.postgres import PoolConfig as SaverPoolConfig
+    from langgraph_recall.store.postgres import PoolConfig as StorePoolConfig
 
     assert embedded.ENV_DSN is pg_dsn.ENV_DSN
     assert SaverPoolConfig is StorePoolConfig is pg_pool.PoolConfig

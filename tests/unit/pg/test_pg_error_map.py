@@ -11,14 +11,14 @@ from hypothesis import given
 from hypothesis import strategies as st
 from psycopg_pool import PoolClosed, PoolTimeout
 
-from langgraph_memory._pg import errors as pg_errors
-from langgraph_memory._pg.errors import SAVER, STORE, translate_error
-from langgraph_memory.errors import (
+from langgraph_recall._pg import errors as pg_errors
+from langgraph_recall._pg.errors import SAVER, STORE, translate_error
+from langgraph_recall.errors import (
     BackendUnavailableError,
     ConfigurationError,
     InvalidConnectionStringError,
     InvalidValueError,
-    LangGraphMemoryError,
+    LangGraphRecallError,
     MigrationError,
     TransientError,
 )
@@ -95,7 +95,7 @@ def test_every_sqlstate_maps_to_one_class_for_every_component(sqlstate: str) -> 
             assert got is exc
         else:
             assert type(got) is want, (sqlstate, policy, got)
-            assert isinstance(got, LangGraphMemoryError)
+            assert isinstance(got, LangGraphRecallError)
             assert "db:5432" in str(got) and "DETAIL" not in str(got)
 
 
@@ -187,7 +187,7 @@ def test_connection_failures_are_told_apart_from_query_errors() -> None:
 def test_translate_error_maps_backend_failures() -> None:
     from psycopg_pool import PoolTimeout
 
-    from langgraph_memory.errors import BackendUnavailableError, MigrationError
+    from langgraph_recall.errors import BackendUnavailableError, MigrationError
 
     def saver(exc: BaseException) -> BaseException:
         return translate_error("db:1", exc, SAVER)

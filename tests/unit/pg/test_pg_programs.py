@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
-from langgraph_memory._pg.program import Finished, Program, Rows, Stmt, finish_alone, start
-from langgraph_memory._pg.run_async import arun_program
-from langgraph_memory._pg.run_sync import run_program
+from langgraph_recall._pg.program import Finished, Program, Rows, Stmt, finish_alone, start
+from langgraph_recall._pg.run_async import arun_program
+from langgraph_recall._pg.run_sync import run_program
 
 
 class ScriptedCursor:

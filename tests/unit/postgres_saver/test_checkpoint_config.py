@@ -8,10 +8,10 @@ from typing import Any
 
 import pytest
 
-from langgraph_memory._pg import pool
-from langgraph_memory.checkpoint import _config
-from langgraph_memory.checkpoint.postgres import _common
-from langgraph_memory.errors import ConfigurationError, InvalidFilterError, InvalidValueError
+from langgraph_recall._pg import pool
+from langgraph_recall.checkpoint import _config
+from langgraph_recall.checkpoint.postgres import _common
+from langgraph_recall.errors import ConfigurationError, InvalidFilterError, InvalidValueError
 
 
 def test_ids_are_str_ed_like_langgraph() -> None:

@@ -8,8 +8,8 @@ import pytest
 from langchain_core.messages import HumanMessage
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 
-from langgraph_memory.checkpoint import _values
-from langgraph_memory.errors import InvalidFilterError, InvalidValueError
+from langgraph_recall.checkpoint import _values
+from langgraph_recall.errors import InvalidFilterError, InvalidValueError
 
 SERDE = JsonPlusSerializer()
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 
-from langgraph_memory._pg.pool import IdleHealthCheck
+from langgraph_recall._pg.pool import IdleHealthCheck
 
 
 class _Conn:

@@ -12,16 +12,16 @@ from langgraph.checkpoint.postgres.base import MIGRATIONS as OFFICIAL_MIGRATIONS
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 from langgraph.checkpoint.serde.types import INTERRUPT
 
-from langgraph_memory.checkpoint.postgres import _common, _read, _retention, _sql
-from langgraph_memory.checkpoint.postgres._common import Stmt
-from langgraph_memory.checkpoint.postgres._retention import CheckpointShape, plan_keep_last
-from langgraph_memory.errors import (
+from langgraph_recall.checkpoint.postgres import _common, _read, _retention, _sql
+from langgraph_recall.checkpoint.postgres._common import Stmt
+from langgraph_recall.checkpoint.postgres._retention import CheckpointShape, plan_keep_last
+from langgraph_recall.errors import (
     CheckpointIntegrityError,
     ConfigurationError,
     StaleWriteError,
     ThreadBusyError,
 )
-from langgraph_memory.lease._protocol import FENCE_CONFIG_KEY
+from langgraph_recall.lease._protocol import FENCE_CONFIG_KEY
 
 # ----------------------------------------------------------------------------- prune plans
 

@@ -12,9 +12,9 @@ from langgraph.checkpoint.serde.types import ERROR, INTERRUPT
 from redis import exceptions as redis_errors
 from redis.crc import key_slot
 
-from langgraph_memory.checkpoint._config import ThreadTTL
-from langgraph_memory.checkpoint.redis import _codec, _keys
-from langgraph_memory.checkpoint.redis._base import (
+from langgraph_recall.checkpoint._config import ThreadTTL
+from langgraph_recall.checkpoint.redis import _codec, _keys
+from langgraph_recall.checkpoint.redis._base import (
     Command,
     WriteContext,
     check_server_version,
@@ -22,13 +22,13 @@ from langgraph_memory.checkpoint.redis._base import (
     keep_latest_drops,
     translate_errors,
 )
-from langgraph_memory.checkpoint.redis._scripts import SCRIPT_SHAS, SCRIPTS
-from langgraph_memory.errors import (
+from langgraph_recall.checkpoint.redis._scripts import SCRIPT_SHAS, SCRIPTS
+from langgraph_recall.errors import (
     BackendUnavailableError,
     CheckpointIntegrityError,
     ConfigurationError,
     InvalidConnectionStringError,
-    LangGraphMemoryError,
+    LangGraphRecallError,
     StaleWriteError,
     ThreadBusyError,
 )
@@ -259,7 +259,7 @@ def test_error_translation() -> None:
 @given(st.text(max_size=80))
 def test_no_error_reply_escapes_raw(reply: str) -> None:
     """Whatever the server answers with an error, the caller gets one of ours."""
-    with pytest.raises(LangGraphMemoryError), translate_errors("h:1"):
+    with pytest.raises(LangGraphRecallError), translate_errors("h:1"):
         raise redis_errors.ResponseError(reply)
 
 

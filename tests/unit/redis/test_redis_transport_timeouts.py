@@ -14,16 +14,16 @@ import pytest
 import redis
 from redis import exceptions as redis_errors
 
-from langgraph_memory.checkpoint.redis._base import (
+from langgraph_recall.checkpoint.redis._base import (
     CLUSTER_RETRIED_ERRORS,
     DEFAULT_SOCKET_TIMEOUT,
     client_defaults,
     translate_errors,
 )
-from langgraph_memory.checkpoint.redis._kept_connections import KeptConnections, pack_command
-from langgraph_memory.checkpoint.redis.aio import BoundedAsyncRedisCluster
-from langgraph_memory.checkpoint.redis.saver import BoundedRedisCluster
-from langgraph_memory.errors import BackendUnavailableError
+from langgraph_recall.checkpoint.redis._kept_connections import KeptConnections, pack_command
+from langgraph_recall.checkpoint.redis.aio import BoundedAsyncRedisCluster
+from langgraph_recall.checkpoint.redis.saver import BoundedRedisCluster
+from langgraph_recall.errors import BackendUnavailableError
 
 
 class FreezableServer:

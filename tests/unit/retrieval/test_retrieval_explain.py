@@ -7,7 +7,7 @@ from datetime import datetime, timedelta, timezone
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from langgraph_memory.retrieval import (
+from langgraph_recall.retrieval import (
     Candidate,
     RetrievalConfig,
     TimeWindow,

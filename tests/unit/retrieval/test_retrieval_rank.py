@@ -7,8 +7,8 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from langgraph_memory.errors import ConfigurationError
-from langgraph_memory.retrieval import (
+from langgraph_recall.errors import ConfigurationError
+from langgraph_recall.retrieval import (
     Candidate,
     RetrievalConfig,
     access_score,

@@ -6,8 +6,8 @@ from datetime import date, datetime, timedelta, timezone
 
 import pytest
 
-from langgraph_memory.errors import ConfigurationError
-from langgraph_memory.retrieval import (
+from langgraph_recall.errors import ConfigurationError
+from langgraph_recall.retrieval import (
     Candidate,
     RetrievalConfig,
     TimeWindow,

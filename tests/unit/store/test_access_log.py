@@ -7,7 +7,7 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from langgraph_memory.store._access import AccessLog
+from langgraph_recall.store._access import AccessLog
 
 T0 = datetime(2026, 1, 1, tzinfo=timezone.utc)
 

@@ -10,9 +10,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from langgraph_memory.errors import InvalidFilterError, InvalidValueError
-from langgraph_memory.extraction.dates import parse_iso_datetime, resolve_date_phrase
-from langgraph_memory.store._bounds import (
+from langgraph_recall.errors import InvalidFilterError, InvalidValueError
+from langgraph_recall.extraction.dates import parse_iso_datetime, resolve_date_phrase
+from langgraph_recall.store._bounds import (
     MAX_DEPTH,
     MAX_INT,
     MAX_QUERY_CHARS,
@@ -27,8 +27,8 @@ from langgraph_memory.store._bounds import (
     check_ttl,
     time_in_range,
 )
-from langgraph_memory.store._filters import compile_filter
-from langgraph_memory.store._values import prepare_value
+from langgraph_recall.store._filters import compile_filter
+from langgraph_recall.store._values import prepare_value
 
 # Python accepts UTC offsets strictly inside ±24 h; Postgres sessions use at most ±16 h.
 OFFSETS = st.integers(-(24 * 60 - 1), 24 * 60 - 1).map(

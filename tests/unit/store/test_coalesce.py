@@ -10,8 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from langgraph.store.base import GetOp, Op, PutOp
 
-from langgraph_memory.errors import InvalidValueError
-from langgraph_memory.store._coalesce import Coalescer
+from langgraph_recall.errors import InvalidValueError
+from langgraph_recall.store._coalesce import Coalescer
 
 
 def _fake_store() -> tuple[list[list[Op]], Any]:

@@ -6,9 +6,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from langgraph_memory.errors import ConfigurationError, EmbeddingError
-from langgraph_memory.store.postgres._index import check_unit_length, index_options
-from langgraph_memory.store.postgres._programs import MemoryPrograms
+from langgraph_recall.errors import ConfigurationError, EmbeddingError
+from langgraph_recall.store.postgres._index import check_unit_length, index_options
+from langgraph_recall.store.postgres._programs import MemoryPrograms
 from tests.fakes import HashingEmbeddings
 
 BASE = {"dims": 8, "embed": HashingEmbeddings(8)}

@@ -9,9 +9,9 @@ import pytest
 from langgraph.store.base import MatchCondition
 from psycopg import sql
 
-from langgraph_memory.errors import InvalidFilterError, InvalidNamespaceError, InvalidValueError
-from langgraph_memory.store._filters import compile_filter, is_iso_datetime
-from langgraph_memory.store._namespace import (
+from langgraph_recall.errors import InvalidFilterError, InvalidNamespaceError, InvalidValueError
+from langgraph_recall.store._filters import compile_filter, is_iso_datetime
+from langgraph_recall.store._namespace import (
     decode_namespace,
     encode_namespace,
     matches_conditions,
@@ -19,8 +19,8 @@ from langgraph_memory.store._namespace import (
     validate_namespace,
     validate_prefix,
 )
-from langgraph_memory.store._values import extract_text, prepare_value
-from langgraph_memory.store._vector_cache import (
+from langgraph_recall.store._values import extract_text, prepare_value
+from langgraph_recall.store._vector_cache import (
     VectorCache,
     VectorCacheRegistry,
     encode_vector,
@@ -28,8 +28,8 @@ from langgraph_memory.store._vector_cache import (
     memory_vectors,
     unit_vector,
 )
-from langgraph_memory.store.postgres import _sql
-from langgraph_memory.store.postgres._migrations import MIGRATIONS, MigrationContext
+from langgraph_recall.store.postgres import _sql
+from langgraph_recall.store.postgres._migrations import MIGRATIONS, MigrationContext
 
 COLUMN = sql.SQL("i.value")
 
@@ -290,8 +290,8 @@ def test_a_str_match_condition_path_is_one_label() -> None:
     sequence of one-character labels; a dotted str is refused as any dotted label is."""
     from langgraph.store.base import ListNamespacesOp, MatchCondition
 
-    from langgraph_memory.errors import InvalidNamespaceError
-    from langgraph_memory.store._plan import checked_list_op
+    from langgraph_recall.errors import InvalidNamespaceError
+    from langgraph_recall.store._plan import checked_list_op
 
     op = checked_list_op(ListNamespacesOp(match_conditions=[MatchCondition("suffix", "public")]))
     assert op.match_conditions == (MatchCondition("suffix", ("public",)),)

@@ -7,8 +7,8 @@ from typing import Any
 import pytest
 from langgraph.store.memory import InMemoryStore
 
-from langgraph_memory.store._capabilities import store_supports
-from langgraph_memory.store.postgres import AsyncPostgresMemoryStore, PostgresMemoryStore
+from langgraph_recall.store._capabilities import store_supports
+from langgraph_recall.store.postgres import AsyncPostgresMemoryStore, PostgresMemoryStore
 
 EXTRAS = ("as_of", "explain", "include_invalid", "forget", "ttl")
 

@@ -8,12 +8,12 @@ from typing import Any
 
 from langgraph.store.base import GetOp, PutOp
 
-from langgraph_memory._pg.program import Stmt
-from langgraph_memory.store._embedding import EmbedDocuments, EmbedQueries
-from langgraph_memory.store._namespace import encode_namespace
-from langgraph_memory.store.postgres import DecayConfig, _sql
-from langgraph_memory.store.postgres._programs import MemoryPrograms
-from langgraph_memory.store.postgres._types import Program
+from langgraph_recall._pg.program import Stmt
+from langgraph_recall.store._embedding import EmbedDocuments, EmbedQueries
+from langgraph_recall.store._namespace import encode_namespace
+from langgraph_recall.store.postgres import DecayConfig, _sql
+from langgraph_recall.store.postgres._programs import MemoryPrograms
+from langgraph_recall.store.postgres._types import Program
 from tests.fakes import HashingEmbeddings
 
 NOW = datetime(2026, 1, 1, tzinfo=timezone.utc)

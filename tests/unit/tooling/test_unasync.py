@@ -82,7 +82,7 @@ def test_the_output_drops_unused_imports_and_sorts_imports_and_all() -> None:
         "class BoundedCluster:\n"
         "    pass\n"
     )
-    out = unasync._format(text, ROOT / "langgraph_memory" / "generated.py")
+    out = unasync._format(text, ROOT / "langgraph_recall" / "generated.py")
     assert "import asyncio" not in out
     assert out.index("import weakref") < out.index("from collections.abc import Iterator")
     assert '__all__ = ["BoundedCluster", "Saver"]' in out
@@ -92,5 +92,5 @@ def test_renamed_imports_are_sorted_again() -> None:
     source = "import asyncio\nimport contextlib\n\nx = asyncio.Lock(), contextlib\n"
     text = unasync.transform(source, {"asyncio": "threading"})
     assert text.startswith("import threading\nimport contextlib")  # the raw transform
-    formatted = unasync._format(text, ROOT / "langgraph_memory" / "generated.py")
+    formatted = unasync._format(text, ROOT / "langgraph_recall" / "generated.py")
     assert formatted == "import contextlib\nimport threading\n\nx = threading.Lock(), contextlib\n"

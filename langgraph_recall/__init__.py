@@ -1,0 +1,96 @@
+"""Memory for LangGraph agents.
+
+* Working memory per thread: ``langgraph_recall.checkpoint.redis`` and
+  ``langgraph_recall.checkpoint.postgres`` checkpointers.
+* Long-term memory across threads: ``langgraph_recall.store.postgres``.
+* Prebuilt graph nodes: ``langgraph_recall.nodes``.
+* Erasing one user everywhere: :func:`forget_user` / :func:`aforget_user`, and finding what
+  exists of a user first: :func:`find_user_data` / :func:`afind_user_data`
+  (``langgraph_recall.erasure``).
+
+Backends are optional extras and are imported from their own modules, so importing
+this package needs none of them.
+
+Example:
+    ```python
+    from importlib.metadata import version
+
+    import langgraph_recall
+
+    assert langgraph_recall.__version__ == version("langgraph-recall")
+    ```
+"""
+
+from __future__ import annotations
+
+from langgraph_recall.errors import (
+    BackendUnavailableError,
+    CheckpointIntegrityError,
+    ConfigurationError,
+    EmbeddingError,
+    InvalidConnectionStringError,
+    InvalidFilterError,
+    InvalidNamespaceError,
+    InvalidValueError,
+    LangGraphRecallError,
+    LeaseLostError,
+    MigrationError,
+    StaleWriteError,
+    ThreadBusyError,
+    TransientError,
+)
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "BackendUnavailableError",
+    "CheckpointIntegrityError",
+    "ConfigurationError",
+    "EmbeddingError",
+    "InvalidConnectionStringError",
+    "InvalidFilterError",
+    "InvalidNamespaceError",
+    "InvalidValueError",
+    "LangGraphRecallError",
+    "LeaseLostError",
+    "MigrationError",
+    "StaleWriteError",
+    "ThreadBusyError",
+    "TransientError",
+    "__version__",
+]
+
+# Per-thread lease wrapper (multi-worker safety) and user erasure, imported lazily to keep
+# `import` light.
+__all__ += [
+    "afind_user_data",
+    "aforget_user",
+    "find_user_data",
+    "forget_user",
+    "with_thread_lease",
+]
+
+_ERASURE = ("afind_user_data", "aforget_user", "find_user_data", "forget_user")
+
+from typing import TYPE_CHECKING, Any  # noqa: E402
+
+if TYPE_CHECKING:
+    from langgraph_recall.erasure import (
+        afind_user_data,
+        aforget_user,
+        find_user_data,
+        forget_user,
+    )
+    from langgraph_recall.lease import with_thread_lease
+
+
+def __getattr__(name: str) -> Any:
+    if name == "with_thread_lease":
+        from langgraph_recall.lease import with_thread_lease
+
+        return with_thread_lease
+    if name in _ERASURE:
+        from langgraph_recall import erasure
+
+        return getattr(erasure, name)
+    raise AttributeError(f"module 'langgraph_recall' has no attribute {name!r}")

@@ -1,0 +1,183 @@
+"""The write guard both checkpointers apply, as pure decisions and errors (no I/O).
+
+Every write that adds or changes a thread's checkpoints passes one guard, evaluated
+*atomically with the write* by the backend (inside the Redis Lua script, inside the
+Postgres statement):
+
+1. **No write path around a lease.** While the thread has a live lease, only its
+   holder's fencing token is accepted: a write without a token is refused with
+   :class:`~langgraph_recall.errors.ThreadBusyError`, a write whose token is not the
+   thread's current one with :class:`~langgraph_recall.errors.StaleWriteError`. Without
+   a live lease an unfenced write proceeds; a fenced one must still carry the current
+   token. Erasure (``delete_thread``, ``delete_for_runs``) is never refused: it advances
+   the token instead, so the holder's later writes fail.
+2. **A checkpoint is whole or absent.** A ``put`` whose parent checkpoint, or a channel
+   value it reuses from an earlier checkpoint (a channel with a value that is not in
+   ``new_versions``), no longer exists is refused with
+   :class:`~langgraph_recall.errors.CheckpointIntegrityError`; a read that finds a
+   stored checkpoint missing a channel value raises the same error.
+
+Nothing is written when a guard refuses. This module holds what both savers share:
+which channels a ``put`` reuses, and the messages of the errors, so the same input gets
+the same outcome (and the same words) on every backend.
+
+Example:
+    ```python
+    from langgraph_recall.checkpoint._guard import busy_error, reused_channels
+
+    checkpoint = {"channel_values": {"a": 1, "b": [2]}, "channel_versions": {"a": "2", "b": "1"}}
+    assert reused_channels(checkpoint, {"a": "2"}) == ["b"]
+    assert "chat-1" in str(busy_error("chat-1", "put"))
+    ```
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from langgraph_recall.errors import CheckpointIntegrityError, StaleWriteError, ThreadBusyError
+
+__all__ = [
+    "POSTGRES_HINT",
+    "REDIS_HINT",
+    "busy_error",
+    "missing_blobs_error",
+    "missing_parent_error",
+    "reused_channels",
+    "stale_error",
+]
+
+REDIS_HINT = (
+    "the thread's keys expired (ttl) or were evicted while the turn ran. Set "
+    "ttl={'default_ttl': ...} above your longest turn (a thread whose lease is held by "
+    "with_thread_lease never expires), and use a maxmemory-policy that does not evict "
+    "checkpoint keys"
+)
+"""How to avoid a half-gone Redis thread (the end of every Redis integrity message)."""
+
+POSTGRES_HINT = (
+    "a sweep (ttl / keep_last), prune() or delete_for_runs() removed it while the turn "
+    "ran. Run turns under with_thread_lease (a leased thread is never swept or pruned), or "
+    "set ttl above your longest turn"
+)
+"""How to avoid a half-gone Postgres thread (the end of every Postgres integrity message)."""
+
+
+def reused_channels(checkpoint: Mapping[str, Any], new_versions: Mapping[str, Any]) -> list[str]:
+    """Channels whose stored value a ``put`` reuses instead of writing it.
+
+    A channel with a value and a version, not in ``new_versions``, points at a blob an
+    earlier ``put`` stored; the guard checks that blob still exists.
+
+    Example:
+        ```python
+        from langgraph_recall.checkpoint._guard import reused_channels
+
+        cp = {"channel_values": {"x": "v"}, "channel_versions": {"x": 1, "gone": 3}}
+        assert reused_channels(cp, {}) == ["x"]
+        assert reused_channels(cp, {"x": 1}) == []
+        ```
+    """
+    values = checkpoint["channel_values"]
+    return [
+        channel
+        for channel in checkpoint["channel_versions"]
+        if channel in values and channel not in new_versions
+    ]
+
+
+def busy_error(thread_id: str | Sequence[str], operation: str) -> ThreadBusyError:
+    """The error for a write without the fencing token while another worker holds the lease
+    (``thread_id``: one thread, or the threads a multi-thread call could not change).
+
+    Example:
+        ```python
+        from langgraph_recall.checkpoint._guard import ThreadBusyError, busy_error
+
+        err = busy_error("chat-1", "put")
+        assert isinstance(err, ThreadBusyError) and "with_thread_lease" in str(err)
+        assert "threads 'a', 'b' are leased" in str(busy_error(["a", "b"], "prune"))
+        ```
+    """
+    if isinstance(thread_id, str):
+        subject = f"thread {thread_id!r} is"
+    else:
+        subject = "threads " + ", ".join(repr(t) for t in thread_id) + " are"
+    return ThreadBusyError(
+        f"{subject} leased by another worker, and this {operation} carries no "
+        "fencing token: it was refused and nothing was written. Run the graph through "
+        "with_thread_lease(graph) (strategy='wait' queues behind the running turn), or "
+        "retry once the lease holder has finished"
+    )
+
+
+def stale_error(thread_id: str, token: int | str, current: int | str | None) -> StaleWriteError:
+    """The error for a write whose fencing token is not the thread's current one.
+
+    Example:
+        ```python
+        from langgraph_recall.checkpoint._guard import stale_error
+
+        assert "fencing token 3" in str(stale_error("t", 3, 4))
+        ```
+    """
+    return StaleWriteError(
+        f"write to thread {thread_id!r} carries fencing token {token}, but the thread's "
+        f"current token is {current}: this worker lost its lease or the thread was deleted. "
+        "Nothing was written; re-acquire the lease and reload the thread."
+    )
+
+
+def missing_parent_error(
+    thread_id: str, checkpoint_ns: str, checkpoint_id: str, parent_id: str, hint: str
+) -> CheckpointIntegrityError:
+    """The error for a ``put`` whose parent checkpoint has vanished.
+
+    Example:
+        ```python
+        from langgraph_recall.checkpoint._guard import POSTGRES_HINT, missing_parent_error
+
+        err = missing_parent_error("t", "", "c2", "c1", POSTGRES_HINT)
+        assert "c1" in str(err) and "nothing was written" in str(err)
+        ```
+    """
+    return CheckpointIntegrityError(
+        f"cannot write checkpoint {checkpoint_id!r} of thread {thread_id!r} "
+        f"(namespace {checkpoint_ns!r}): its parent checkpoint {parent_id!r} no longer "
+        f"exists, so nothing was written. Probably {hint}"
+    )
+
+
+def missing_blobs_error(
+    thread_id: str,
+    checkpoint_ns: str,
+    checkpoint_id: str,
+    channels: Iterable[str],
+    hint: str,
+    *,
+    reading: bool,
+) -> CheckpointIntegrityError:
+    """The error for a checkpoint missing stored channel values (on write or on read).
+
+    Example:
+        ```python
+        from langgraph_recall.checkpoint._guard import REDIS_HINT, missing_blobs_error
+
+        err = missing_blobs_error("t", "", "c1", ["messages"], REDIS_HINT, reading=True)
+        assert "messages" in str(err) and "delete_thread" in str(err)
+        ```
+    """
+    names = ", ".join(repr(channel) for channel in sorted(channels))
+    if reading:
+        return CheckpointIntegrityError(
+            f"checkpoint {checkpoint_id!r} of thread {thread_id!r} (namespace "
+            f"{checkpoint_ns!r}) is missing the stored value of channel(s) {names}, so it "
+            "is not returned half-empty. Read an earlier checkpoint by id, or remove the "
+            f"thread with delete_thread(). Probably {hint}"
+        )
+    return CheckpointIntegrityError(
+        f"cannot write checkpoint {checkpoint_id!r} of thread {thread_id!r} (namespace "
+        f"{checkpoint_ns!r}): it reuses the stored value of channel(s) {names}, which no "
+        f"longer exists, so nothing was written. Probably {hint}"
+    )

@@ -1,0 +1,115 @@
+"""The exceptions ``langgraph_recall`` raises.
+
+Every exception derives from :class:`LangGraphRecallError`; where a builtin fits, the
+exception also derives from it (``ValueError`` for bad input, ``ConnectionError`` for
+an unreachable backend), so existing ``except ValueError`` code keeps working.
+Messages say what happened and how to fix it.
+
+Example:
+    ```python
+    from langgraph_recall.errors import InvalidNamespaceError, LangGraphRecallError
+
+    try:
+        raise InvalidNamespaceError("namespace label 0 is empty; use a non-empty string")
+    except ValueError as exc:  # also a LangGraphRecallError
+        assert isinstance(exc, LangGraphRecallError)
+    ```
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+from langgraph.store.base import InvalidNamespaceError as _LangGraphInvalidNamespaceError
+
+__all__ = [
+    "BackendUnavailableError",
+    "CheckpointIntegrityError",
+    "ConfigurationError",
+    "EmbeddingError",
+    "InvalidConnectionStringError",
+    "InvalidFilterError",
+    "InvalidNamespaceError",
+    "InvalidValueError",
+    "LangGraphRecallError",
+    "LeaseLostError",
+    "MigrationError",
+    "StaleWriteError",
+    "SyncCallOnEventLoopError",
+    "ThreadBusyError",
+    "TransientError",
+]
+
+
+class LangGraphRecallError(Exception):
+    """Base class of every error raised by ``langgraph_recall``."""
+
+
+class ConfigurationError(LangGraphRecallError, ValueError):
+    """A component was configured wrongly (missing ``user_id``, bad option, ...)."""
+
+
+class InvalidConnectionStringError(ConfigurationError):
+    """A DSN or Redis URL could not be parsed or uses an unsupported scheme."""
+
+
+class BackendUnavailableError(LangGraphRecallError, ConnectionError):
+    """Postgres or Redis could not be reached; the message names host and port."""
+
+
+class InvalidNamespaceError(LangGraphRecallError, _LangGraphInvalidNamespaceError):
+    """A store namespace or namespace prefix is malformed.
+
+    Also LangGraph's own ``langgraph.store.base.InvalidNamespaceError`` (a ``ValueError``),
+    so code written against LangGraph's stores catches it unchanged.
+    """
+
+
+class SyncCallOnEventLoopError(ConfigurationError, asyncio.InvalidStateError):
+    """A synchronous method of an async saver or store was called on its own event loop
+    (it would block the loop it needs); use the ``a*`` method there, or call the sync one
+    from another thread. Also an ``asyncio.InvalidStateError``, as LangGraph's async
+    classes raise, so code written against them catches it unchanged."""
+
+
+class TransientError(LangGraphRecallError, RuntimeError):
+    """The database gave up on a call for a passing reason: a deadlock or serialization
+    failure (still there after the bounded retries of a transaction that is safe to
+    retry), a ``lock_timeout`` or ``statement_timeout``, a cancelled query. The call's
+    transaction was rolled back, nothing was written; calling again is safe."""
+
+
+class InvalidValueError(LangGraphRecallError, ValueError):
+    """A stored value or key is malformed (not a dict, NaN, too large, ...)."""
+
+
+class InvalidFilterError(LangGraphRecallError, ValueError):
+    """A search filter uses an unknown operator or a value of the wrong type."""
+
+
+class EmbeddingError(LangGraphRecallError, ValueError):
+    """An embedding has the wrong dimension or contains NaN/inf."""
+
+
+class MigrationError(LangGraphRecallError, RuntimeError):
+    """A schema migration failed or the schema is newer than this package."""
+
+
+class ThreadBusyError(LangGraphRecallError, RuntimeError):
+    """Another worker holds the lease on this ``thread_id`` (strategy ``reject``,
+    or strategy ``wait`` after its timeout)."""
+
+
+class LeaseLostError(LangGraphRecallError, RuntimeError):
+    """This worker's lease on a thread expired or was taken over mid-run."""
+
+
+class StaleWriteError(LangGraphRecallError, RuntimeError):
+    """A write carried a fencing token older than the thread's current one (the
+    writer lost its lease, or the thread was deleted); nothing was written."""
+
+
+class CheckpointIntegrityError(LangGraphRecallError, RuntimeError):
+    """A checkpoint could not be written or read whole: its parent or a channel blob it
+    references is gone (expired by TTL, swept, pruned). Nothing was written; the message
+    names the thread and what is missing."""

@@ -1,0 +1,416 @@
+"""Detect and remove PII from every free-text field before anything is written.
+
+Categories: ``email``, ``phone``, ``card`` (13–19 digits, Luhn, card-network prefix, any
+separator), ``national_id`` (US SSN, UK NINO, Chinese resident ID with its checksum, IBAN
+with mod 97, Indian Aadhaar with Verhoeff, Spanish DNI/NIE with its letter) and ``secret``
+(API keys and tokens of well-known formats, private keys, credentials in URLs, and
+"password / passcode / pw / PIN is …" in English, German, French, Spanish, Portuguese,
+Italian, Dutch, Chinese, Japanese and Korean).
+
+Matching runs on the text normalised by
+:func:`~langgraph_recall.extraction.textnorm.normalize_for_matching` (NFKC, Unicode dashes,
+slashes, dots and spaces as ASCII separators, zero-width characters removed, any decimal
+digit as ASCII), and each finding is mapped back to the span of the *original* text, so
+redaction removes exactly the user's characters: ``张三@qq.com``, ``ann＠example.com``,
+``4111/1111/1111/1111`` and ``123–45–6789`` are caught like their ASCII forms.
+
+:class:`PIIFilter` is the single gate every writer of memories goes through:
+:meth:`PIIFilter.screen` checks **every free-text field** of a memory value (content,
+subject, slot, context, any new field, nested lists and dicts — all but the structural
+fields listed in :data:`STRUCTURAL_FIELDS`), :meth:`PIIFilter.screen_candidate` does the
+same to a :class:`~langgraph_recall.extraction.types.MemoryCandidate` (before it reaches
+consolidation) and :meth:`PIIFilter.screen_plan` to a whole turn's writes. ``mode="drop"``
+(the default) discards a new memory that contains PII; ``mode="redact"`` replaces each
+finding with ``[EMAIL]``, ``[PHONE]``, … and keeps the rest.
+
+Example:
+    ```python
+    from langgraph_recall.extraction.pii import PIIFilter, find_pii
+
+    assert [m.category for m in find_pii("mail me at ann＠example.com")] == ["email"]
+    assert PIIFilter(mode="redact").clean("card 4111–1111–1111–1111") == "card [CARD]"
+    assert PIIFilter().clean("my pw is hunter2") is None
+    assert PIIFilter().screen({"content": "User likes tea.", "slot": "ann@x.org"}).value is None
+    ```
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any, Literal, TypeVar
+
+from langgraph_recall.errors import ConfigurationError
+from langgraph_recall.extraction._pii_detectors import detect, luhn_valid
+from langgraph_recall.extraction.consolidation import PlannedWrite, WritePlan
+from langgraph_recall.extraction.dates import parse_iso_datetime
+from langgraph_recall.extraction.textnorm import normalize_for_matching
+from langgraph_recall.extraction.types import MEMORY_KINDS, Action
+
+__all__ = [
+    "PII_CATEGORIES",
+    "STRUCTURAL_FIELDS",
+    "PIIFilter",
+    "PIIMatch",
+    "ScreenedPlan",
+    "Screening",
+    "find_pii",
+    "luhn_valid",
+]
+
+PII_CATEGORIES = ("email", "phone", "card", "national_id", "secret")
+"""The categories a :class:`PIIFilter` can look for."""
+_PRIORITY = ("email", "secret", "national_id", "card", "phone")  # labels merged findings
+
+STRUCTURAL_FIELDS = frozenset(
+    {
+        "kind",
+        "importance",
+        "valid_from",
+        "recorded_at",
+        "invalid_at",
+        "last_reinforced_at",
+        "last_reflection_at",
+        "reinforcements",
+        "superseded_by",
+        "derived_from",
+        "source",
+    }
+)
+"""Top-level memory fields that hold no user text, so :meth:`PIIFilter.screen` leaves them
+alone: a kind from :data:`~langgraph_recall.extraction.types.MEMORY_KINDS`, numbers, ISO
+timestamps, store keys (``superseded_by``, ``derived_from``) and provenance (``source``:
+which node and thread wrote it). A ``kind`` outside the list or a date field that is not
+an ISO timestamp is screened like free text. Every other field is free text."""
+
+_DATE_FIELDS = frozenset(
+    {"valid_from", "recorded_at", "invalid_at", "last_reinforced_at", "last_reflection_at"}
+)
+_COUNT_OF = {
+    Action.ADD: "added",
+    Action.UPDATE: "updated",
+    Action.INVALIDATE: "invalidated",
+    Action.NOOP: "reinforced",
+}
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class PIIMatch:
+    """One PII finding: its category, its character span in the original text, its kind.
+
+    ``kind`` names the detector (``email``, ``phone``, ``card``, ``us_ssn``, ``uk_nino``,
+    ``cn_resident_id``, ``iban``, ``in_aadhaar``, ``es_dni``, ``api_key``, ``token``,
+    ``private_key``, ``url_credentials``, ``password``).
+
+    Example:
+        ```python
+        from langgraph_recall.extraction.pii import PIIMatch
+
+        m = PIIMatch("email", 0, 5)
+        assert m.placeholder == "[EMAIL]"
+        ```
+    """
+
+    category: str
+    start: int
+    end: int
+    kind: str = ""
+
+    @property
+    def placeholder(self) -> str:
+        """The redaction token for this category, e.g. ``[PHONE]``."""
+        return "[" + self.category.upper() + "]"
+
+
+def _check_categories(categories: Iterable[str]) -> frozenset[str]:
+    wanted = frozenset(categories)
+    unknown = wanted - set(PII_CATEGORIES)
+    if unknown:
+        raise ConfigurationError(
+            f"unknown PII categories {sorted(unknown)}; choose from {list(PII_CATEGORIES)}"
+        )
+    return wanted
+
+
+def find_pii(text: str, categories: Iterable[str] = PII_CATEGORIES) -> list[PIIMatch]:
+    """Every PII finding in ``text``, as non-overlapping spans of ``text``, left to right.
+
+    Overlapping findings are merged into one span (so redaction never leaves a piece of
+    either behind), labelled with the first of their categories in the order email, secret,
+    national_id, card, phone.
+
+    Example:
+        ```python
+        from langgraph_recall.extraction.pii import find_pii
+
+        assert find_pii("call +1 415 555 0100")[0].category == "phone"
+        assert find_pii("phone 415/555/0100")[0].category == "phone"
+        assert find_pii("I was born in 1990, I'm 415 days sober") == []
+        ```
+    """
+    wanted = _check_categories(categories)
+    if not text:
+        return []
+    normalised = normalize_for_matching(text)
+    found: list[PIIMatch] = []
+    for hit in detect(normalised.text):
+        if hit.category in wanted and hit.end > hit.start:
+            start, end = normalised.span(hit.start, hit.end)
+            found.append(PIIMatch(hit.category, start, end, hit.kind))
+    found.sort(key=lambda m: (m.start, _PRIORITY.index(m.category), -m.end))
+    merged: list[PIIMatch] = []
+    for match in found:
+        if merged and match.start < merged[-1].end:
+            last = merged[-1]
+            best = min(last, match, key=lambda m: _PRIORITY.index(m.category))
+            merged[-1] = PIIMatch(best.category, last.start, max(last.end, match.end), best.kind)
+        else:
+            merged.append(match)
+    return merged
+
+
+@dataclass(frozen=True)
+class Screening:
+    """What :meth:`PIIFilter.screen` did to one value.
+
+    Attributes:
+        value: The value to write (redacted where needed), or ``None``: drop it.
+        categories: PII categories found (sorted).
+        fields: Paths of the fields that held PII (``content``, ``slot``, ``tags[1]``).
+
+    Example:
+        ```python
+        from langgraph_recall.extraction.pii import PIIFilter
+
+        s = PIIFilter(mode="redact").screen({"content": "Mail ann@example.com"})
+        assert s.value == {"content": "Mail [EMAIL]"} and s.redacted and s.fields == ("content",)
+        ```
+    """
+
+    value: dict[str, Any] | None
+    categories: tuple[str, ...] = ()
+    fields: tuple[str, ...] = ()
+
+    @property
+    def dropped(self) -> bool:
+        """True when the value must not be written."""
+        return self.value is None
+
+    @property
+    def redacted(self) -> bool:
+        """True when PII was replaced by placeholders in a value that is kept."""
+        return self.value is not None and bool(self.fields)
+
+
+@dataclass(frozen=True)
+class ScreenedPlan:
+    """A turn's writes after :meth:`PIIFilter.screen_plan`.
+
+    Attributes:
+        plan: The writes to make (counts and notes adjusted).
+        dropped: Candidates whose writes were all dropped.
+        redacted: Writes kept with PII replaced by placeholders.
+    """
+
+    plan: WritePlan
+    dropped: int = 0
+    redacted: int = 0
+
+
+def _structural(key: str, value: Any) -> bool:
+    if key in _DATE_FIELDS:
+        return not isinstance(value, str) or parse_iso_datetime(value) is not None
+    if key == "kind":
+        return value in MEMORY_KINDS
+    return key in STRUCTURAL_FIELDS
+
+
+@dataclass(frozen=True)
+class PIIFilter:
+    """Drop or redact PII in memories; the one gate between extracted text and the store.
+
+    Attributes:
+        mode: ``"drop"`` (discard a new memory that contains PII) or ``"redact"``.
+        categories: Which categories to look for (default: all).
+
+    Example:
+        ```python
+        from langgraph_recall.extraction.pii import PIIFilter
+
+        f = PIIFilter(mode="redact", categories=("email",))
+        assert f.clean("ann@example.com is my email") == "[EMAIL] is my email"
+        assert f.clean("call 415-555-0100") == "call 415-555-0100"
+        ```
+    """
+
+    mode: Literal["drop", "redact"] = "drop"
+    categories: tuple[str, ...] = PII_CATEGORIES
+
+    def __post_init__(self) -> None:
+        if self.mode not in ("drop", "redact"):
+            raise ConfigurationError(f"PIIFilter mode {self.mode!r}: use 'drop' or 'redact'")
+        _check_categories(self.categories)
+
+    def find(self, text: str) -> list[PIIMatch]:
+        """:func:`find_pii` with this filter's categories."""
+        return find_pii(text, self.categories)
+
+    @staticmethod
+    def redact(text: str, matches: Iterable[PIIMatch]) -> str:
+        """``text`` with each match replaced by its placeholder.
+
+        Example:
+            ```python
+            from langgraph_recall.extraction.pii import PIIFilter, find_pii
+
+            assert PIIFilter.redact("a@b.io x", find_pii("a@b.io x")) == "[EMAIL] x"
+            ```
+        """
+        pieces: list[str] = []
+        cursor = 0
+        for match in sorted(matches, key=lambda m: m.start):
+            pieces.append(text[cursor : match.start])
+            pieces.append(match.placeholder)
+            cursor = match.end
+        pieces.append(text[cursor:])
+        return "".join(pieces)
+
+    def clean(self, text: str) -> str | None:
+        """Return the text without PII, or ``None`` when it must be dropped.
+
+        Example:
+            ```python
+            from langgraph_recall.extraction.pii import PIIFilter
+
+            assert PIIFilter(mode="redact").clean("SSN 123–45–6789") == "SSN [NATIONAL_ID]"
+            ```
+        """
+        matches = self.find(text)
+        if not matches:
+            return text
+        return None if self.mode == "drop" else self.redact(text, matches)
+
+    # -- the gate: whole values, candidates and plans -----------------------------------------
+    def _walk(self, value: Any, path: str, found: dict[str, set[str]]) -> Any:
+        if isinstance(value, str):
+            matches = self.find(value)
+            if not matches:
+                return value
+            found[path] = {m.category for m in matches}
+            return self.redact(value, matches)
+        if isinstance(value, Mapping):
+            return {k: self._walk(v, f"{path}.{k}", found) for k, v in value.items()}
+        if isinstance(value, (list, tuple)):
+            items = [self._walk(v, f"{path}[{i}]", found) for i, v in enumerate(value)]
+            return items if isinstance(value, list) else tuple(items)
+        return value
+
+    def screen(self, value: Mapping[str, Any], *, rewrite: bool = False) -> Screening:
+        """Check every free-text field of a memory value (all but :data:`STRUCTURAL_FIELDS`).
+
+        Args:
+            value: The value about to be written.
+            rewrite: The value rewrites a memory already stored (a reinforcement, an
+                invalidation): PII in it is redacted even in ``"drop"`` mode, so closing
+                or reinforcing an old memory never fails and never rewrites its PII.
+
+        Example:
+            ```python
+            from langgraph_recall.extraction.pii import PIIFilter
+
+            s = PIIFilter().screen({"content": "User likes tea.", "subject": "张三@qq.com"})
+            assert s.dropped and s.categories == ("email",) and s.fields == ("subject",)
+            ```
+        """
+        found: dict[str, set[str]] = {}
+        screened: dict[str, Any] = {}
+        for key, field_value in value.items():
+            if _structural(key, field_value):
+                screened[key] = field_value
+            else:
+                screened[key] = self._walk(field_value, key, found)
+        categories = tuple(sorted(set().union(*found.values()))) if found else ()
+        fields = tuple(found)
+        if found and self.mode == "drop" and not rewrite:
+            return Screening(None, categories, fields)
+        return Screening(screened if found else dict(value), categories, fields)
+
+    def screen_candidate(self, candidate: T) -> tuple[T | None, Screening]:
+        """Screen every text field of a candidate dataclass (content, subject, slot, …).
+
+        Returns:
+            The candidate to keep (redacted where needed) or ``None``, and the screening.
+
+        Example:
+            ```python
+            from langgraph_recall.extraction.pii import PIIFilter
+            from langgraph_recall.extraction.types import MemoryCandidate
+
+            kept, s = PIIFilter().screen_candidate(
+                MemoryCandidate("User's key is set.", subject="ann@example.com"))
+            assert kept is None and s.fields == ("subject",)
+            ```
+        """
+        if not dataclasses.is_dataclass(candidate) or isinstance(candidate, type):
+            raise TypeError(f"screen_candidate needs a dataclass instance, got {candidate!r}")
+        texts = {
+            f.name: getattr(candidate, f.name)
+            for f in dataclasses.fields(candidate)
+            if isinstance(getattr(candidate, f.name), (str, list, tuple, dict))
+        }
+        screening = self.screen(texts)
+        if screening.value is None:
+            return None, screening
+        if not screening.fields:
+            return candidate, screening
+        changed = {name: screening.value[name] for name in texts}
+        return dataclasses.replace(candidate, **changed), screening
+
+    def screen_plan(self, plan: WritePlan) -> ScreenedPlan:
+        """Screen every write of a turn; drop a candidate's writes together.
+
+        A new memory with PII (``"drop"`` mode) takes down every write of its candidate
+        (so an old memory is never closed for a replacement that is not stored);
+        rewrites of stored memories are redacted instead (see :meth:`screen`).
+
+        Example:
+            ```python
+            from datetime import datetime, timezone
+
+            from langgraph_recall.extraction.consolidation import plan_writes
+            from langgraph_recall.extraction.pii import PIIFilter
+            from langgraph_recall.extraction.types import MemoryCandidate
+
+            c = [MemoryCandidate("User's mail is ann@example.com."), MemoryCandidate("User is 9.")]
+            plan = plan_writes(c, [], [], now=datetime(2026, 1, 1, tzinfo=timezone.utc))
+            out = PIIFilter().screen_plan(plan)
+            assert out.dropped == 1 and out.plan.counts["added"] == 1
+            ```
+        """
+        screened: list[tuple[PlannedWrite, Screening]] = []
+        dropped_groups: dict[int | tuple[str, int], tuple[str, ...]] = {}
+        for position, write in enumerate(plan.writes):
+            screening = self.screen(write.value, rewrite=write.action is not Action.ADD)
+            group: int | tuple[str, int] = (
+                write.candidate if write.candidate is not None else ("write", position)
+            )
+            if screening.dropped:
+                dropped_groups[group] = screening.categories
+            screened.append((write, screening))
+        result = WritePlan(counts=dict(plan.counts), notes=list(plan.notes))
+        redacted = 0
+        for position, (write, screening) in enumerate(screened):
+            group = write.candidate if write.candidate is not None else ("write", position)
+            if group in dropped_groups:
+                result.counts[_COUNT_OF[write.action]] -= 1
+                continue
+            assert screening.value is not None
+            redacted += screening.redacted
+            result.writes.append(dataclasses.replace(write, value=screening.value))
+        for group, categories in dropped_groups.items():
+            result.counts["skipped"] += 1
+            found = ", ".join(categories)
+            result.notes.append(f"candidate {group}: not stored, it contains {found}")
+        return ScreenedPlan(result, len(dropped_groups), redacted)

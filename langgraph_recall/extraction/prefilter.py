@@ -1,0 +1,82 @@
+"""Cheap pre-filter: does a user turn state anything worth remembering?
+
+Runs before any extraction model call, so greetings, thanks and questions ("What's my
+name?") cost nothing. A turn passes when at least one sentence that is not a question
+speaks in the first person ("I", "I'm", "my", "we", "our", "我") or asks to remember, or
+when the speaker introduces themselves ("Gina here", "This is Gina", "I'm Al").
+
+Example:
+    ```python
+    from langgraph_recall.extraction.prefilter import looks_memorable
+
+    assert looks_memorable("I just moved to Beijing.")
+    assert not looks_memorable("What's my name?")
+    assert not looks_memorable("Hi! Thanks a lot.")
+    assert looks_memorable("Hi! Gina here.")
+    assert looks_memorable("Ｉ’ｍ ｖｅｇａｎ ｎｏｗ．")  # fullwidth, typographic apostrophe
+    ```
+"""
+
+from __future__ import annotations
+
+import re
+
+from langgraph_recall.extraction._names import greeting_only, introductions, plain_text
+
+__all__ = ["looks_memorable", "split_sentences"]
+
+_SENTENCE_END = re.compile(r"(?<=[.!?;])\s+|(?<=[。！？；])\s*|\n+")
+_FIRST_PERSON = re.compile(
+    r"(?i)\b(?:i|i'm|im|i've|i'd|i'll|my|mine|me|we|we're|our|ours|myself)\b"
+    r"|我|remember|from now on"
+)
+_CJK = re.compile(r"[\u4e00-\u9fff]")
+_QUESTION_START = re.compile(
+    r"(?i)^(?:what|which|who|whom|whose|where|when|why|how|do|does|did|is|are|am|can|could"
+    r"|would|will|should|shall)\b"
+)
+
+
+def split_sentences(text: str) -> list[str]:
+    """Split text into sentences (keeps the terminal punctuation).
+
+    Example:
+        ```python
+        from langgraph_recall.extraction.prefilter import split_sentences
+
+        assert split_sentences("Hi! I like tea. You?") == ["Hi!", "I like tea.", "You?"]
+        ```
+    """
+    return [part.strip() for part in _SENTENCE_END.split(text) if part and part.strip()]
+
+
+def _is_question(sentence: str) -> bool:
+    return sentence.endswith(("?", "？")) or bool(_QUESTION_START.match(sentence))
+
+
+def looks_memorable(text: str, *, min_chars: int = 8) -> bool:
+    """True when some non-question sentence of ``text`` is a first-person statement.
+
+    Args:
+        text: The user's message.
+        min_chars: Sentences shorter than this are ignored ("I see."), except CJK text.
+
+    Example:
+        ```python
+        from langgraph_recall.extraction.prefilter import looks_memorable
+
+        assert looks_memorable("Remember that the deploy key rotates on Fridays")
+        ```
+    """
+    opening = True
+    for sentence in split_sentences(plain_text(text)):
+        if _is_question(sentence):
+            opening = False
+            continue
+        if introductions(sentence, opening=opening):  # "Gina here", "This is Gina", "I'm Al"
+            return True
+        opening = greeting_only(sentence)
+        too_short = len(sentence) < min_chars and not _CJK.search(sentence)
+        if not too_short and _FIRST_PERSON.search(sentence):
+            return True
+    return False

@@ -1,0 +1,603 @@
+"""``RuleBasedExtractor``: a deterministic, offline extractor for first-person facts.
+
+This is **not** an LLM. It recognises a documented set of English (and a few Chinese)
+first-person statements in the user's messages and turns each into a
+:class:`~langgraph_recall.extraction.types.MemoryCandidate` with a ``slot``, so that
+consolidation is deterministic too (same subject + slot ⇒ the newer fact supersedes):
+
+========================================================  ==========================
+statement                                                  slot
+========================================================  ==========================
+"my name is X", "call me X", "I'm called X", "我叫X"        ``name``
+"I live in X", "I moved to X", "I'm based in X",           ``location`` (one current
+"I work in <City>", "我住在X", "我搬到X"                     city)
+"I'm from X", "I grew up in X"                             ``hometown``
+"I work at/for X", "I joined X", "I'm employed at X"        ``employer``
+"I'm a/an <role>", "I work as a <role>"                     ``role``
+"I use / code in / work with X, Y and Z", "my stack is…"    ``uses:<item>``
+"I love/like/enjoy/prefer/hate/dislike X", "我喜欢X"          ``preference:<x>``
+"my favorite <thing> is X"                                 ``favorite:<thing>``
+"I'm allergic to X", "I have a X allergy", "我对X过敏"        ``allergy:<x>``
+"I'm vegetarian/vegan", "I don't eat X"                     ``diet`` / ``diet:<x>``
+"I'm N years old", "my birthday is X"                      ``age`` / ``birthday``
+"I speak X"                                                ``language:<x>``
+"always/never …", "from now on …" (instructions)            ``instruction:<text>``
+"remember (that) …"                                        none (free-form)
+========================================================  ==========================
+
+Stated dates in the same sentence ("since last May", "in 2021") set ``valid_from``.
+Consolidation uses :func:`~langgraph_recall.extraction.consolidation.rule_decisions`:
+repeat → NOOP, same slot → INVALIDATE (+ADD), else ADD.
+
+Example:
+    ```python
+    from datetime import datetime, timezone
+
+    from langchain_core.messages import HumanMessage
+
+    from langgraph_recall.extraction import RuleBasedExtractor
+
+    now = datetime(2026, 11, 29, tzinfo=timezone.utc)
+    found = RuleBasedExtractor().extract([HumanMessage("My name is Zhang San.")], now=now)
+    assert found[0].content == "User's name is Zhang San." and found[0].slot == "name"
+    ```
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from collections.abc import Callable, Iterator, Sequence
+from datetime import datetime
+
+from langchain_core.messages import BaseMessage, HumanMessage
+
+from langgraph_recall.extraction._names import (
+    UPPER,
+    greeting_only,
+    introductions,
+    name_value,
+    plain_text,
+)
+from langgraph_recall.extraction.consolidation import rule_decisions
+from langgraph_recall.extraction.dates import resolve_date_phrase
+from langgraph_recall.extraction.pii import find_pii
+from langgraph_recall.extraction.prefilter import split_sentences
+from langgraph_recall.extraction.types import (
+    ConsolidationDecision,
+    ExistingMemory,
+    MemoryCandidate,
+)
+
+__all__ = ["RuleBasedExtractor", "message_text"]
+
+_PROPER = (  # capitalised words in any script ("Örebro", "Île-de-France", "Łódź") or CJK
+    rf"(?:the\s+)?(?P<v>[{UPPER}\u4e00-\u9fff][\w&'\-]*"
+    rf"(?:\s+(?:(?:of|de|la|du|von|van)\s+)?[{UPPER}][\w&'\-]*)*)"
+)
+_FREE = r"(?P<v>[^,;:!?。]+?)"
+_END = r"\s*(?:[,;:!?。]|\.(?=\s|$)|$|\s+(?:because|since|but|as|when|for|from|now|too)\b)"
+_LIST = r"(?P<v>[^;:!?。]+?)"
+_LIST_END = r"\s*(?:[;:!?。]|\.(?=\s|$)|$|\s+(?:because|but|when|for|since)\b)"
+_ROLES = (
+    r"engineer|developer|designer|manager|scientist|teacher|student|doctor|nurse|lawyer|"
+    r"analyst|architect|consultant|writer|researcher|programmer|founder|ceo|cto|professor|"
+    r"accountant|artist|musician|chef|product owner|data scientist|devops|sre|intern"
+)
+_TECH_WORDS = [
+    "python",
+    "go",
+    "golang",
+    "rust",
+    "java",
+    "javascript",
+    "typescript",
+    "kotlin",
+    "swift",
+    "ruby",
+    "php",
+    "scala",
+    "elixir",
+    "c",
+    "c++",
+    "c#",
+    "sql",
+    "postgres",
+    "postgresql",
+    "mysql",
+    "redis",
+    "kafka",
+    "docker",
+    "kubernetes",
+    "react",
+    "vue",
+    "angular",
+    "django",
+    "flask",
+    "fastapi",
+    "langgraph",
+    "langchain",
+    "pytorch",
+    "tensorflow",
+    "numpy",
+    "pandas",
+    "aws",
+    "gcp",
+    "azure",
+    "linux",
+]
+_VERBS = {
+    "love": "loves",
+    "adore": "adores",
+    "like": "likes",
+    "really like": "really likes",
+    "enjoy": "enjoys",
+    "prefer": "prefers",
+    "hate": "hates",
+    "dislike": "dislikes",
+    "don't like": "doesn't like",
+    "do not like": "does not like",
+    "can't stand": "can't stand",
+}
+_TRAILING = re.compile(
+    r"(?i)\s+(?:now|too|as well|a lot|very much|so much|anymore|lately|at work|at home|"
+    r"these days|every day|on weekends|for work|for fun)$"
+)
+_ARTICLE = re.compile(r"(?i)^(?:a|an|the)\s+")
+
+
+def message_text(message: BaseMessage) -> str:
+    """The plain text of a message (text blocks of multi-part content joined).
+
+    Example:
+        ```python
+        from langchain_core.messages import HumanMessage
+
+        from langgraph_recall.extraction.rules import message_text
+
+        assert message_text(HumanMessage("hi")) == "hi"
+        ```
+    """
+    content = message.content
+    if isinstance(content, str):
+        return content
+    parts: list[str] = []
+    for block in content:
+        if isinstance(block, str):
+            parts.append(block)
+        elif isinstance(block, dict) and block.get("type") == "text":
+            parts.append(str(block.get("text", "")))
+    return " ".join(parts)
+
+
+def _clean(value: str) -> str:
+    value = _TRAILING.sub("", value.strip().rstrip(".!"))
+    return value.strip()
+
+
+def _slug(value: str) -> str:
+    words = re.findall(r"[\w+#]+", _ARTICLE.sub("", value.lower()))
+    return " ".join(words[:4])
+
+
+Rule = tuple[re.Pattern[str], Callable[[re.Match[str]], Iterator[MemoryCandidate]]]
+
+
+def _one(
+    content: str, slot: str | None, kind: str = "semantic", importance: int = 6
+) -> Callable[[re.Match[str]], Iterator[MemoryCandidate]]:
+    def build(match: re.Match[str]) -> Iterator[MemoryCandidate]:
+        value = _clean(match["v"])
+        if not value:
+            return
+        yield MemoryCandidate(
+            content=content.format(v=value),
+            kind=kind,
+            importance=importance,
+            slot=slot.format(v=_slug(value)) if slot else None,
+        )
+
+    return build
+
+
+def _named(value: str) -> Iterator[MemoryCandidate]:
+    name = name_value(_clean(value))
+    if name is not None:  # "call me Maybe", "my name is Not Important": no name
+        yield MemoryCandidate(content=f"User's name is {name}.", importance=8, slot="name")
+
+
+def _preference(match: re.Match[str]) -> Iterator[MemoryCandidate]:
+    verb = _VERBS[re.sub(r"\s+", " ", match["verb"].lower())]
+    value = _clean(match["v"])
+    if not value or value.lower() in {"it", "that", "this", "you", "them"}:
+        return
+    yield MemoryCandidate(
+        content=f"User {verb} {value}.",
+        kind="preference",
+        importance=5,
+        slot=f"preference:{_slug(value)}",
+    )
+
+
+def _tech(match: re.Match[str]) -> Iterator[MemoryCandidate]:
+    items = re.split(r"\s*(?:,|/|\band\b|&)\s*", _clean(match["v"]))
+    for item in items:
+        item = _ARTICLE.sub("", item.strip())
+        if item and (item[0].isupper() or item.lower() in _TECH_WORDS):
+            yield MemoryCandidate(
+                content=f"User uses {item}.", importance=5, slot=f"uses:{_slug(item)}"
+            )
+
+
+def _i(pattern: str) -> str:
+    """Case-insensitive lead words, case-sensitive captures."""
+    return "(?i:" + pattern + ")"
+
+
+_RULES: list[Rule] = [
+    (
+        re.compile(
+            r"\b"
+            + _i(r"my name is|my name's|call me|i'm called|i am called|people call me")
+            + r"\s+"
+            + _PROPER
+        ),
+        lambda m: _named(m["v"]),
+    ),
+    (
+        re.compile(r"(?:我叫|我的名字是|我的名字叫)(?P<v>[\u4e00-\u9fffA-Za-z]+)"),
+        _one("User's name is {v}.", "name", importance=8),
+    ),
+    (
+        re.compile(
+            r"\b"
+            + _i(
+                r"i (?:just |recently |have |'ve )?(?:moved|relocated) to|"
+                r"i(?:'ve| have)? (?:just |recently )?moved to|"
+                r"i (?:now |currently )?live in|i'm (?:now )?living in|i am (?:now )?living in|"
+                r"i'm based in|i am based in|i (?:now |currently )?work in|i'm working in|"
+                r"i(?:'ve| have) (?:been )?(?:lived|living) in"
+            )
+            + r"\s+"
+            + _PROPER
+        ),
+        _one("User lives in {v}.", "location", importance=7),
+    ),
+    (
+        re.compile(r"(?:我住在|我搬到了?|我现在在)(?P<v>[\u4e00-\u9fff]{2,})"),
+        _one("User lives in {v}.", "location", importance=7),
+    ),
+    (
+        re.compile(r"\b" + _i(r"i'm from|i am from|i grew up in|i was born in") + r"\s+" + _PROPER),
+        _one("User is from {v}.", "hometown", importance=6),
+    ),
+    (
+        re.compile(
+            r"\b"
+            + _i(
+                r"i (?:now |currently |still )?work (?:at|for)|i'm (?:now )?working (?:at|for)|"
+                r"i(?:'ve| have) (?:been )?work(?:ed|ing) (?:at|for)|"
+                r"i am (?:now )?working (?:at|for)|i (?:just |recently |have |'ve )?joined|"
+                r"i(?:'ve| have)? (?:just |recently )?joined|i'm employed (?:at|by)|"
+                r"i am employed (?:at|by)|i started (?:a new job )?at"
+            )
+            + r"\s+"
+            + _PROPER
+        ),
+        _one("User works at {v}.", "employer", importance=7),
+    ),
+    (
+        re.compile(
+            r"\b"
+            + _i(r"i'm an?|i am an?|i work as an?|my (?:role|job|title) is(?: an?)?")
+            + r"\s+(?P<v>(?:[\w\-+#]+\s+){0,3}?(?i:"
+            + _ROLES
+            + r"))\b"
+        ),
+        _one("User is a {v}.", "role", importance=6),
+    ),
+    (
+        re.compile(
+            r"\b"
+            + _i(
+                r"i (?:mostly |mainly |usually )?(?:use|code in|program in|work with|develop in)|"
+                r"my (?:tech )?stack is|our (?:tech )?stack is|we (?:mostly |mainly )?use"
+            )
+            + r"\s+"
+            + _LIST
+            + _LIST_END
+        ),
+        _tech,
+    ),
+    (
+        re.compile(
+            r"\b"
+            + _i(
+                r"i (?P<verb>really like|love|adore|like|enjoy|prefer|hate|dislike|"
+                r"don't like|do not like|can't stand)"
+            )
+            + r"\s+"
+            + _FREE
+            + _END
+        ),
+        _preference,
+    ),
+    (
+        re.compile(r"我(?:很|非常)?喜欢(?P<v>[^，。！？,.!?]+)"),
+        _one("User likes {v}.", "preference:{v}", "preference", 5),
+    ),
+    (
+        re.compile(r"\b" + _i(r"my favou?rite (?P<thing>[a-z ]+?) is") + r"\s+" + _FREE + _END),
+        lambda m: iter(
+            [
+                MemoryCandidate(
+                    content=f"User's favorite {m['thing'].strip()} is {_clean(m['v'])}.",
+                    kind="preference",
+                    importance=5,
+                    slot=f"favorite:{_slug(m['thing'])}",
+                )
+            ]
+        ),
+    ),
+    (
+        re.compile(r"\b" + _i(r"i'm allergic to|i am allergic to") + r"\s+" + _FREE + _END),
+        lambda m: _allergy(m),
+    ),
+    (
+        re.compile(r"\b" + _i(r"i have an?") + r"\s+(?P<v>[\w\- ]+?)\s+" + _i("allergy") + r"\b"),
+        lambda m: _allergy(m),
+    ),
+    (
+        re.compile(r"我对(?P<v>[^，。！？,.!?]+)过敏"),
+        _one("User is allergic to {v}.", "allergy:{v}", "semantic", 9),
+    ),
+    (
+        re.compile(
+            r"\b" + _i(r"i'm (?:a )?|i am (?:a )?") + r"(?P<v>(?i:vegetarian|vegan|pescatarian))\b"
+        ),
+        _one("User is {v}.", "diet", importance=7),
+    ),
+    (
+        re.compile(r"\b" + _i(r"i don't eat|i do not eat|i never eat") + r"\s+" + _FREE + _END),
+        _one("User doesn't eat {v}.", "diet:{v}", "preference", 7),
+    ),
+    (
+        re.compile(r"\b" + _i(r"i'm|i am") + r"\s+(?P<v>\d{1,3})\s+" + _i(r"years old")),
+        _one("User is {v} years old.", "age", importance=5),
+    ),
+    (
+        re.compile(r"\b" + _i(r"my birthday is(?: on)?") + r"\s+" + _FREE + _END),
+        _one("User's birthday is {v}.", "birthday", importance=6),
+    ),
+    (
+        re.compile(
+            r"\b"
+            + _i(
+                r"my (?P<thing>e-?mail(?: address)?|phone(?: number)?|mobile(?: number)?|"
+                r"(?:home )?address|credit card(?: number)?|card number|api key|password|"
+                r"passport number|social security number|ssn) is"
+            )
+            + r"\s+"
+            + _FREE
+            + _END
+        ),
+        lambda m: iter(
+            [
+                MemoryCandidate(
+                    content=f"User's {m['thing'].lower()} is {_clean(m['v'])}.",
+                    importance=6,
+                    slot=f"contact:{_slug(m['thing'])}",
+                )
+            ]
+        ),
+    ),
+    (
+        re.compile(r"\b" + _i(r"i (?:also )?speak") + r"\s+" + _PROPER),
+        _one("User speaks {v}.", "language:{v}", importance=5),
+    ),
+    (
+        re.compile(r"^\s*" + _i(r"(?:please\s+)?(?P<v>(?:always|never)\s+[^.!?]+)")),
+        _one("User's instruction: {v}.", "instruction:{v}", "procedural", 7),
+    ),
+    (
+        re.compile(_i(r"\bfrom now on,?\s+(?P<v>[^.!?]+)")),
+        _one("User's instruction: {v}.", "instruction:{v}", "procedural", 7),
+    ),
+]
+
+_REMEMBER = re.compile(r"(?i)\bremember(?: that)?[:,]?\s+(?P<v>.+?)[.!]?$")
+_PRONOUNS = [
+    (re.compile(r"(?i)\bI am\b|\bI'm\b"), "User is"),
+    (re.compile(r"(?i)\bI have\b|\bI've\b"), "User has"),
+    (re.compile(r"(?i)\bmy\b"), "User's"),
+    (re.compile(r"\bI\b"), "User"),
+    (re.compile(r"(?i)\bme\b"), "User"),
+]
+
+
+def _allergy(match: re.Match[str]) -> Iterator[MemoryCandidate]:
+    value = _clean(match["v"])
+    value = re.sub(r"(?i)\s+allergy$", "", value)
+    if not value:
+        return
+    yield MemoryCandidate(
+        content=f"User is allergic to {value}.",
+        importance=9,
+        slot=f"allergy:{_slug(value)}",
+    )
+
+
+def _third_person(text: str) -> str:
+    for pattern, replacement in _PRONOUNS:
+        text = pattern.sub(replacement, text)
+    return text[:1].upper() + text[1:]
+
+
+# A clause that continues the sentence's subject without repeating it ("I live in Berlin
+# and work at Siemens", "I'm vegan and allergic to nuts"): the subject is restored so the
+# rules, which all start at a first-person subject, see the second fact too.
+_CONJUNCTION = r",?\s+(?:and|but|so)\s+(?:also\s+)?"
+_SUBJECT_LEAD = re.compile(r"(?i)(?:i|i'm|i've|my|we)\b")
+_ELLIDED_VERB = re.compile(
+    r"(?i)(?:(?:now|currently|still|also|really|mostly|mainly|usually|recently|just)\s+)*"
+    r"(?:work|works|worked|working|live|lived|living|moved|relocated|joined|use|code|program|"
+    r"develop|love|like|adore|enjoy|prefer|hate|dislike|don't|do\s+not|can't|never|speak|grew|"
+    r"started)\b"
+)
+_ELLIDED_STATE = re.compile(
+    r"(?i)(?:allergic|vegan|vegetarian|pescatarian|based|from|employed|living|working|called|"
+    r"an?\s|\d{1,3}\s+years)"
+)
+_BE = re.compile(r"(?i)\b(?:i'm|i\s+am)\b")
+
+
+def _clauses(sentence: str) -> list[str]:
+    """Split a sentence into first-person clauses, restoring an elided subject.
+
+    Example:
+        ```python
+        from langgraph_recall.extraction.rules import _clauses
+
+        assert _clauses("I live in Berlin and work at Siemens") == [
+            "I live in Berlin",
+            "I work at Siemens",
+        ]
+        ```
+    """
+    pieces = re.split(f"({_CONJUNCTION})", sentence, flags=re.IGNORECASE)
+    clauses: list[str] = [pieces[0].strip()]
+    for joint, raw in zip(pieces[1::2], pieces[2::2], strict=True):
+        part = raw.strip()
+        if _SUBJECT_LEAD.match(part):
+            clauses.append(part)
+        elif _ELLIDED_VERB.match(part):
+            clauses.append("I " + part)
+        elif _BE.search(clauses[-1]) and _ELLIDED_STATE.match(part):
+            clauses.append("I'm " + part)
+        else:
+            clauses[-1] = clauses[-1] + joint + raw
+    return [clause for clause in clauses if clause]
+
+
+_SHIELD = re.compile("\ue000(.)\ue001")
+
+
+def _shield(text: str) -> tuple[str, Callable[[MemoryCandidate], MemoryCandidate]]:
+    """``text`` with each PII span replaced by an opaque word (private-use characters, no
+    punctuation), and the function putting the spans back into a candidate."""
+    spans = find_pii(text)
+    if not spans:
+        return text, lambda candidate: candidate
+    originals = [text[m.start : m.end] for m in spans]
+    for index, match in reversed(list(enumerate(spans))):
+        text = text[: match.start] + f"\ue000{chr(0xE100 + index)}\ue001" + text[match.end :]
+
+    def put_back(value: str) -> str:
+        return _SHIELD.sub(lambda m: originals[ord(m.group(1)) - 0xE100], value)
+
+    def restore(candidate: MemoryCandidate) -> MemoryCandidate:
+        slot = put_back(candidate.slot) if candidate.slot else candidate.slot
+        return dataclasses.replace(candidate, content=put_back(candidate.content), slot=slot)
+
+    return text, restore
+
+
+class RuleBasedExtractor:
+    """Deterministic offline extractor and consolidator (see the module docs for the rules).
+
+    Not an LLM: ``uses_llm`` is ``False``, so the ``extract`` node counts no model calls.
+
+    Args:
+        min_importance: Candidates below this importance are dropped.
+
+    Example:
+        ```python
+        from datetime import datetime, timezone
+
+        from langchain_core.messages import HumanMessage
+
+        from langgraph_recall.extraction.rules import RuleBasedExtractor
+
+        ex = RuleBasedExtractor()
+        now = datetime(2026, 11, 29, tzinfo=timezone.utc)
+        facts = ex.extract([HumanMessage("I work in Shanghai and I love Python.")], now=now)
+        assert [f.slot for f in facts] == ["location", "preference:python"]
+        ```
+    """
+
+    uses_llm = False
+
+    def __init__(self, *, min_importance: int = 1) -> None:
+        self.min_importance = min_importance
+
+    def extract_text(self, text: str, *, now: datetime) -> list[MemoryCandidate]:
+        """Candidates found in one user message.
+
+        PII in the message is found on the whole text first and kept whole through the
+        rules (sentence and clause splitting, value captures), so a candidate carries an
+        address like ``zoë@пример。рф`` entirely — for the PII filter to see — never a
+        piece cut at its ideographic full stop.
+        """
+        shielded, restore = _shield(plain_text(text))
+        return [restore(c) for c in self._extract_plain(shielded, now=now)]
+
+    def _extract_plain(self, text: str, *, now: datetime) -> list[MemoryCandidate]:
+        found: list[MemoryCandidate] = []
+        opening = True  # "This is Gina" / "Gina here" introduce only at the start
+        for sentence in split_sentences(text):
+            if sentence.endswith(("?", "？")):
+                opening = False
+                continue
+            stated = resolve_date_phrase(sentence, now)
+            before = len(found)
+            for position, clause in enumerate(_clauses(sentence)):
+                for pattern, build in _RULES:
+                    for match in pattern.finditer(clause):
+                        for candidate in build(match):
+                            found.append(candidate)
+                for name in introductions(clause, opening=opening and position == 0):
+                    found.extend(_named(name))
+            opening = greeting_only(sentence)
+            remember = _REMEMBER.search(sentence) if len(found) == before else None
+            if remember is not None:
+                found.append(
+                    MemoryCandidate(
+                        content=_third_person(remember["v"]).rstrip(".") + ".", importance=6
+                    )
+                )
+            if stated is not None:
+                found[before:] = [
+                    MemoryCandidate(c.content, c.kind, c.importance, c.subject, c.slot, stated)
+                    for c in found[before:]
+                ]
+        unique: dict[str, MemoryCandidate] = {}
+        for candidate in found:
+            if candidate.importance >= self.min_importance:
+                unique.setdefault(candidate.content.lower(), candidate)
+        return list(unique.values())
+
+    def extract(self, messages: Sequence[BaseMessage], *, now: datetime) -> list[MemoryCandidate]:
+        """Candidates from the human messages among ``messages``."""
+        found: list[MemoryCandidate] = []
+        for message in messages:
+            if isinstance(message, HumanMessage):
+                found.extend(self.extract_text(message_text(message), now=now))
+        return found
+
+    async def aextract(
+        self, messages: Sequence[BaseMessage], *, now: datetime
+    ) -> list[MemoryCandidate]:
+        """Same as :meth:`extract` (no I/O)."""
+        return self.extract(messages, now=now)
+
+    def consolidate(
+        self, candidates: Sequence[MemoryCandidate], existing: Sequence[ExistingMemory]
+    ) -> list[ConsolidationDecision]:
+        """Rule consolidation: repeat → NOOP, same subject/slot → INVALIDATE, else ADD."""
+        return rule_decisions(candidates, existing)
+
+    async def aconsolidate(
+        self, candidates: Sequence[MemoryCandidate], existing: Sequence[ExistingMemory]
+    ) -> list[ConsolidationDecision]:
+        """Same as :meth:`consolidate` (no I/O)."""
+        return rule_decisions(candidates, existing)

@@ -1,0 +1,297 @@
+"""The ``retrieve`` node: memories for the model's context.
+
+``retrieve`` searches the store with the latest user turn (+ recent context) and keeps
+the best memories under a token budget (state key ``memories``); ``inject`` then renders
+them and ``respond`` calls the model (``nodes/inject.py``, ``nodes/respond.py``).
+
+Example:
+    ```python
+    from langgraph.graph import START, StateGraph
+    from langgraph.store.memory import InMemoryStore
+
+    from langgraph_recall.nodes import InjectNode, MemoryState, RespondNode, RetrieveNode
+    from langgraph_recall.offline import TemplatedResponder
+
+    builder = StateGraph(MemoryState)
+    builder.add_node(RetrieveNode())
+    builder.add_node(InjectNode())
+    builder.add_node(RespondNode(TemplatedResponder()))
+    builder.add_edge(START, "retrieve_memories")
+    builder.add_edge("retrieve_memories", "inject_memories")
+    builder.add_edge("inject_memories", "respond")
+    graph = builder.compile(store=InMemoryStore())
+    out = graph.invoke({"messages": [("user", "hi")]},
+                       config={"configurable": {"user_id": "u1"}})
+    assert out["messages"][-1].type == "ai"
+    ```
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from typing import Any
+
+from langgraph.store.base import BaseStore, SearchItem, SearchOp
+
+from langgraph_recall.episodes._plan import EpisodeConfig
+from langgraph_recall.errors import ConfigurationError
+from langgraph_recall.nodes._base import (
+    DEFAULT_NAMESPACE,
+    Clock,
+    MemoryNode,
+    NodeContext,
+    is_current,
+    items_to_memories,
+    messages_of,
+    utc_now,
+)
+from langgraph_recall.nodes._blend import blend_within_budget, merge_ranked
+from langgraph_recall.nodes._messages import (
+    DEFAULT_MAX_QUERY_CHARS,
+    TokenCounter,
+    build_query,
+    count_tokens,
+    select_within_budget,
+)
+from langgraph_recall.nodes._registry import (
+    ThreadLink,
+    abatch_with_link,
+    batch_with_link,
+    node_thread_link,
+)
+from langgraph_recall.nodes.inject import block_update
+from langgraph_recall.prompts import DEFAULT_MEMORY_BLOCK_PROMPT
+from langgraph_recall.store._capabilities import store_supports
+
+__all__ = ["RetrieveNode", "explain_lines"]
+
+logger = logging.getLogger(__name__)
+
+
+class RetrieveNode(MemoryNode):
+    """Search long-term memory for the latest user turn; keep the best under a token budget.
+
+    Args:
+        store: A ``BaseStore``; default: the graph's store (``compile(store=...)``).
+        namespace: Namespace template, filled from the runtime context / configurable.
+        limit: How many search results to consider.
+        token_budget: Max tokens of the memory lines kept (approximate count).
+        context_messages: Earlier user messages added to the query.
+        max_query_chars: The query is cut to this many characters (the latest message's
+            beginning first), so a huge user message never reaches the store whole.
+        filter: Extra store filter (e.g. ``{"kind": "preference"}``).
+        messages_key / memories_key: State keys read / written.
+        token_counter: Token counter for the budget.
+        clock: Current time (validity filtering on stores without ``as_of``).
+        inject: Also write the ``<memory>`` block into the messages (retrieve + inject in
+            one node, for graphs whose state has only ``messages``, e.g. ``MessagesState``).
+        prompt: Block template when ``inject=True``.
+        explain: ``True`` (this module's logger) or a ``logging.Logger``: log, at INFO,
+            one line per memory kept with the terms of its score (lexical, vector,
+            recency, importance, access, time match; see :func:`explain_lines`). On a
+            store whose ``search`` takes ``explain`` (``PostgresMemoryStore``) the
+            search asks for them; on others only the score is logged.
+        episodes: An :class:`~langgraph_recall.episodes.EpisodeConfig`: search facts and
+            ``episodic`` memories side by side (``limit`` facts, ``retrieve_limit``
+            episodes, one store round trip), merge them by score and keep them under
+            ``token_budget``, episodes taking at most ``token_share`` of it. ``None``
+            (default): one search over every memory.
+
+    Example:
+        ```python
+        from langgraph.store.memory import InMemoryStore
+
+        from langgraph_recall.nodes import RetrieveNode
+
+        store = InMemoryStore()
+        store.put(("memories", "u1"), "k", {"content": "User likes tea."})
+        out = RetrieveNode(store=store).invoke(
+            {"messages": [("user", "what do I like?")]},
+            config={"configurable": {"user_id": "u1"}})
+        assert out["memories"][0]["content"] == "User likes tea."
+        ```
+    """
+
+    node_name = "retrieve_memories"
+
+    def __init__(
+        self,
+        *,
+        store: BaseStore | None = None,
+        namespace: tuple[str, ...] = DEFAULT_NAMESPACE,
+        limit: int = 10,
+        token_budget: int = 500,
+        context_messages: int = 1,
+        max_query_chars: int = DEFAULT_MAX_QUERY_CHARS,
+        filter: dict[str, Any] | None = None,
+        messages_key: str = "messages",
+        memories_key: str = "memories",
+        token_counter: TokenCounter = count_tokens,
+        clock: Clock = utc_now,
+        inject: bool = False,
+        prompt: str = DEFAULT_MEMORY_BLOCK_PROMPT,
+        explain: bool | logging.Logger = False,
+        episodes: EpisodeConfig | None = None,
+        name: str | None = None,
+    ) -> None:
+        super().__init__(store=store, name=name)
+        if episodes is not None and not isinstance(episodes, EpisodeConfig):
+            raise ConfigurationError("RetrieveNode: episodes must be an EpisodeConfig or None")
+        self.episodes = episodes
+        if limit < 1 or token_budget < 1:
+            raise ConfigurationError("RetrieveNode: limit and token_budget must be >= 1")
+        if max_query_chars < 16:
+            raise ConfigurationError("RetrieveNode: max_query_chars must be >= 16")
+        self.namespace = namespace
+        self.limit = limit
+        self.token_budget = token_budget
+        self.context_messages = context_messages
+        self.max_query_chars = max_query_chars
+        self.filter = filter
+        self.messages_key = messages_key
+        self.memories_key = memories_key
+        self.token_counter = token_counter
+        self.clock = clock
+        self.inject = inject
+        self.prompt = prompt
+        self.explain_logger: logging.Logger | None = (
+            explain if isinstance(explain, logging.Logger) else logger if explain else None
+        )
+
+    def _prepare(
+        self, state: Any, ctx: NodeContext
+    ) -> tuple[BaseStore, list[SearchOp], ThreadLink | None]:
+        messages = messages_of(state, self.messages_key)
+        query = build_query(
+            messages, context_messages=self.context_messages, max_chars=self.max_query_chars
+        )
+        store = ctx.require_store(self.label)
+        namespace = ctx.namespace(self.namespace)
+        ops = []
+        if query:
+            spare = 1 if store_supports(store, "as_of") else 3
+            if self.episodes is None:
+                ops.append(
+                    self._search_op(store, namespace, self.filter, self.limit * spare, query)
+                )
+            else:
+                facts, episodes = _split_filters(self.filter)
+                ops.append(self._search_op(store, namespace, facts, self.limit * spare, query))
+                if self.episodes.retrieve_limit:
+                    limit = self.episodes.retrieve_limit * spare
+                    ops.append(self._search_op(store, namespace, episodes, limit, query))
+        return store, ops, node_thread_link(ctx, [self.namespace], self.label)
+
+    def _search_op(
+        self,
+        store: BaseStore,
+        namespace: tuple[str, ...],
+        filter: dict[str, Any] | None,
+        limit: int,
+        query: str,
+    ) -> Any:
+        if self.explain_logger is not None and store_supports(store, "explain"):
+            from langgraph_recall.store.postgres import MemorySearchOp
+
+            return MemorySearchOp(namespace, filter, limit, 0, query, explain=True)
+        return SearchOp(namespace, filter=filter, limit=limit, query=query)
+
+    def _current(self, store: BaseStore, results: Any, limit: int) -> list[SearchItem]:
+        items: list[SearchItem] = list(results or [])
+        if not store_supports(store, "as_of"):
+            now = self.clock()
+            items = [item for item in items if is_current(item.value, now)][:limit]
+        return items
+
+    def _finish(self, state: Any, store: BaseStore, results: Sequence[Any]) -> dict[str, Any]:
+        if self.episodes is None:
+            found = [self._current(store, results[0] if results else None, self.limit)]
+            memories = select_within_budget(
+                items_to_memories(found[0]),
+                token_budget=self.token_budget,
+                token_counter=self.token_counter,
+            )
+        else:
+            limits = (self.limit, self.episodes.retrieve_limit)
+            found = [
+                self._current(store, items, limit)
+                for items, limit in zip(results, limits, strict=False)
+            ]
+            memories = blend_within_budget(
+                merge_ranked(*(items_to_memories(items) for items in found)),
+                token_budget=self.token_budget,
+                episode_share=self.episodes.token_share,
+                token_counter=self.token_counter,
+            )
+        if self.explain_logger is not None:
+            kept = [m["key"] for m in memories]
+            for line in explain_lines([item for items in found for item in items], kept):
+                self.explain_logger.info("%s %s", self.label, line)
+        update: dict[str, Any] = {self.memories_key: memories}
+        if self.inject:
+            messages = messages_of(state, self.messages_key)
+            update.update(block_update(memories, messages, self.prompt, self.messages_key))
+        return update
+
+    def _run(self, state: Any, ctx: NodeContext) -> dict[str, Any]:
+        store, ops, link = self._prepare(state, ctx)
+        results, put = batch_with_link(store, ops, link)
+        if put is not None:
+            store.batch([put])
+        return self._finish(state, store, results)
+
+    async def _arun(self, state: Any, ctx: NodeContext) -> dict[str, Any]:
+        store, ops, link = self._prepare(state, ctx)
+        results, put = await abatch_with_link(store, ops, link)
+        if put is not None:
+            await store.abatch([put])
+        return self._finish(state, store, results)
+
+
+def explain_lines(items: Sequence[SearchItem], keys: Sequence[str]) -> list[str]:
+    """One log line per item whose key is in ``keys`` (in ``keys`` order): its score and,
+    for an ``ExplainedSearchItem``, each term of it (pure).
+
+    Example:
+        ```python
+        from datetime import datetime, timezone
+
+        from langgraph.store.base import SearchItem
+
+        from langgraph_recall.nodes.retrieve import explain_lines
+
+        now = datetime.now(timezone.utc)
+        item = SearchItem(("m", "u1"), "k1", {"content": "User likes tea."}, now, now, 0.5)
+        assert explain_lines([item], ["k1"])[0].startswith("key=k1 score=0.5000")
+        ```
+    """
+    by_key = {item.key: item for item in items}
+    lines: list[str] = []
+    for key in keys:
+        item = by_key.get(key)
+        if item is None:
+            continue
+        score = "none" if item.score is None else f"{item.score:.4f}"
+        parts = getattr(item, "explanation", None)
+        terms = (
+            " ".join(f"{name}={value:.4f}" for name, value in parts.contributions().items())
+            if parts is not None
+            else "(no breakdown: the store has no explain)"
+        )
+        content = " ".join(str(item.value.get("content", "")).split())[:80]
+        lines.append(f"key={key} score={score} {terms} content={content!r}")
+    return lines
+
+
+def _split_filters(
+    extra: dict[str, Any] | None,
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The fact search's and the episode search's filters, each with the caller's."""
+    facts: dict[str, Any] = {"kind": {"$ne": "episodic"}}
+    episodes: dict[str, Any] = {"kind": "episodic"}
+    if extra:
+        if "kind" in extra:  # the caller chose kinds: both searches keep their choice
+            return dict(extra), {**extra, "kind": extra["kind"]}
+        facts, episodes = {**extra, **facts}, {**extra, **episodes}
+    return facts, episodes

@@ -1,0 +1,332 @@
+"""Memory tools for agents that manage memory themselves: ``remember``, ``recall``, ``forget``.
+
+The tools read the store and ``user_id`` from LangGraph's tool runtime (the graph's store
+and ``context=`` / ``configurable``), apply the same PII filter and slot-based
+supersession as the ``extract`` node, and never hard-delete: ``forget`` closes the
+memory's validity interval (history is kept; use the store's ``forget()`` for erasure).
+Each tool has a sync and an async implementation (used by ``invoke`` / ``ainvoke``).
+
+Example:
+    ```python
+    from langgraph_recall.nodes.tools import create_memory_tools
+
+    remember, recall, forget = create_memory_tools()
+    assert [t.name for t in (remember, recall, forget)] == ["remember", "recall", "forget"]
+    ```
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+from langchain_core.tools import BaseTool, StructuredTool
+from langgraph.prebuilt import ToolRuntime
+from langgraph.store.base import BaseStore, GetOp, Item, PutOp, SearchItem, SearchOp
+
+from langgraph_recall._internal.identity import format_namespace
+from langgraph_recall.errors import ConfigurationError
+from langgraph_recall.extraction.consolidation import plan_writes, rule_decisions
+from langgraph_recall.extraction.pii import PIIFilter
+from langgraph_recall.extraction.types import MEMORY_KINDS, ExistingMemory, MemoryCandidate
+from langgraph_recall.nodes._base import (
+    DEFAULT_NAMESPACE,
+    is_current,
+    search_ops,
+    store_default_ttl,
+    utc_now,
+)
+from langgraph_recall.nodes._messages import DEFAULT_MAX_QUERY_CHARS, bound_text, memory_line
+from langgraph_recall.nodes._registry import (
+    ThreadLink,
+    abatch_with_link,
+    batch_with_link,
+)
+from langgraph_recall.store._capabilities import store_supports
+
+__all__ = ["create_memory_tools"]
+
+_REMEMBER_DOC = """Store a fact about the user for future conversations.
+
+Args:
+    content: One third-person sentence, e.g. "User lives in Beijing."
+    kind: semantic, episodic, procedural or preference.
+    importance: 1 (trivia) to 10 (critical).
+    slot: The attribute the fact fills ("location", "employer", ...); a newer fact with
+        the same slot replaces the older one.
+"""
+_RECALL_DOC = """Search the user's long-term memories; returns one line per memory with its id.
+
+Args:
+    query: What to look for.
+    limit: Maximum number of memories.
+"""
+_FORGET_DOC = """Mark a memory as no longer true (by the id `recall` shows). History is kept.
+
+Args:
+    memory_id: The id before the colon in a `recall` line.
+"""
+
+
+# -- pure core ------------------------------------------------------------------------------
+MAX_CONTENT_CHARS = 500
+"""Longest memory ``remember`` stores (as ``ExtractNode(max_content_chars=500)``)."""
+MAX_SLOT_CHARS = 64
+
+
+def _too_long(content: str, slot: str | None) -> str | None:
+    """A refusal the model can act on when model text is longer than a memory may be."""
+    if len(content.strip()) > MAX_CONTENT_CHARS:
+        return (
+            f"Not stored: the memory is {len(content.strip())} characters long; store one "
+            f"short sentence (at most {MAX_CONTENT_CHARS} characters)."
+        )
+    if slot is not None and len(slot.strip()) > MAX_SLOT_CHARS:
+        return f"Not stored: the slot must be a short name (at most {MAX_SLOT_CHARS} characters)."
+    return None
+
+
+def _bad_importance(importance: object) -> str | None:
+    """A refusal unless ``importance`` is a whole number from 1 to 10 (pure).
+
+    Models send NaN, infinities, ``1e300``, ``10**5000``, booleans and strings; none of
+    them may reach ``int()`` (which raises on NaN / infinity) or be clamped silently.
+
+    Example:
+        ```python
+        from langgraph_recall.nodes.tools import _bad_importance
+
+        assert _bad_importance(7) is None
+        assert _bad_importance(float("nan")).startswith("Not stored:")
+        ```
+    """
+    if isinstance(importance, bool) or not isinstance(importance, (int, float)):
+        shown = type(importance).__name__
+    elif isinstance(importance, float) and not math.isfinite(importance):
+        shown = repr(importance)
+    elif 1 <= importance <= 10 and float(importance).is_integer():
+        return None
+    elif isinstance(importance, int) and not -(10**9) < importance < 10**9:
+        shown = "a number far outside 1..10"  # no repr: 10**5000 cannot be printed
+    else:
+        shown = repr(importance)
+    return f"Not stored: importance must be a whole number from 1 to 10, got {shown}."
+
+
+def _candidate(content: str, kind: str, importance: int, slot: str | None) -> MemoryCandidate:
+    return MemoryCandidate(
+        content=content.strip(),
+        kind=kind if kind in MEMORY_KINDS else "semantic",
+        importance=max(1, min(10, int(importance))),
+        slot=(slot or "").strip().lower() or None,
+    )
+
+
+def _neighbour_ops(ns: tuple[str, ...], candidate: MemoryCandidate) -> list[Any]:
+    queries: list[tuple[str | None, dict[str, Any] | None, int]] = [(candidate.content, None, 5)]
+    if candidate.slot:
+        queries.append((None, {"slot": candidate.slot}, 5))
+    return search_ops(ns, queries)
+
+
+def _remember_writes(
+    ns: tuple[str, ...],
+    candidate: MemoryCandidate,
+    results: Sequence[Any],
+    now: datetime,
+    pii: PIIFilter,
+    ttl: float | None = None,
+) -> tuple[list[PutOp], str]:
+    existing: dict[str, ExistingMemory] = {}
+    for batch in results:
+        for item in batch or []:
+            if isinstance(item, SearchItem) and is_current(item.value, now):
+                existing[item.key] = ExistingMemory(item.key, dict(item.value), ns, item.score)
+    memories = list(existing.values())
+    plan = plan_writes(
+        [candidate],
+        memories,
+        rule_decisions([candidate], memories),
+        now=now,
+        source={"by": "remember-tool"},
+    )
+    plan = pii.screen_plan(plan).plan  # the gate every written value passes
+    summary = ", ".join(f"{name} {count}" for name, count in plan.counts.items() if count)
+    return [PutOp(ns, w.key, w.value, ttl=ttl) for w in plan.writes], f"Remembered ({summary})."
+
+
+def _recall_text(items: Any, limit: int) -> str:
+    now = utc_now()
+    hits = [item for item in items or [] if isinstance(item, SearchItem)]
+    current = [item for item in hits if is_current(item.value, now)][:limit]
+    if not current:
+        return "No memories found."
+    return "\n".join(f"{item.key}: {memory_line(item.value)[2:]}" for item in current)
+
+
+def _closed(item: Item) -> dict[str, Any]:
+    value = dict(item.value)
+    value["invalid_at"] = utc_now().isoformat()
+    return value
+
+
+def create_memory_tools(
+    *,
+    store: BaseStore | None = None,
+    namespace: tuple[str, ...] = DEFAULT_NAMESPACE,
+    pii: PIIFilter | None = None,
+) -> list[BaseTool]:
+    """Build the ``remember`` / ``recall`` / ``forget`` tools.
+
+    Args:
+        store: A ``BaseStore``; default: the graph's store.
+        namespace: Namespace template, filled from the runtime context / configurable.
+        pii: PII filter for every argument ``remember`` stores (content, slot, kind);
+            default: refuse text with PII.
+
+    Example:
+        ```python
+        from langgraph_recall.nodes.tools import create_memory_tools
+
+        tools = create_memory_tools(namespace=("memories", "{user_id}"))
+        assert tools[1].name == "recall"
+        ```
+    """
+    pii_filter = pii or PIIFilter()
+
+    def resolve(runtime: ToolRuntime) -> tuple[BaseStore, tuple[str, ...]]:
+        chosen = store or runtime.store
+        if chosen is None:
+            raise ConfigurationError(
+                "memory tools: no store; pass store=... or compile the graph with store=..."
+            )
+        return chosen, format_namespace(namespace, context=runtime.context, config=runtime.config)
+
+    def link(runtime: ToolRuntime) -> ThreadLink | None:
+        return ThreadLink.from_identity(
+            context=runtime.context, config=runtime.config, templates=[namespace], by="memory-tools"
+        )
+
+    def recall_op(ns: tuple[str, ...], target: BaseStore, query: str, limit: int) -> SearchOp:
+        fetch = limit if store_supports(target, "as_of") else limit * 3
+        return SearchOp(ns, query=bound_text(query, DEFAULT_MAX_QUERY_CHARS), limit=fetch)
+
+    def screened(
+        content: str, kind: str, importance: int, slot: str | None
+    ) -> MemoryCandidate | str:
+        """The candidate every argument of ``remember`` makes, screened; or the refusal."""
+        candidate, screening = pii_filter.screen_candidate(
+            _candidate(content, kind, importance, slot)
+        )
+        if candidate is None:
+            found = ", ".join(screening.categories)
+            return f"Not stored: the text contains personal data ({found})."
+        return candidate
+
+    # -- sync ------------------------------------------------------------------------------
+    def remember(
+        content: str,
+        runtime: ToolRuntime,
+        kind: str = "semantic",
+        importance: int = 5,
+        slot: str | None = None,
+    ) -> str:
+        target, ns = resolve(runtime)
+        if (refused := _too_long(content, slot) or _bad_importance(importance)) is not None:
+            return refused
+        candidate = screened(content, kind, importance, slot)
+        if isinstance(candidate, str):
+            return candidate
+        now = utc_now()
+        found, link_write = batch_with_link(target, _neighbour_ops(ns, candidate), link(runtime))
+        writes, reply = _remember_writes(
+            ns, candidate, found, now, pii_filter, store_default_ttl(target)
+        )
+        target.batch([*writes, *([link_write] if link_write else [])])
+        return reply
+
+    def recall(query: str, runtime: ToolRuntime, limit: int = 5) -> str:
+        target, ns = resolve(runtime)
+        found, link_write = batch_with_link(
+            target, [recall_op(ns, target, query, limit)], link(runtime)
+        )
+        if link_write is not None:
+            target.batch([link_write])
+        return _recall_text(found[0], limit)
+
+    def forget(memory_id: str, runtime: ToolRuntime) -> str:
+        target, ns = resolve(runtime)
+        found, link_write = batch_with_link(target, [GetOp(ns, memory_id)], link(runtime))
+        if link_write is not None:
+            target.batch([link_write])
+        item = found[0]
+        if not isinstance(item, Item) or not is_current(item.value, utc_now()):
+            return f"No current memory with id {memory_id!r}."
+        invalidate: Any = getattr(target, "invalidate", None)
+        if callable(invalidate):
+            invalidate(ns, memory_id)
+        else:
+            target.put(ns, memory_id, _closed(item))
+        return f"Forgot {memory_id}."
+
+    # -- async (same steps, awaited) -------------------------------------------------------
+    async def aremember(
+        content: str,
+        runtime: ToolRuntime,
+        kind: str = "semantic",
+        importance: int = 5,
+        slot: str | None = None,
+    ) -> str:
+        target, ns = resolve(runtime)
+        if (refused := _too_long(content, slot) or _bad_importance(importance)) is not None:
+            return refused
+        candidate = screened(content, kind, importance, slot)
+        if isinstance(candidate, str):
+            return candidate
+        now = utc_now()
+        found, link_write = await abatch_with_link(
+            target, _neighbour_ops(ns, candidate), link(runtime)
+        )
+        writes, reply = _remember_writes(
+            ns, candidate, found, now, pii_filter, store_default_ttl(target)
+        )
+        await target.abatch([*writes, *([link_write] if link_write else [])])
+        return reply
+
+    async def arecall(query: str, runtime: ToolRuntime, limit: int = 5) -> str:
+        target, ns = resolve(runtime)
+        found, link_write = await abatch_with_link(
+            target, [recall_op(ns, target, query, limit)], link(runtime)
+        )
+        if link_write is not None:
+            await target.abatch([link_write])
+        return _recall_text(found[0], limit)
+
+    async def aforget(memory_id: str, runtime: ToolRuntime) -> str:
+        target, ns = resolve(runtime)
+        found, link_write = await abatch_with_link(target, [GetOp(ns, memory_id)], link(runtime))
+        if link_write is not None:
+            await target.abatch([link_write])
+        item = found[0]
+        if not isinstance(item, Item) or not is_current(item.value, utc_now()):
+            return f"No current memory with id {memory_id!r}."
+        ainvalidate: Any = getattr(target, "ainvalidate", None)
+        if callable(ainvalidate):
+            await ainvalidate(ns, memory_id)
+        else:
+            await target.aput(ns, memory_id, _closed(item))
+        return f"Forgot {memory_id}."
+
+    return [
+        StructuredTool.from_function(
+            remember, coroutine=aremember, name="remember", description=_REMEMBER_DOC
+        ),
+        StructuredTool.from_function(
+            recall, coroutine=arecall, name="recall", description=_RECALL_DOC
+        ),
+        StructuredTool.from_function(
+            forget, coroutine=aforget, name="forget", description=_FORGET_DOC
+        ),
+    ]

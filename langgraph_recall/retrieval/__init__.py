@@ -1,0 +1,46 @@
+"""Ranking of memory search candidates: hybrid fusion plus Generative-Agents factors.
+
+Pure functions and records, no I/O. The Postgres store fetches candidates (BM25 over
+``tsvector`` and vector similarity) and orders them with :func:`rank`.
+
+Example:
+    >>> from datetime import datetime, timezone
+    >>> from langgraph_recall.retrieval import Candidate, RetrievalConfig, rank
+    >>> ranked = rank([Candidate("a", lexical_score=1.0, lexical_rank=1)],
+    ...               config=RetrievalConfig(), now=datetime.now(timezone.utc))
+    >>> ranked[0][0].id
+    'a'
+"""
+
+from __future__ import annotations
+
+from langgraph_recall.retrieval._config import FusionMethod, RetrievalConfig
+from langgraph_recall.retrieval._rank import (
+    Candidate,
+    ScoreBreakdown,
+    access_score,
+    fuse_relevance,
+    importance_score,
+    rank,
+    rank_explained,
+    recency_score,
+    relevance_parts,
+)
+from langgraph_recall.retrieval._time import TimeWindow, query_time_window, time_match_score
+
+__all__ = [
+    "Candidate",
+    "FusionMethod",
+    "RetrievalConfig",
+    "ScoreBreakdown",
+    "TimeWindow",
+    "access_score",
+    "fuse_relevance",
+    "importance_score",
+    "query_time_window",
+    "rank",
+    "rank_explained",
+    "recency_score",
+    "relevance_parts",
+    "time_match_score",
+]

@@ -1,0 +1,391 @@
+"""Hybrid fusion plus Generative-Agents scoring of memory candidates (pure, no I/O).
+
+Example:
+    >>> from datetime import datetime, timezone
+    >>> from langgraph_recall.retrieval import Candidate, RetrievalConfig, rank
+    >>> now = datetime(2026, 1, 1, tzinfo=timezone.utc)
+    >>> ranked = rank(
+    ...     [Candidate("a", lexical_score=3.0, lexical_rank=1, vector_similarity=0.2),
+    ...      Candidate("b", lexical_score=0.0, vector_similarity=0.9, vector_rank=1)],
+    ...     config=RetrievalConfig(), now=now)
+    >>> [candidate.id for candidate, _ in ranked]
+    ['b', 'a']
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Hashable, Iterable, Sequence
+from dataclasses import dataclass, replace
+from datetime import datetime
+
+from langgraph_recall.errors import ConfigurationError
+from langgraph_recall.retrieval._config import RetrievalConfig
+from langgraph_recall.retrieval._time import TimeWindow, time_match_score
+
+__all__ = [
+    "Candidate",
+    "ScoreBreakdown",
+    "access_score",
+    "fuse_relevance",
+    "importance_score",
+    "rank",
+    "rank_explained",
+    "recency_score",
+    "relevance_parts",
+]
+
+_NEUTRAL_IMPORTANCE = 5.0
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    """One memory the store's candidate queries found, with the signals ranking needs.
+
+    Attributes:
+        id: Opaque identity chosen by the store (row id, ``(namespace, key)``, ...).
+        lexical_score: Lexical relevance (BM25), higher is better; ``None`` or ``0`` when
+            the memory does not match the query's terms.
+        lexical_rank: 1-based position in the lexical candidate list, ``None`` if absent.
+        vector_similarity: Cosine similarity to the query embedding (the mean over its two
+            embeddings for a memory indexed with context).
+        vector_rank: 1-based position in the vector candidate list, ``None`` if absent.
+        importance: Importance on the 1–10 scale; ``None`` counts as 5.
+        event_time: When the memory became true (``valid_from``, else last update);
+            recency decays from here. Must be timezone-aware.
+        last_accessed: When search last returned it (for access reinforcement).
+        access_count: How often search returned it.
+
+    Example:
+        >>> Candidate(("memories", "k1"), vector_similarity=0.8, vector_rank=1).vector_rank
+        1
+    """
+
+    id: Hashable
+    lexical_score: float | None = None
+    lexical_rank: int | None = None
+    vector_similarity: float | None = None
+    vector_rank: int | None = None
+    importance: float | None = None
+    event_time: datetime | None = None
+    last_accessed: datetime | None = None
+    access_count: int = 0
+
+
+def _merge(first: Candidate, second: Candidate) -> Candidate:
+    """Combine two rows for the same id, keeping every signal either of them knows."""
+
+    def pick_rank(a: int | None, b: int | None) -> int | None:
+        known = [r for r in (a, b) if r is not None]
+        return min(known) if known else None
+
+    def pick_max(a: float | None, b: float | None) -> float | None:
+        known = [v for v in (a, b) if v is not None]
+        return max(known) if known else None
+
+    return replace(
+        first,
+        lexical_score=pick_max(first.lexical_score, second.lexical_score),
+        lexical_rank=pick_rank(first.lexical_rank, second.lexical_rank),
+        vector_similarity=pick_max(first.vector_similarity, second.vector_similarity),
+        vector_rank=pick_rank(first.vector_rank, second.vector_rank),
+        importance=first.importance if first.importance is not None else second.importance,
+        event_time=first.event_time or second.event_time,
+        last_accessed=first.last_accessed or second.last_accessed,
+        access_count=max(first.access_count, second.access_count),
+    )
+
+
+def _min_max(values: Sequence[float | None], *, missing: float | None) -> list[float]:
+    """Scale known values onto [0, 1]; unknown ones get ``missing`` (default: the minimum)."""
+    known = [v for v in values if v is not None and math.isfinite(v)]
+    if not known:
+        return [0.0] * len(values)
+    low, high = min(known), max(known)
+    span = high - low
+    scaled: list[float] = []
+    for value in values:
+        if value is None or not math.isfinite(value):
+            scaled.append(0.0 if missing is None else missing)
+        elif span > 0:
+            scaled.append((value - low) / span)
+        else:
+            scaled.append(1.0 if high > 0 else 0.0)
+    return scaled
+
+
+def relevance_parts(
+    candidates: Sequence[Candidate], config: RetrievalConfig
+) -> list[tuple[float, float]]:
+    """The lexical and vector shares of each candidate's fused relevance (they sum to it).
+
+    Example:
+        >>> relevance_parts([Candidate("a", lexical_score=2.0, vector_similarity=0.5),
+        ...                  Candidate("b", lexical_score=0.0, vector_similarity=0.1)],
+        ...                 RetrievalConfig())
+        [(0.4, 0.6), (0.0, 0.0)]
+    """
+    total_weight = config.lexical_weight + config.vector_weight
+    if config.fusion == "rrf":
+        best = total_weight / (config.rrf_k + 1)
+        parts: list[tuple[float, float]] = []
+        for c in candidates:
+            lex = (
+                0.0
+                if c.lexical_rank is None
+                else config.lexical_weight / (config.rrf_k + c.lexical_rank)
+            )
+            vec = (
+                0.0
+                if c.vector_rank is None
+                else config.vector_weight / (config.rrf_k + c.vector_rank)
+            )
+            parts.append((lex / best, vec / best))
+        return parts
+    lexical = _min_max(
+        [c.lexical_score if c.lexical_score is not None else 0.0 for c in candidates],
+        missing=0.0,
+    )
+    vector = _min_max([c.vector_similarity for c in candidates], missing=0.0)
+    return [
+        (config.lexical_weight * lex / total_weight, config.vector_weight * vec / total_weight)
+        for lex, vec in zip(lexical, vector, strict=True)
+    ]
+
+
+def fuse_relevance(candidates: Sequence[Candidate], config: RetrievalConfig) -> list[float]:
+    """Fuse lexical and vector signals into one relevance in [0, 1] per candidate.
+
+    ``"weighted"`` min-max normalises BM25 scores (no match = 0) and cosine similarities
+    over the candidate set and takes the weighted mean. ``"rrf"`` sums
+    ``weight / (rrf_k + rank)`` over the lists a candidate appears in, divided by its
+    best possible value so that it is also in [0, 1].
+
+    Args:
+        candidates: The candidate set (ids already unique).
+        config: Fusion method and weights.
+
+    Returns:
+        One relevance per candidate, in input order.
+
+    Example:
+        >>> fuse_relevance([Candidate("a", lexical_score=2.0, vector_similarity=0.5),
+        ...                 Candidate("b", lexical_score=0.0, vector_similarity=0.1)],
+        ...                RetrievalConfig())
+        [1.0, 0.0]
+    """
+    return [lex + vec for lex, vec in relevance_parts(candidates, config)]
+
+
+@dataclass(frozen=True, slots=True)
+class ScoreBreakdown:
+    """Why a memory scored what it did: each term of the ranking formula, and the signals.
+
+    The six contributions add up to ``score`` (the ``SearchItem.score`` the store
+    returns): ``lexical + vector + recency + importance + access + time_match``. Each is
+    its factor times its weight (``lexical``/``vector`` are the relevance weight times
+    their share of the fused relevance), so they compare within one search only.
+
+    Attributes:
+        lexical: Contribution of lexical (BM25) relevance.
+        vector: Contribution of vector relevance.
+        recency: Contribution of recency.
+        importance: Contribution of importance.
+        access: Contribution of access reinforcement.
+        time_match: Contribution of the match with a date the query names.
+        score: The final score (their sum).
+        bm25: Raw BM25 score (``None``: not a lexical match).
+        similarity: Raw cosine similarity to the query (``None``: not computed).
+        lexical_rank: Position in the lexical candidate list.
+        vector_rank: Position in the vector candidate list.
+
+    Example:
+        >>> parts = ScoreBreakdown(0.2, 0.5, 0.05, 0.025, 0.0, 0.0, 0.775)
+        >>> round(parts.lexical + parts.vector + parts.recency + parts.importance, 3)
+        0.775
+    """
+
+    lexical: float
+    vector: float
+    recency: float
+    importance: float
+    access: float
+    time_match: float
+    score: float
+    bm25: float | None = None
+    similarity: float | None = None
+    lexical_rank: int | None = None
+    vector_rank: int | None = None
+
+    def contributions(self) -> dict[str, float]:
+        """The six terms by name (they sum to :attr:`score`)."""
+        return {
+            "lexical": self.lexical,
+            "vector": self.vector,
+            "recency": self.recency,
+            "importance": self.importance,
+            "access": self.access,
+            "time_match": self.time_match,
+        }
+
+
+def recency_score(event_time: datetime | None, *, now: datetime, config: RetrievalConfig) -> float:
+    """Exponential decay ``0.5 ** (age / half_life)``; 0 when the time is unknown.
+
+    Example:
+        >>> from datetime import datetime, timedelta, timezone
+        >>> now = datetime(2026, 1, 31, tzinfo=timezone.utc)
+        >>> recency_score(now - timedelta(days=30), now=now, config=RetrievalConfig())
+        0.5
+    """
+    if event_time is None:
+        return 0.0
+    age = max((now - event_time).total_seconds(), 0.0)
+    return float(0.5 ** (age / config.recency_half_life.total_seconds()))
+
+
+def importance_score(importance: float | None) -> float:
+    """Map importance 1–10 onto 0–1 (clamped); unknown counts as 5.
+
+    Example:
+        >>> importance_score(10), importance_score(1)
+        (1.0, 0.0)
+    """
+    value = _NEUTRAL_IMPORTANCE if importance is None else float(importance)
+    if not math.isfinite(value):
+        value = _NEUTRAL_IMPORTANCE
+    return (min(max(value, 1.0), 10.0) - 1.0) / 9.0
+
+
+def access_score(
+    candidate: Candidate, *, max_count: int, now: datetime, config: RetrievalConfig
+) -> float:
+    """Access reinforcement: ``log1p(count) / log1p(max_count)`` decayed since last access.
+
+    Example:
+        >>> from datetime import datetime, timezone
+        >>> now = datetime(2026, 1, 1, tzinfo=timezone.utc)
+        >>> access_score(Candidate("a", access_count=3, last_accessed=now), max_count=3,
+        ...              now=now, config=RetrievalConfig())
+        1.0
+    """
+    if max_count <= 0 or candidate.access_count <= 0:
+        return 0.0
+    strength = math.log1p(candidate.access_count) / math.log1p(max_count)
+    if candidate.last_accessed is None:
+        return strength
+    return strength * recency_score(candidate.last_accessed, now=now, config=config)
+
+
+def rank(
+    candidates: Iterable[Candidate],
+    *,
+    config: RetrievalConfig,
+    now: datetime,
+    time_window: TimeWindow | None = None,
+) -> list[tuple[Candidate, float]]:
+    """Order candidates by hybrid relevance plus recency, importance, access and time match.
+
+    ``score = relevance_weight * fused_relevance + recency_weight * recency
+    + importance_weight * importance + access_weight * access
+    + time_match_weight * time_match`` where every factor is in [0, 1]; the time match
+    (:func:`~langgraph_recall.retrieval.time_match_score` of the event time) counts only
+    when ``time_window`` is given. Rows with the same ``id`` are merged first. Ties keep
+    the better list position, then input order. Candidates below
+    ``config.min_relevance`` are dropped. :func:`rank_explained` gives each term.
+
+    Args:
+        candidates: Rows from the store's lexical and vector candidate queries.
+        config: Weights and fusion method.
+        now: The reference time for recency (timezone-aware).
+        time_window: The period the query names
+            (:func:`~langgraph_recall.retrieval.query_time_window`), or ``None``.
+
+    Returns:
+        ``(candidate, score)`` pairs, best first. Scores compare within one call only.
+
+    Raises:
+        ConfigurationError: If ``now`` is naive.
+
+    Example:
+        >>> from datetime import datetime, timedelta, timezone
+        >>> now = datetime(2026, 1, 1, tzinfo=timezone.utc)
+        >>> old = Candidate("old", vector_similarity=0.8, vector_rank=1,
+        ...                 event_time=now - timedelta(days=365))
+        >>> new = Candidate("new", vector_similarity=0.8, vector_rank=2, event_time=now)
+        >>> [c.id for c, _ in rank([old, new], config=RetrievalConfig(), now=now)]
+        ['new', 'old']
+    """
+    ranked = rank_explained(candidates, config=config, now=now, time_window=time_window)
+    return [(candidate, parts.score) for candidate, parts in ranked]
+
+
+def rank_explained(
+    candidates: Iterable[Candidate],
+    *,
+    config: RetrievalConfig,
+    now: datetime,
+    time_window: TimeWindow | None = None,
+) -> list[tuple[Candidate, ScoreBreakdown]]:
+    """:func:`rank` with each candidate's :class:`ScoreBreakdown` instead of its score.
+
+    Example:
+        >>> from datetime import datetime, timezone
+        >>> now = datetime(2026, 1, 1, tzinfo=timezone.utc)
+        >>> [(c, parts)] = rank_explained([Candidate("a", lexical_score=1.0, lexical_rank=1)],
+        ...                               config=RetrievalConfig(), now=now)
+        >>> round(sum(parts.contributions().values()), 9) == round(parts.score, 9)
+        True
+    """
+    if now.tzinfo is None:
+        raise ConfigurationError("rank(now=...) must be timezone-aware, e.g. datetime.now(UTC)")
+    merged: dict[Hashable, Candidate] = {}
+    for candidate in candidates:
+        previous = merged.get(candidate.id)
+        merged[candidate.id] = candidate if previous is None else _merge(previous, candidate)
+    unique = list(merged.values())
+    if not unique:
+        return []
+    parts = relevance_parts(unique, config)
+    max_count = max(c.access_count for c in unique)
+    scored: list[tuple[float, int, int, Candidate, ScoreBreakdown]] = []
+    for position, (candidate, (lex, vec)) in enumerate(zip(unique, parts, strict=True)):
+        if config.min_relevance is not None and lex + vec < config.min_relevance:
+            continue
+        recency = importance = access = time_match = 0.0
+        if config.recency_weight:
+            recency = config.recency_weight * recency_score(
+                candidate.event_time, now=now, config=config
+            )
+        if config.importance_weight:
+            importance = config.importance_weight * importance_score(candidate.importance)
+        if config.access_weight:
+            access = config.access_weight * access_score(
+                candidate, max_count=max_count, now=now, config=config
+            )
+        if config.time_match_weight and time_window is not None:
+            time_match = config.time_match_weight * time_match_score(
+                candidate.event_time, time_window, half_life=config.time_match_half_life
+            )
+        lexical, vector = config.relevance_weight * lex, config.relevance_weight * vec
+        score = lexical + vector + recency + importance + access + time_match
+        breakdown = ScoreBreakdown(
+            lexical=lexical,
+            vector=vector,
+            recency=recency,
+            importance=importance,
+            access=access,
+            time_match=time_match,
+            score=score,
+            bm25=candidate.lexical_score,
+            similarity=candidate.vector_similarity,
+            lexical_rank=candidate.lexical_rank,
+            vector_rank=candidate.vector_rank,
+        )
+        best_rank = min(
+            (r for r in (candidate.lexical_rank, candidate.vector_rank) if r is not None),
+            default=1 << 30,
+        )
+        scored.append((score, best_rank, position, candidate, breakdown))
+    scored.sort(key=lambda row: (-row[0], row[1], row[2]))
+    return [(candidate, breakdown) for _, _, _, candidate, breakdown in scored]

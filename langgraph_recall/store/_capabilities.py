@@ -1,0 +1,35 @@
+"""What a store can do beyond ``BaseStore``, declared by the store class, never guessed.
+
+LangGraph's ``BaseStore`` declares ``supports_ttl``; our extras follow the same convention: a
+class attribute ``supports_<capability> = True``. Callers (the nodes, erasure) ask
+:func:`store_supports` instead of inspecting a method's signature, so a store that wraps ours
+says what it forwards, and a store that happens to take a keyword of the same name is not
+mistaken for ours.
+
+Example:
+    ```python
+    from langgraph.store.memory import InMemoryStore
+
+    from langgraph_recall.store._capabilities import store_supports
+
+    assert store_supports(InMemoryStore(), "ttl") is False
+    assert store_supports(InMemoryStore(), "as_of") is False
+    ```
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+__all__ = ["Capability", "store_supports"]
+
+Capability = Literal["ttl", "as_of", "explain", "include_invalid", "forget"]
+"""``ttl``: LangGraph's own flag. ``as_of``: ``search(as_of=...)`` reads memories valid at a
+moment. ``explain``: ``search(explain=True)`` returns score components. ``include_invalid``:
+``search(include_invalid=True)`` also returns invalidated memories. ``forget``: ``forget(prefix)``
+erases a namespace with its history and bookkeeping."""
+
+
+def store_supports(store: object, capability: Capability) -> bool:
+    """True when ``store`` declares ``supports_<capability> = True``."""
+    return getattr(store, f"supports_{capability}", False) is True

@@ -1,0 +1,329 @@
+"""Concurrent ``abatch`` calls of the async store, merged into few transactions.
+
+Each call to ``AsyncPostgresMemoryStore.abatch`` (every ``aget``/``aput``/``asearch``/...
+is one) becomes a *unit* in a FIFO queue. Up to ``max_running`` drains run at once,
+each taking the units waiting at the head of the queue — its fair share of what waits
+(``ceil(waiting / max_running)`` operations, at most ``max_ops``), leaving for a later
+drain any unit that writes a key already written in this one — and running them as ONE batch
+(one connection, one transaction, one embedding call). The fair share keeps every
+connection busy: a batch runs its searches one after another, so 1,000 waiting searches
+go to 10 connections as 10 batches of 100, not to 2 as batches of 500. 5,000 concurrent
+``aput`` calls on a pool of 10 thus become a few dozen transactions instead of 5,000 calls
+fighting for 10 connections.
+
+One timeout bounds a call against a server that stops answering: a call fails with the
+error ``on_stall`` builds once ``stall_timeout`` seconds pass in which it waited (in the
+queue or in flight) and the server answered nothing — no statement or embedding of any
+drain completed. Progress of others keeps queued calls waiting (a long queue behind a
+working server is not an outage); a frozen or unreachable server fails every waiting call
+within ``stall_timeout`` + ε, and queued calls that fail so are never run.
+
+Every caller gets exactly its own outcome: the merged results are split per unit, and when
+a merged batch fails (one caller's bad input, or a database error) each unit is run again
+alone, so only the unit at fault fails and the others are written. Units of one drain see
+the state before the drain's writes, as concurrent calls may; identical reads in one drain
+(the same ``aget``/``asearch``/``alist_namespaces`` from many callers at once) run once.
+
+Example:
+    ```python
+    import asyncio
+
+    from langgraph.store.base import GetOp
+
+    from langgraph_recall.store._coalesce import Coalescer
+
+    batches: list[int] = []
+
+    async def run(ops):
+        batches.append(len(ops))
+        return [None] * len(ops)
+
+    async def main() -> None:
+        coalescer = Coalescer(run, max_running=1)
+        await asyncio.gather(*(coalescer.submit([GetOp(("a",), str(i))]) for i in range(50)))
+
+    asyncio.run(main())
+    assert sum(batches) == 50 and len(batches) < 50
+    ```
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import contextlib
+from collections.abc import Awaitable, Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+
+from langgraph.store.base import Op, PutOp, Result
+
+__all__ = ["Coalescer", "Unit", "dedupe_reads", "take_units"]
+
+DEFAULT_MAX_OPS = 500
+"""Operations per merged batch: large enough to amortise a transaction, small enough that
+one batch's statement parameters and embedding call stay modest."""
+
+
+@dataclass(eq=False)  # identity: a stalled call finds itself in the queue without comparing ops
+class Unit:
+    """One caller's operations and the future its results go to."""
+
+    ops: list[Op]
+    future: asyncio.Future[list[Result]]
+    writes: frozenset[tuple[tuple[str, ...], str]] = field(default_factory=frozenset)
+    queued_at: float = 0.0
+
+
+def _written_keys(ops: Sequence[Op]) -> frozenset[tuple[tuple[str, ...], str]]:
+    keys: set[tuple[tuple[str, ...], str]] = set()
+    for op in ops:
+        if isinstance(op, PutOp):
+            try:
+                keys.add((tuple(op.namespace), op.key))
+            except TypeError:  # unhashable garbage: validation rejects it in the unit's run
+                keys.add(((repr(op.namespace),), repr(op.key)))
+    return frozenset(keys)
+
+
+def take_units(queue: collections.deque[Unit], max_ops: int) -> list[Unit]:
+    """Pop the units one drain runs together (pure; see the module docstring).
+
+    Takes the head unit, then later ones while they fit in ``max_ops``. A unit that writes
+    a key a taken unit writes is left for a later drain, and so is every later unit writing
+    one of its keys: writes of one key keep their order and never share a batch (so each
+    is recorded in the history), while other calls flow past. At most ``4 * max_ops``
+    units are looked at.
+
+    Example:
+        ```python
+        from langgraph_recall.store._coalesce import Unit, take_units
+
+        import asyncio, collections
+
+        from langgraph.store.base import PutOp
+
+        loop = asyncio.new_event_loop()
+        put = lambda key: Unit([PutOp(("a",), key, {})], loop.create_future(),
+                               frozenset({(("a",), key)}))
+        queue = collections.deque([put("x"), put("x"), put("y"), put("x")])
+        taken = take_units(queue, 100)
+        assert [u.ops[0].key for u in taken] == ["x", "y"] and len(queue) == 2
+        loop.close()
+        ```
+    """
+    taken = [queue.popleft()]
+    size = len(taken[0].ops)
+    written = set(taken[0].writes)
+    blocked: set[tuple[tuple[str, ...], str]] = set()
+    deferred: list[Unit] = []
+    looked = 0
+    while queue and size < max_ops and looked < 4 * max_ops:
+        unit = queue.popleft()
+        looked += 1
+        if size + len(unit.ops) > max_ops:
+            deferred.append(unit)
+            break
+        if not (written.isdisjoint(unit.writes) and blocked.isdisjoint(unit.writes)):
+            deferred.append(unit)
+            blocked |= unit.writes
+            continue
+        taken.append(unit)
+        size += len(unit.ops)
+        written |= unit.writes
+    queue.extendleft(reversed(deferred))
+    return taken
+
+
+class Coalescer:
+    """Merges concurrent batch submissions (see the module docstring).
+
+    Args:
+        run: Runs one batch of operations (one transaction) and returns its results; it
+            calls :meth:`progress` whenever the server answered a request.
+        max_running: Drains running at once (the store passes its pool's ``max_size``).
+        max_ops: Operations per merged batch.
+        stall_timeout: Seconds a call may wait without any answer from the server
+            (``None``: unbounded).
+        on_stall: Builds the error of a call that waited ``stall_timeout`` seconds; its
+            argument says whether the call was still queued (never run).
+    """
+
+    def __init__(
+        self,
+        run: Callable[[list[Op]], Awaitable[list[Result]]],
+        *,
+        max_running: int = 1,
+        max_ops: int = DEFAULT_MAX_OPS,
+        stall_timeout: float | None = None,
+        on_stall: Callable[[bool], BaseException] | None = None,
+    ) -> None:
+        self._run = run
+        self.max_running = max(1, max_running)
+        self.max_ops = max(1, max_ops)
+        self.stall_timeout = stall_timeout
+        self._on_stall = on_stall or (lambda queued: TimeoutError("no answer from the server"))
+        self._progress_at = 0.0
+        self._local_work = 0
+        self._queue: collections.deque[Unit] = collections.deque()
+        self._waiting_ops = 0
+        self._running = 0
+        self._drains: set[asyncio.Task[None]] = set()
+
+    async def submit(self, ops: list[Op]) -> list[Result]:
+        """Run ``ops`` (one caller's batch), merged with whatever else is waiting."""
+        if not ops:
+            return []
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[list[Result]] = loop.create_future()
+        unit = Unit(ops, future, _written_keys(ops), loop.time())
+        self._queue.append(unit)
+        self._waiting_ops += len(ops)
+        self._start_drains()
+        if self.stall_timeout is None:
+            return await future
+        while True:
+            # the deadline moves with the server's answers: stall_timeout without any
+            deadline = max(unit.queued_at, self._progress_at) + self.stall_timeout
+            remaining = deadline - loop.time()
+            if remaining <= 0 and not future.done():
+                if self._local_work:  # embedding: the clock restarts when it ends
+                    self.progress()
+                    continue
+                return self._stalled(unit)
+            try:
+                done, _ = await asyncio.wait({future}, timeout=max(remaining, 0))
+            except asyncio.CancelledError:  # as ``await future`` would: the unit is cancelled
+                future.cancel()
+                raise
+            if done:
+                return future.result()
+
+    def progress(self) -> None:
+        """The server answered a request: calls waiting behind it get ``stall_timeout`` more."""
+        self._progress_at = asyncio.get_running_loop().time()
+
+    @contextlib.contextmanager
+    def local_work(self) -> Iterator[None]:
+        """Work of a drain that waits on no server (embedding a batch): while any runs, no
+        stall is counted -- a slow embedder on a busy machine is not a frozen database."""
+        self._local_work += 1
+        try:
+            yield
+        finally:
+            self._local_work -= 1
+            self.progress()
+
+    def _stalled(self, unit: Unit) -> list[Result]:
+        queued = unit in self._queue
+        if queued:  # never run: it leaves the queue
+            self._queue.remove(unit)
+            self._waiting_ops -= len(unit.ops)
+        unit.future.cancel()  # a drain that runs it still settles nothing for this caller
+        raise self._on_stall(queued)
+
+    def _start_drains(self) -> None:
+        while self._queue and self._running < self.max_running:
+            self._running += 1
+            task = asyncio.get_running_loop().create_task(self._drain())
+            self._drains.add(task)
+            task.add_done_callback(self._drains.discard)
+
+    async def _drain(self) -> None:
+        try:
+            while self._queue:
+                share = -(-self._waiting_ops // self.max_running)  # ceil
+                units = take_units(self._queue, max(1, min(self.max_ops, share)))
+                self._waiting_ops -= sum(len(unit.ops) for unit in units)
+                await self._run_units(units)
+                self.progress()
+        finally:
+            self._running -= 1
+            if self._queue:  # submitted while this drain was finishing
+                self._start_drains()
+
+    async def _run_units(self, units: list[Unit]) -> None:
+        if len(units) == 1:
+            await self._run_alone(units[0])
+            return
+        merged, positions = dedupe_reads([op for unit in units for op in unit.ops])
+        try:
+            unique = await self._run(merged)
+            results = [_copied(unique[position]) for position in positions]
+        except Exception:  # someone's bad input or a database error: attribute it
+            for unit in units:
+                await self._run_alone(unit)
+            return
+        except BaseException:  # the drain itself was cancelled: so are its callers
+            for unit in units:
+                unit.future.cancel()
+            raise
+        start = 0
+        for unit in units:
+            _settle(unit.future, result=results[start : start + len(unit.ops)])
+            start += len(unit.ops)
+
+    async def _run_alone(self, unit: Unit) -> None:
+        if unit.future.done():  # its caller stopped waiting (stalled or cancelled)
+            return
+        try:
+            results = await self._run(unit.ops)
+        except Exception as exc:
+            _settle(unit.future, error=exc)
+        except BaseException:
+            unit.future.cancel()
+            raise
+        else:
+            _settle(unit.future, result=results)
+
+
+def dedupe_reads(ops: Sequence[Op]) -> tuple[list[Op], list[int]]:
+    """Identical reads of different callers run once (pure).
+
+    Returns the operations to run and, for each input operation, the position of its
+    result. Writes are never merged (:func:`take_units` keeps two writes of one key apart).
+
+    Example:
+        ```python
+        from langgraph_recall.store._coalesce import dedupe_reads
+
+        from langgraph.store.base import GetOp
+
+        ops, where = dedupe_reads([GetOp(("a",), "k"), GetOp(("a",), "k"), GetOp(("a",), "j")])
+        assert len(ops) == 2 and where == [0, 0, 1]
+        ```
+    """
+    unique: list[Op] = []
+    seen: dict[str, int] = {}
+    positions: list[int] = []
+    for op in ops:
+        if isinstance(op, PutOp):
+            positions.append(len(unique))
+            unique.append(op)
+            continue
+        identity = f"{type(op).__name__}:{op!r}"
+        if identity not in seen:
+            seen[identity] = len(unique)
+            unique.append(op)
+        positions.append(seen[identity])
+    return unique, positions
+
+
+def _copied(result: Result) -> Result:
+    """Each caller gets its own list (deduplicated reads share the items, as in LangGraph)."""
+    if isinstance(result, list):
+        return result.copy()
+    return result
+
+
+def _settle(
+    future: asyncio.Future[list[Result]],
+    *,
+    result: list[Result] | None = None,
+    error: BaseException | None = None,
+) -> None:
+    if future.done():  # the caller was cancelled; its operations still ran
+        return
+    if error is not None:
+        future.set_exception(error)
+    else:
+        future.set_result(result if result is not None else [])

@@ -1,0 +1,104 @@
+"""Ranking glue: a backend's candidate rows, fused by :mod:`langgraph_recall.retrieval` (pure).
+
+A backend's hybrid search returns candidate rows (the union of its lexical and vector
+candidates) with these columns: ``id``, ``ns``, ``key``, ``value`` (JSON text),
+``created_at``, ``updated_at``, ``valid_from``, ``importance``, ``access_count``,
+``last_accessed_at``, ``lexical_score``, ``lexical_rank``, ``vector_rank``.
+:func:`rank_rows` ranks them and returns the requested page.
+
+Example:
+    ```python
+    from datetime import datetime, timezone
+
+    from langgraph_recall.retrieval import RetrievalConfig
+    from langgraph_recall.store._ranking import rank_rows
+    from langgraph_recall.store._types import MemorySearchOp
+
+    now = datetime(2026, 1, 1, tzinfo=timezone.utc)
+    row = {
+        "id": 1, "ns": "a", "key": "k", "value": '{"content": "tea"}',
+        "created_at": now, "updated_at": now, "valid_from": None, "importance": None,
+        "access_count": 0, "last_accessed_at": None,
+        "lexical_score": 1.0, "lexical_rank": 1, "vector_rank": 1,
+    }
+    page = rank_rows([row], {1: 0.9}, MemorySearchOp(("a",), query="tea"), RetrievalConfig())
+    assert page[0][0]["value"] == {"content": "tea"}
+    ```
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from datetime import datetime, timezone
+from typing import Any
+
+from langgraph.store.base import SearchItem
+
+from langgraph_recall.retrieval import (
+    Candidate,
+    RetrievalConfig,
+    ScoreBreakdown,
+    query_time_window,
+    rank_explained,
+)
+from langgraph_recall.store._namespace import decode_namespace
+from langgraph_recall.store._types import ExplainedSearchItem, MemorySearchOp
+
+__all__ = ["rank_rows", "search_item"]
+
+
+def _as_utc(moment: datetime) -> datetime:
+    return moment if moment.tzinfo is not None else moment.replace(tzinfo=timezone.utc)
+
+
+def rank_rows(
+    rows: Sequence[Mapping[str, Any]],
+    similarity: Mapping[int, float | None],
+    op: MemorySearchOp,
+    config: RetrievalConfig,
+) -> list[tuple[dict[str, Any], ScoreBreakdown]]:
+    """The page ``op`` asks for of the candidate ``rows``, ranked, each with its score terms.
+
+    Args:
+        rows: The candidates (columns: see the module docs).
+        similarity: Each candidate's cosine similarity to the query, by id (absent: none).
+        op: The search (query, ``as_of``, offset and limit).
+        config: The ranking weights.
+    """
+    by_id = {row["id"]: row for row in rows}
+    candidates = [
+        Candidate(
+            id=row["id"],
+            lexical_score=row["lexical_score"],
+            lexical_rank=row["lexical_rank"],
+            vector_similarity=similarity.get(row["id"]),
+            vector_rank=row["vector_rank"],
+            importance=row["importance"],
+            event_time=row["valid_from"] or row["updated_at"],
+            last_accessed=row["last_accessed_at"],
+            access_count=row["access_count"],
+        )
+        for row in rows
+    ]
+    now = _as_utc(op.as_of) if op.as_of is not None else datetime.now(timezone.utc)
+    window = query_time_window(op.query) if op.query and config.time_match_weight else None
+    ranked = rank_explained(candidates, config=config, now=now, time_window=window)
+    page = ranked[op.offset : op.offset + op.limit]
+    return [
+        ({**by_id[candidate.id], "value": json.loads(by_id[candidate.id]["value"])}, parts)
+        for candidate, parts in page
+    ]
+
+
+def search_item(row: Mapping[str, Any], parts: ScoreBreakdown | None, explain: bool) -> SearchItem:
+    """A search result; with ``explain``, an :class:`ExplainedSearchItem` carrying ``parts``."""
+    fields: dict[str, Any] = {
+        "namespace": decode_namespace(row["ns"]),
+        "key": row["key"],
+        "value": row["value"],
+        "created_at": row["created_at"],
+        "updated_at": row["updated_at"],
+        "score": None if parts is None else parts.score,
+    }
+    return ExplainedSearchItem(**fields, explanation=parts) if explain else SearchItem(**fields)

@@ -1,0 +1,357 @@
+"""The store class both Postgres memory stores share: BaseStore API on top of the programs.
+
+:class:`MemoryStoreCore` defines every public method once (sync and ``a*`` twins) in
+terms of two runners, ``_run`` and ``_arun``, which the sync and async stores implement.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from collections.abc import Callable, Iterable, Mapping
+from datetime import datetime
+from typing import Any, Literal, TypeVar, cast
+
+from langgraph.store.base import (
+    NOT_PROVIDED,
+    BaseStore,
+    IndexConfig,
+    Item,
+    NamespacePath,
+    NotProvided,
+    Op,
+    Result,
+    SearchItem,
+    TTLConfig,
+)
+from typing_extensions import Unpack
+
+from langgraph_recall.errors import ConfigurationError, InvalidValueError
+from langgraph_recall.retrieval import RetrievalConfig
+from langgraph_recall.store._namespace import (
+    validate_namespace,
+    validate_prefix,
+)
+from langgraph_recall.store._plan import search_op
+from langgraph_recall.store._types import DecayConfig, HistoryEntry
+from langgraph_recall.store.postgres._programs import MemoryPrograms
+from langgraph_recall.store.postgres._state import StoreOptions
+from langgraph_recall.store.postgres._types import Program, SetupReport
+
+__all__ = ["MemoryStoreCore", "op_list"]
+
+T = TypeVar("T")
+
+
+class MemoryStoreCore(MemoryPrograms, BaseStore):
+    """Public API of both Postgres memory stores, written once over ``_run``/``_arun``."""
+
+    supports_ttl = True
+    # our extras, read by store_supports() (langgraph_recall/store/_capabilities.py)
+    supports_as_of = True
+    supports_explain = True
+    supports_include_invalid = True
+    supports_forget = True
+
+    def __init__(
+        self,
+        *,
+        index: IndexConfig | None = None,
+        ttl: TTLConfig | None = None,
+        retrieval: RetrievalConfig | None = None,
+        **options: Unpack[StoreOptions],
+    ) -> None:
+        super().__init__(index=index, ttl=ttl, retrieval=retrieval, **options)
+        if self.ttl_config and self.ttl_config.get("sweep_interval_minutes") is not None:
+            self._sweep_interval_seconds(None)  # a bad interval fails here, not in the sweeper
+
+    def _sweep_interval_seconds(self, minutes: float | None) -> float:
+        """Seconds between TTL sweeps: ``minutes``, else the TTL config's, else 5 minutes."""
+        value = (
+            minutes
+            if minutes is not None
+            else (self.ttl_config or {}).get("sweep_interval_minutes")
+        )
+        if value is None:
+            value = 5
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise ConfigurationError(f"sweep interval must be a number of minutes, got {value!r}")
+        if not (math.isfinite(value) and value > 0):
+            raise ConfigurationError(f"sweep interval must be positive minutes, got {value!r}")
+        return float(value) * 60
+
+    # ------------------------------------------------------------------ runners
+    # A program given as a factory (every public method) may run again when the server
+    # breaks its transaction as a deadlock victim or serialization failure.
+    def _target(self) -> str:  # pragma: no cover
+        """The server, as error messages name it."""
+        raise NotImplementedError
+
+    def _run(self, program: Program[T] | Callable[[], Program[T]]) -> T:  # pragma: no cover
+        raise NotImplementedError
+
+    async def _arun(self, program: Program[T] | Callable[[], Program[T]]) -> T:  # pragma: no cover
+        raise NotImplementedError
+
+    def batch(self, ops: Iterable[Op]) -> list[Result]:
+        """Run several operations in one transaction (reads see the state before writes)."""
+        return self._run(functools.partial(self._batch_program, op_list(ops)))
+
+    async def abatch(self, ops: Iterable[Op]) -> list[Result]:
+        """Async :meth:`batch`."""
+        return await self._arun(functools.partial(self._batch_program, op_list(ops)))
+
+    # ------------------------------------------------------------------ public API
+    def setup(self) -> SetupReport:
+        """Create or migrate the schema (idempotent); choose pgvector or exact search."""
+        return self._run(self._setup_program)
+
+    async def asetup(self) -> SetupReport:
+        """Async :meth:`setup`."""
+        return await self._arun(self._setup_program)
+
+    def get(
+        self, namespace: tuple[str, ...], key: str, *, refresh_ttl: bool | None = None
+    ) -> Item | None:
+        """Fetch one memory (invalidated ones too; expired ones never)."""
+        validate_prefix(namespace)
+        return super().get(namespace, key, refresh_ttl=refresh_ttl)
+
+    async def aget(
+        self, namespace: tuple[str, ...], key: str, *, refresh_ttl: bool | None = None
+    ) -> Item | None:
+        """Async :meth:`get`."""
+        validate_prefix(namespace)
+        return await super().aget(namespace, key, refresh_ttl=refresh_ttl)
+
+    def put(
+        self,
+        namespace: tuple[str, ...],
+        key: str,
+        value: Mapping[str, Any],
+        index: Literal[False] | list[str] | None = None,
+        *,
+        ttl: float | NotProvided | None = NOT_PROVIDED,
+    ) -> None:
+        """Add or replace a memory (see the module docs for the value fields)."""
+        validate_namespace(namespace)
+        super().put(namespace, key, value, index, ttl=ttl)
+
+    async def aput(
+        self,
+        namespace: tuple[str, ...],
+        key: str,
+        value: Mapping[str, Any],
+        index: Literal[False] | list[str] | None = None,
+        *,
+        ttl: float | NotProvided | None = NOT_PROVIDED,
+    ) -> None:
+        """Async :meth:`put`."""
+        validate_namespace(namespace)
+        await super().aput(namespace, key, value, index, ttl=ttl)
+
+    def delete(self, namespace: tuple[str, ...], key: str) -> None:
+        """Delete a memory (recorded in history); deleting a missing key is a no-op."""
+        validate_prefix(namespace)
+        super().delete(namespace, key)
+
+    async def adelete(self, namespace: tuple[str, ...], key: str) -> None:
+        """Async :meth:`delete`."""
+        validate_prefix(namespace)
+        await super().adelete(namespace, key)
+
+    def list_namespaces(
+        self,
+        *,
+        prefix: NamespacePath | None = None,
+        suffix: NamespacePath | None = None,
+        max_depth: int | None = None,
+        limit: int = 100,
+        offset: int = 0,
+    ) -> list[tuple[str, ...]]:
+        """Namespaces holding unexpired memories (``*`` matches one label)."""
+        validate_prefix(prefix or ())
+        validate_prefix(suffix or ())
+        return super().list_namespaces(
+            prefix=prefix, suffix=suffix, max_depth=max_depth, limit=limit, offset=offset
+        )
+
+    async def alist_namespaces(
+        self,
+        *,
+        prefix: NamespacePath | None = None,
+        suffix: NamespacePath | None = None,
+        max_depth: int | None = None,
+        limit: int = 100,
+        offset: int = 0,
+    ) -> list[tuple[str, ...]]:
+        """Async :meth:`list_namespaces`."""
+        validate_prefix(prefix or ())
+        validate_prefix(suffix or ())
+        return await super().alist_namespaces(
+            prefix=prefix, suffix=suffix, max_depth=max_depth, limit=limit, offset=offset
+        )
+
+    def search(
+        self,
+        namespace_prefix: tuple[str, ...],
+        /,
+        *,
+        query: str | None = None,
+        filter: dict[str, Any] | None = None,
+        limit: int = 10,
+        offset: int = 0,
+        refresh_ttl: bool | None = None,
+        as_of: datetime | None = None,
+        include_invalid: bool = False,
+        explain: bool = False,
+    ) -> list[SearchItem]:
+        """Search memories under ``namespace_prefix``.
+
+        Returns memories valid at ``as_of`` (default: now) — ``valid_from <= t <
+        invalid_at`` — unless ``include_invalid``; expired memories never. With a
+        ``query``: hybrid lexical + vector retrieval ranked by ``RetrievalConfig``;
+        without: filter matches, most recently updated first (``score=None``).
+
+        ``score`` is the fused ranking score, **not** a similarity: with
+        ``explain=True`` the items are :class:`ExplainedSearchItem` whose
+        ``explanation`` gives each term of it (lexical, vector, recency, importance,
+        access, time match; they add up to ``score``) and the raw cosine similarity.
+        """
+        op = search_op(
+            namespace_prefix,
+            query,
+            filter,
+            limit,
+            offset,
+            refresh_ttl,
+            as_of,
+            include_invalid,
+            explain,
+            refresh_on_read=self.refresh_on_read,
+        )
+        ops: list[Any] = [op]  # a MemorySearchOp: the store's own op
+        return _search_results(self.batch(ops)[0])
+
+    async def asearch(
+        self,
+        namespace_prefix: tuple[str, ...],
+        /,
+        *,
+        query: str | None = None,
+        filter: dict[str, Any] | None = None,
+        limit: int = 10,
+        offset: int = 0,
+        refresh_ttl: bool | None = None,
+        as_of: datetime | None = None,
+        include_invalid: bool = False,
+        explain: bool = False,
+    ) -> list[SearchItem]:
+        """Async :meth:`search`."""
+        op = search_op(
+            namespace_prefix,
+            query,
+            filter,
+            limit,
+            offset,
+            refresh_ttl,
+            as_of,
+            include_invalid,
+            explain,
+            refresh_on_read=self.refresh_on_read,
+        )
+        ops: list[Any] = [op]  # a MemorySearchOp: the store's own op
+        return _search_results((await self.abatch(ops))[0])
+
+    def invalidate(
+        self, namespace: tuple[str, ...], key: str, *, at: datetime | None = None
+    ) -> bool:
+        """Mark a memory as no longer valid from ``at`` (default now); ``False`` if absent."""
+        return self._run(functools.partial(self._invalidate_program, namespace, key, at))
+
+    async def ainvalidate(
+        self, namespace: tuple[str, ...], key: str, *, at: datetime | None = None
+    ) -> bool:
+        """Async :meth:`invalidate`."""
+        return await self._arun(functools.partial(self._invalidate_program, namespace, key, at))
+
+    def history(self, namespace: tuple[str, ...], key: str) -> list[HistoryEntry]:
+        """Audit history of one memory, oldest first."""
+        return self._run(functools.partial(self._history_program, namespace, key))
+
+    async def ahistory(self, namespace: tuple[str, ...], key: str) -> list[HistoryEntry]:
+        """Async :meth:`history`."""
+        return await self._arun(functools.partial(self._history_program, namespace, key))
+
+    def forget(self, namespace_prefix: tuple[str, ...], *, analyze: bool = True) -> int:
+        """Erase everything under ``namespace_prefix`` in one transaction.
+
+        Deletes the items (with their embeddings and full-text data), their history,
+        every memory ``derived_from`` them (transitively) and the history of every memory
+        that was derived from them, then refreshes the planner statistics that quoted
+        them (``ANALYZE``, ~0.5 s at 10k memories). Returns the number of items erased.
+
+        Args:
+            namespace_prefix: What to erase, e.g. ``("memories", user_id)``.
+            analyze: ``False`` leaves the statistics to the next ``ANALYZE``: erasing many
+                users in a row, pass it for all but the last.
+        """
+        return self._run(functools.partial(self._forget_program, namespace_prefix, analyze))
+
+    async def aforget(self, namespace_prefix: tuple[str, ...], *, analyze: bool = True) -> int:
+        """Async :meth:`forget`."""
+        return await self._arun(functools.partial(self._forget_program, namespace_prefix, analyze))
+
+    def sweep(self) -> int:
+        """Delete expired memories now (recorded as ``expire`` in history); returns the count."""
+        return self._run(self._sweep_program)
+
+    async def asweep(self) -> int:
+        """Async :meth:`sweep`."""
+        return await self._arun(self._sweep_program)
+
+    sweep_ttl = sweep
+    asweep_ttl = asweep
+
+    def flush_access(self) -> None:
+        """Write the access counts searches recorded but have not written yet.
+
+        Searches buffer their access counts and the store writes them with its next
+        operation once the oldest is ``access_flush_interval`` seconds old; closing a
+        store opened with ``from_conn_string`` flushes too. Call this before handing the
+        counts to another process, e.g. at shutdown of a store built on your own pool.
+        """
+        self._run(self._flush_access_program)
+
+    async def aflush_access(self) -> None:
+        """Async :meth:`flush_access`."""
+        await self._arun(self._flush_access_program)
+
+    def forget_decayed(
+        self, namespace_prefix: tuple[str, ...] = (), *, config: DecayConfig | None = None
+    ) -> int:
+        """Retire low-value memories (see :class:`DecayConfig`); returns how many."""
+        decay = functools.partial(self._decay_program, namespace_prefix, config or DecayConfig())
+        return self._run(decay)
+
+    async def aforget_decayed(
+        self, namespace_prefix: tuple[str, ...] = (), *, config: DecayConfig | None = None
+    ) -> int:
+        """Async :meth:`forget_decayed`."""
+        decay = functools.partial(self._decay_program, namespace_prefix, config or DecayConfig())
+        return await self._arun(decay)
+
+
+def op_list(ops: Iterable[Op]) -> list[Op]:
+    """``ops`` as a list, or :class:`InvalidValueError` when it is not an iterable of ops."""
+    if isinstance(ops, (str, bytes, Mapping)) or not isinstance(ops, Iterable):
+        raise InvalidValueError(
+            f"batch() takes an iterable of store operations, got {type(ops).__name__}"
+        )
+    return list(ops)
+
+
+def _search_results(result: Result) -> list[SearchItem]:
+    """The result of a search op (a batch's results are typed as any op's)."""
+    assert isinstance(result, list)
+    return cast("list[SearchItem]", result)

@@ -1,0 +1,125 @@
+"""Maintenance programs: invalidate, history, forget, TTL sweep and decay (pure)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from langgraph_recall._pg.program import Stmt
+from langgraph_recall.errors import ConfigurationError, InvalidNamespaceError
+from langgraph_recall.store._bounds import check_time
+from langgraph_recall.store._namespace import (
+    decode_namespace,
+    encode_namespace,
+    validate_namespace,
+    validate_prefix,
+)
+from langgraph_recall.store._types import DecayConfig, HistoryEntry, current_actor
+from langgraph_recall.store._values import check_interval, validate_key
+from langgraph_recall.store.postgres import _sql
+from langgraph_recall.store.postgres._bookkeeping import BookkeepingPrograms
+from langgraph_recall.store.postgres._erasure import erase_scope
+from langgraph_recall.store.postgres._types import Program
+
+__all__ = ["MaintenancePrograms"]
+
+
+class MaintenancePrograms(BookkeepingPrograms):
+    """Maintenance programs of the Postgres memory store."""
+
+    def _invalidate_program(
+        self, namespace: tuple[str, ...], key: str, at: datetime | None
+    ) -> Program[bool]:
+        namespace = validate_namespace(namespace)
+        validate_key(key)
+        moment = check_time(at, "at") if at is not None else None  # None: the server's now
+        yield from self._ensure_mode()
+        yield Stmt(_sql.LOCK_NAMESPACES, {"ns": [encode_namespace(namespace)]})
+        rows = yield Stmt(
+            _sql.INVALIDATE_ITEM,
+            {
+                "ns": encode_namespace(namespace),
+                "key": key,
+                "at": moment,
+                "at_text": None if moment is None else moment.isoformat(),
+                "actor": current_actor(),
+            },
+            fetch=True,
+        )
+        if not rows:
+            return False
+        if not rows[0]["changed"]:
+            check_interval(rows[0]["valid_from"], rows[0]["at"], "at")
+        return True
+
+    def _history_program(self, namespace: tuple[str, ...], key: str) -> Program[list[HistoryEntry]]:
+        namespace = validate_namespace(namespace)
+        validate_key(key)
+        yield from self._ensure_mode()
+        rows = yield Stmt(
+            _sql.HISTORY_OF, {"ns": encode_namespace(namespace), "key": key}, fetch=True
+        )
+        return [
+            HistoryEntry(
+                namespace=decode_namespace(row["ns"]),
+                key=row["key"],
+                action=row["action"],
+                old_text=row["old_text"],
+                new_text=row["new_text"],
+                old_value=row["old_value"],
+                new_value=row["new_value"],
+                actor=row["actor"],
+                at=row["at"],
+            )
+            for row in rows
+        ]
+
+    def _forget_program(
+        self, namespace_prefix: tuple[str, ...], analyze: bool = True
+    ) -> Program[int]:
+        prefix = validate_prefix(namespace_prefix)
+        if not prefix:
+            raise InvalidNamespaceError(
+                "forget() needs a non-empty namespace prefix such as ('memories', user_id)"
+            )
+        yield from self._ensure_mode()
+        yield Stmt(_sql.LOCK_STORE)  # its lineage reaches namespaces found as it goes: alone
+        total = yield from erase_scope(self._scope_params(prefix), analyze=bool(analyze))
+        with self._cache_lock:
+            self._caches.drop(encode_namespace(prefix))
+        return total
+
+    def _sweep_program(self) -> Program[int]:
+        yield from self._ensure_mode()
+        namespaces = [row["ns"] for row in (yield Stmt(_sql.EXPIRED_NAMESPACES, fetch=True))]
+        if not namespaces:
+            return 0
+        yield Stmt(_sql.LOCK_NAMESPACES, {"ns": namespaces})
+        rows = yield Stmt(_sql.SWEEP_EXPIRED, {"ns": namespaces}, fetch=True)
+        return int(rows[0]["n"]) if rows else 0
+
+    def _decay_program(
+        self, namespace_prefix: tuple[str, ...], config: DecayConfig
+    ) -> Program[int]:
+        prefix = validate_prefix(namespace_prefix)
+        if not isinstance(config, DecayConfig):
+            raise ConfigurationError(f"config must be a DecayConfig, got {type(config).__name__}")
+        yield from self._ensure_mode()
+        yield from self._write_access(force=True)  # decay reads the access counts
+        params = {  # "now" is the server's: one clock for valid_from and invalid_at
+            **self._scope_params(prefix),
+            "half_life": config.half_life.total_seconds(),
+            "min_age": config.min_age,
+            "threshold": config.threshold,
+            "kinds": list(config.kinds) if config.kinds else None,
+        }
+        scope = self._scope_params(prefix)
+        namespaces = [
+            row["ns"]
+            for row in (yield Stmt(_sql.decay_namespaces_sql(bool(prefix)), scope, fetch=True))
+        ]
+        if not namespaces:
+            return 0
+        yield Stmt(_sql.LOCK_NAMESPACES, {"ns": namespaces})
+        params["ns"] = namespaces
+        rows = yield Stmt(_sql.decay_sql(config.mode == "delete", bool(prefix)), params, fetch=True)
+        return int(rows[0]["n"]) if rows else 0

@@ -1,0 +1,478 @@
+"""Versioned, idempotent schema migrations of the Postgres memory store (append-only).
+
+Each step is a function of the :class:`MigrationContext` (vector mode, dimensions) that
+returns SQL; ``setup()`` applies the steps whose version is not yet recorded in
+``lgm_store_migrations``. Never edit or reorder a released step: append a new one.
+
+Example:
+    ```python
+    from langgraph_recall.store.postgres._migrations import MIGRATIONS, MigrationContext
+
+    ctx = MigrationContext(vector_mode="exact", dims=64)
+    assert all(isinstance(step(ctx), str) for step in MIGRATIONS)
+    ```
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Literal
+
+from langgraph_recall.store._bounds import MAX_TIME, MAX_TTL_MINUTES, MIN_TIME
+
+__all__ = [
+    "GLOBAL_LOCK",
+    "LOCK_BUCKETS",
+    "LOCK_CLASS",
+    "MIGRATIONS",
+    "MIGRATIONS_TABLE_SQL",
+    "MigrationContext",
+    "VectorMode",
+]
+
+VectorMode = Literal["pgvector", "exact"]
+
+IP_INDEX = "lgm_memory_items_hnsw_ip"
+"""The HNSW index (``vector_ip_ops``) vector search uses on the pgvector path."""
+
+
+@dataclass(frozen=True)
+class MigrationContext:
+    """What a migration step may depend on."""
+
+    vector_mode: VectorMode
+    dims: int
+    hnsw_m: int = 16
+    hnsw_ef_construction: int = 64
+    vector_type: str = "vector"  # pgvector column type: "vector" (float4) or "halfvec"
+
+
+MIGRATIONS_TABLE_SQL = """
+CREATE TABLE IF NOT EXISTS lgm_store_migrations (
+    v integer PRIMARY KEY,
+    applied_at timestamptz NOT NULL DEFAULT now()
+)"""
+
+
+def _meta(_: MigrationContext) -> str:
+    return """
+CREATE TABLE IF NOT EXISTS lgm_store_meta (
+    name text PRIMARY KEY,
+    value text NOT NULL
+)"""
+
+
+def _items(_: MigrationContext) -> str:
+    return """
+CREATE TABLE IF NOT EXISTS lgm_memory_items (
+    id bigserial PRIMARY KEY,
+    ns text COLLATE "C" NOT NULL,
+    key text NOT NULL,
+    value jsonb NOT NULL,
+    text text,
+    tsv tsvector,
+    doc_len integer NOT NULL DEFAULT 0,
+    kind text,
+    importance real,
+    valid_from timestamptz NOT NULL DEFAULT now(),
+    invalid_at timestamptz,
+    expires_at timestamptz,
+    ttl_minutes double precision,
+    created_at timestamptz NOT NULL DEFAULT now(),
+    updated_at timestamptz NOT NULL DEFAULT now(),
+    access_count integer NOT NULL DEFAULT 0,
+    last_accessed_at timestamptz,
+    derived_from jsonb,
+    txid xid8 NOT NULL DEFAULT pg_current_xact_id(),
+    CONSTRAINT lgm_memory_items_ns_key UNIQUE (ns, key)
+) WITH (fillfactor = 90)"""
+
+
+def _element(ctx: MigrationContext) -> str:
+    """The pgvector type of the embedding column (a database keeps the one it started with)."""
+    return "halfvec" if ctx.vector_type == "halfvec" else "vector"
+
+
+def _embedding(ctx: MigrationContext) -> str:
+    column = f"{_element(ctx)}({int(ctx.dims)})" if ctx.vector_mode == "pgvector" else "bytea"
+    return f"ALTER TABLE lgm_memory_items ADD COLUMN IF NOT EXISTS embedding {column}"
+
+
+def _indexes(_: MigrationContext) -> str:
+    return """
+CREATE INDEX IF NOT EXISTS lgm_memory_items_recent ON lgm_memory_items (ns, updated_at DESC);
+CREATE INDEX IF NOT EXISTS lgm_memory_items_tsv ON lgm_memory_items USING gin (tsv);
+CREATE INDEX IF NOT EXISTS lgm_memory_items_expires ON lgm_memory_items (expires_at)
+    WHERE expires_at IS NOT NULL;
+CREATE INDEX IF NOT EXISTS lgm_memory_items_txid ON lgm_memory_items (txid);
+CREATE INDEX IF NOT EXISTS lgm_memory_items_derived ON lgm_memory_items (id)
+    WHERE derived_from IS NOT NULL"""
+
+
+def _vector_index(ctx: MigrationContext) -> str:
+    if ctx.vector_mode != "pgvector":
+        return "SELECT 1"
+    return (
+        "CREATE INDEX IF NOT EXISTS lgm_memory_items_hnsw ON lgm_memory_items "
+        f"USING hnsw (embedding {_element(ctx)}_cosine_ops) WITH (m = {int(ctx.hnsw_m)}, "
+        f"ef_construction = {int(ctx.hnsw_ef_construction)})"
+    )
+
+
+def _history(_: MigrationContext) -> str:
+    return """
+CREATE TABLE IF NOT EXISTS lgm_memory_history (
+    id bigserial PRIMARY KEY,
+    ns text COLLATE "C" NOT NULL,
+    key text NOT NULL,
+    action text NOT NULL,
+    old_text text,
+    new_text text,
+    old_value jsonb,
+    new_value jsonb,
+    actor text,
+    at timestamptz NOT NULL DEFAULT now()
+);
+CREATE INDEX IF NOT EXISTS lgm_memory_history_item ON lgm_memory_history (ns, key, id)"""
+
+
+def _try_timestamptz(_: MigrationContext) -> str:
+    return r"""
+CREATE OR REPLACE FUNCTION lgm_try_timestamptz(raw text) RETURNS timestamptz
+LANGUAGE plpgsql STABLE PARALLEL SAFE AS $$
+BEGIN
+    IF raw IS NULL OR raw !~ '^\d{4}-\d{2}-\d{2}' THEN
+        RETURN NULL;
+    END IF;
+    IF raw ~ '[Tt ]\d{2}:\d{2}' AND raw ~ '(Z|z|[+-]\d{2}(:?\d{2})?)$' THEN
+        RETURN raw::timestamptz;
+    END IF;
+    RETURN raw::timestamp AT TIME ZONE 'UTC';
+EXCEPTION WHEN others THEN
+    RETURN NULL;
+END $$"""
+
+
+def _lexicon(_: MigrationContext) -> str:
+    """BM25 corpus statistics per namespace, kept exact by statement-level triggers.
+
+    ``lgm_memory_lexicon`` holds the document frequency of every lexeme per namespace
+    and ``lgm_memory_ns_stats`` the document count and total length; rows reaching zero
+    are deleted, so erasing a namespace leaves none of its words behind.
+    """
+    return r"""
+CREATE TABLE IF NOT EXISTS lgm_memory_lexicon (
+    lexeme text NOT NULL,
+    ns text COLLATE "C" NOT NULL,
+    df integer NOT NULL,
+    PRIMARY KEY (lexeme, ns)
+);
+CREATE TABLE IF NOT EXISTS lgm_memory_ns_stats (
+    ns text COLLATE "C" PRIMARY KEY,
+    n_docs bigint NOT NULL,
+    total_len bigint NOT NULL
+);
+CREATE OR REPLACE FUNCTION lgm_memory_stats_apply(delta_lexemes jsonb, delta_docs jsonb)
+RETURNS void LANGUAGE plpgsql AS $$
+BEGIN
+    INSERT INTO lgm_memory_lexicon AS l (lexeme, ns, df)
+    SELECT d.lexeme, d.ns, d.df
+    FROM jsonb_to_recordset(delta_lexemes) AS d(lexeme text, ns text, df integer)
+    ORDER BY d.lexeme, d.ns
+    ON CONFLICT (lexeme, ns) DO UPDATE SET df = l.df + excluded.df;
+    DELETE FROM lgm_memory_lexicon l
+    USING jsonb_to_recordset(delta_lexemes) AS d(lexeme text, ns text, df integer)
+    WHERE d.df < 0 AND l.lexeme = d.lexeme AND l.ns = d.ns AND l.df <= 0;
+    INSERT INTO lgm_memory_ns_stats AS s (ns, n_docs, total_len)
+    SELECT d.ns, d.n_docs, d.total_len
+    FROM jsonb_to_recordset(delta_docs) AS d(ns text, n_docs bigint, total_len bigint)
+    ORDER BY d.ns
+    ON CONFLICT (ns) DO UPDATE SET n_docs = s.n_docs + excluded.n_docs,
+                                   total_len = s.total_len + excluded.total_len;
+    DELETE FROM lgm_memory_ns_stats s
+    USING jsonb_to_recordset(delta_docs) AS d(ns text, n_docs bigint, total_len bigint)
+    WHERE s.ns = d.ns AND s.n_docs <= 0;
+END $$;
+CREATE OR REPLACE FUNCTION lgm_memory_stats_insert() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    PERFORM lgm_memory_stats_apply(
+        (SELECT coalesce(jsonb_agg(x), '[]') FROM (
+            SELECT u.lexeme, n.ns, count(*) AS df
+            FROM new_rows n CROSS JOIN LATERAL unnest(n.tsv) u GROUP BY 1, 2) x),
+        (SELECT coalesce(jsonb_agg(x), '[]') FROM (
+            SELECT n.ns, count(*) AS n_docs, sum(n.doc_len) AS total_len
+            FROM new_rows n WHERE n.tsv IS NOT NULL GROUP BY 1) x));
+    RETURN NULL;
+END $$;
+CREATE OR REPLACE FUNCTION lgm_memory_stats_delete() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    PERFORM lgm_memory_stats_apply(
+        (SELECT coalesce(jsonb_agg(x), '[]') FROM (
+            SELECT u.lexeme, o.ns, -count(*) AS df
+            FROM old_rows o CROSS JOIN LATERAL unnest(o.tsv) u GROUP BY 1, 2) x),
+        (SELECT coalesce(jsonb_agg(x), '[]') FROM (
+            SELECT o.ns, -count(*) AS n_docs, -sum(o.doc_len) AS total_len
+            FROM old_rows o WHERE o.tsv IS NOT NULL GROUP BY 1) x));
+    RETURN NULL;
+END $$;
+CREATE OR REPLACE FUNCTION lgm_memory_stats_update() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    IF NOT EXISTS (SELECT 1 FROM old_rows o JOIN new_rows n ON n.id = o.id
+                   WHERE o.tsv IS DISTINCT FROM n.tsv OR o.ns <> n.ns) THEN
+        RETURN NULL;
+    END IF;
+    PERFORM lgm_memory_stats_apply(
+        (SELECT coalesce(jsonb_agg(x), '[]') FROM (
+            SELECT c.lexeme, c.ns, sum(c.df) AS df FROM (
+                SELECT u.lexeme, n.ns, 1 AS df
+                FROM old_rows o JOIN new_rows n ON n.id = o.id
+                CROSS JOIN LATERAL unnest(n.tsv) u WHERE o.tsv IS DISTINCT FROM n.tsv
+                UNION ALL
+                SELECT u.lexeme, o.ns, -1
+                FROM old_rows o JOIN new_rows n ON n.id = o.id
+                CROSS JOIN LATERAL unnest(o.tsv) u WHERE o.tsv IS DISTINCT FROM n.tsv
+            ) c GROUP BY 1, 2 HAVING sum(c.df) <> 0) x),
+        (SELECT coalesce(jsonb_agg(x), '[]') FROM (
+            SELECT c.ns, sum(c.n_docs) AS n_docs, sum(c.total_len) AS total_len FROM (
+                SELECT n.ns, (n.tsv IS NOT NULL)::int AS n_docs,
+                       CASE WHEN n.tsv IS NULL THEN 0 ELSE n.doc_len END AS total_len
+                FROM old_rows o JOIN new_rows n ON n.id = o.id
+                WHERE o.tsv IS DISTINCT FROM n.tsv
+                UNION ALL
+                SELECT o.ns, -(o.tsv IS NOT NULL)::int,
+                       CASE WHEN o.tsv IS NULL THEN 0 ELSE -o.doc_len END
+                FROM old_rows o JOIN new_rows n ON n.id = o.id
+                WHERE o.tsv IS DISTINCT FROM n.tsv
+            ) c GROUP BY 1) x));
+    RETURN NULL;
+END $$;
+DROP TRIGGER IF EXISTS lgm_memory_stats_ins ON lgm_memory_items;
+CREATE TRIGGER lgm_memory_stats_ins AFTER INSERT ON lgm_memory_items
+    REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT
+    EXECUTE FUNCTION lgm_memory_stats_insert();
+DROP TRIGGER IF EXISTS lgm_memory_stats_del ON lgm_memory_items;
+CREATE TRIGGER lgm_memory_stats_del AFTER DELETE ON lgm_memory_items
+    REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT
+    EXECUTE FUNCTION lgm_memory_stats_delete();
+DROP TRIGGER IF EXISTS lgm_memory_stats_upd ON lgm_memory_items;
+CREATE TRIGGER lgm_memory_stats_upd AFTER UPDATE ON lgm_memory_items
+    REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT
+    EXECUTE FUNCTION lgm_memory_stats_update();
+INSERT INTO lgm_memory_lexicon (lexeme, ns, df)
+SELECT u.lexeme, i.ns, count(*) FROM lgm_memory_items i CROSS JOIN LATERAL unnest(i.tsv) u
+GROUP BY 1, 2 ON CONFLICT DO NOTHING;
+INSERT INTO lgm_memory_ns_stats (ns, n_docs, total_len)
+SELECT i.ns, count(*), sum(i.doc_len) FROM lgm_memory_items i WHERE i.tsv IS NOT NULL
+GROUP BY 1 ON CONFLICT DO NOTHING"""
+
+
+def _storage(_: MigrationContext) -> str:
+    """Keep scan-hot columns inline and move embeddings out of the heap row.
+
+    Lexical scoring reads ``tsv``/``value`` of every matching row; a 1.5 KB embedding
+    inline would make each heap page hold only a few rows (HNSW keeps its own copy).
+    """
+    return """
+ALTER TABLE lgm_memory_items ALTER COLUMN embedding SET STORAGE EXTERNAL;
+ALTER TABLE lgm_memory_items ALTER COLUMN tsv SET STORAGE MAIN;
+ALTER TABLE lgm_memory_items ALTER COLUMN value SET STORAGE MAIN;
+ALTER TABLE lgm_memory_items SET (toast_tuple_target = 256)"""
+
+
+def _gin_without_pending_list(_: MigrationContext) -> str:
+    """Searches must not scan GIN's pending list (linear; it grows with every put until a
+    vacuum): insert into the full-text index directly."""
+    return "ALTER INDEX lgm_memory_items_tsv SET (fastupdate = off)"
+
+
+def _access_table(_: MigrationContext) -> str:
+    """Access reinforcement (count, last access) in its own narrow table.
+
+    A search touches its results; updating the wide item row made most of those updates
+    non-HOT (a new heap tuple plus an HNSW, GIN and btree insert per result: ~20 ms per
+    search at 100k memories). The item row keeps its legacy counters as a base; readers
+    add this table's counts. Rows of deleted items are removed by a statement trigger.
+    """
+    return """
+CREATE TABLE IF NOT EXISTS lgm_memory_access (
+    id bigint PRIMARY KEY,
+    access_count integer NOT NULL DEFAULT 0,
+    last_accessed_at timestamptz
+) WITH (fillfactor = 70);
+CREATE OR REPLACE FUNCTION lgm_memory_access_delete() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    DELETE FROM lgm_memory_access a USING old_rows o WHERE a.id = o.id;
+    RETURN NULL;
+END $$;
+DROP TRIGGER IF EXISTS lgm_memory_access_del ON lgm_memory_items;
+CREATE TRIGGER lgm_memory_access_del AFTER DELETE ON lgm_memory_items
+    REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT
+    EXECUTE FUNCTION lgm_memory_access_delete()"""
+
+
+def _inner_product_vectors(ctx: MigrationContext) -> str:
+    """Vector similarity becomes the inner product with the unit query vector.
+
+    Stored vectors are unit vectors, or the mean of unit vectors for a memory embedded
+    both with its context and alone (``memory_vector``); the inner product then gives the
+    mean cosine similarity, which cosine distance cannot. pgvector: legacy rows are
+    normalised (inner product = their old cosine), an HNSW index with ``vector_ip_ops``
+    replaces the cosine one. The exact path needs no DDL (it computes the inner product
+    in process); rows written before this version by an embedder that does not return
+    unit vectors keep their length until they are written again.
+    """
+    if ctx.vector_mode != "pgvector":
+        return "SELECT 1"
+    return f"""
+UPDATE lgm_memory_items SET embedding = l2_normalize(embedding)
+WHERE embedding IS NOT NULL AND abs(vector_norm(embedding::vector) - 1) > 1e-6;
+CREATE INDEX IF NOT EXISTS {IP_INDEX} ON lgm_memory_items
+    USING hnsw (embedding {_element(ctx)}_ip_ops) WITH (m = {int(ctx.hnsw_m)},
+    ef_construction = {int(ctx.hnsw_ef_construction)});
+DROP INDEX IF EXISTS lgm_memory_items_hnsw"""
+
+
+def _refreshed_expiry(_: MigrationContext) -> str:
+    """A read's TTL refresh is written to the narrow access row, not the item row.
+
+    Rewriting ``lgm_memory_items.expires_at`` on every read was a non-HOT update (the
+    column is indexed, the pages full): a new heap tuple and HNSW, GIN and btree entries
+    per returned memory, ~25 ms per search of 10 TTL'd results at 100k memories. An item
+    is now unexpired while ``expires_at`` or its ``refreshed_until`` lies ahead; the
+    sweeper folds a due refresh back into ``expires_at``.
+
+    The check is a function declared cheap (``COST 1``): as an inline ``EXISTS`` its
+    sub-plan cost was charged to every row a plan filters, which tipped the planner from
+    scanning a small namespace exactly to the approximate HNSW walk. It runs only for
+    items whose ``expires_at`` has passed.
+    """
+    return """
+ALTER TABLE lgm_memory_access ADD COLUMN IF NOT EXISTS refreshed_until timestamptz;
+CREATE OR REPLACE FUNCTION lgm_memory_refreshed(item bigint) RETURNS boolean
+LANGUAGE sql STABLE PARALLEL SAFE COST 1 AS $$
+    SELECT EXISTS (SELECT 1 FROM lgm_memory_access r
+                   WHERE r.id = item AND r.refreshed_until > now())
+$$"""
+
+
+def _time_bounds(_: MigrationContext) -> str:
+    """Every stored time is one Python can read back, and no interval ends before it starts.
+
+    Rows written before this version may hold times outside ``_bounds.MIN_TIME`` ..
+    ``MAX_TIME`` (a ``valid_from`` of year 1 at +14:00 is a BC timestamp, and reading it
+    failed every search of its namespace): they are clamped into the range, and an interval
+    that ended before it started is closed at its start (never valid either way, as before).
+    A TTL beyond ``MAX_TTL_MINUTES`` (stored when a put also gave ``expires_at``) made
+    every read's TTL refresh overflow; it is capped.
+    Constraints then keep every writer inside the rules the store checks at its door.
+    """
+    low, high = f"'{MIN_TIME.isoformat()}'::timestamptz", f"'{MAX_TIME.isoformat()}'::timestamptz"
+    last = f"({high} - interval '1 microsecond')"
+    ttl = repr(MAX_TTL_MINUTES)
+
+    def clamp(column: str) -> str:  # NULL stays NULL (least/greatest would skip it)
+        return (
+            f"CASE WHEN {column} < {low} THEN {low} "
+            f"WHEN {column} >= {high} THEN {last} ELSE {column} END"
+        )
+
+    def outside(column: str) -> str:
+        return f"({column} < {low} OR {column} >= {high})"
+
+    def inside(column: str) -> str:
+        return f"({column} IS NULL OR ({column} >= {low} AND {column} < {high}))"
+
+    return f"""
+UPDATE lgm_memory_items SET valid_from = {clamp("valid_from")},
+    invalid_at = {clamp("invalid_at")}, expires_at = {clamp("expires_at")}
+WHERE {outside("valid_from")} OR {outside("invalid_at")} OR {outside("expires_at")};
+UPDATE lgm_memory_items SET invalid_at = valid_from WHERE invalid_at < valid_from;
+UPDATE lgm_memory_items SET ttl_minutes = {ttl} WHERE ttl_minutes > {ttl};
+ALTER TABLE lgm_memory_items DROP CONSTRAINT IF EXISTS lgm_memory_items_times;
+ALTER TABLE lgm_memory_items ADD CONSTRAINT lgm_memory_items_times CHECK (
+    {inside("valid_from")} AND {inside("invalid_at")} AND {inside("expires_at")}
+    AND (invalid_at IS NULL OR invalid_at >= valid_from)
+    AND (ttl_minutes IS NULL OR ttl_minutes <= {ttl}))"""
+
+
+def _erasure_lineage(_: MigrationContext) -> str:
+    """What ``forget`` needs to find every version of every memory derived from a source.
+
+    ``lgm_memory_sources(value, ns)`` reads the ``derived_from`` refs of a stored value
+    (history keeps values as written: keys of the same namespace, or ``{"namespace",
+    "key"}`` objects) as encoded ``(ns, key)`` pairs, like ``_values._derived_refs``; a
+    partial index finds the history rows that have any.
+    """
+    return r"""
+CREATE OR REPLACE FUNCTION lgm_memory_sources(v jsonb, home text)
+RETURNS TABLE (ns text, key text) LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+    SELECT CASE WHEN jsonb_typeof(r) = 'object' AND jsonb_typeof(r -> 'namespace') = 'array'
+                THEN (SELECT coalesce(string_agg(l.label || '.', '' ORDER BY l.n), '')
+                      FROM jsonb_array_elements_text(r -> 'namespace')
+                           WITH ORDINALITY AS l(label, n))
+                ELSE home END,
+           CASE WHEN jsonb_typeof(r) = 'string' THEN r #>> '{}' ELSE r ->> 'key' END
+    FROM jsonb_array_elements(CASE WHEN jsonb_typeof(v -> 'derived_from') = 'array'
+                                   THEN v -> 'derived_from' ELSE '[]'::jsonb END) AS r
+$$;
+CREATE INDEX IF NOT EXISTS lgm_memory_history_derived ON lgm_memory_history (id)
+    WHERE old_value ? 'derived_from' OR new_value ? 'derived_from'"""
+
+
+LOCK_CLASS = 0x4C474D
+"""``"LGM"``: the first key of the store's two-int advisory locks (apart from bigint keys)."""
+LOCK_BUCKETS = 128
+"""Namespace lock buckets (a power of two): a transaction holds at most this many locks."""
+GLOBAL_LOCK = -1
+"""Second key of the store-wide lock: shared by every writer, exclusive for ``forget``."""
+
+
+def _lock_order(_: MigrationContext) -> str:
+    """The one lock order of every transaction that changes items or their statistics.
+
+    ``lgm_memory_lock(namespaces)`` takes the store-wide lock in shared mode, then one
+    transaction-scoped advisory lock per namespace bucket (``hashtext(ns)``, LOCK_BUCKETS
+    buckets), in ascending bucket order, before the transaction touches any row. Every row
+    a write locks belongs to one namespace (its item, its ``lgm_memory_lexicon`` and
+    ``lgm_memory_ns_stats`` rows, its access row), so two transactions that could wait for
+    each other's rows first meet at a bucket lock, taken in one global order: a deadlock
+    between them is impossible. ``forget`` (whose lineage reaches namespaces it discovers
+    as it goes) takes the store-wide lock exclusively instead, and runs alone.
+    """
+    return f"""
+CREATE OR REPLACE FUNCTION lgm_memory_lock(namespaces text[]) RETURNS integer
+LANGUAGE plpgsql VOLATILE AS $$
+DECLARE
+    bucket integer;
+    taken integer := 0;
+BEGIN
+    PERFORM pg_advisory_xact_lock_shared({LOCK_CLASS}, {GLOBAL_LOCK});
+    FOR bucket IN
+        SELECT DISTINCT hashtext(n) & {LOCK_BUCKETS - 1} FROM unnest(namespaces) AS n ORDER BY 1
+    LOOP
+        PERFORM pg_advisory_xact_lock({LOCK_CLASS}, bucket);
+        taken := taken + 1;
+    END LOOP;
+    RETURN taken;
+END $$"""
+
+
+MIGRATIONS: list[Callable[[MigrationContext], str]] = [
+    _meta,
+    _items,
+    _embedding,
+    _indexes,
+    _vector_index,
+    _history,
+    _try_timestamptz,
+    _lexicon,
+    _storage,
+    _gin_without_pending_list,
+    _access_table,
+    _inner_product_vectors,
+    _refreshed_expiry,
+    _time_bounds,
+    _erasure_lineage,
+    _lock_order,
+]
