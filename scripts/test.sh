@@ -17,10 +17,10 @@ if [ -z "${LANGGRAPH_RECALL_LOCOMO_DIR:-}" ] && [ ! -d "../shared/data/locomo-de
   fi
 fi
 echo "==> ruff"
-ruff check langgraph_recall graphs tests bench notebooks
-ruff format --check langgraph_recall graphs tests bench notebooks
+ruff check langgraph_recall graphs tests notebooks
+ruff format --check langgraph_recall graphs tests notebooks
 echo "==> mypy --strict"
-mypy  # [tool.mypy] files: langgraph_recall (graphs/ included), bench, notebooks/src + build.py
+mypy  # [tool.mypy] files: langgraph_recall (graphs/ and bench/ included), notebooks/src + build.py
 # --- store-compat: LangGraph's own store test suites (tests/compat), fetched from the PyPI
 # sdists pinned in tests/compat/langgraph_suites.lock (sha256-checked, cached in .cache/) ---
 python -m tests.compat._suites

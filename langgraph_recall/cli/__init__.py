@@ -5,7 +5,7 @@ command    what it does
 =========  ===================================================================
 demo       a multi-session conversation: cross-thread recall, a superseded fact,
            an ``as_of`` query and the summariser (offline by default)
-bench      checkpointer, store and LoCoMo retrieval benchmarks (source checkout);
+bench      checkpointer, store and LoCoMo retrieval benchmarks;
            ``bench locomo-qa``: end-to-end LoCoMo QA with an LLM judge (needs a model)
 inspect    one user's memories with kind, importance, validity and history; with
            ``--query`` why each memory is recalled (the terms of its score)
@@ -150,8 +150,7 @@ def build_parser() -> argparse.ArgumentParser:
     bench = commands.add_parser(
         "bench",
         help="run benchmarks (checkpointers, store, locomo) side by side",
-        description="Run the benchmarks in the repository's bench/ package (source checkout "
-        "only) and print one results table.",
+        description="Run the package's benchmarks side by side and print one results table.",
     )
     bench.add_argument(
         "which",

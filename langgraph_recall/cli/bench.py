@@ -1,21 +1,19 @@
-"""``langgraph-recall bench``: the repository's benchmarks, side by side, in one table.
+"""``langgraph-recall bench``: the package's benchmarks, side by side, in one table.
 
-The benchmarks live in the top-level ``bench/`` package of a source checkout (they are
-not part of the wheel): ``checkpointers`` (our Redis/Postgres savers against InMemory,
-SQLite and the official Postgres saver), ``postgres_saver`` (ours vs the official saver:
-latency and concurrent throughput), ``store`` (search latency / put throughput) and
-``locomo`` (LoCoMo retrieval quality). ``locomo-qa`` (end-to-end LoCoMo QA with an LLM
-judge, :mod:`bench.locomo_qa`) needs a chat model, so ``all`` never runs it; run it on its
-own: ``langgraph-recall bench locomo-qa --limit-conversations 1``. Each is called through
-its typed ``run(..., progress=...)`` function, whose :class:`bench.progress.Progress`
-events drive one progress bar per benchmark; its result is normalised into a
-:class:`BenchResult` (tables + a plot spec) for the results table, ``--json`` and ``--plot``.
+The benchmarks ship in the wheel (:mod:`langgraph_recall.bench`): ``checkpointers`` (our
+Redis/Postgres savers against InMemory, SQLite and the official Postgres saver),
+``postgres_saver`` (ours vs the official saver: latency and concurrent throughput), ``store``
+(search latency / put throughput) and ``locomo`` (LoCoMo retrieval quality). ``locomo-qa``
+(end-to-end LoCoMo QA with an LLM judge, :mod:`langgraph_recall.bench.locomo_qa`) needs a chat
+model, so ``all`` never runs it; run it on its own: ``langgraph-recall bench locomo-qa
+--limit-conversations 1``. Each is called through its typed ``run(..., progress=...)`` function,
+whose :class:`langgraph_recall.bench.progress.Progress` events drive one progress bar per
+benchmark; its result is normalised into a :class:`BenchResult` (tables + a plot spec) for the
+results table, ``--json`` and ``--plot``.
 
-``bench`` is imported as an ordinary package: an editable install (``pip install -e``)
-puts the checkout on ``sys.path``; with a wheel install, put the checkout on
-``PYTHONPATH``. Without it the command says so (:class:`CliError`).
+A benchmark whose optional dependency is missing says which one (:class:`CliError`).
 
-In a checkout, ``run_benchmarks(["checkpointers"], quick=True)`` runs one benchmark and
+``run_benchmarks(["checkpointers"], quick=True)`` runs one benchmark and
 ``render(results)`` prints its tables (``langgraph-recall bench checkpointers --quick``).
 """
 
@@ -33,12 +31,12 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from langgraph_recall.cli._console import CliError, Console, format_table
 
-if TYPE_CHECKING:  # bench/ is the source checkout's package, imported when a benchmark runs
-    from bench.checkpointers import SaverResult
-    from bench.locomo import LocomoReport
-    from bench.postgres_saver import SaverComparison
-    from bench.progress import OnProgress
-    from bench.store import StoreResult
+if TYPE_CHECKING:  # the benchmark modules are imported when a benchmark runs
+    from langgraph_recall.bench.checkpointers import SaverResult
+    from langgraph_recall.bench.locomo import LocomoReport
+    from langgraph_recall.bench.postgres_saver import SaverComparison
+    from langgraph_recall.bench.progress import OnProgress
+    from langgraph_recall.bench.store import StoreResult
 
 __all__ = [
     "BENCHES",
@@ -135,26 +133,14 @@ def to_plain(value: Any) -> Any:
 
 
 @contextlib.contextmanager
-def _checkout() -> Iterator[None]:
-    """Turn a missing ``bench`` package (or a dependency of it) into a :class:`CliError`.
-
-    ``bench/`` is a package of the source checkout, not of the wheel: it is importable in
-    an editable install (``pip install -e``, which puts the checkout on ``sys.path``) or
-    with the checkout on ``PYTHONPATH``.
-    """
+def _bench_dependencies() -> Iterator[None]:
+    """Turn a missing dependency of a benchmark into a :class:`CliError` that names it."""
     try:
         yield
     except ModuleNotFoundError as exc:
-        if exc.name == "bench":
-            raise CliError(
-                "`langgraph-recall bench` runs the benchmarks of a source checkout (bench/ is "
-                "not in the wheel): clone the repository and install it editable, "
-                "pip install -e '.[dev]', or put the checkout on PYTHONPATH"
-            ) from exc
-        if exc.name is not None and exc.name.startswith("bench."):
-            raise CliError(f"{exc.name.replace('.', '/')}.py is not in this checkout") from exc
         raise CliError(
-            f"the benchmarks need {exc.name}, which is not installed: pip install -e '.[dev]'"
+            f"the benchmarks need {exc.name}, which is not installed: "
+            'pip install "langgraph-recall[all]"'
         ) from exc
 
 
@@ -162,25 +148,25 @@ def _checkout() -> Iterator[None]:
 
 
 def _run_checkpointers(options: Mapping[str, Any], progress: OnProgress) -> list[SaverResult]:
-    from bench import checkpointers
+    from langgraph_recall.bench import checkpointers
 
     return checkpointers.run(**options, progress=progress)
 
 
 def _run_postgres_saver(options: Mapping[str, Any], progress: OnProgress) -> SaverComparison:
-    from bench import postgres_saver
+    from langgraph_recall.bench import postgres_saver
 
     return postgres_saver.run(**options, progress=progress)
 
 
 def _run_store(options: Mapping[str, Any], progress: OnProgress) -> list[StoreResult]:
-    from bench import store
+    from langgraph_recall.bench import store
 
     return store.run(**options, progress=progress)
 
 
 def _run_locomo(options: Mapping[str, Any], progress: OnProgress) -> LocomoReport:
-    from bench import locomo
+    from langgraph_recall.bench import locomo
 
     return locomo.run(**options, progress=progress)
 
@@ -373,16 +359,16 @@ def run_benchmarks(
             does not take fails that benchmark (its ``error``).
 
     Raises:
-        CliError: An unknown benchmark, or not a source checkout (``bench/`` missing).
+        CliError: An unknown benchmark, or a dependency of it not installed.
     """
     selected = list(BENCHES) if not names or "all" in names else list(dict.fromkeys(names))
     for name in selected:
         if name not in _ADAPTERS:
             raise CliError(f"unknown benchmark {name!r}; choose from {', '.join(BENCHES)} or all")
-    with _checkout():
+    with _bench_dependencies():
         for name in selected:
             importlib.import_module(f"bench.{name}")
-        from bench.progress import ProgressBar
+        from langgraph_recall.bench.progress import ProgressBar
     results: list[BenchResult] = []
     for name in selected:
         result = BenchResult(name=name)
@@ -429,12 +415,12 @@ def run_locomo_qa(args: Any, *, verbose: bool = False) -> BenchResult:
 
     Raises:
         CliError: No model configured (``OPENAI_API_KEY``), ``langchain-openai`` missing,
-            bad options, or not a source checkout.
+            bad options, or a dependency not installed.
     """
-    with _checkout():
-        from bench import locomo_qa
-        from bench.locomo import DEFAULT_DATA_DIR
-        from bench.progress import ProgressBar
+    with _bench_dependencies():
+        from langgraph_recall.bench import locomo_qa
+        from langgraph_recall.bench.locomo import DEFAULT_DATA_DIR
+        from langgraph_recall.bench.progress import ProgressBar
     limits = {key: getattr(args, key, None) for key in ("limit_conversations", "limit_questions")}
     if getattr(args, "quick", False):
         limits = {k: v if v is not None else QA_QUICK[k] for k, v in limits.items()}

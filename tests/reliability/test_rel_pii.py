@@ -35,8 +35,8 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import START, StateGraph
 from psycopg import sql
 
-from bench import locomo
 from graphs.memory_tools_agent import build_graph as build_tools_graph
+from langgraph_recall.bench import locomo
 from langgraph_recall.extraction import LLMExtractor, PIIFilter, RuleBasedExtractor, find_pii
 from langgraph_recall.extraction.pii import STRUCTURAL_FIELDS
 from langgraph_recall.extraction.types import MemoryCandidate

@@ -1,8 +1,8 @@
 """Connections the sync saver keeps out of a ``redis.Redis`` client's pool, and RESP packing.
 
 redis-py's generic ``execute_command`` adds Python work to every call on top of the
-round trip (``python -m bench.checkpointers`` compares both paths), and checks a pooled
-connection out and back in for every call (``can_read``:
+round trip (``python -m langgraph_recall.bench.checkpointers`` compares both paths), and checks a
+pooled connection out and back in for every call (``can_read``:
 three GIL-releasing syscalls). Under LangGraph's background executor every GIL-releasing
 syscall of a ``put`` can leave the call waiting for the busy main thread, so those extra
 syscalls cost far more than their own time.

@@ -1,8 +1,9 @@
 """Vectors on the wire: one binary ``real[]`` parameter for a whole batch (pure encoding).
 
 A pgvector text literal is formatted float by float in Python and parsed again by the
-server; on a batched put that cost more than the insert itself (``python -m bench.store``
-measures puts/s). :class:`Float4Array` sends the batch's vectors as ONE flat
+server; on a batched put that cost more than the insert itself (``langgraph-recall bench
+store`` measures puts/s). :class:`Float4Array` sends the batch's vectors as
+ONE flat
 ``real[]`` parameter in Postgres' binary array format (a numpy view, no per-float work),
 and SQL slices each row's vector out of it (``real[]`` casts to pgvector's ``vector``).
 ``real[]`` is a built-in type with a fixed OID, so nothing is registered per connection.

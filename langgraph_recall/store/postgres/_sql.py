@@ -36,8 +36,8 @@ ACCESS_JOIN = sql.SQL("LEFT JOIN lgm_memory_access a ON a.id = i.id")
 # An item expires at ``expires_at`` (set by its put) unless a read has since refreshed its TTL:
 # refreshes go to the narrow ``lgm_memory_access.refreshed_until``, because rewriting the
 # wide item row is a non-HOT update (new HNSW, GIN and btree entries) on every search, which
-# grows with the store (``python -m bench.store`` at 100k memories shows it). The sweeper
-# folds a refresh back into ``expires_at`` when it is due.
+# grows with the store (``python -m langgraph_recall.bench.store`` at 100k memories shows it). The
+# sweeper folds a refresh back into ``expires_at`` when it is due.
 _NOT_EXPIRED = "(i.expires_at IS NULL OR i.expires_at > now() OR lgm_memory_refreshed(i.id))"
 NOT_EXPIRED = sql.SQL(_NOT_EXPIRED)
 VALID_AT = sql.SQL(

@@ -16,8 +16,8 @@ from typing import Any
 
 from langchain_core.messages import BaseMessage, SystemMessage
 
-from bench import locomo_qa
-from bench._qa_metrics import normalize_answer
+from langgraph_recall.bench import locomo_qa
+from langgraph_recall.bench._qa_metrics import normalize_answer
 from langgraph_recall.offline import tool_call_message
 
 __all__ = [

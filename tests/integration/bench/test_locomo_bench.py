@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from bench import locomo
-from bench.progress import Progress
+from langgraph_recall.bench import locomo
+from langgraph_recall.bench.progress import Progress
 from tests.conftest import service_missing
 from tests.fakes import HashingEmbeddings
 

@@ -18,9 +18,9 @@ from typing import Any
 import pytest
 from langchain_core.messages import BaseMessage, HumanMessage
 
-from bench import locomo, locomo_qa
-from bench._qa_cache import QACache
-from bench._qa_metrics import bleu1, f1_score
+from langgraph_recall.bench import locomo, locomo_qa
+from langgraph_recall.bench._qa_cache import QACache
+from langgraph_recall.bench._qa_metrics import bleu1, f1_score
 from langgraph_recall.offline import ScriptedChatModel
 from tests.conftest import service_missing
 from tests.fakes import HashingEmbeddings
@@ -200,7 +200,9 @@ def test_qa_harness_needs_a_model_for_the_cli(
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     assert locomo_qa.main(["--limit-conversations", "1"]) == 2
     assert "OPENAI_API_KEY" in capsys.readouterr().err
-    assert locomo.main(["--qa", "--limit-conversations", "1"]) == 2  # bench.locomo delegates
+    assert (
+        locomo.main(["--qa", "--limit-conversations", "1"]) == 2
+    )  # langgraph_recall.bench.locomo delegates
     assert "OPENAI_API_KEY" in capsys.readouterr().err
 
 

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from bench import locomo_qa
+from langgraph_recall.bench import locomo_qa
 from langgraph_recall.cli import build_parser, main
 from langgraph_recall.cli._console import Console
 from langgraph_recall.cli.bench import cmd_bench

@@ -8,7 +8,12 @@ from typing import Any
 
 from langchain_core.embeddings import DeterministicFakeEmbedding
 
-from bench.locomo_feedback import DiskCachedEmbeddings, clauses, expansion_terms, fuse
+from langgraph_recall.bench.locomo_feedback import (
+    DiskCachedEmbeddings,
+    clauses,
+    expansion_terms,
+    fuse,
+)
 
 
 def _item(turn_id: str, content: str, score: float, context: str = "") -> Any:

@@ -6,7 +6,7 @@ import io
 
 import pytest
 
-from bench.progress import Progress, ProgressBar, print_progress
+from langgraph_recall.bench.progress import Progress, ProgressBar, print_progress
 
 
 class _Terminal(io.StringIO):

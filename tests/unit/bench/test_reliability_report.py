@@ -5,8 +5,8 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from bench._common import format_table
-from bench.reliability_report import summarise
+from langgraph_recall.bench._common import format_table
+from langgraph_recall.bench.reliability_report import summarise
 
 RUN = {"exit_code": 0, "seconds": 1.0, "tests": 3, "failures": 0, "errors": 0, "skipped": 0}
 

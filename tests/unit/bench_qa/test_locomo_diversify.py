@@ -8,7 +8,7 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
-from bench.locomo import window_diversify
+from langgraph_recall.bench.locomo import window_diversify
 
 
 @dataclass

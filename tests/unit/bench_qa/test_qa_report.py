@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from bench import locomo_qa
-from bench._qa_metrics import AnswerScores
+from langgraph_recall.bench import locomo_qa
+from langgraph_recall.bench._qa_metrics import AnswerScores
 
 
 def _report() -> locomo_qa.QAReport:

@@ -11,9 +11,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bench import _qa_cache, _qa_metrics
-from bench._qa_cache import QACache, cache_key, text_hash
-from bench._qa_metrics import (
+from langgraph_recall.bench import _qa_cache, _qa_metrics
+from langgraph_recall.bench._qa_cache import QACache, cache_key, text_hash
+from langgraph_recall.bench._qa_metrics import (
     AnswerScores,
     aggregate,
     answer_tokens,

@@ -24,7 +24,7 @@ from langgraph_recall.cli.admin import memory_rows, user_namespace
 from langgraph_recall.cli.bench import (
     BENCHES,
     BenchResult,
-    _checkout,
+    _bench_dependencies,
     _normalise_checkpointers,
     _normalise_postgres_saver,
     render,
@@ -205,7 +205,11 @@ def test_checkpointer_results_become_a_table_and_plot() -> None:
 
 
 def test_postgres_saver_results_become_two_tables_and_a_plot() -> None:
-    from bench.postgres_saver import LatencyResult, SaverComparison, ThroughputResult
+    from langgraph_recall.bench.postgres_saver import (
+        LatencyResult,
+        SaverComparison,
+        ThroughputResult,
+    )
 
     raw = SaverComparison(
         config={"threads": 1, "invokes": 1, "clients": 1, "client_invokes": 1, "repeats": 1},
@@ -221,19 +225,17 @@ def test_postgres_saver_results_become_two_tables_and_a_plot() -> None:
     assert "invoke_samples" not in json.dumps(to_plain(raw))
 
 
-def test_bench_is_this_checkouts_package() -> None:
-    import bench
+def test_the_benchmarks_ship_in_the_package() -> None:
+    import langgraph_recall
+    import langgraph_recall.bench
 
-    assert Path(bench.__file__).resolve().parents[1] == Path(__file__).resolve().parents[3]
+    package = Path(langgraph_recall.__file__).resolve().parent
+    assert Path(langgraph_recall.bench.__file__).resolve().parent == package / "bench"
     assert "checkpointers" in BENCHES
 
 
-def test_without_bench_the_cli_says_how_to_get_it() -> None:
-    with pytest.raises(CliError, match="source checkout"), _checkout():
-        raise ModuleNotFoundError("No module named 'bench'", name="bench")
-    with pytest.raises(CliError, match=r"bench/nodes\.py is not in this checkout"), _checkout():
-        raise ModuleNotFoundError("No module named 'bench.nodes'", name="bench.nodes")
-    with pytest.raises(CliError, match="rank_bm25, which is not installed"), _checkout():
+def test_a_missing_benchmark_dependency_is_named_with_the_install_command() -> None:
+    with pytest.raises(CliError, match="rank_bm25, which is not installed"), _bench_dependencies():
         raise ModuleNotFoundError("No module named 'rank_bm25'", name="rank_bm25")
     with pytest.raises(CliError, match="unknown benchmark 'nodes'"):
         run_benchmarks(["nodes"])
@@ -272,8 +274,8 @@ def test_console_survives_a_narrow_encoding() -> None:
 
 def test_adapters_match_the_bench_result_types() -> None:
     """The normalisers read the real result dataclasses of bench/ (catches renamed fields)."""
-    from bench.locomo import LocomoReport, RetrieverResult, Scores
-    from bench.store import SizeResult, StoreResult
+    from langgraph_recall.bench.locomo import LocomoReport, RetrieverResult, Scores
+    from langgraph_recall.bench.store import SizeResult, StoreResult
     from langgraph_recall.cli.bench import _normalise_locomo, _normalise_store
 
     locomo = LocomoReport(

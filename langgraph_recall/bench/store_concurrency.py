@@ -2,7 +2,7 @@
 LangGraph's ``AsyncPostgresStore``, side by side in one run.
 
 Every call must succeed: the figure is failures (must be 0) and wall time, and the ratio of
-our time to LangGraph's. Run: ``python -m bench.store_concurrency [--calls 5000]``.
+our time to LangGraph's. Run: ``python -m langgraph_recall.bench.store_concurrency [--calls 5000]``.
 """
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
-from bench._common import embedded_database, temp_database
-from bench.progress import OnProgress, Progress, print_progress
+from langgraph_recall.bench._common import embedded_database, temp_database
+from langgraph_recall.bench.progress import OnProgress, Progress, print_progress
 
 __all__ = ["ConcurrencyResult", "main", "measure", "run"]
 

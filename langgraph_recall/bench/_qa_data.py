@@ -1,18 +1,18 @@
 """LoCoMo conversations with their QA for the QA harness (pure, no model, no store).
 
-Turns come from :func:`bench.locomo.load_conversation` (the retrieval benchmark's loader);
-this adds the speakers, the gold answers of the questions of categories 1–4 (category 5
+Turns come from :func:`langgraph_recall.bench.locomo.load_conversation` (the retrieval benchmark's
+loader); this adds the speakers, the gold answers of the questions of categories 1–4 (category 5
 has none), the transcript the full-context baseline reads and the node turns the ingest
 feeds (pairs of consecutive turns within a session).
 
 Example:
-    ```python
-    from pathlib import Path
-    from bench._qa_data import load_qa_conversations, turn_groups
+    Not executed (it needs data or a model)::
 
-    [conversation] = load_qa_conversations(Path("tests/integration/bench/data"))
-    print(conversation.speakers, len(turn_groups(conversation)))
-    ```
+        from pathlib import Path
+        from langgraph_recall.bench._qa_data import load_qa_conversations, turn_groups
+
+        [conversation] = load_qa_conversations(Path("tests/integration/bench/data"))
+        print(conversation.speakers, len(turn_groups(conversation)))
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from pathlib import Path
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 
-from bench import locomo
+from langgraph_recall.bench import locomo
 
 __all__ = [
     "CATEGORIES",
@@ -56,7 +56,8 @@ class QAQuestion:
 
 @dataclass(frozen=True)
 class QAConversation:
-    """A LoCoMo conversation: its speakers, turns (``bench.locomo`` loader) and questions."""
+    """A LoCoMo conversation: its speakers, turns (``langgraph_recall.bench.locomo`` loader) and
+    questions."""
 
     sample_id: str
     speakers: tuple[str, str]
@@ -79,8 +80,8 @@ def _evidence(raw: object) -> tuple[str, ...]:
 
 
 def load_qa_conversation(path: Path) -> QAConversation:
-    """One conversation file: turns from :func:`bench.locomo.load_conversation`, questions
-    of categories 1–4 with their answers (category 5 has none)."""
+    """One conversation file: turns from :func:`langgraph_recall.bench.locomo.load_conversation`,
+    questions of categories 1–4 with their answers (category 5 has none)."""
     base = locomo.load_conversation(path)
     data = json.loads(Path(path).read_text())
     if "conversation" in data:  # the locomo10.json sample layout

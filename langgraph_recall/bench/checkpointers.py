@@ -11,8 +11,8 @@ database), ``SqliteSaver`` (temp file) and, if importable, our Postgres saver.
 
 Run::
 
-    python -m bench.checkpointers                 # 30 threads, 300 invokes per saver
-    python -m bench.checkpointers --invokes 60 --json results.json
+    python -m langgraph_recall.bench.checkpointers  # 30 threads, 300 invokes per saver
+    python -m langgraph_recall.bench.checkpointers --invokes 60 --json results.json
 
 Services: ``LANGGRAPH_RECALL_BENCH_REDIS_URL`` (default ``redis://127.0.0.1:6379/0``) and
 ``LANGGRAPH_RECALL_BENCH_POSTGRES_URI`` (default ``postgresql://postgres@127.0.0.1:5432/postgres``);
@@ -38,7 +38,7 @@ from langgraph.checkpoint.base import BaseCheckpointSaver, empty_checkpoint
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import END, START, MessagesState, StateGraph
 
-from bench.progress import OnProgress, Progress, ProgressBar, print_progress
+from langgraph_recall.bench.progress import OnProgress, Progress, ProgressBar, print_progress
 
 __all__ = ["SaverResult", "build_graph", "main", "run"]
 
@@ -228,7 +228,7 @@ def run(
         invokes: Graph invocations per saver.
         put_get: Direct put + get_tuple rounds of a 51-message checkpoint per saver.
         savers: Name -> context-manager factory; default :func:`default_savers`.
-        progress: Receives the :class:`~bench.progress.Progress` events.
+        progress: Receives the :class:`~langgraph_recall.bench.progress.Progress` events.
     """
     factories = savers if savers is not None else default_savers()
     results = {name: SaverResult(name=name) for name in factories}
@@ -304,7 +304,7 @@ def format_table(results: Sequence[SaverResult]) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Command-line entry point (``python -m bench.checkpointers``)."""
+    """Command-line entry point (``python -m langgraph_recall.bench.checkpointers``)."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--threads", type=int, default=30)
     parser.add_argument("--invokes", type=int, default=300, help="graph invokes per saver")

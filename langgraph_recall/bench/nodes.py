@@ -15,8 +15,8 @@ time window, run this file from each (``PYTHONPATH=<checkout> python bench/nodes
 
 Run::
 
-    python -m bench.nodes                 # 5 rounds of 40 turns
-    python -m bench.nodes --rounds 3 --turns 20 --json out.json
+    python -m langgraph_recall.bench.nodes                 # 5 rounds of 40 turns
+    python -m langgraph_recall.bench.nodes --rounds 3 --turns 20 --json out.json
 """
 
 from __future__ import annotations
@@ -35,8 +35,8 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import START, MessagesState, StateGraph
 from langgraph.store.memory import InMemoryStore
 
-from bench._common import format_table, median, percentile, temp_database
-from bench.progress import OnProgress, Progress, print_progress
+from langgraph_recall.bench._common import format_table, median, percentile, temp_database
+from langgraph_recall.bench.progress import OnProgress, Progress, print_progress
 
 __all__ = ["HashEmbeddings", "main", "run"]
 

@@ -45,9 +45,9 @@ photo). Only this loader knows LoCoMo's format; retrieval has no rules written f
 
 Run::
 
-    python -m bench.locomo                         # all 5 dev conversations
-    python -m bench.locomo --limit-conversations 1 --limit-questions 40 --json out.json
-    python -m bench.locomo --retrievers ours-exact,bm25-stemmed
+    python -m langgraph_recall.bench.locomo                         # all 5 dev conversations
+    python -m langgraph_recall.bench.locomo --limit-conversations 1 --limit-questions 40
+    python -m langgraph_recall.bench.locomo --retrievers ours-exact,bm25-stemmed
 
 Data: ``$LANGGRAPH_RECALL_LOCOMO_DIR``, else ``../shared/data/locomo-dev`` beside the repo.
 The PG 15 server for ``ours-exact``: ``$LANGGRAPH_RECALL_BENCH_POSTGRES_URI``.
@@ -71,7 +71,7 @@ from typing import Any, Protocol
 
 from langchain_core.embeddings import Embeddings
 
-from bench._common import (
+from langgraph_recall.bench._common import (
     POSTGRES_URI,
     CachingEmbeddings,
     CountingEmbeddings,
@@ -79,7 +79,7 @@ from bench._common import (
     format_table,
     temp_database,
 )
-from bench.progress import OnProgress, Progress, ProgressBar, print_progress
+from langgraph_recall.bench.progress import OnProgress, Progress, ProgressBar, print_progress
 
 __all__ = [
     "Conversation",
@@ -660,7 +660,7 @@ def run(
         ingest_turns: Turns of the first conversation ingested by the previous loader and
             by the episodic path, each on its own uncached embedder, to compare their cost
             (0 = skip; skipped too when no ``ours-*`` retriever runs).
-        progress: Receives the :class:`~bench.progress.Progress` events.
+        progress: Receives the :class:`~langgraph_recall.bench.progress.Progress` events.
     """
     if conversations is None:
         conversations = load_conversations(Path(data_dir))
@@ -917,13 +917,16 @@ def _ingest_table(report: LocomoReport) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """CLI entry point (``python -m bench.locomo``; ``--qa``: :mod:`bench.locomo_qa`)."""
+    """CLI entry point (``python -m langgraph_recall.bench.locomo``; ``--qa``:
+    :mod:`langgraph_recall.bench.locomo_qa`)."""
     args_in = list(sys.argv[1:] if argv is None else argv)
     if "--qa" in args_in:  # the end-to-end QA harness, with its own options
-        from bench import locomo_qa
+        from langgraph_recall.bench import locomo_qa
 
         return locomo_qa.main([a for a in args_in if a != "--qa"])
-    parser = argparse.ArgumentParser(prog="python -m bench.locomo", description=__doc__)
+    parser = argparse.ArgumentParser(
+        prog="python -m langgraph_recall.bench.locomo", description=__doc__
+    )
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA_DIR)
     parser.add_argument("--retrievers", default=",".join(DEFAULT_RETRIEVERS))
     parser.add_argument("--limit-conversations", type=int, default=None)

@@ -1,11 +1,11 @@
 """Results of the QA harness and their tables (pure).
 
 Example:
-    ```python
-    from bench._qa_report import format_report
+    Not executed (it needs data or a model)::
 
-    print(format_report(report))  # a QAReport from bench.locomo_qa.run
-    ```
+        from langgraph_recall.bench._qa_report import format_report
+
+        print(format_report(report))  # a QAReport from langgraph_recall.bench.locomo_qa.run
 """
 
 from __future__ import annotations
@@ -13,9 +13,9 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from bench._common import format_table
-from bench._qa_data import CATEGORIES, CATEGORY_NAMES
-from bench._qa_metrics import AnswerScores
+from langgraph_recall.bench._common import format_table
+from langgraph_recall.bench._qa_data import CATEGORIES, CATEGORY_NAMES
+from langgraph_recall.bench._qa_metrics import AnswerScores
 
 __all__ = [
     "COST_HEADER",

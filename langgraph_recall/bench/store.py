@@ -16,8 +16,8 @@ Stores, side by side in one run, each loaded to every size in ``--sizes`` in tur
 
 Run::
 
-    python -m bench.store                          # sizes 10000,100000
-    python -m bench.store --sizes 10000 --queries 50 --json store.json
+    python -m langgraph_recall.bench.store                          # sizes 10000,100000
+    python -m langgraph_recall.bench.store --sizes 10000 --queries 50 --json store.json
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ from typing import Any
 import numpy as np
 from langchain_core.embeddings import Embeddings
 
-from bench._common import (
+from langgraph_recall.bench._common import (
     POSTGRES_URI,
     embedded_database,
     format_table,
@@ -43,7 +43,7 @@ from bench._common import (
     percentile,
     temp_database,
 )
-from bench.progress import OnProgress, Progress, ProgressBar, print_progress
+from langgraph_recall.bench.progress import OnProgress, Progress, ProgressBar, print_progress
 
 __all__ = ["PrecomputedEmbeddings", "StoreResult", "main", "random_texts", "run"]
 
@@ -231,7 +231,7 @@ def run(
         queries: Searches per size (after 5 warm-up searches).
         batch_size: Puts per ``batch`` call.
         exact_dsn: Admin DSN of a Postgres without pgvector (``ours-exact``).
-        progress: Receives the :class:`~bench.progress.Progress` events.
+        progress: Receives the :class:`~langgraph_recall.bench.progress.Progress` events.
     """
     from langgraph.store.base import PutOp
 
@@ -322,8 +322,10 @@ def format_results(results: Sequence[StoreResult]) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """CLI entry point (``python -m bench.store``)."""
-    parser = argparse.ArgumentParser(prog="python -m bench.store", description=__doc__)
+    """CLI entry point (``python -m langgraph_recall.bench.store``)."""
+    parser = argparse.ArgumentParser(
+        prog="python -m langgraph_recall.bench.store", description=__doc__
+    )
     parser.add_argument("--sizes", default="10000,100000")
     parser.add_argument("--stores", default=",".join(DEFAULT_STORES))
     parser.add_argument("--queries", type=int, default=100)

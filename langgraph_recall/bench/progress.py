@@ -8,7 +8,7 @@ on a terminal and prints only finished stages elsewhere.
 
 Example:
     ```python
-    from bench.progress import Progress, ProgressBar
+    from langgraph_recall.bench.progress import Progress, ProgressBar
 
     with ProgressBar("demo") as bar:
         for i in range(3):

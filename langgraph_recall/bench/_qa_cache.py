@@ -10,7 +10,7 @@ Example:
     ```python
     import tempfile
     from pathlib import Path
-    from bench._qa_cache import QACache, cache_key
+    from langgraph_recall.bench._qa_cache import QACache, cache_key
 
     path = Path(tempfile.mkdtemp()) / "cache.jsonl"
     cache = QACache(path)

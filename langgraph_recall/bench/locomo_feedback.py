@@ -1,11 +1,12 @@
 """LoCoMo prototype: pseudo-relevance feedback and multi-query over the store's public API.
 
 Each conversation is ingested once through :func:`langgraph_recall.episodes.ingest_history`
-(the same episodic path and settings as ``bench.locomo``) into a ``PostgresMemoryStore``;
-every question is then ranked by several first-stage variants, all built from
-``store.search`` calls only:
+(the same episodic path and settings as ``langgraph_recall.bench.locomo``) into a
+``PostgresMemoryStore``; every question is then ranked by several first-stage variants, all built
+from ``store.search`` calls only:
 
-* ``base``: ``store.search(query)`` (what ``bench.locomo``'s ``ours-*`` rows measure);
+* ``base``: ``store.search(query)`` (what ``langgraph_recall.bench.locomo``'s ``ours-*`` rows
+  measure);
 * ``rocchio``: a second search whose query vector is the query's plus ``beta`` times the
   mean vector of the first search's top ``k`` results (the store's embedder is wrapped
   so one query text can carry a given vector; the lexical side keeps the question);
@@ -22,14 +23,14 @@ tuning pair only.
 
 Run::
 
-    python -m bench.locomo_feedback [--json out.json]
+    python -m langgraph_recall.bench.locomo_feedback [--json out.json]
 
-    python -m bench.locomo_feedback --second       # e5 fused with MiniLM (needs torch)
-    LOCOMO_FB_COMPOSE_PER_PART=1 python -m bench.locomo_feedback --second
+    python -m langgraph_recall.bench.locomo_feedback --second  # e5 fused with MiniLM (needs torch)
+    LOCOMO_FB_COMPOSE_PER_PART=1 python -m langgraph_recall.bench.locomo_feedback --second
 
 Measured (5 dev conversations, 760 questions, exact search on PG 15, episodes 2 before /
-2 after as in ``bench.locomo``; R@5 / R@10 overall, tuning (26, 30), held-out (41-43)).
-Target R@5 >= 72 and R@10 >= 80 on both: **not reached by any variant**; nothing adopted.
+2 after as in ``langgraph_recall.bench.locomo``; R@5 / R@10 overall, tuning (26, 30), held-out
+(41-43)). Target R@5 >= 72 and R@10 >= 80 on both: **not reached by any variant**; nothing adopted.
 
 ===============================================  =============  =============  =============
 variant                                          overall        tuning         held-out
@@ -91,8 +92,8 @@ from typing import Any
 import numpy as np
 from langchain_core.embeddings import Embeddings
 
-from bench._common import POSTGRES_URI, temp_database
-from bench.locomo import (
+from langgraph_recall.bench._common import POSTGRES_URI, temp_database
+from langgraph_recall.bench.locomo import (
     DEFAULT_DATA_DIR,
     INGEST_BATCH,
     TUNING_CONVERSATIONS,
@@ -710,7 +711,7 @@ def run(
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m bench.locomo_feedback")
+    parser = argparse.ArgumentParser(prog="python -m langgraph_recall.bench.locomo_feedback")
     parser.add_argument("--data", default=str(DEFAULT_DATA_DIR))
     parser.add_argument("--json", default=None)
     parser.add_argument("--limit-conversations", type=int, default=None)

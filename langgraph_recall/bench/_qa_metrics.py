@@ -16,7 +16,7 @@
 
 Example:
     ```python
-    from bench._qa_metrics import bleu1, f1_score, parse_judgement
+    from langgraph_recall.bench._qa_metrics import bleu1, f1_score, parse_judgement
 
     assert f1_score("The cat sat", "cat sat") == 1.0
     assert round(bleu1("cat", "the cat sat"), 3) == 0.368

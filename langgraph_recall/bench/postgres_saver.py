@@ -14,8 +14,8 @@ Each saver gets its own fresh temporary database, dropped at the end.
 
 Run::
 
-    python -m bench.postgres_saver                       # 30 threads, 300 invokes; 8 clients
-    python -m bench.postgres_saver --invokes 60 --client-invokes 10 --json out.json
+    python -m langgraph_recall.bench.postgres_saver  # 30 threads, 300 invokes; 8 clients
+    python -m langgraph_recall.bench.postgres_saver --invokes 60 --client-invokes 10 --json out.json
 """
 
 from __future__ import annotations
@@ -37,9 +37,9 @@ from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver as OfficialAsyn
 from psycopg.rows import dict_row
 from psycopg_pool import AsyncConnectionPool
 
-from bench._common import POSTGRES_URI, percentile, temp_database
-from bench.checkpointers import build_graph
-from bench.progress import OnProgress, Progress, ProgressBar, print_progress
+from langgraph_recall.bench._common import POSTGRES_URI, percentile, temp_database
+from langgraph_recall.bench.checkpointers import build_graph
+from langgraph_recall.bench.progress import OnProgress, Progress, ProgressBar, print_progress
 from langgraph_recall.checkpoint.postgres import AsyncPostgresSaver, PostgresSaver
 
 __all__ = [
@@ -255,7 +255,9 @@ def run(
 
     Example:
         ```python
-        comparison = run(invokes=60, client_invokes=10)
+        from langgraph_recall.bench.postgres_saver import run
+
+        comparison = run(uri=DB_URI, threads=2, invokes=4, clients=2, client_invokes=2, repeats=1)
         print(comparison.latency[0].ratio_to_official)
         ```
 
@@ -266,7 +268,7 @@ def run(
         clients: Concurrent async clients, and the pool size (b).
         client_invokes: Invokes per client (b).
         repeats: Throughput repeats; the best is kept (b).
-        progress: Receives the :class:`~bench.progress.Progress` events.
+        progress: Receives the :class:`~langgraph_recall.bench.progress.Progress` events.
     """
     progress(Progress(f"Postgres checkpointer benchmark on {uri.split('@')[-1]}"))
     latency = _latency(uri, threads, invokes, progress)
@@ -314,7 +316,7 @@ def format_report(comparison: SaverComparison) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Command line entry point (``python -m bench.postgres_saver``)."""
+    """Command line entry point (``python -m langgraph_recall.bench.postgres_saver``)."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
     parser.add_argument("--uri", default=POSTGRES_URI, help="admin DSN (temp DBs are created)")
     parser.add_argument("--threads", type=int, default=30)

@@ -15,8 +15,8 @@ For every conversation:
 3. **Full-context baseline.** The same model answers from the whole conversation (every
    session with its date) in its system prompt: no memory, no retrieval.
 4. **Judge.** A judge model labels every answer CORRECT/WRONG with the Mem0 paper's
-   protocol (:data:`bench._qa_metrics.JUDGE_PROMPT`); J is the percentage correct. Token
-   F1 and BLEU-1 against the gold answer are computed too.
+   protocol (:data:`langgraph_recall.bench._qa_metrics.JUDGE_PROMPT`); J is the percentage correct.
+   Token F1 and BLEU-1 against the gold answer are computed too.
 
 The report gives J / F1 / BLEU-1 overall and per category, tokens injected per answer,
 LLM calls and latency per ingested turn and per answer, for both methods.
@@ -37,18 +37,18 @@ Run::
 
     pip install langchain-openai
     export OPENAI_API_KEY=... LANGGRAPH_RECALL_MODEL=gpt-4o-mini
-    python -m bench.locomo_qa --limit-conversations 1 --limit-questions 50
-    python -m bench.locomo_qa --cache qa-cache.jsonl --json qa.json   # all, resumable
+    python -m langgraph_recall.bench.locomo_qa --limit-conversations 1 --limit-questions 50
+    python -m langgraph_recall.bench.locomo_qa --cache qa-cache.jsonl --json qa.json  # resumable
     langgraph-recall bench locomo-qa --limit-conversations 1
 
 Example:
-    ```python
-    from bench.locomo_qa import format_report, openai_model, run
+    Not executed (it needs data or a model)::
 
-    model, name = openai_model(None)  # OPENAI_API_KEY, OPENAI_BASE_URL, LANGGRAPH_RECALL_MODEL
-    report = run(model=model, model_name=name, limit_conversations=1, cache="qa.jsonl")
-    print(format_report(report))
-    ```
+        from langgraph_recall.bench.locomo_qa import format_report, openai_model, run
+
+        model, name = openai_model(None)  # OPENAI_API_KEY, OPENAI_BASE_URL, LANGGRAPH_RECALL_MODEL
+        report = run(model=model, model_name=name, limit_conversations=1, cache="qa.jsonl")
+        print(format_report(report))
 """
 
 from __future__ import annotations
@@ -72,10 +72,10 @@ from langchain_core.embeddings import Embeddings
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
-from bench import locomo
-from bench._common import percentile
-from bench._qa_cache import QACache, cache_key, text_hash
-from bench._qa_data import (
+from langgraph_recall.bench import locomo
+from langgraph_recall.bench._common import percentile
+from langgraph_recall.bench._qa_cache import QACache, cache_key, text_hash
+from langgraph_recall.bench._qa_data import (
     CATEGORIES,
     QAConversation,
     QAQuestion,
@@ -86,7 +86,7 @@ from bench._qa_data import (
     transcript,
     turn_groups,
 )
-from bench._qa_metrics import (
+from langgraph_recall.bench._qa_metrics import (
     JUDGE_PROMPT,
     aggregate,
     bleu1,
@@ -94,7 +94,7 @@ from bench._qa_metrics import (
     judge_prompt,
     parse_judgement,
 )
-from bench._qa_report import (
+from langgraph_recall.bench._qa_report import (
     COST_HEADER,
     SCORE_HEADER,
     AnswerRecord,
@@ -104,7 +104,7 @@ from bench._qa_report import (
     format_report,
     score_rows,
 )
-from bench.progress import OnProgress, Progress, ProgressBar, print_progress
+from langgraph_recall.bench.progress import OnProgress, Progress, ProgressBar, print_progress
 
 __all__ = [
     "ANSWER_PROMPT",
@@ -452,7 +452,7 @@ def run(
             of :data:`CONVERSATION_EXTRACTION_PROMPT`.
         workers: Questions answered and judged at once (threads; ingest is sequential,
             in turn order, as consolidation needs).
-        progress: Receives the :class:`~bench.progress.Progress` events.
+        progress: Receives the :class:`~langgraph_recall.bench.progress.Progress` events.
     """
     from langgraph_recall.nodes import RespondNode, RetrieveNode
     from langgraph_recall.prompts import DEFAULT_EXTRACTION_PROMPT
@@ -624,7 +624,8 @@ def openai_model(name: str | None, *, env: Any = None) -> tuple[BaseChatModel, s
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """The options of ``python -m bench.locomo_qa`` (shared with ``langgraph-recall bench``)."""
+    """The options of ``python -m langgraph_recall.bench.locomo_qa`` (shared with
+    ``langgraph-recall bench``)."""
     parser.add_argument("--data", type=Path, default=locomo.DEFAULT_DATA_DIR)
     parser.add_argument(
         "--model", default=None, help="answer/extraction model (default $LANGGRAPH_RECALL_MODEL)"
@@ -710,8 +711,10 @@ def split_methods(text: str) -> list[str]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """CLI entry point (``python -m bench.locomo_qa``)."""
-    parser = argparse.ArgumentParser(prog="python -m bench.locomo_qa", description=__doc__)
+    """CLI entry point (``python -m langgraph_recall.bench.locomo_qa``)."""
+    parser = argparse.ArgumentParser(
+        prog="python -m langgraph_recall.bench.locomo_qa", description=__doc__
+    )
     add_arguments(parser)
     args = parser.parse_args(argv)
     try:

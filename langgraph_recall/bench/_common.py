@@ -2,7 +2,7 @@
 
 Example:
     ```python
-    from bench._common import format_table
+    from langgraph_recall.bench._common import format_table
 
     print(format_table(["name", "ms"], [["a", "1.0"]]))
     ```
