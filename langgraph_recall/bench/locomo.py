@@ -96,7 +96,7 @@ __all__ = [
 DEFAULT_DATA_DIR = Path(
     os.environ.get(
         "LANGGRAPH_RECALL_LOCOMO_DIR",
-        Path(__file__).resolve().parents[2] / "shared" / "data" / "locomo-dev",
+        Path(__file__).resolve().parents[3] / "shared" / "data" / "locomo-dev",
     )
 )
 CATEGORIES = (1, 2, 3, 4)

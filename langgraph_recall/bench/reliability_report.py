@@ -37,7 +37,7 @@ from langgraph_recall.bench.progress import Progress, print_progress
 
 __all__ = ["collect", "main", "summarise"]
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]  # the source checkout (its tests/ directory)
 
 
 def collect(pytest_args: list[str]) -> tuple[dict[str, Any], dict[str, Any]]:
