@@ -255,6 +255,9 @@ def _trim_program(thread_id: str, keep: int, only: str | None = None) -> Program
         yield Stmt(_sql.SET_PARENT_NULL, (thread_id, ns, ids))
     for (ns, channel), versions in plan.garbage_blobs.items():
         yield Stmt(_sql.DELETE_BLOBS_OF_CHANNEL, (thread_id, ns, channel, versions))
+    if plan.delete:  # a late put onto a deleted checkpoint is refused from now on
+        newest = max(max(ids) for ids in plan.delete.values())
+        yield Stmt(_sql.MARK_PRUNED, (thread_id, newest))
     return plan.deleted_count
 
 

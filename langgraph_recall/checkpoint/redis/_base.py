@@ -100,18 +100,18 @@ class WriteContext:
     reused: tuple[str, ...] = ()
 
     def refusal(self, reply: str) -> LangGraphRecallError | None:
-        """The error for a guard's error reply (text after the marker), if it is one.
+        """The error for a guard's error reply (``LGM_BUSY`` / ``LGM_STALE``), if it is one.
 
         Example:
             ```python
             from langgraph_recall.checkpoint.redis._base import WriteContext
 
-            context = WriteContext("t", "put", checkpoint_id="c2", reused=("a", "b"))
-            err = context.refusal("LGM_INTEGRITY blobs 2")
-            assert err is not None and "'b'" in str(err) and "'a'" not in str(err)
+            context = WriteContext("t", "put")
+            assert "with_thread_lease" in str(context.refusal("LGM_BUSY"))
+            assert context.refusal("OOM command not allowed") is None
             ```
         """
-        for mark in (STALE_ERROR_MARK, BUSY_ERROR_MARK, INTEGRITY_ERROR_MARK):
+        for mark in (STALE_ERROR_MARK, BUSY_ERROR_MARK):
             if mark in reply:
                 words = reply.split(mark, 1)[1].split(" script:")[0].split()
                 break
@@ -119,26 +119,39 @@ class WriteContext:
             return None
         if mark == BUSY_ERROR_MARK:
             return _guard.busy_error(self.thread_id, self.operation)
-        if mark == STALE_ERROR_MARK:
-            current, token = [*words, "?", "?"][:2]
-            return _guard.stale_error(self.thread_id, token, current)
-        if words and words[0] == "parent":
-            return _guard.missing_parent_error(
+        current, token = [*words, "?", "?"][:2]
+        return _guard.stale_error(self.thread_id, token, current)
+
+    def missing_blobs(self, reply: Any) -> list[str]:
+        """The reused channels ``PUT``'s status reply says have no stored blob (``[]``
+        when the put was stored); raises the parent refusal.
+
+        The status is a reply (a list), never error text, so redis-py's wording of
+        pipeline errors (which differs between versions) plays no part.
+
+        Raises:
+            CheckpointIntegrityError: The put continues a history retention deleted.
+
+        Example:
+            ```python
+            from langgraph_recall.checkpoint.redis._base import WriteContext
+
+            context = WriteContext("t", "put", checkpoint_id="c2", reused=("a", "b"))
+            assert context.missing_blobs(1) == []
+            assert context.missing_blobs([b"LGM_INTEGRITY", b"blobs", 2]) == ["b"]
+            ```
+        """
+        if not isinstance(reply, list) or not reply or _text(reply[0]) != INTEGRITY_ERROR_MARK:
+            return []
+        if _text(reply[1]) == "parent":
+            raise _guard.missing_parent_error(
                 self.thread_id,
                 self.checkpoint_ns,
                 self.checkpoint_id,
                 self.parent_id,
-                _guard.REDIS_HINT,
+                _guard.RETENTION_HINT,
             )
-        gone = [self.reused[int(i) - 1] for i in words[1:] if 0 < int(i) <= len(self.reused)]
-        return _guard.missing_blobs_error(
-            self.thread_id,
-            self.checkpoint_ns,
-            self.checkpoint_id,
-            gone,
-            _guard.REDIS_HINT,
-            reading=False,
-        )
+        return [self.reused[int(i) - 1] for i in reply[2:]]
 
 
 @dataclass(frozen=True)
@@ -535,6 +548,27 @@ class BaseRedisSaver(BaseCheckpointSaver[str]):
         }
         return commands, next_config
 
+    def _put_plan(
+        self,
+        config: RunnableConfig,
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
+    ) -> Plan[RunnableConfig]:
+        """``put`` as a plan: one script call; if a value it reuses has no stored blob
+        (never written, or expired meanwhile) nothing was written, and it is stored again
+        with those values written from the checkpoint: a checkpoint is stored whole."""
+        commands, next_config = self._put_commands(config, checkpoint, metadata, new_versions)
+        missing = _put_status(commands, (yield commands))
+        if missing:
+            versions = checkpoint["channel_versions"]
+            widened = {**new_versions, **{channel: versions[channel] for channel in missing}}
+            commands, _ = self._put_commands(config, checkpoint, metadata, widened)
+            if _put_status(commands, (yield commands)):  # it reuses nothing now
+                raise AssertionError("a put that reuses nothing reported a missing blob")
+        self._after_put(config)
+        return next_config
+
     def _after_put(self, config: RunnableConfig) -> None:
         """Record that the thread's slot is listed (the put's commands succeeded)."""
         self._slot_listed(self._thread_keys(self._thread_id(config)))
@@ -773,7 +807,11 @@ class BaseRedisSaver(BaseCheckpointSaver[str]):
                 busy.append(str(thread_id))
                 continue
             drops = keep_latest_drops(
-                {_text(k): _codec.decode_refs(v)[0] for k, v in _field_pairs(refs)},
+                {
+                    _text(k): _codec.decode_refs(v)[0]
+                    for k, v in _field_pairs(refs)
+                    if _text(k) != _keys.PRUNED_FIELD
+                },
                 {_text(k): v for k, v in _field_pairs(records)},
                 self.serde,
                 keep,
@@ -851,6 +889,13 @@ class BaseRedisSaver(BaseCheckpointSaver[str]):
                 f"this langgraph-recall (v{_keys.SCHEMA_VERSION}); upgrade the package"
             )
         return [Command.call("SET", _keys.schema_key(self.prefix), _keys.SCHEMA_VERSION)]
+
+
+def _put_status(commands: Sequence[Command], replies: Sequence[Any]) -> list[str]:
+    """The reused channels a ``put``'s script reply says are missing (its last command)."""
+    context = commands[-1].context
+    assert context is not None, "the PUT command carries its write context"
+    return context.missing_blobs(replies[-1])
 
 
 def _field_pairs(reply: Any) -> list[tuple[Any, Any]]:

@@ -263,11 +263,9 @@ class AsyncRedisSaver(LoopBridgedSyncMethods, BaseRedisSaver):
         metadata: CheckpointMetadata,
         new_versions: ChannelVersions,
     ) -> RunnableConfig:
-        """Store a checkpoint atomically (blobs only for ``new_versions``)."""
-        commands, next_config = self._put_commands(config, checkpoint, metadata, new_versions)
-        await self._execute(commands)
-        self._after_put(config)
-        return next_config
+        """Store a checkpoint atomically (blobs only for ``new_versions``, and for reused
+        values that have no stored blob)."""
+        return await self._run(self._put_plan(config, checkpoint, metadata, new_versions))
 
     async def aput_writes(
         self,

@@ -234,11 +234,9 @@ class RedisSaver(ThreadedAsyncMethods, BaseRedisSaver):
         metadata: CheckpointMetadata,
         new_versions: ChannelVersions,
     ) -> RunnableConfig:
-        """Store a checkpoint atomically (blobs only for ``new_versions``)."""
-        commands, next_config = self._put_commands(config, checkpoint, metadata, new_versions)
-        self._execute(commands)
-        self._after_put(config)
-        return next_config
+        """Store a checkpoint atomically (blobs only for ``new_versions``, and for reused
+        values that have no stored blob)."""
+        return self._run(self._put_plan(config, checkpoint, metadata, new_versions))
 
     def put_writes(
         self,

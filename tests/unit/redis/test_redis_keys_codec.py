@@ -244,12 +244,17 @@ def test_error_translation() -> None:
         raise redis_errors.ResponseError("LGM_STALE 3 2")
     refusals = {
         "LGM_BUSY script: abc, on @user_script:1.": (ThreadBusyError, r"'t1'.*with_thread_lease"),
-        "LGM_INTEGRITY parent": (CheckpointIntegrityError, r"parent checkpoint 'c1'"),
-        "LGM_INTEGRITY blobs 2": (CheckpointIntegrityError, r"channel\(s\) 'b', which"),
     }
     for reply, (error, pattern) in refusals.items():
         with pytest.raises(error, match=pattern), translate_errors("h:1", context):
             raise redis_errors.ResponseError(reply)
+    # the integrity rules answer with a status reply, never error text (bytes or str:
+    # a client made with decode_responses=True gets str)
+    for mark, rule in ((b"LGM_INTEGRITY", b"parent"), ("LGM_INTEGRITY", "parent")):
+        with pytest.raises(CheckpointIntegrityError, match=r"parent checkpoint 'c1' was deleted"):
+            context.missing_blobs([mark, rule])
+    assert context.missing_blobs([b"LGM_INTEGRITY", b"blobs", 2]) == ["b"]
+    assert context.missing_blobs(1) == []
     with pytest.raises(ConfigurationError, match="prefix="), translate_errors("h:1"):
         raise redis_errors.ResponseError("WRONGTYPE Operation against a key")
     with pytest.raises(BackendUnavailableError, match="maxmemory"), translate_errors("h:1"):
