@@ -261,9 +261,12 @@ def _trim_program(thread_id: str, keep: int, only: str | None = None) -> Program
     return plan.deleted_count
 
 
-def check_prune_args(thread_ids: Sequence[str], strategy: str, keep_last: int) -> list[str]:
-    """Validate ``prune`` arguments and return the thread ids as strings (the rule every
-    saver applies: :func:`~langgraph_recall.checkpoint._config.checked_prune`)."""
+def check_prune_args(
+    thread_ids: Sequence[str], strategy: str, keep_last: int | None
+) -> tuple[list[str], int]:
+    """Validate ``prune`` arguments: the thread ids as strings and the checkpoints kept per
+    namespace, ``0`` = delete (the rule every saver applies:
+    :func:`~langgraph_recall.checkpoint._config.checked_prune`)."""
     return _config.checked_prune(thread_ids, strategy, keep_last)
 
 

@@ -303,22 +303,24 @@ class PostgresSaver(_SaverBase):
         thread_ids: Sequence[str],
         *,
         strategy: str = "keep_latest",
-        keep_last: int = 1,
+        keep_last: int | None = None,
     ) -> None:
-        """Prune threads: ``"keep_latest"``, ``"keep_last"`` (newest ``keep_last``) or ``"delete"``.
+        """Prune threads: keep the newest checkpoint of each namespace (``"keep_latest"``),
+        the newest ``keep_last`` of each (``keep_last=N``, whatever the strategy, as on
+        the official Redis saver), or nothing (``"delete"``, or ``keep_last=0``: the
+        threads are deleted).
 
         Keeping is per namespace and ``DeltaChannel``-safe: ancestors (with their writes)
         back to the nearest stored snapshot of each delta channel are kept too, and only
         blobs no kept checkpoint references are deleted. Each thread is pruned in its own
-        REPEATABLE READ transaction. ``"delete"`` also advances the fencing tokens.
+        REPEATABLE READ transaction. Deleting also advances the fencing tokens.
         """
-        ids = _retention.check_prune_args(thread_ids, strategy, keep_last)
+        ids, keep = _retention.check_prune_args(thread_ids, strategy, keep_last)
         if not ids:
             return
-        if strategy == "delete":
+        if keep == 0:
             self._connector.run(_common.delete_threads_program(ids))
             return
-        keep = 1 if strategy == "keep_latest" else keep_last
         busy = []
         for thread_id in ids:
             program = _retention.keep_last_program(thread_id, keep)

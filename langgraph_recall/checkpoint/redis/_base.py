@@ -34,6 +34,7 @@ from langgraph.checkpoint.base import (
 )
 from langgraph.checkpoint.serde.base import SerializerProtocol
 from redis import exceptions as redis_errors
+from redis.client import NEVER_DECODE
 from redis.cluster import RedisCluster
 
 from langgraph_recall.checkpoint import _config, _guard
@@ -398,7 +399,7 @@ class BaseRedisSaver(BaseCheckpointSaver[str]):
 
     Args:
         client: A redis-py client (``redis.Redis``, ``redis.cluster.RedisCluster`` or their
-            ``redis.asyncio`` twins) created with ``decode_responses=False``.
+            ``redis.asyncio`` twins), with ``decode_responses`` either way.
         prefix: Prefix of every key (default ``"lgm"``); one prefix = one independent store.
         ttl: ``{"default_ttl": minutes, "refresh_on_read": bool}``; applies to every key of
             a thread, restarted by each write (and read, if ``refresh_on_read``).
@@ -417,11 +418,13 @@ class BaseRedisSaver(BaseCheckpointSaver[str]):
         serde: SerializerProtocol | None = None,
     ) -> None:
         super().__init__(serde=serde)
-        if _decodes_responses(client):
-            raise ConfigurationError(
-                "the Redis client must be created with decode_responses=False "
-                "(checkpoints are binary)"
-            )
+        # Checkpoints are binary: with a client that decodes replies (decode_responses=True,
+        # as the official saver allows), every command of ours asks redis-py to leave its
+        # reply undecoded (the option redis-py's own DUMP uses), so both kinds of client
+        # read and write the same keys.
+        self.command_options: dict[str, Any] = (
+            {NEVER_DECODE: True} if _decodes_responses(client) else {}
+        )
         if keep_last is not None:
             _config.checked_keep_last(keep_last)
         self._client = client
@@ -788,13 +791,12 @@ class BaseRedisSaver(BaseCheckpointSaver[str]):
         ]
 
     def _prune_plan(
-        self, thread_ids: Sequence[str], strategy: str, keep_last: int = 1
+        self, thread_ids: Sequence[str], strategy: str, keep_last: int | None = None
     ) -> Plan[None]:
-        ids = _config.checked_prune(thread_ids, strategy, keep_last)
-        keep = 1 if strategy == "keep_latest" else keep_last
+        ids, keep = _config.checked_prune(thread_ids, strategy, keep_last)
         busy: list[str] = []
         for thread_id in ids:
-            if strategy == "delete":
+            if keep == 0:
                 yield self._delete_thread_commands(thread_id)
                 continue
             keys = self._thread_keys(thread_id)
