@@ -363,7 +363,7 @@ def put_program(
     checkpoint: Checkpoint,
     metadata: CheckpointMetadata,
     new_versions: ChannelVersions,
-) -> tuple[Program[None], RunnableConfig]:
+) -> tuple[Program[list[str]], RunnableConfig]:
     """Serialise a checkpoint and return the program that stores it atomically.
 
     Primitive channel values stay inline in ``checkpoints.checkpoint`` (as the official
@@ -374,10 +374,10 @@ def put_program(
     put with more blobs than one statement holds runs the guard, the blob chunks and the
     row in one transaction.
 
-    A checkpoint is stored whole: when a value it reuses (a channel not in
-    ``new_versions``) has no stored blob -- never written, or deleted meanwhile -- the
-    guard writes nothing and says which; the program then stores the put again with
-    those values written from the checkpoint (one more statement, only then).
+    The program returns the reused channels (not in ``new_versions``) whose value has no
+    stored blob -- never written, or deleted meanwhile --, having written nothing; ``[]``
+    once stored. The saver then runs the put again with :func:`widened_versions`, so the
+    checkpoint is stored whole.
     """
     config = _config.normalized_config(config)
     configurable = config["configurable"]
@@ -385,17 +385,14 @@ def put_program(
     checkpoint_ns = configurable.get("checkpoint_ns", "")
     token = fence_token(config)
     checked = _config.checked_put(config, checkpoint, metadata, new_versions)
+    write, blob_params, row = _put_parts(
+        serde, thread_id, checkpoint_ns, token, configurable, checkpoint, checked, new_versions
+    )
+    blobs = (len(blob_params) - 2) // 4
+    limit = _sql.MAX_ROWS_PER_STATEMENT
 
-    def attempt(versions_written: ChannelVersions) -> Program[list[str]]:
-        """Store the put writing the blobs of ``versions_written``; the reused channels
-        whose blob is missing (nothing written then), or ``[]`` once stored."""
-        write, blob_params, row = _put_parts(
-            serde, thread_id, checkpoint_ns, token, configurable, checkpoint, checked,
-            versions_written,
-        )  # fmt: skip
-        blobs = (len(blob_params) - 2) // 4
+    def program() -> Program[list[str]]:
         reused = len(write.reused)
-        limit = _sql.MAX_ROWS_PER_STATEMENT
         if blobs <= limit:
             sql = _sql.put_checkpoint(blobs, reused=reused)
             params = (*(blob_params if blobs else ()), *row)
@@ -411,22 +408,40 @@ def put_program(
         yield Stmt(_sql.put_checkpoint(0, guarded=False), (thread_id, *row))
         return []
 
-    def program() -> Program[None]:
-        missing = yield from attempt(new_versions)
-        if missing:
-            versions = checkpoint["channel_versions"]
-            widened = {**new_versions, **{channel: versions[channel] for channel in missing}}
-            if (yield from attempt(widened)):  # nothing is reused now: cannot be missing
-                raise AssertionError("a put that reuses nothing reported a missing blob")
+    return program(), put_config(config, checkpoint)
 
-    next_config: RunnableConfig = {
+
+def put_config(config: RunnableConfig, checkpoint: Checkpoint) -> RunnableConfig:
+    """What ``put`` returns: the stored checkpoint's thread, namespace and id."""
+    configurable = _config.normalized_config(config)["configurable"]
+    return {
         "configurable": {
-            "thread_id": thread_id,
-            "checkpoint_ns": checkpoint_ns,
+            "thread_id": configurable["thread_id"],
+            "checkpoint_ns": configurable.get("checkpoint_ns", ""),
             "checkpoint_id": checkpoint["id"],
         }
     }
-    return program(), next_config
+
+
+def widened_versions(
+    checkpoint: Checkpoint, new_versions: ChannelVersions, missing: Sequence[str]
+) -> ChannelVersions:
+    """``new_versions`` plus the ``missing`` reused channels at their versions: the put
+    that stores their values from the checkpoint (it reuses none of them).
+
+    Example:
+        ```python
+        from langgraph.checkpoint.base import empty_checkpoint
+
+        from langgraph_recall.checkpoint.postgres._common import widened_versions
+
+        checkpoint = empty_checkpoint()
+        checkpoint["channel_versions"] = {"a": "1", "b": "2"}
+        assert widened_versions(checkpoint, {"a": "1"}, ["b"]) == {"a": "1", "b": "2"}
+        ```
+    """
+    versions = checkpoint["channel_versions"]
+    return {**new_versions, **{channel: versions[channel] for channel in missing}}
 
 
 def _put_parts(

@@ -219,20 +219,24 @@ def keep_last_program(thread_id: str, keep: int) -> Program[int | None]:
 
 
 def put_keeping_last(
-    put: Program[None], thread_id: str, checkpoint_ns: str, keep: int
-) -> Program[None]:
+    put: Program[list[str]], thread_id: str, checkpoint_ns: str, keep: int
+) -> Program[list[str]]:
     """``put`` followed, in its transaction, by trimming the namespace written to its
     newest ``keep`` checkpoints (``keep_last=``; DeltaChannel-safe like ``prune``).
 
     The thread's exclusive lock is taken first (the put's write guard then runs under it),
     so a concurrent write or prune of the thread waits instead of seeing half a trim; the
     lease rule is the put's own. A namespace at most ``keep`` long costs one ``count``.
+    Returns what the put returns (the reused channels with no stored blob, or ``[]``).
     """
     yield Stmt(_sql.LOCK_THREADS, ([thread_id],))
-    yield from put
+    missing = yield from put
+    if missing:  # nothing written: the saver puts again with those values
+        return missing
     (row,) = yield Stmt(_sql.COUNT_CHECKPOINTS, (thread_id, checkpoint_ns), fetch=True)
     if int(row["n"]) > keep:
         yield from _trim_program(thread_id, keep, only=checkpoint_ns)
+    return []
 
 
 def _trim_program(thread_id: str, keep: int, only: str | None = None) -> Program[int]:

@@ -295,6 +295,22 @@ class AsyncPostgresSaver(_SaverBase):
             StaleWriteError: The config's fencing token is no longer the thread's current
                 one; nothing was written.
         """
+        missing = await self._put_once(config, checkpoint, metadata, new_versions)
+        if missing:  # reused values with no stored blob: store them from the checkpoint
+            widened = _common.widened_versions(checkpoint, new_versions, missing)
+            if await self._put_once(config, checkpoint, metadata, widened):
+                raise AssertionError("a put that reuses nothing reported a missing blob")
+        return _common.put_config(config, checkpoint)
+
+    async def _put_once(
+        self,
+        config: RunnableConfig,
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
+    ) -> Sequence[str]:
+        """One attempt of :meth:`aput`: the reused channels whose blob is missing (then
+        nothing was written), or ``[]`` once stored."""
         program, next_config = _common.put_program(
             self.serde, config, checkpoint, metadata, new_versions
         )
@@ -303,8 +319,7 @@ class AsyncPostgresSaver(_SaverBase):
             program = _retention.put_keeping_last(
                 program, written["thread_id"], written["checkpoint_ns"], self.keep_last
             )
-        await self._connector.run(program)
-        return next_config
+        return await self._connector.run(program)
 
     async def aput_writes(
         self,

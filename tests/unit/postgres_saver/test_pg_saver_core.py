@@ -252,23 +252,22 @@ def test_a_refused_put_raises_the_guards_error(
 
 def test_a_checkpoint_is_stored_whole_when_a_reused_value_has_no_blob() -> None:
     """Official semantics: a put naming a value it does not rewrite (not in new_versions)
-    whose blob was never written is stored, not refused -- with that value written from
-    the checkpoint, so the checkpoint reads back whole."""
+    whose blob was never written is stored, not refused: the program reports the missing
+    channel (nothing written), and the put widened to it writes the value too."""
     serde = JsonPlusSerializer()
     checkpoint = empty_checkpoint()
-    checkpoint["channel_values"] = {"kept": [1], "new": [2]}
+    checkpoint["channel_values"] = {"kept": b"raw", "new": b"\x00"}  # bytes: blobs
     checkpoint["channel_versions"] = {"kept": "1", "new": "2"}
     config = {"configurable": {"thread_id": "t", "checkpoint_id": "never-written"}}
     program, _ = _common.put_program(serde, config, checkpoint, {}, {"new": "2"})
-    verdicts = iter([[{"refusal": ["blobs", "kept"]}], [{"refusal": None}]])
-    seen = [next(program)]
-    with pytest.raises(StopIteration):
-        while True:
-            seen.append(program.send(next(verdicts)))
-    first, second = seen
-    assert first.sql == _sql.put_checkpoint(1, reused=1)  # writes "new", checks "kept"
-    assert second.sql == _sql.put_checkpoint(2, reused=0)  # writes both, reuses nothing
-    assert "kept" in second.params and "never-written" in second.params
+    seen, missing = drive(program, {"_guard(": [{"refusal": ["blobs", "kept"]}]})
+    assert [s.sql for s in seen] == [_sql.put_checkpoint(1, reused=1)] and missing == ["kept"]
+    widened = _common.widened_versions(checkpoint, {"new": "2"}, missing)
+    assert widened == {"new": "2", "kept": "1"}
+    program, _ = _common.put_program(serde, config, checkpoint, {}, widened)
+    seen, missing = drive(program, {"_guard(": [{"refusal": None}]})
+    assert [s.sql for s in seen] == [_sql.put_checkpoint(2, reused=0)] and missing == []
+    assert "kept" in seen[0].params and "never-written" in seen[0].params
 
 
 def test_put_with_more_blobs_than_one_statement_takes_chunks_in_a_transaction(
@@ -404,7 +403,13 @@ def test_retention_and_prune_arguments() -> None:
         _retention.check_prune_args("thread", "keep_latest", 1)
     with pytest.raises(ValueError, match="unknown prune strategy"):
         _retention.check_prune_args(["t"], "keep_first", 1)
-    assert _retention.check_prune_args([1, "b"], "delete", 1) == ["1", "b"]  # type: ignore[list-item]
+    ids = [1, "b"]
+    assert _retention.check_prune_args(ids, "delete", None) == (["1", "b"], 0)  # type: ignore[arg-type]
+    assert _retention.check_prune_args(["t"], "delete", 2) == (["t"], 2)  # keep_last wins
+    assert _retention.check_prune_args(["t"], "keep_latest", 0) == (["t"], 0)
+    for bad in (-1, True, 2.5):
+        with pytest.raises(ConfigurationError, match=">= 0"):
+            _retention.check_prune_args(["t"], "keep_latest", bad)  # type: ignore[arg-type]
 
 
 def test_subgraph_call_namespaces_go_with_their_dropped_root_checkpoint() -> None:
