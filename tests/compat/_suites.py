@@ -17,6 +17,7 @@ import contextlib
 import hashlib
 import importlib.util
 import os
+import shutil
 import subprocess
 import sys
 import tarfile
@@ -26,10 +27,23 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["CACHE_ENV", "LOCK_FILE", "Suite", "cache_dir", "fetch", "load_suite", "read_lock"]
+__all__ = [
+    "CACHE_ENV",
+    "CHECKPOINTER_LOCK_FILE",
+    "DESELECT_FILE",
+    "LOCK_FILE",
+    "Suite",
+    "cache_dir",
+    "fetch",
+    "load_suite",
+    "read_deselect",
+    "read_lock",
+]
 
 HERE = Path(__file__).resolve().parent
 LOCK_FILE = HERE / "langgraph_suites.lock"
+CHECKPOINTER_LOCK_FILE = HERE / "checkpointer_suites.lock"
+DESELECT_FILE = HERE / "checkpointer_suites.deselect"
 CACHE_ENV = "LANGGRAPH_RECALL_COMPAT_CACHE"
 HELPER = "tests/embed_test_utils.py"
 
@@ -63,6 +77,20 @@ def read_lock(path: Path = LOCK_FILE) -> list[Suite]:
         package, version, sha256, *files = line.split()
         suites.append(Suite(package, version, sha256, tuple(files)))
     return suites
+
+
+def read_deselect(path: Path = DESELECT_FILE) -> dict[str, dict[str, str]]:
+    """``suite/file -> {test name: reason}`` from a deselect file: one test a line,
+    ``suite/file::test_name  reason`` (the reason is what ``docs/`` explains)."""
+    listed: dict[str, dict[str, str]] = {}
+    for line in path.read_text().splitlines():
+        line = line.strip()
+        if not line or line.startswith("#"):
+            continue
+        where, reason = line.split(None, 1)
+        suite_file, test = where.split("::", 1)
+        listed.setdefault(suite_file, {})[test] = reason.strip()
+    return listed
 
 
 def cache_dir() -> Path:
@@ -120,9 +148,12 @@ def fetch(suite: Suite, root: Path | None = None) -> Path:
         staging.rename(partial)
         try:
             partial.rename(target)
-        except OSError:  # another session extracted it meanwhile
-            if not all((target / name).is_file() for name in wanted):
-                raise
+        except OSError:  # already there (another lock's files, or another session's)
+            for name in wanted:  # add what is missing, one atomic rename per file
+                if not (target / name).is_file():
+                    (target / name).parent.mkdir(parents=True, exist_ok=True)
+                    (partial / name).rename(target / name)
+            shutil.rmtree(partial, ignore_errors=True)
     return target
 
 
@@ -185,3 +216,5 @@ def load_suite(
 if __name__ == "__main__":  # scripts/test.sh: fetch before the test run, failing loudly
     for pinned in read_lock():
         print(f"==> LangGraph store suite {pinned.package}=={pinned.version}: {fetch(pinned)}")
+    for pinned in read_lock(CHECKPOINTER_LOCK_FILE):
+        print(f"==> checkpointer suite {pinned.package}=={pinned.version}: {fetch(pinned)}")

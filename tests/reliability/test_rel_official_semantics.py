@@ -413,3 +413,20 @@ def test_one_timeout_bounds_a_sync_call_whose_event_loop_is_stalled(
         thread.join(10)
         loop.close()
     assert not thread.is_alive()
+
+
+@pytest.mark.postgres
+def test_a_stored_checkpoint_without_channel_values_reads_as_empty(postgres_dsn: str) -> None:
+    """What the official suite checks by patching its saver's private loader: a row whose
+    checkpoint has no ``channel_values`` key (written by older code) reads back with
+    ``channel_values == {}`` instead of raising."""
+    import psycopg
+
+    with opened(Target("postgres", dsn=postgres_dsn), "sync") as calls:
+        checkpoint = empty_checkpoint()
+        stored = calls.put(config("old"), checkpoint, {}, {})
+        with psycopg.connect(postgres_dsn, autocommit=True) as conn:
+            conn.execute("UPDATE checkpoints SET checkpoint = checkpoint - 'channel_values'")
+        got = calls.get_tuple(stored)
+        assert got is not None and got.checkpoint["channel_values"] == {}
+        assert [t.checkpoint["channel_values"] for t in calls.list(config("old"))] == [{}]
