@@ -51,6 +51,7 @@ __all__ = [
     "missing_parent_error",
     "reused_channels",
     "stale_error",
+    "written_versions",
 ]
 
 REDIS_HINT = (
@@ -96,6 +97,27 @@ def reused_channels(checkpoint: Mapping[str, Any], new_versions: Mapping[str, An
         for channel in checkpoint["channel_versions"]
         if channel in values and channel not in new_versions
     ]
+
+
+def written_versions(
+    checkpoint: Mapping[str, Any], new_versions: Mapping[str, Any]
+) -> dict[str, Any]:
+    """The ``channel -> version`` whose values a ``put`` writes: the channels of
+    ``new_versions``, each at the version the checkpoint itself names for it (when it
+    names one), so the checkpoint always finds the value it was written with -- a
+    ``new_versions`` entry that disagrees with ``channel_versions`` would otherwise store
+    the value where no read of this checkpoint looks.
+
+    Example:
+        ```python
+        from langgraph_recall.checkpoint._guard import written_versions
+
+        cp = {"channel_values": {"m": [1]}, "channel_versions": {"m": "1"}}
+        assert written_versions(cp, {"m": "2", "other": "5"}) == {"m": "1", "other": "5"}
+        ```
+    """
+    versions = checkpoint.get("channel_versions") or {}
+    return {channel: versions.get(channel, version) for channel, version in new_versions.items()}
 
 
 def busy_error(thread_id: str | Sequence[str], operation: str) -> ThreadBusyError:

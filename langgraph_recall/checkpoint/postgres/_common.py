@@ -385,6 +385,7 @@ def put_program(
     checkpoint_ns = configurable.get("checkpoint_ns", "")
     token = fence_token(config)
     checked = _config.checked_put(config, checkpoint, metadata, new_versions)
+    new_versions = _guard.written_versions(checkpoint, new_versions)
     write, blob_params, row = _put_parts(
         serde, thread_id, checkpoint_ns, token, configurable, checkpoint, checked, new_versions
     )

@@ -319,10 +319,29 @@ def translate_errors(where: str, context: WriteContext | None = None) -> Iterato
             "the client's socket_timeout, 5 s by default); the next call tries again."
         ) from exc
     except redis_errors.ConnectionError as exc:
+        if _pool_exhausted(exc):  # redis-py's own pool, not the server
+            raise BackendUnavailableError(
+                f"Redis at {where} was not asked: the client's connection pool had no free "
+                "connection (more calls at once than its max_connections; redis-py 8's "
+                "asyncio pool holds 100). Pass a client with a larger pool or a "
+                "redis.asyncio.BlockingConnectionPool (calls then wait for a connection)."
+            ) from exc
         raise BackendUnavailableError(
             f"Redis at {where} is unreachable: {exc}. Check that the server is running and "
             "that the URL's host and port are right."
         ) from exc
+
+
+_MAX_CONNECTIONS_ERROR = getattr(redis_errors, "MaxConnectionsError", None)
+
+
+def _pool_exhausted(exc: Exception) -> bool:
+    """Whether redis-py's non-blocking pool had no free connection: its
+    ``MaxConnectionsError`` (redis-py >= 6), or on older versions the one
+    ``ConnectionError`` it raises with exactly this text."""
+    if isinstance(_MAX_CONNECTIONS_ERROR, type) and isinstance(exc, _MAX_CONNECTIONS_ERROR):
+        return True
+    return type(exc) is redis_errors.ConnectionError and str(exc) == "Too many connections"
 
 
 _SERVER_STATES = {
@@ -510,6 +529,7 @@ class BaseRedisSaver(BaseCheckpointSaver[str]):
         checkpoint_ns = conf.get("checkpoint_ns", "") or ""
         fence = self._fence(config)
         checked = _config.checked_put(config, checkpoint, metadata, new_versions)
+        new_versions = _guard.written_versions(checkpoint, new_versions)
         parent_id = conf.get("checkpoint_id") or ""
         args = _codec.encode_put(
             self.serde,

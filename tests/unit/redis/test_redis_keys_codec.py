@@ -239,6 +239,11 @@ def test_options_validation() -> None:
 def test_error_translation() -> None:
     with pytest.raises(BackendUnavailableError, match="h:1"), translate_errors("h:1"):
         raise redis_errors.ConnectionError("refused")
+    # the client's own pool ran out (not the server): said so, with the fix
+    exhausted = getattr(redis_errors, "MaxConnectionsError", redis_errors.ConnectionError)
+    with pytest.raises(BackendUnavailableError, match="connection pool had no free"):
+        with translate_errors("h:1"):
+            raise exhausted("Too many connections")
     context = WriteContext("t1", "put", "", "c2", "c1", ("a", "b"))
     with pytest.raises(StaleWriteError, match="token is 3"), translate_errors("h:1", context):
         raise redis_errors.ResponseError("LGM_STALE 3 2")
