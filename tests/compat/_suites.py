@@ -35,6 +35,7 @@ __all__ = [
     "Suite",
     "cache_dir",
     "fetch",
+    "fetch_tree",
     "load_suite",
     "read_deselect",
     "read_lock",
@@ -155,6 +156,53 @@ def fetch(suite: Suite, root: Path | None = None) -> Path:
                     (partial / name).rename(target / name)
             shutil.rmtree(partial, ignore_errors=True)
     return target
+
+
+def fetch_tree(package: str, version: str, sha256: str, subdir: str = "tests") -> Path:
+    """The whole ``subdir`` of a pinned sdist (downloaded and sha256-checked the first
+    time, cached beside :func:`fetch`'s files): for suites that need their conftest,
+    helpers and snapshots as they ship.
+
+    Raises:
+        RuntimeError: pip could not download the sdist, or its sha256 is not the pinned one.
+    """
+    target = cache_dir().parent / "trees" / f"{package}-{version}"
+    if (target / subdir).is_dir():
+        return target / subdir
+    with tempfile.TemporaryDirectory(prefix="lgm-compat-") as scratch:
+        command = [
+            sys.executable, "-m", "pip", "download", "--quiet", "--no-deps",
+            "--no-binary", ":all:", "-d", scratch, f"{package}=={version}",
+        ]  # fmt: skip
+        done = subprocess.run(command, capture_output=True, text=True, timeout=600)
+        archives = list(Path(scratch).glob("*.tar.gz"))
+        if done.returncode != 0 or len(archives) != 1:
+            raise RuntimeError(
+                f"pip could not download the {package}=={version} sdist "
+                f"(exit {done.returncode}): {done.stderr.strip()[-2000:]}"
+            )
+        if _sha256(archives[0]) != sha256:
+            raise RuntimeError(
+                f"{archives[0].name} has sha256 {_sha256(archives[0])}, not the pinned {sha256}"
+            )
+        prefix = f"{package.replace('-', '_')}-{version}/{subdir}/"
+        staging = Path(scratch) / "out"
+        with tarfile.open(archives[0]) as tar:
+            for member in tar.getmembers():
+                if member.isfile() and member.name.startswith(prefix):
+                    out = staging / subdir / member.name.removeprefix(prefix)
+                    out.parent.mkdir(parents=True, exist_ok=True)
+                    extracted = tar.extractfile(member)
+                    assert extracted is not None, member.name
+                    out.write_bytes(extracted.read())
+        target.parent.mkdir(parents=True, exist_ok=True)
+        partial = target.with_name(target.name + f".{os.getpid()}")
+        shutil.move(str(staging), partial)
+        try:
+            partial.rename(target)
+        except OSError:  # another session extracted it meanwhile
+            shutil.rmtree(partial, ignore_errors=True)
+    return target / subdir
 
 
 @contextlib.contextmanager

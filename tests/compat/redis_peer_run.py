@@ -25,9 +25,9 @@ import re
 import shutil
 import subprocess
 import sys
-import tarfile
-import tempfile
 from pathlib import Path
+
+from tests.compat import _suites
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent.parent
@@ -57,47 +57,10 @@ def _lock() -> tuple[tuple[str, str, str], list[str]]:
     return suite, support
 
 
-def _sha256(path: Path) -> str:
-    import hashlib
-
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for chunk in iter(lambda: handle.read(1 << 16), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
-
-
 def _pip(*args: str) -> None:
     done = subprocess.run([sys.executable, "-m", "pip", *args], capture_output=True, text=True)
     if done.returncode != 0:
         raise RuntimeError(f"pip {' '.join(args)} failed: {done.stderr.strip()[-2000:]}")
-
-
-def fetch_tests(package: str, version: str, sha256: str) -> Path:
-    """The sdist's ``tests/`` directory (downloaded and checked the first time)."""
-    target = CACHE / f"{package}-{version}"
-    if (target / "tests").is_dir():
-        return target / "tests"
-    with tempfile.TemporaryDirectory(prefix="lgr-peer-") as scratch:
-        _pip("download", "--quiet", "--no-deps", "--no-binary", ":all:", "-d", scratch,
-             f"{package}=={version}")  # fmt: skip
-        (archive,) = Path(scratch).glob("*.tar.gz")
-        if _sha256(archive) != sha256:
-            raise RuntimeError(f"{archive.name} has sha256 {_sha256(archive)}, not {sha256}")
-        prefix = f"{package.replace('-', '_')}-{version}/tests/"
-        staging = Path(scratch) / "out"
-        with tarfile.open(archive) as tar:
-            for member in tar.getmembers():
-                if member.isfile() and member.name.startswith(prefix):
-                    out = staging / "tests" / member.name.removeprefix(prefix)
-                    out.parent.mkdir(parents=True, exist_ok=True)
-                    extracted = tar.extractfile(member)
-                    assert extracted is not None
-                    out.write_bytes(extracted.read())
-        target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.rmtree(target, ignore_errors=True)
-        shutil.move(str(staging), target)
-    return target / "tests"
 
 
 def install_support(requirements: list[str]) -> Path:
@@ -134,7 +97,7 @@ def main(argv: list[str]) -> int:
     if argv[:1] == ["--tests-from"]:
         tests, argv = Path(argv[1]).resolve(), argv[2:]
     else:
-        tests = fetch_tests(package, version, sha256)
+        tests = _suites.fetch_tree(package, version, sha256)
     site = install_support(support)
     run = prepare(tests)
     files = sorted(
