@@ -363,7 +363,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 def pytest_terminal_summary(terminalreporter: Any) -> None:
     if _NOT_RUN:
-        terminalreporter.write_sep("-", "langgraph-redis's tests not run (docs/redis-checkpointer.md)")
+        title = "langgraph-redis's tests not run (docs/redis-checkpointer.md)"
+        terminalreporter.write_sep("-", title)
         for reason, count in sorted(_NOT_RUN.items(), key=lambda entry: -entry[1]):
             terminalreporter.write_line(f"{count:4d}  {reason}")
 

@@ -125,7 +125,11 @@ def ids_of(calls: Calls, thread: str, ns: str | None = None) -> list[str]:
     return [t.checkpoint["id"] for t in calls.list(conf)]
 
 
-SAVERS = [pytest.param(b, f, id=f"{b.values[0]}-{f}") for b in BACKENDS for f in FLAVORS]
+SAVERS = [
+    pytest.param(b.values[0], f, marks=b.marks, id=f"{b.values[0]}-{f}")
+    for b in BACKENDS
+    for f in FLAVORS
+]
 
 
 # --------------------------------------------------------------------------- parents

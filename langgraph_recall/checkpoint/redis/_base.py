@@ -17,6 +17,7 @@ Example:
 
 from __future__ import annotations
 
+import re
 from collections.abc import Generator, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -362,6 +363,7 @@ _CODED_ERRORS: tuple[tuple[type[Exception], str], ...] = tuple(
         ("OutOfMemoryError", "OOM"),
         ("ReadOnlyError", "READONLY"),
         ("MasterDownError", "MASTERDOWN"),
+        ("BusyLoadingError", "LOADING"),
     )
     if isinstance(kind := getattr(redis_errors, name, None), type)
 )
@@ -385,9 +387,9 @@ def server_refusal(where: str, exc: Exception) -> Exception:
         ```
     """
     text = str(exc)
-    code = next(
-        (code for kind, code in _CODED_ERRORS if isinstance(exc, kind)), text.split(" ", 1)[0]
-    )
+    code = next((code for kind, code in _CODED_ERRORS if isinstance(exc, kind)), None)
+    if code is None:
+        code = _reply_code(text)
     if code == "WRONGTYPE":
         return ConfigurationError(
             f"Redis at {where}: a key under this saver's prefix holds another kind of value "
@@ -397,6 +399,16 @@ def server_refusal(where: str, exc: Exception) -> Exception:
     if state is not None:
         return BackendUnavailableError(f"Redis at {where} {state} ({text})")
     return LangGraphRecallError(f"Redis at {where} refused the command: {text}")
+
+
+_PIPELINE_PREFIX = re.compile(r"^Command # \d+ \(.*\) of pipeline caused error: \(?['\"]?", re.S)
+
+
+def _reply_code(text: str) -> str:
+    """The code (first word) of a server's error reply, also when redis-py reports it from a
+    pipeline (``Command # 2 (...) of pipeline caused error: <reply>``; redis-py 8's asyncio
+    pipeline quotes the reply as a tuple)."""
+    return _PIPELINE_PREFIX.sub("", text, count=1).split(" ", 1)[0]
 
 
 def _decodes_responses(client: Any) -> bool:

@@ -241,9 +241,9 @@ def test_error_translation() -> None:
         raise redis_errors.ConnectionError("refused")
     # the client's own pool ran out (not the server): said so, with the fix
     exhausted = getattr(redis_errors, "MaxConnectionsError", redis_errors.ConnectionError)
-    with pytest.raises(BackendUnavailableError, match="connection pool had no free"):
-        with translate_errors("h:1"):
-            raise exhausted("Too many connections")
+    pool_error = pytest.raises(BackendUnavailableError, match="connection pool had no free")
+    with pool_error, translate_errors("h:1"):
+        raise exhausted("Too many connections")
     context = WriteContext("t1", "put", "", "c2", "c1", ("a", "b"))
     with pytest.raises(StaleWriteError, match="token is 3"), translate_errors("h:1", context):
         raise redis_errors.ResponseError("LGM_STALE 3 2")
@@ -262,6 +262,15 @@ def test_error_translation() -> None:
     assert context.missing_blobs(1) == []
     with pytest.raises(ConfigurationError, match="prefix="), translate_errors("h:1"):
         raise redis_errors.ResponseError("WRONGTYPE Operation against a key")
+    # the same replies reported from a pipeline (redis-py 8's asyncio one quotes them)
+    for reply in (
+        "Command # 2 (ZRANGE k 0 -1) of pipeline caused error: WRONGTYPE Operation against",
+        "Command # 2 (ZRANGE k 0 -1) of pipeline caused error: ('WRONGTYPE Operation',)",
+    ):
+        with pytest.raises(ConfigurationError, match="prefix="), translate_errors("h:1"):
+            raise redis_errors.ResponseError(reply)
+    with pytest.raises(BackendUnavailableError, match="loading"), translate_errors("h:1"):
+        raise redis_errors.BusyLoadingError("Redis is loading the dataset in memory")
     with pytest.raises(BackendUnavailableError, match="maxmemory"), translate_errors("h:1"):
         raise redis_errors.OutOfMemoryError("command not allowed when used memory > 'maxmemory'")
 
