@@ -17,7 +17,6 @@ Example:
 
 from __future__ import annotations
 
-import re
 from collections.abc import Generator, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -41,12 +40,18 @@ from redis.cluster import RedisCluster
 from langgraph_recall.checkpoint import _config, _guard
 from langgraph_recall.checkpoint._config import ThreadTTL, ThreadTTLConfig
 from langgraph_recall.checkpoint.redis import _codec, _keys
+from langgraph_recall.checkpoint.redis._retention import keep_latest_drops
 from langgraph_recall.checkpoint.redis._scripts import (
     BUSY_ERROR_MARK,
     INTEGRITY_ERROR_MARK,
     PRUNE_BUSY,
     SCRIPT_SHAS,
     STALE_ERROR_MARK,
+)
+from langgraph_recall.checkpoint.redis._server_errors import (
+    pool_exhausted,
+    pool_exhausted_error,
+    server_refusal,
 )
 from langgraph_recall.errors import (
     BackendUnavailableError,
@@ -320,95 +325,12 @@ def translate_errors(where: str, context: WriteContext | None = None) -> Iterato
             "the client's socket_timeout, 5 s by default); the next call tries again."
         ) from exc
     except redis_errors.ConnectionError as exc:
-        if _pool_exhausted(exc):  # redis-py's own pool, not the server
-            raise BackendUnavailableError(
-                f"Redis at {where} was not asked: the client's connection pool had no free "
-                "connection (more calls at once than its max_connections; redis-py 8's "
-                "asyncio pool holds 100). Pass a client with a larger pool or a "
-                "redis.asyncio.BlockingConnectionPool (calls then wait for a connection)."
-            ) from exc
+        if pool_exhausted(exc):  # redis-py's own pool, not the server
+            raise pool_exhausted_error(where) from exc
         raise BackendUnavailableError(
             f"Redis at {where} is unreachable: {exc}. Check that the server is running and "
             "that the URL's host and port are right."
         ) from exc
-
-
-_MAX_CONNECTIONS_ERROR = getattr(redis_errors, "MaxConnectionsError", None)
-
-
-def _pool_exhausted(exc: Exception) -> bool:
-    """Whether redis-py's non-blocking pool had no free connection: its
-    ``MaxConnectionsError`` (redis-py >= 6), or on older versions the one
-    ``ConnectionError`` it raises with exactly this text."""
-    if isinstance(_MAX_CONNECTIONS_ERROR, type) and isinstance(exc, _MAX_CONNECTIONS_ERROR):
-        return True
-    return type(exc) is redis_errors.ConnectionError and str(exc) == "Too many connections"
-
-
-_SERVER_STATES = {
-    "OOM": "is out of memory (maxmemory, noeviction): free memory, raise maxmemory or set "
-    "TTLs (ttl=)",
-    "MISCONF": "cannot persist (RDB/AOF errors) and refuses writes: check its disk and logs",
-    "READONLY": "is a read-only replica: point the URL at the primary",
-    "MASTERDOWN": "is a replica that lost its primary",
-    "NOREPLICAS": "has fewer replicas than min-replicas-to-write",
-    "LOADING": "is loading its dataset into memory; the next call retries",
-    "BUSY": "is running a long script; the next call retries",
-}
-
-
-_CODED_ERRORS: tuple[tuple[type[Exception], str], ...] = tuple(
-    (kind, code)
-    for name, code in (
-        ("OutOfMemoryError", "OOM"),
-        ("ReadOnlyError", "READONLY"),
-        ("MasterDownError", "MASTERDOWN"),
-        ("BusyLoadingError", "LOADING"),
-    )
-    if isinstance(kind := getattr(redis_errors, name, None), type)
-)
-"""redis-py's classes for error replies whose code it strips from the message (the ones
-this redis-py has)."""
-
-
-def server_refusal(where: str, exc: Exception) -> Exception:
-    """Our error for a command the server refused (pure): a server state that refuses it
-    (out of memory, read-only replica, loading, ...) is :class:`BackendUnavailableError`
-    naming the fix; a key of another type under our prefix is :class:`ConfigurationError`
-    (another application writes there); anything else is :class:`LangGraphRecallError`
-    quoting the server.
-
-    Example:
-        ```python
-        from langgraph_recall.checkpoint.redis._base import BackendUnavailableError, server_refusal
-
-        err = server_refusal("127.0.0.1:6379", Exception("OOM command not allowed"))
-        assert isinstance(err, BackendUnavailableError) and "maxmemory" in str(err)
-        ```
-    """
-    text = str(exc)
-    code = next((code for kind, code in _CODED_ERRORS if isinstance(exc, kind)), None)
-    if code is None:
-        code = _reply_code(text)
-    if code == "WRONGTYPE":
-        return ConfigurationError(
-            f"Redis at {where}: a key under this saver's prefix holds another kind of value "
-            f"({text}); another application writes there: give the saver its own prefix="
-        )
-    state = _SERVER_STATES.get(code)
-    if state is not None:
-        return BackendUnavailableError(f"Redis at {where} {state} ({text})")
-    return LangGraphRecallError(f"Redis at {where} refused the command: {text}")
-
-
-_PIPELINE_PREFIX = re.compile(r"^Command # \d+ \(.*\) of pipeline caused error: \(?['\"]?", re.S)
-
-
-def _reply_code(text: str) -> str:
-    """The code (first word) of a server's error reply, also when redis-py reports it from a
-    pipeline (``Command # 2 (...) of pipeline caused error: <reply>``; redis-py 8's asyncio
-    pipeline quotes the reply as a tuple)."""
-    return _PIPELINE_PREFIX.sub("", text, count=1).split(" ", 1)[0]
 
 
 def _decodes_responses(client: Any) -> bool:
@@ -946,43 +868,3 @@ def _group(pairs: Sequence[tuple[str, str]]) -> dict[str, list[str]]:
     for thread, member in pairs:
         groups.setdefault(thread, []).append(member)
     return groups
-
-
-def keep_latest_drops(
-    parents: Mapping[str, str | None],
-    records: Mapping[str, bytes],
-    serde: SerializerProtocol,
-    keep: int = 1,
-) -> list[str]:
-    """Members ``prune(strategy="keep_latest" | "keep_last")`` deletes from one thread.
-
-    Keeps the newest ``keep`` checkpoints of each namespace and, when a kept one's
-    metadata says a ``DeltaChannel`` has not snapshotted since
-    (``counters_since_delta_snapshot``), every ancestor on its parent chain up to and
-    including the one where each such channel was last snapshotted (or first written),
-    so every kept checkpoint still rebuilds its value.
-    """
-    by_ns: dict[str, list[str]] = {}
-    for member in records:
-        by_ns.setdefault(member.partition(_keys.SEP)[0], []).append(member)
-    kept: set[str] = set()
-    for ns, members in by_ns.items():
-        newest = sorted(members, key=lambda m: _keys.split_member(m)[1], reverse=True)[:keep]
-        kept.update(newest)
-        for current in newest:
-            pending = set(_delta_counters(serde, records[current]))
-            while pending:
-                parent = parents.get(current)
-                parent_member = f"{ns}{_keys.SEP}{_keys.quote(parent)}" if parent else None
-                if parent_member is None or parent_member not in records:
-                    break
-                kept.add(parent_member)
-                pending &= set(_delta_counters(serde, records[parent_member]))
-                current = parent_member
-    return sorted(m for m in records if m not in kept)
-
-
-def _delta_counters(serde: SerializerProtocol, record: bytes) -> Mapping[str, Any]:
-    metadata = _codec.decode_metadata(serde, record)
-    counters = metadata.get("counters_since_delta_snapshot") or {}
-    return counters if isinstance(counters, Mapping) else {}
