@@ -6,14 +6,16 @@ Imported at the end of their ``conftest.py`` (by ``pregel_peer_run.py``), so the
 fixtures replace theirs -- the only change: ``PostgresSaver`` / ``RedisSaver`` for the
 sync tests, ``AsyncPostgresSaver`` / ``AsyncRedisSaver`` for the async ones. Postgres
 savers open on a fresh database (a copy of a template holding our schema), Redis savers
-on a fresh key prefix of the test server, removed afterwards.
+on a fresh key prefix of the test server, removed afterwards. Their names come from
+``secrets``, never ``uuid.uuid4``: their ``deterministic_uuids`` fixture mocks that, and a
+fixture drawing from it would shift the ids the test expects.
 """
 
 from __future__ import annotations
 
 import atexit
 import os
-import uuid
+import secrets
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
@@ -46,14 +48,14 @@ def _drop(name: str) -> None:
 
 def _fresh_database() -> str:
     if not _TEMPLATE:
-        name = f"lgm_pregel_tpl_{uuid.uuid4().hex[:12]}"
+        name = f"lgm_pregel_tpl_{secrets.token_hex(6)}"
         with psycopg.connect(POSTGRES_URI, autocommit=True) as admin:
             admin.execute(f'CREATE DATABASE "{name}"')
         with PostgresSaver.from_conn_string(_dsn(name)) as saver:
             saver.setup()
         _TEMPLATE.append(name)
         atexit.register(_drop, name)
-    name = f"lgm_pregel_{uuid.uuid4().hex[:12]}"
+    name = f"lgm_pregel_{secrets.token_hex(6)}"
     with psycopg.connect(POSTGRES_URI, autocommit=True) as admin:
         admin.execute(f'CREATE DATABASE "{name}" TEMPLATE "{_TEMPLATE[0]}"')
     return name
@@ -79,7 +81,7 @@ def sync_checkpointer(request: pytest.FixtureRequest) -> Iterator[Any]:
         finally:
             _drop(name)
         return
-    prefix = f"lgmpregel{uuid.uuid4().hex[:10]}"
+    prefix = f"lgmpregel{secrets.token_hex(5)}"
     try:
         with RedisSaver.from_conn_string(REDIS_URL, prefix=prefix) as saver:
             saver.setup()
@@ -98,7 +100,7 @@ async def async_checkpointer(request: pytest.FixtureRequest) -> AsyncIterator[An
         finally:
             _drop(name)
         return
-    prefix = f"lgmpregel{uuid.uuid4().hex[:10]}"
+    prefix = f"lgmpregel{secrets.token_hex(5)}"
     try:
         async with AsyncRedisSaver.from_conn_string(REDIS_URL, prefix=prefix) as saver:
             await saver.setup()

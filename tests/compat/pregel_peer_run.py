@@ -5,7 +5,8 @@
 ``langgraph``'s sdist ships its ``tests/``; ``pregel_peer_suite.lock`` pins the version
 (the one installed: the tests exercise that code) and its sha256, and the files whose
 tests take the ``sync_checkpointer`` / ``async_checkpointer`` fixtures (``-k recall``
-selects the tests parametrised by our savers). They run
+selects the tests parametrised by our savers; ``pregel_peer.deselect`` lists what is not run,
+with its reason). They run
 unmodified with those two fixtures replaced by ours (:mod:`tests.compat._pregel_peer`,
 imported at the end of their ``conftest.py``) and ``NO_DOCKER=true`` (their caches and
 stores in memory / SQLite). ``syrupy`` (their snapshots) is installed, pinned, into a
@@ -24,6 +25,7 @@ from tests.compat import _suites
 
 HERE = Path(__file__).resolve().parent
 LOCK = HERE / "pregel_peer_suite.lock"
+DESELECT = HERE / "pregel_peer.deselect"
 CACHE = _suites.cache_dir().parent / "peer-langgraph"
 
 
@@ -70,6 +72,12 @@ def main(argv: list[str]) -> int:
         "[pytest]\nasyncio_mode = strict\n"  # theirs: anyio (pytest.mark.anyio), not pytest-asyncio
     )
     files = [name for name in suite.files if name.startswith("tests/test_")]
+    not_run = [
+        line.split()[0]
+        for line in DESELECT.read_text().splitlines()
+        if line.strip() and not line.startswith("#")
+    ]
+    selection = "recall" + (f" and not ({' or '.join(not_run)})" if not_run else "")
     env = {
         **os.environ,
         "NO_DOCKER": "true",
@@ -77,7 +85,7 @@ def main(argv: list[str]) -> int:
     }
     command = [
         sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "--timeout=300",
-        "-o", "addopts=", "-k", "recall", *files, *argv,
+        "-o", "addopts=", "-k", selection, *files, *argv,
     ]  # fmt: skip
     print(f"==> LangGraph {suite.version}'s graph tests with our savers as checkpointers")
     return subprocess.run(command, cwd=run, env=env).returncode
