@@ -1,4 +1,9 @@
-"""Run LangGraph's own store test suites against our stores (issue 14).
+"""Run LangGraph's own store and checkpointer test suites against ours.
+
+``checkpointer_suites.lock`` pins ``langgraph-checkpoint-postgres``'s saver suites
+(``test_sync.py``, ``test_async.py``, the delta tests): collected once, on the PG 15 server,
+with their fixtures swapped for ours (``_checkpointer_adapters``); what is not run is listed
+with its reason in ``checkpointer_suites.deselect``. The store suites:
 
 ``langgraph_suites.lock`` pins the PyPI sdists whose ``tests/`` hold the suites. At
 collection this conftest fetches them (``_suites.fetch``: pip, sha256-checked, cached
