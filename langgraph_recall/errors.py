@@ -27,6 +27,7 @@ __all__ = [
     "CheckpointIntegrityError",
     "ConfigurationError",
     "EmbeddingError",
+    "EventLoopStalledError",
     "InvalidConnectionStringError",
     "InvalidFilterError",
     "InvalidNamespaceError",
@@ -70,6 +71,13 @@ class SyncCallOnEventLoopError(ConfigurationError, asyncio.InvalidStateError):
     (it would block the loop it needs); use the ``a*`` method there, or call the sync one
     from another thread. Also an ``asyncio.InvalidStateError``, as LangGraph's async
     classes raise, so code written against them catches it unchanged."""
+
+
+class EventLoopStalledError(LangGraphRecallError, TimeoutError):
+    """A synchronous method of an async saver or store waited longer than its
+    ``loop_timeout`` while the event loop it runs on ran nothing: the loop is blocked (a
+    blocking call on the loop thread, or a deadlock: the loop waits for the very thread
+    that waits for it). The call was cancelled; the message says whether it had started."""
 
 
 class TransientError(LangGraphRecallError, RuntimeError):

@@ -27,6 +27,17 @@ python -m tests.compat._suites
 # --- end store-compat ---
 echo "==> pytest"
 python -m pytest -p no:cacheprovider --timeout=900 "$@"
+# --- peer-suites: redis-developer/langgraph-redis's checkpointer tests against our Redis savers
+# (tests/compat/redis_peer_run.py: the sdist pinned in tests/compat/redis_peer_suite.lock, a
+# private redis-server, their fixtures replaced; not run: tests/compat/redis_peer.deselect).
+# langgraph-checkpoint-postgres's saver suites run inside pytest (checkpointer_suites.lock).
+# LangGraph's own graph tests with our savers as checkpointers (~1,300 tests, long) run with
+# LANGGRAPH_RECALL_PEER_PREGEL=1: python -m tests.compat.pregel_peer_run.
+if [ "$#" -eq 0 ]; then
+  python -m tests.compat.redis_peer_run
+  if [ "${LANGGRAPH_RECALL_PEER_PREGEL:-0}" = "1" ]; then python -m tests.compat.pregel_peer_run; fi
+fi
+# --- end peer-suites ---
 # ---- Redis savers on Valkey and on the lowest redis-py allowed (issue 14 item 9) ------------
 # Full runs only (no pytest arguments); LANGGRAPH_RECALL_SKIP_REDIS_COMPAT=1 skips it.
 if [ "$#" -eq 0 ] && [ "${LANGGRAPH_RECALL_SKIP_REDIS_COMPAT:-0}" != "1" ]; then

@@ -64,6 +64,9 @@ sys.exit(0 if V(redis.__version__) == V('$floor') else f'redis {redis.__version_
     tests/conformance/test_redis_conformance.py \
     tests/reliability/test_rel_frozen_redis.py \
     tests/reliability/test_rel_redis_refusals.py
+  # official semantics on the lowest redis-py: decode_responses=True clients, the PUT
+  # script's status replies through pipelines, prune, the bounded sync bridge
+  "$venv/bin/python" "${PYTEST[@]}" tests/reliability/test_rel_official_semantics.py -m redis
 }
 
 for step in ${steps[*]}; do

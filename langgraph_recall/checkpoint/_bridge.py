@@ -3,8 +3,11 @@
 ``AsyncRedisSaver`` and ``AsyncPostgresSaver`` are asynchronous; with this mixin their
 sync methods work too when called from another thread than the loop the saver runs on
 (e.g. ``graph.invoke`` in a worker thread): each sync call submits its ``a*`` twin to that
-loop and waits. On the loop itself (where waiting would block the loop it needs) the
-call is refused with :class:`~langgraph_recall.errors.SyncCallOnEventLoopError`. It is
+loop and waits -- bounded: a loop that runs nothing for ``loop_timeout`` seconds (blocked,
+or deadlocked on the waiting thread) fails the call with
+:class:`~langgraph_recall.errors.EventLoopStalledError`. On the loop itself (where
+waiting would block the loop it needs) the call is refused with
+:class:`~langgraph_recall.errors.SyncCallOnEventLoopError`. It is
 the reverse of :class:`~langgraph_recall.checkpoint._threaded.ThreadedAsyncMethods`.
 
 Example:
@@ -60,6 +63,7 @@ from langgraph.checkpoint.base import (
     DeltaChannelHistory,
 )
 
+from langgraph_recall._internal.loop_bridge import DEFAULT_LOOP_TIMEOUT, run_on_loop
 from langgraph_recall.errors import SyncCallOnEventLoopError
 
 __all__ = ["LoopBridgedSyncMethods"]
@@ -84,12 +88,19 @@ class LoopBridgedSyncMethods(BaseCheckpointSaver[str]):
     sync_twin: ClassVar[str] = "the sync saver"
     """The saver to use instead on the loop (named in the refusal message)."""
 
+    loop_timeout: float = DEFAULT_LOOP_TIMEOUT
+    """Seconds a sync call waits while :attr:`loop` runs nothing (a blocked or deadlocked
+    loop) before it fails with :class:`~langgraph_recall.errors.EventLoopStalledError`; a
+    slow call on a live loop is bounded by the saver's own timeouts instead."""
+
     def _bridge(self, coro: Coroutine[Any, Any, T]) -> T:
         """Run ``coro`` on :attr:`loop` from another thread and return its result.
 
         Raises:
             SyncCallOnEventLoopError: Called on the loop itself, or the loop is unknown or
                 not running (``coro`` is closed unstarted).
+            EventLoopStalledError: The loop ran nothing for :attr:`loop_timeout` seconds
+                while the call waited (it is cancelled; no thread stays stuck).
         """
         loop = self.loop
         try:
@@ -104,7 +115,7 @@ class LoopBridgedSyncMethods(BaseCheckpointSaver[str]):
                 "use the async methods (ainvoke/astream, `await saver.aget_tuple(...)`), or "
                 f"use {self.sync_twin}"
             )
-        return asyncio.run_coroutine_threadsafe(coro, loop).result()
+        return run_on_loop(coro, loop, self.loop_timeout, type(self).__name__)
 
     def get_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
         """:meth:`aget_tuple` on the saver's loop (call from another thread)."""
@@ -165,13 +176,21 @@ class LoopBridgedSyncMethods(BaseCheckpointSaver[str]):
         self._bridge(self.adelete_for_runs(run_ids))
 
     async def aprune(
-        self, thread_ids: Sequence[str], *, strategy: str = "keep_latest", keep_last: int = 1
+        self,
+        thread_ids: Sequence[str],
+        *,
+        strategy: str = "keep_latest",
+        keep_last: int | None = None,
     ) -> None:
         """Thin out or delete threads (``checkpoint._config.checked_prune``): the saver's."""
         raise NotImplementedError
 
     def prune(
-        self, thread_ids: Sequence[str], *, strategy: str = "keep_latest", keep_last: int = 1
+        self,
+        thread_ids: Sequence[str],
+        *,
+        strategy: str = "keep_latest",
+        keep_last: int | None = None,
     ) -> None:
         """:meth:`aprune` on the saver's loop."""
         self._bridge(self.aprune(thread_ids, strategy=strategy, keep_last=keep_last))

@@ -310,19 +310,29 @@ def checked_keep_last(keep_last: object) -> int:
     return int(keep_last)
 
 
-def checked_prune(thread_ids: object, strategy: object, keep_last: object) -> list[str]:
-    """``prune`` arguments, the same on every saver: the thread ids (checked), one of
-    :data:`PRUNE_STRATEGIES` and ``keep_last`` (for ``"keep_last"``).
+def checked_prune(thread_ids: object, strategy: object, keep_last: object) -> tuple[list[str], int]:
+    """``prune`` arguments, the same on every saver (and the official Redis saver's
+    meaning): the thread ids (checked) and how many checkpoints each namespace keeps
+    (``0``: the threads are deleted).
+
+    ``keep_last``, when given, is what is kept, whatever the strategy -- a caller who
+    names a number of checkpoints to keep never gets fewer -- and ``keep_last=0``
+    deletes the threads. Without it, ``"keep_latest"`` (and ``"keep_last"``) keep one,
+    ``"delete"`` keeps none.
 
     Raises:
         TypeError: ``thread_ids`` is a ``str`` or not iterable.
-        ConfigurationError: An unknown strategy, a bad ``keep_last`` or thread id.
+        ConfigurationError: An unknown strategy, a ``keep_last`` that is not an ``int``
+            >= 0, or a bad thread id.
 
     Example:
         ```python
         from langgraph_recall.checkpoint._config import checked_prune
 
-        assert checked_prune([1], "keep_last", 5) == ["1"]
+        assert checked_prune([1], "keep_latest", 5) == (["1"], 5)
+        assert checked_prune(["t"], "keep_latest", None) == (["t"], 1)
+        assert checked_prune(["t"], "delete", None) == (["t"], 0)
+        assert checked_prune(["t"], "delete", 3) == (["t"], 3)
         ```
     """
     if strategy not in PRUNE_STRATEGIES:
@@ -330,8 +340,16 @@ def checked_prune(thread_ids: object, strategy: object, keep_last: object) -> li
             f"unknown prune strategy {_short(strategy)}; use 'keep_latest', 'keep_last' "
             "(with keep_last=N) or 'delete'"
         )
-    checked_keep_last(keep_last)
-    return checked_ids(thread_ids)
+    if keep_last is None:
+        keep = 0 if strategy == "delete" else 1
+    elif isinstance(keep_last, bool) or not isinstance(keep_last, int) or keep_last < 0:
+        raise ConfigurationError(
+            f"prune's keep_last must be an int >= 0 (0 deletes the threads), got "
+            f"{_short(keep_last)}"
+        )
+    else:
+        keep = int(keep_last)
+    return checked_ids(thread_ids), keep
 
 
 def checked_channels(channels: object) -> list[str]:

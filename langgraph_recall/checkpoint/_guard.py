@@ -11,11 +11,15 @@ Postgres statement):
    a live lease an unfenced write proceeds; a fenced one must still carry the current
    token. Erasure (``delete_thread``, ``delete_for_runs``) is never refused: it advances
    the token instead, so the holder's later writes fail.
-2. **A checkpoint is whole or absent.** A ``put`` whose parent checkpoint, or a channel
-   value it reuses from an earlier checkpoint (a channel with a value that is not in
-   ``new_versions``), no longer exists is refused with
-   :class:`~langgraph_recall.errors.CheckpointIntegrityError`; a read that finds a
-   stored checkpoint missing a channel value raises the same error.
+2. **A checkpoint is whole or absent.** A ``put`` stores every value its checkpoint
+   carries: a channel value it reuses from an earlier checkpoint (a channel with a value
+   that is not in ``new_versions``) whose blob is not stored -- never written, or deleted
+   meanwhile -- is written from the checkpoint instead of being left out. A ``put``
+   whose parent was *deleted* by retention (``prune``, ``keep_last``,
+   ``delete_for_runs``: a late write onto a pruned lineage) is refused with
+   :class:`~langgraph_recall.errors.CheckpointIntegrityError`; a parent id that was never
+   written is accepted, as every official saver does. A read that finds a stored
+   checkpoint missing a channel value raises the same error.
 
 Nothing is written when a guard refuses. This module holds what both savers share:
 which channels a ``put`` reuses, and the messages of the errors, so the same input gets
@@ -41,11 +45,13 @@ from langgraph_recall.errors import CheckpointIntegrityError, StaleWriteError, T
 __all__ = [
     "POSTGRES_HINT",
     "REDIS_HINT",
+    "RETENTION_HINT",
     "busy_error",
     "missing_blobs_error",
     "missing_parent_error",
     "reused_channels",
     "stale_error",
+    "written_versions",
 ]
 
 REDIS_HINT = (
@@ -62,6 +68,12 @@ POSTGRES_HINT = (
     "set ttl above your longest turn"
 )
 """How to avoid a half-gone Postgres thread (the end of every Postgres integrity message)."""
+
+RETENTION_HINT = (
+    "prune(), keep_last= or delete_for_runs() deleted it while this turn ran. Run turns "
+    "under with_thread_lease (a leased thread is never pruned; erasure fences its holder out)"
+)
+"""How to avoid writing onto a pruned history (the end of every parent refusal)."""
 
 
 def reused_channels(checkpoint: Mapping[str, Any], new_versions: Mapping[str, Any]) -> list[str]:
@@ -85,6 +97,27 @@ def reused_channels(checkpoint: Mapping[str, Any], new_versions: Mapping[str, An
         for channel in checkpoint["channel_versions"]
         if channel in values and channel not in new_versions
     ]
+
+
+def written_versions(
+    checkpoint: Mapping[str, Any], new_versions: Mapping[str, Any]
+) -> dict[str, Any]:
+    """The ``channel -> version`` whose values a ``put`` writes: the channels of
+    ``new_versions``, each at the version the checkpoint itself names for it (when it
+    names one), so the checkpoint always finds the value it was written with -- a
+    ``new_versions`` entry that disagrees with ``channel_versions`` would otherwise store
+    the value where no read of this checkpoint looks.
+
+    Example:
+        ```python
+        from langgraph_recall.checkpoint._guard import written_versions
+
+        cp = {"channel_values": {"m": [1]}, "channel_versions": {"m": "1"}}
+        assert written_versions(cp, {"m": "2", "other": "5"}) == {"m": "1", "other": "5"}
+        ```
+    """
+    versions = checkpoint.get("channel_versions") or {}
+    return {channel: versions.get(channel, version) for channel, version in new_versions.items()}
 
 
 def busy_error(thread_id: str | Sequence[str], operation: str) -> ThreadBusyError:
@@ -132,20 +165,22 @@ def stale_error(thread_id: str, token: int | str, current: int | str | None) -> 
 def missing_parent_error(
     thread_id: str, checkpoint_ns: str, checkpoint_id: str, parent_id: str, hint: str
 ) -> CheckpointIntegrityError:
-    """The error for a ``put`` whose parent checkpoint has vanished.
+    """The error for a ``put`` whose parent checkpoint retention deleted.
 
     Example:
         ```python
-        from langgraph_recall.checkpoint._guard import POSTGRES_HINT, missing_parent_error
+        from langgraph_recall.checkpoint._guard import RETENTION_HINT, missing_parent_error
 
-        err = missing_parent_error("t", "", "c2", "c1", POSTGRES_HINT)
+        err = missing_parent_error("t", "", "c2", "c1", RETENTION_HINT)
         assert "c1" in str(err) and "nothing was written" in str(err)
         ```
     """
     return CheckpointIntegrityError(
         f"cannot write checkpoint {checkpoint_id!r} of thread {thread_id!r} "
-        f"(namespace {checkpoint_ns!r}): its parent checkpoint {parent_id!r} no longer "
-        f"exists, so nothing was written. Probably {hint}"
+        f"(namespace {checkpoint_ns!r}): its parent checkpoint {parent_id!r} was deleted "
+        "(this write continues a pruned history), so nothing was written. Reload the "
+        "thread (get_tuple without checkpoint_id) and continue from its latest checkpoint. "
+        f"Probably {hint}"
     )
 
 
@@ -155,29 +190,22 @@ def missing_blobs_error(
     checkpoint_id: str,
     channels: Iterable[str],
     hint: str,
-    *,
-    reading: bool,
 ) -> CheckpointIntegrityError:
-    """The error for a checkpoint missing stored channel values (on write or on read).
+    """The error for a stored checkpoint missing channel values it was written with (a
+    read never returns it half-empty).
 
     Example:
         ```python
         from langgraph_recall.checkpoint._guard import REDIS_HINT, missing_blobs_error
 
-        err = missing_blobs_error("t", "", "c1", ["messages"], REDIS_HINT, reading=True)
+        err = missing_blobs_error("t", "", "c1", ["messages"], REDIS_HINT)
         assert "messages" in str(err) and "delete_thread" in str(err)
         ```
     """
     names = ", ".join(repr(channel) for channel in sorted(channels))
-    if reading:
-        return CheckpointIntegrityError(
-            f"checkpoint {checkpoint_id!r} of thread {thread_id!r} (namespace "
-            f"{checkpoint_ns!r}) is missing the stored value of channel(s) {names}, so it "
-            "is not returned half-empty. Read an earlier checkpoint by id, or remove the "
-            f"thread with delete_thread(). Probably {hint}"
-        )
     return CheckpointIntegrityError(
-        f"cannot write checkpoint {checkpoint_id!r} of thread {thread_id!r} (namespace "
-        f"{checkpoint_ns!r}): it reuses the stored value of channel(s) {names}, which no "
-        f"longer exists, so nothing was written. Probably {hint}"
+        f"checkpoint {checkpoint_id!r} of thread {thread_id!r} (namespace "
+        f"{checkpoint_ns!r}) is missing the stored value of channel(s) {names}, so it "
+        "is not returned half-empty. Read an earlier checkpoint by id, or remove the "
+        f"thread with delete_thread(). Probably {hint}"
     )

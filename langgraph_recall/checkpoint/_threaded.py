@@ -111,13 +111,21 @@ class ThreadedAsyncMethods(BaseCheckpointSaver[str]):
         await asyncio.to_thread(self.delete_for_runs, run_ids)
 
     def prune(
-        self, thread_ids: Sequence[str], *, strategy: str = "keep_latest", keep_last: int = 1
+        self,
+        thread_ids: Sequence[str],
+        *,
+        strategy: str = "keep_latest",
+        keep_last: int | None = None,
     ) -> None:
         """Thin out or delete threads (``checkpoint._config.checked_prune``): the saver's."""
         raise NotImplementedError
 
     async def aprune(
-        self, thread_ids: Sequence[str], *, strategy: str = "keep_latest", keep_last: int = 1
+        self,
+        thread_ids: Sequence[str],
+        *,
+        strategy: str = "keep_latest",
+        keep_last: int | None = None,
     ) -> None:
         """:meth:`prune` in a worker thread."""
         await asyncio.to_thread(

@@ -17,6 +17,7 @@ import contextlib
 import hashlib
 import importlib.util
 import os
+import shutil
 import subprocess
 import sys
 import tarfile
@@ -26,10 +27,24 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["CACHE_ENV", "LOCK_FILE", "Suite", "cache_dir", "fetch", "load_suite", "read_lock"]
+__all__ = [
+    "CACHE_ENV",
+    "CHECKPOINTER_LOCK_FILE",
+    "DESELECT_FILE",
+    "LOCK_FILE",
+    "Suite",
+    "cache_dir",
+    "fetch",
+    "fetch_tree",
+    "load_suite",
+    "read_deselect",
+    "read_lock",
+]
 
 HERE = Path(__file__).resolve().parent
 LOCK_FILE = HERE / "langgraph_suites.lock"
+CHECKPOINTER_LOCK_FILE = HERE / "checkpointer_suites.lock"
+DESELECT_FILE = HERE / "checkpointer_suites.deselect"
 CACHE_ENV = "LANGGRAPH_RECALL_COMPAT_CACHE"
 HELPER = "tests/embed_test_utils.py"
 
@@ -63,6 +78,20 @@ def read_lock(path: Path = LOCK_FILE) -> list[Suite]:
         package, version, sha256, *files = line.split()
         suites.append(Suite(package, version, sha256, tuple(files)))
     return suites
+
+
+def read_deselect(path: Path = DESELECT_FILE) -> dict[str, dict[str, str]]:
+    """``suite/file -> {test name: reason}`` from a deselect file: one test a line,
+    ``suite/file::test_name  reason`` (the reason is what ``docs/`` explains)."""
+    listed: dict[str, dict[str, str]] = {}
+    for line in path.read_text().splitlines():
+        line = line.strip()
+        if not line or line.startswith("#"):
+            continue
+        where, reason = line.split(None, 1)
+        suite_file, test = where.split("::", 1)
+        listed.setdefault(suite_file, {})[test] = reason.strip()
+    return listed
 
 
 def cache_dir() -> Path:
@@ -120,10 +149,60 @@ def fetch(suite: Suite, root: Path | None = None) -> Path:
         staging.rename(partial)
         try:
             partial.rename(target)
-        except OSError:  # another session extracted it meanwhile
-            if not all((target / name).is_file() for name in wanted):
-                raise
+        except OSError:  # already there (another lock's files, or another session's)
+            for name in wanted:  # add what is missing, one atomic rename per file
+                if not (target / name).is_file():
+                    (target / name).parent.mkdir(parents=True, exist_ok=True)
+                    (partial / name).rename(target / name)
+            shutil.rmtree(partial, ignore_errors=True)
     return target
+
+
+def fetch_tree(package: str, version: str, sha256: str, subdir: str = "tests") -> Path:
+    """The whole ``subdir`` of a pinned sdist (downloaded and sha256-checked the first
+    time, cached beside :func:`fetch`'s files): for suites that need their conftest,
+    helpers and snapshots as they ship.
+
+    Raises:
+        RuntimeError: pip could not download the sdist, or its sha256 is not the pinned one.
+    """
+    target = cache_dir().parent / "trees" / f"{package}-{version}"
+    if (target / subdir).is_dir():
+        return target / subdir
+    with tempfile.TemporaryDirectory(prefix="lgm-compat-") as scratch:
+        command = [
+            sys.executable, "-m", "pip", "download", "--quiet", "--no-deps",
+            "--no-binary", ":all:", "-d", scratch, f"{package}=={version}",
+        ]  # fmt: skip
+        done = subprocess.run(command, capture_output=True, text=True, timeout=600)
+        archives = list(Path(scratch).glob("*.tar.gz"))
+        if done.returncode != 0 or len(archives) != 1:
+            raise RuntimeError(
+                f"pip could not download the {package}=={version} sdist "
+                f"(exit {done.returncode}): {done.stderr.strip()[-2000:]}"
+            )
+        if _sha256(archives[0]) != sha256:
+            raise RuntimeError(
+                f"{archives[0].name} has sha256 {_sha256(archives[0])}, not the pinned {sha256}"
+            )
+        prefix = f"{package.replace('-', '_')}-{version}/{subdir}/"
+        staging = Path(scratch) / "out"
+        with tarfile.open(archives[0]) as tar:
+            for member in tar.getmembers():
+                if member.isfile() and member.name.startswith(prefix):
+                    out = staging / subdir / member.name.removeprefix(prefix)
+                    out.parent.mkdir(parents=True, exist_ok=True)
+                    extracted = tar.extractfile(member)
+                    assert extracted is not None, member.name
+                    out.write_bytes(extracted.read())
+        target.parent.mkdir(parents=True, exist_ok=True)
+        partial = target.with_name(target.name + f".{os.getpid()}")
+        shutil.move(str(staging), partial)
+        try:
+            partial.rename(target)
+        except OSError:  # another session extracted it meanwhile
+            shutil.rmtree(partial, ignore_errors=True)
+    return target / subdir
 
 
 @contextlib.contextmanager
@@ -185,3 +264,5 @@ def load_suite(
 if __name__ == "__main__":  # scripts/test.sh: fetch before the test run, failing loudly
     for pinned in read_lock():
         print(f"==> LangGraph store suite {pinned.package}=={pinned.version}: {fetch(pinned)}")
+    for pinned in read_lock(CHECKPOINTER_LOCK_FILE):
+        print(f"==> checkpointer suite {pinned.package}=={pinned.version}: {fetch(pinned)}")

@@ -1,4 +1,9 @@
-"""Run LangGraph's own store test suites against our stores (issue 14).
+"""Run LangGraph's own store and checkpointer test suites against ours.
+
+``checkpointer_suites.lock`` pins ``langgraph-checkpoint-postgres``'s saver suites
+(``test_sync.py``, ``test_async.py``, the delta tests): collected once, on the PG 15 server,
+with their fixtures swapped for ours (``_checkpointer_adapters``); what is not run is listed
+with its reason in ``checkpointer_suites.deselect``. The store suites:
 
 ``langgraph_suites.lock`` pins the PyPI sdists whose ``tests/`` hold the suites. At
 collection this conftest fetches them (``_suites.fetch``: pip, sha256-checked, cached
@@ -20,7 +25,7 @@ from typing import Any
 
 import pytest
 
-from tests.compat import _adapters, _suites
+from tests.compat import _adapters, _checkpointer_adapters, _suites
 from tests.integration.conftest import embedded_server
 
 __all__ = ["embedded_server"]
@@ -76,11 +81,18 @@ DOCUMENTED_DECISIONS = {
 }
 
 
+# LangGraph's checkpointer suites (checkpointer_suites.lock): what is not run is listed
+# test by test, with its reason, in checkpointer_suites.deselect.
+CHECKPOINTER_NOT_RUN = _suites.read_deselect()
+
+
 def _not_run_because(suite_file: str, item: pytest.Item) -> str | None:
     name = getattr(item, "originalname", item.name)
     reason = NOT_A_STORE_TEST.get(suite_file, {}).get(name)
     if reason is None:
         reason = DOCUMENTED_DECISIONS.get(suite_file, {}).get(name)
+    if reason is None:
+        reason = CHECKPOINTER_NOT_RUN.get(suite_file, {}).get(name)
     return reason
 
 
@@ -93,6 +105,7 @@ class SuiteModule(pytest.Module):
     suite: str
     filename: str
     backend: str
+    adapter: Any = _adapters
 
     def _getobj(self) -> Any:
         module_name = f"lgm_compat_{self.backend}_{self.suite}_{self.filename}".replace(
@@ -101,20 +114,23 @@ class SuiteModule(pytest.Module):
         return _suites.load_suite(
             self.path,
             module_name,
-            _adapters.conftest_standin,
-            _adapters.replacements(self.suite, self.filename),
-            _adapters.additions(self.suite, BACKENDS[self.backend]),
+            self.adapter.conftest_standin,
+            self.adapter.replacements(self.suite, self.filename),
+            self.adapter.additions(self.suite, BACKENDS.get(self.backend)),
         )
 
 
 class LockFile(pytest.File):
-    """``langgraph_suites.lock``: yields one :class:`SuiteModule` per file and backend."""
+    """``langgraph_suites.lock``: yields one :class:`SuiteModule` per file and backend
+    (``checkpointer_suites.lock``: per file, on the PG 15 server)."""
 
     def collect(self) -> Iterable[pytest.Module]:
+        checkpointers = self.path.name == _suites.CHECKPOINTER_LOCK_FILE.name
+        backends = ["pg15"] if checkpointers else list(BACKENDS)
         for suite in _suites.read_lock(self.path):
             root = _suites.fetch(suite)
             for name in suite.files:
-                for backend in BACKENDS:
+                for backend in backends:
                     filename = Path(name).name
                     module = SuiteModule.from_parent(
                         self,
@@ -123,11 +139,13 @@ class LockFile(pytest.File):
                         nodeid=f"{self.nodeid}::{backend}::{suite.label}/{filename}",
                     )
                     module.suite, module.filename, module.backend = suite.label, filename, backend
+                    if checkpointers:
+                        module.adapter = _checkpointer_adapters
                     yield module
 
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
-    if file_path.name == _suites.LOCK_FILE.name:
+    if file_path.name in (_suites.LOCK_FILE.name, _suites.CHECKPOINTER_LOCK_FILE.name):
         return LockFile.from_parent(parent, path=file_path)
     return None
 
@@ -150,6 +168,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 def pytest_terminal_summary(terminalreporter: Any) -> None:
     if _NOT_RUN:
-        terminalreporter.write_sep("-", "LangGraph store suites: tests not run (docs/store.md)")
+        terminalreporter.write_sep(
+            "-", "LangGraph's suites: tests not run (docs/store.md, docs/*-checkpointer.md)"
+        )
         for reason, count in sorted(_NOT_RUN.items(), key=lambda entry: -entry[1]):
             terminalreporter.write_line(f"{count:4d}  {reason}")

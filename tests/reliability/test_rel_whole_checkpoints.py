@@ -2,8 +2,9 @@
 
 A read never returns a checkpoint missing a channel value it was written with: it
 returns the checkpoint whole, nothing, or raises ``CheckpointIntegrityError``. A ``put``
-whose parent or reused channel values have vanished raises ``CheckpointIntegrityError``
-and writes nothing. The property test drives random sequences of puts, pending writes,
+stores every value its checkpoint carries (a reused value whose blob vanished is written
+again); a ``put`` whose parent retention deleted raises ``CheckpointIntegrityError`` and
+writes nothing. The property test drives random sequences of puts, pending writes,
 TTL expiry, evictions, sweeps, keep-last retention, prune and dropped connections through
 every saver and checks every read against a model of what the writer wrote.
 """
@@ -66,30 +67,29 @@ def contents(graph: Any, config: dict[str, Any]) -> list[str]:
     return [str(m.content) for m in graph.get_state(config).values.get("messages", [])]
 
 
+FULL_TURN = ["hello", "a:hello", "slow", "b:hello"]
+
+
 @pytest.mark.redis
 def test_a_checkpoint_is_whole_or_absent_after_redis_ttl_expiry_mid_turn(
     redis_url: str, redis_prefix: str
 ) -> None:
     """Finding 3: ttl below the turn's length. The keys expire mid-turn; the next put used
     to write a checkpoint whose blobs were gone and get_state returned the state without
-    them. Now that put fails (nothing written, the message says how to fix it), and a
-    leased turn keeps its thread alive however long it runs."""
+    them. The put now stores every value its checkpoint carries (the values it reuses are
+    written again), as the official saver does: the turn's checkpoints are whole. A leased
+    turn keeps its thread alive however long it runs."""
     where = Target("redis", url=redis_url, prefix=redis_prefix)
     with sync_saver(where, ttl={"default_ttl": 1 / 60}) as saver:  # one second
         graph = slow_turn_graph(saver, pause=1.4)
         config = thread_config("expiring")
-        with pytest.raises(CheckpointIntegrityError, match=r"no longer exists.*ttl.*above"):
-            graph.invoke(turn_input("hello"), config)
-        assert contents(graph, config) == []  # absent, not half-written
+        state = graph.invoke(turn_input("hello"), config)
+        assert [str(m.content) for m in state["messages"]] == FULL_TURN
+        assert contents(graph, config) == FULL_TURN  # whole, not half-written
 
         leased = with_thread_lease(slow_turn_graph(saver, pause=1.4), ttl=2.0)
         state = leased.invoke(turn_input("hello"), thread_config("kept-alive"))
-        assert [str(m.content) for m in state["messages"]] == [
-            "hello",
-            "a:hello",
-            "slow",
-            "b:hello",
-        ]
+        assert [str(m.content) for m in state["messages"]] == FULL_TURN
         assert contents(graph, thread_config("kept-alive"))[-1] == "b:hello"
 
 
@@ -98,8 +98,9 @@ def test_a_checkpoint_is_whole_or_absent_after_a_postgres_sweep_mid_turn(
     postgres_dsn: str,
 ) -> None:
     """Finding 3 on Postgres: sweep() deletes an idle-looking thread while its turn runs
-    (no lease). The turn's next put fails instead of leaving a half thread; under a lease
-    the sweep skips the thread and the turn completes whole."""
+    (no lease). The turn's next put stores every value it carries (the swept blobs it
+    reuses are written again): the thread holds whole checkpoints, never half a state.
+    Under a lease the sweep skips the thread and nothing of it is lost."""
     where = Target("postgres", dsn=postgres_dsn)
     with sync_saver(where, ttl={"default_ttl": 1}) as saver:
 
@@ -112,14 +113,21 @@ def test_a_checkpoint_is_whole_or_absent_after_a_postgres_sweep_mid_turn(
 
         graph = slow_turn_graph(saver, pause=0, during=sweep_now("swept"))
         # durability="sync": the turn's earlier puts are committed when the sweep runs
-        with pytest.raises(CheckpointIntegrityError, match=r"parent checkpoint .* no longer"):
-            graph.invoke(turn_input("hello"), thread_config("swept"), durability="sync")
-        assert contents(graph, thread_config("swept")) == []
+        graph.invoke(turn_input("hello"), thread_config("swept"), durability="sync")
+        assert contents(graph, thread_config("swept")) == FULL_TURN
+        # every stored checkpoint reads whole (a missing blob would raise here): the two
+        # written after the sweep, slow's and b's, each with the messages it carried
+        stored = [
+            [str(m.content) for m in t.checkpoint["channel_values"]["messages"]]
+            for t in saver.list(thread_config("swept"))
+        ]
+        assert stored == [FULL_TURN, FULL_TURN[:3]]
 
         leased = with_thread_lease(slow_turn_graph(saver, pause=0, during=sweep_now("leased")))
         state = leased.invoke(turn_input("hello"), thread_config("leased"), durability="sync")
         assert [str(m.content) for m in state["messages"]][-1] == "b:hello"
-        assert contents(graph, thread_config("leased")) == ["hello", "a:hello", "slow", "b:hello"]
+        assert contents(graph, thread_config("leased")) == FULL_TURN
+        assert len(list(saver.list(thread_config("leased")))) == 5  # nothing swept
 
 
 @pytest.mark.redis

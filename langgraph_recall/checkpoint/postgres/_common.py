@@ -279,26 +279,30 @@ class GuardedWrite:
         return (self.thread_id, self.checkpoint_ns, self.token)
 
 
-def check_verdict(write: GuardedWrite, rows: Rows) -> None:
-    """Raise the write guard's refusal (the write wrote nothing), or return if ``ok``.
+def check_verdict(write: GuardedWrite, rows: Rows) -> list[str]:
+    """Raise the write guard's refusal (the write wrote nothing); return the reused
+    channels whose blob is missing (nothing was written: store them too and retry), or
+    ``[]`` if the guard said ``ok``.
 
     Raises:
         ThreadBusyError: The thread has a live lease and the write carries no token.
         StaleWriteError: The write's token is not the thread's current one.
-        CheckpointIntegrityError: The parent, or a reused blob, no longer exists.
+        CheckpointIntegrityError: The parent was deleted by retention (``prune``,
+            ``keep_last``, ``delete_for_runs``).
 
     Example:
         ```python
         from langgraph_recall.checkpoint.postgres._common import GuardedWrite, check_verdict
 
         write = GuardedWrite("t", "put", token=3)
-        check_verdict(write, [{"refusal": None}])
+        assert check_verdict(write, [{"refusal": None}]) == []
+        assert check_verdict(write, [{"refusal": ["blobs", "messages"]}]) == ["messages"]
         # check_verdict(write, [{"refusal": ["stale", "4"]}]) raises StaleWriteError
         ```
     """
     verdict = rows[0]["refusal"] if rows else None
     if verdict is None:
-        return
+        return []
     code = verdict[0]
     if code == "busy":
         raise _guard.busy_error(write.thread_id, write.operation)
@@ -310,16 +314,9 @@ def check_verdict(write: GuardedWrite, rows: Rows) -> None:
             write.checkpoint_ns,
             write.checkpoint_id,
             write.parent_id or "",
-            _guard.POSTGRES_HINT,
+            _guard.RETENTION_HINT,
         )
-    raise _guard.missing_blobs_error(
-        write.thread_id,
-        write.checkpoint_ns,
-        write.checkpoint_id,
-        verdict[1:],
-        _guard.POSTGRES_HINT,
-        reading=False,
-    )
+    return list(verdict[1:])
 
 
 def is_delta_snapshot(value: Any) -> bool:
@@ -366,7 +363,7 @@ def put_program(
     checkpoint: Checkpoint,
     metadata: CheckpointMetadata,
     new_versions: ChannelVersions,
-) -> tuple[Program[None], RunnableConfig]:
+) -> tuple[Program[list[str]], RunnableConfig]:
     """Serialise a checkpoint and return the program that stores it atomically.
 
     Primitive channel values stay inline in ``checkpoints.checkpoint`` (as the official
@@ -376,6 +373,11 @@ def put_program(
     row, upsert blobs, upsert the row; run ``alone``, in autocommit), fenced or not. A
     put with more blobs than one statement holds runs the guard, the blob chunks and the
     row in one transaction.
+
+    The program returns the reused channels (not in ``new_versions``) whose value has no
+    stored blob -- never written, or deleted meanwhile --, having written nothing; ``[]``
+    once stored. The saver then runs the put again with :func:`widened_versions`, so the
+    checkpoint is stored whole.
     """
     config = _config.normalized_config(config)
     configurable = config["configurable"]
@@ -383,6 +385,78 @@ def put_program(
     checkpoint_ns = configurable.get("checkpoint_ns", "")
     token = fence_token(config)
     checked = _config.checked_put(config, checkpoint, metadata, new_versions)
+    new_versions = _guard.written_versions(checkpoint, new_versions)
+    write, blob_params, row = _put_parts(
+        serde, thread_id, checkpoint_ns, token, configurable, checkpoint, checked, new_versions
+    )
+    blobs = (len(blob_params) - 2) // 4
+    limit = _sql.MAX_ROWS_PER_STATEMENT
+
+    def program() -> Program[list[str]]:
+        reused = len(write.reused)
+        if blobs <= limit:
+            sql = _sql.put_checkpoint(blobs, reused=reused)
+            params = (*(blob_params if blobs else ()), *row)
+            rows = yield Stmt(sql, (*write.params, thread_id, *params), fetch=True, alone=True)
+            return check_verdict(write, rows)
+        guard = _sql.write_guard(reused)
+        missing = check_verdict(write, (yield Stmt(guard, write.params, fetch=True)))
+        if missing:
+            return missing
+        for at in range(0, blobs, limit):
+            chunk = blob_params[2 + 4 * at : 2 + 4 * min(blobs, at + limit)]
+            yield Stmt(_sql.put_blobs(len(chunk) // 4), (thread_id, checkpoint_ns, *chunk))
+        yield Stmt(_sql.put_checkpoint(0, guarded=False), (thread_id, *row))
+        return []
+
+    return program(), put_config(config, checkpoint)
+
+
+def put_config(config: RunnableConfig, checkpoint: Checkpoint) -> RunnableConfig:
+    """What ``put`` returns: the stored checkpoint's thread, namespace and id."""
+    configurable = _config.normalized_config(config)["configurable"]
+    return {
+        "configurable": {
+            "thread_id": configurable["thread_id"],
+            "checkpoint_ns": configurable.get("checkpoint_ns", ""),
+            "checkpoint_id": checkpoint["id"],
+        }
+    }
+
+
+def widened_versions(
+    checkpoint: Checkpoint, new_versions: ChannelVersions, missing: Sequence[str]
+) -> ChannelVersions:
+    """``new_versions`` plus the ``missing`` reused channels at their versions: the put
+    that stores their values from the checkpoint (it reuses none of them).
+
+    Example:
+        ```python
+        from langgraph.checkpoint.base import empty_checkpoint
+
+        from langgraph_recall.checkpoint.postgres._common import widened_versions
+
+        checkpoint = empty_checkpoint()
+        checkpoint["channel_versions"] = {"a": "1", "b": "2"}
+        assert widened_versions(checkpoint, {"a": "1"}, ["b"]) == {"a": "1", "b": "2"}
+        ```
+    """
+    versions = checkpoint["channel_versions"]
+    return {**new_versions, **{channel: versions[channel] for channel in missing}}
+
+
+def _put_parts(
+    serde: SerializerProtocol,
+    thread_id: str,
+    checkpoint_ns: str,
+    token: int | None,
+    configurable: Mapping[str, Any],
+    checkpoint: Checkpoint,
+    checked: _config.CheckedPut,
+    new_versions: ChannelVersions,
+) -> tuple[GuardedWrite, list[Any], tuple[Any, ...]]:
+    """The guarded write, blob parameters (thread id, namespace, then four per blob) and
+    ``checkpoints`` row of one ``put`` that writes the blobs of ``new_versions``."""
     size = checked.header_bytes
     copy = checkpoint.copy()
     inline: dict[str, Any] = {}
@@ -406,7 +480,6 @@ def put_program(
             blob_params.extend((key, _config.checked_version(version), type_, data))
     _values.check_call_size(size, "put")
     copy["channel_values"] = inline
-    blobs = (len(blob_params) - 2) // 4
     values, versions = checkpoint["channel_values"], checkpoint["channel_versions"]
     write = GuardedWrite(
         thread_id,
@@ -429,32 +502,7 @@ def put_program(
         Jsonb(copy),
         Jsonb(checked.metadata),
     )
-    params = (*(blob_params if blobs else ()), *row)
-
-    limit = _sql.MAX_ROWS_PER_STATEMENT
-
-    def program() -> Program[None]:
-        reused = len(write.reused)
-        if blobs <= limit:
-            sql = _sql.put_checkpoint(blobs, reused=reused)
-            rows = yield Stmt(sql, (*write.params, thread_id, *params), fetch=True, alone=True)
-            check_verdict(write, rows)
-            return
-        guard = _sql.write_guard(reused)
-        check_verdict(write, (yield Stmt(guard, write.params, fetch=True)))
-        for at in range(0, blobs, limit):
-            chunk = blob_params[2 + 4 * at : 2 + 4 * min(blobs, at + limit)]
-            yield Stmt(_sql.put_blobs(len(chunk) // 4), (thread_id, checkpoint_ns, *chunk))
-        yield Stmt(_sql.put_checkpoint(0, guarded=False), (thread_id, *row))
-
-    next_config: RunnableConfig = {
-        "configurable": {
-            "thread_id": thread_id,
-            "checkpoint_ns": checkpoint_ns,
-            "checkpoint_id": checkpoint["id"],
-        }
-    }
-    return program(), next_config
+    return write, blob_params, row
 
 
 def put_writes_program(
@@ -604,6 +652,11 @@ def delete_for_runs_program(run_ids: Sequence[str]) -> Program[int]:
         yield Stmt(_sql.DELETE_WRITES_BY_IDS, (thread_id, ns, ids))
         freed = {(ch, str(ver)) for r in deleted for ch, ver in (r["versions"] or {}).items()}
         yield from _gc_blobs_program(thread_id, ns, freed)
+    newest: dict[str, str] = {}
+    for row in rows:  # a late put onto a deleted checkpoint is refused from now on
+        newest[row["thread_id"]] = max(row["checkpoint_id"], newest.get(row["thread_id"], ""))
+    for thread_id, checkpoint_id in sorted(newest.items()):
+        yield Stmt(_sql.MARK_PRUNED, (thread_id, checkpoint_id))
     if rows:
         yield Stmt(_sql.REVOKE_LEASES, (sorted({row["thread_id"] for row in rows}),))
     return len(rows)

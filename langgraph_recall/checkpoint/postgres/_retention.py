@@ -219,20 +219,24 @@ def keep_last_program(thread_id: str, keep: int) -> Program[int | None]:
 
 
 def put_keeping_last(
-    put: Program[None], thread_id: str, checkpoint_ns: str, keep: int
-) -> Program[None]:
+    put: Program[list[str]], thread_id: str, checkpoint_ns: str, keep: int
+) -> Program[list[str]]:
     """``put`` followed, in its transaction, by trimming the namespace written to its
     newest ``keep`` checkpoints (``keep_last=``; DeltaChannel-safe like ``prune``).
 
     The thread's exclusive lock is taken first (the put's write guard then runs under it),
     so a concurrent write or prune of the thread waits instead of seeing half a trim; the
     lease rule is the put's own. A namespace at most ``keep`` long costs one ``count``.
+    Returns what the put returns (the reused channels with no stored blob, or ``[]``).
     """
     yield Stmt(_sql.LOCK_THREADS, ([thread_id],))
-    yield from put
+    missing = yield from put
+    if missing:  # nothing written: the saver puts again with those values
+        return missing
     (row,) = yield Stmt(_sql.COUNT_CHECKPOINTS, (thread_id, checkpoint_ns), fetch=True)
     if int(row["n"]) > keep:
         yield from _trim_program(thread_id, keep, only=checkpoint_ns)
+    return []
 
 
 def _trim_program(thread_id: str, keep: int, only: str | None = None) -> Program[int]:
@@ -255,12 +259,18 @@ def _trim_program(thread_id: str, keep: int, only: str | None = None) -> Program
         yield Stmt(_sql.SET_PARENT_NULL, (thread_id, ns, ids))
     for (ns, channel), versions in plan.garbage_blobs.items():
         yield Stmt(_sql.DELETE_BLOBS_OF_CHANNEL, (thread_id, ns, channel, versions))
+    if plan.delete:  # a late put onto a deleted checkpoint is refused from now on
+        newest = max(max(ids) for ids in plan.delete.values())
+        yield Stmt(_sql.MARK_PRUNED, (thread_id, newest))
     return plan.deleted_count
 
 
-def check_prune_args(thread_ids: Sequence[str], strategy: str, keep_last: int) -> list[str]:
-    """Validate ``prune`` arguments and return the thread ids as strings (the rule every
-    saver applies: :func:`~langgraph_recall.checkpoint._config.checked_prune`)."""
+def check_prune_args(
+    thread_ids: Sequence[str], strategy: str, keep_last: int | None
+) -> tuple[list[str], int]:
+    """Validate ``prune`` arguments: the thread ids as strings and the checkpoints kept per
+    namespace, ``0`` = delete (the rule every saver applies:
+    :func:`~langgraph_recall.checkpoint._config.checked_prune`)."""
     return _config.checked_prune(thread_ids, strategy, keep_last)
 
 

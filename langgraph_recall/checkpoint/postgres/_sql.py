@@ -48,6 +48,7 @@ __all__ = [
     "LIST_CHECKPOINTS",
     "LOCK_THREADS",
     "LOCK_THREADS_SHARED",
+    "MARK_PRUNED",
     "MAX_ROWS_PER_STATEMENT",
     "MIGRATION_LOCK_KEY",
     "MIGRATION_UNLOCK",
@@ -170,6 +171,36 @@ $guard$"""
 """Exclusive thread lock for retention (``prune`` waits, sweeps skip a thread in use),
 then the lease rule: ``ok``, ``busy`` (a live lease: never pruned or swept) or ``locked``."""
 
+_PUT_GUARD_FUNCTION = """
+CREATE OR REPLACE FUNCTION lgm_put_guard(
+    p_thread text, p_ns text, p_token bigint, p_parent text,
+    p_channels text[], p_versions text[]
+) RETURNS text[] LANGUAGE plpgsql VOLATILE AS $guard$
+DECLARE
+    v_verdict text[];
+BEGIN
+    v_verdict := lgm_write_guard(p_thread, p_ns, p_token, NULL, p_channels, p_versions);
+    IF v_verdict[1] <> 'ok' OR p_parent IS NULL THEN RETURN v_verdict; END IF;
+    -- after the guard's shared thread lock: a fresh snapshot sees every prune before it
+    IF NOT EXISTS (
+        SELECT 1 FROM checkpoints c
+        WHERE c.thread_id = p_thread AND c.checkpoint_ns = p_ns AND c.checkpoint_id = p_parent
+    ) AND EXISTS (
+        SELECT 1 FROM lgm_thread_activity a
+        WHERE a.thread_id = p_thread AND p_parent COLLATE "C" <= a.pruned_through
+    ) THEN
+        RETURN ARRAY['parent'];
+    END IF;
+    RETURN v_verdict;
+END
+$guard$"""
+"""The guard of a ``put``: :data:`_WRITE_GUARD_FUNCTION` (lease rule, reused blobs), then
+the parent rule. A parent that is not stored is refused only if retention deleted it:
+its id sorts at or below the newest checkpoint id ``prune`` / ``keep_last`` /
+``delete_for_runs`` ever deleted from the thread (``pruned_through``). A parent id that
+was never written is accepted, as every official saver does (``graph.invoke`` with an
+unknown ``checkpoint_id`` runs from scratch)."""
+
 LGM_MIGRATIONS: list[str] = [
     LGM_MIGRATIONS_TABLE,
     """CREATE TABLE IF NOT EXISTS lgm_thread_leases (
@@ -201,6 +232,9 @@ ON CONFLICT (thread_id) DO NOTHING""",
     " + 1, false)",
     # the tombstones earlier versions kept for deleted threads (and released leases)
     "DELETE FROM lgm_thread_leases WHERE expires_at < clock_timestamp()",
+    # the parent rule: refuse only a parent retention deleted (never one never written)
+    'ALTER TABLE lgm_thread_activity ADD COLUMN IF NOT EXISTS pruned_through TEXT COLLATE "C"',
+    _PUT_GUARD_FUNCTION,
 ]
 """Our own migrations; the list position is the version. Append only."""
 
@@ -285,9 +319,10 @@ extra row version, and TTL granularity is 1 s. (``swept_at`` is no longer used.)
 
 @functools.cache
 def guard_call(reused: int, *, parent: bool = True) -> str:
-    """The ``lgm_write_guard(...)`` call, with scalar parameters only (arrays are costly to
-    adapt on every write): thread id, namespace, token, the parent id (if ``parent``; else
-    ``NULL``), then ``reused`` channel names and ``reused`` versions.
+    """The write guard's call, with scalar parameters only (arrays are costly to adapt on
+    every write): thread id, namespace, token, the parent id (if ``parent``: the call is
+    ``lgm_put_guard``, which adds the parent rule; else ``lgm_write_guard`` with ``NULL``),
+    then ``reused`` channel names and ``reused`` versions.
 
     Example:
         ```python
@@ -303,7 +338,8 @@ def guard_call(reused: int, *, parent: bool = True) -> str:
         arrays = f"{names}, {names}"
     else:
         arrays = "'{}'::text[], '{}'::text[]"
-    return f"lgm_write_guard(%s::text, %s::text, %s::bigint, {parent_sql}, {arrays})"
+    function = "lgm_put_guard" if parent else "lgm_write_guard"
+    return f"{function}(%s::text, %s::text, %s::bigint, {parent_sql}, {arrays})"
 
 
 _REFUSAL = "CASE WHEN verdict[1] = 'ok' THEN NULL ELSE verdict END AS refusal"
@@ -531,6 +567,14 @@ WHERE metadata ->> 'run_id' = ANY(%s) AND thread_id = ANY(%s)
 RETURNING thread_id, checkpoint_ns, checkpoint_id, checkpoint -> 'channel_versions' AS versions
 """
 """Delete the runs' checkpoints in the locked threads (run ids, thread ids)."""
+
+MARK_PRUNED = """
+INSERT INTO lgm_thread_activity AS a (thread_id, pruned_through) VALUES (%s, %s)
+ON CONFLICT (thread_id) DO UPDATE
+SET pruned_through = GREATEST(a.pruned_through, EXCLUDED.pruned_through)
+"""
+"""Record the newest checkpoint id retention deleted from a thread (thread id, that id):
+a later ``put`` onto a deleted parent is refused (:data:`_PUT_GUARD_FUNCTION`)."""
 
 DELETE_WRITES_BY_IDS = """
 DELETE FROM checkpoint_writes

@@ -295,6 +295,22 @@ class AsyncPostgresSaver(_SaverBase):
             StaleWriteError: The config's fencing token is no longer the thread's current
                 one; nothing was written.
         """
+        missing = await self._put_once(config, checkpoint, metadata, new_versions)
+        if missing:  # reused values with no stored blob: store them from the checkpoint
+            widened = _common.widened_versions(checkpoint, new_versions, missing)
+            if await self._put_once(config, checkpoint, metadata, widened):
+                raise AssertionError("a put that reuses nothing reported a missing blob")
+        return _common.put_config(config, checkpoint)
+
+    async def _put_once(
+        self,
+        config: RunnableConfig,
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
+    ) -> Sequence[str]:
+        """One attempt of :meth:`aput`: the reused channels whose blob is missing (then
+        nothing was written), or ``[]`` once stored."""
         program, next_config = _common.put_program(
             self.serde, config, checkpoint, metadata, new_versions
         )
@@ -303,8 +319,7 @@ class AsyncPostgresSaver(_SaverBase):
             program = _retention.put_keeping_last(
                 program, written["thread_id"], written["checkpoint_ns"], self.keep_last
             )
-        await self._connector.run(program)
-        return next_config
+        return await self._connector.run(program)
 
     async def aput_writes(
         self,
@@ -350,22 +365,24 @@ class AsyncPostgresSaver(_SaverBase):
         thread_ids: Sequence[str],
         *,
         strategy: str = "keep_latest",
-        keep_last: int = 1,
+        keep_last: int | None = None,
     ) -> None:
-        """Prune threads: ``"keep_latest"``, ``"keep_last"`` (newest ``keep_last``) or ``"delete"``.
+        """Prune threads: keep the newest checkpoint of each namespace (``"keep_latest"``),
+        the newest ``keep_last`` of each (``keep_last=N``, whatever the strategy, as on
+        the official Redis saver), or nothing (``"delete"``, or ``keep_last=0``: the
+        threads are deleted).
 
         Keeping is per namespace and ``DeltaChannel``-safe: ancestors (with their writes)
         back to the nearest stored snapshot of each delta channel are kept too, and only
         blobs no kept checkpoint references are deleted. Each thread is pruned in its own
-        REPEATABLE READ transaction. ``"delete"`` also advances the fencing tokens.
+        REPEATABLE READ transaction. Deleting also advances the fencing tokens.
         """
-        ids = _retention.check_prune_args(thread_ids, strategy, keep_last)
+        ids, keep = _retention.check_prune_args(thread_ids, strategy, keep_last)
         if not ids:
             return
-        if strategy == "delete":
+        if keep == 0:
             await self._connector.run(_common.delete_threads_program(ids))
             return
-        keep = 1 if strategy == "keep_latest" else keep_last
         busy = []
         for thread_id in ids:
             program = _retention.keep_last_program(thread_id, keep)

@@ -34,17 +34,24 @@ from langgraph.checkpoint.base import (
 )
 from langgraph.checkpoint.serde.base import SerializerProtocol
 from redis import exceptions as redis_errors
+from redis.client import NEVER_DECODE
 from redis.cluster import RedisCluster
 
 from langgraph_recall.checkpoint import _config, _guard
 from langgraph_recall.checkpoint._config import ThreadTTL, ThreadTTLConfig
 from langgraph_recall.checkpoint.redis import _codec, _keys
+from langgraph_recall.checkpoint.redis._retention import keep_latest_drops
 from langgraph_recall.checkpoint.redis._scripts import (
     BUSY_ERROR_MARK,
     INTEGRITY_ERROR_MARK,
     PRUNE_BUSY,
     SCRIPT_SHAS,
     STALE_ERROR_MARK,
+)
+from langgraph_recall.checkpoint.redis._server_errors import (
+    pool_exhausted,
+    pool_exhausted_error,
+    server_refusal,
 )
 from langgraph_recall.errors import (
     BackendUnavailableError,
@@ -100,18 +107,18 @@ class WriteContext:
     reused: tuple[str, ...] = ()
 
     def refusal(self, reply: str) -> LangGraphRecallError | None:
-        """The error for a guard's error reply (text after the marker), if it is one.
+        """The error for a guard's error reply (``LGM_BUSY`` / ``LGM_STALE``), if it is one.
 
         Example:
             ```python
             from langgraph_recall.checkpoint.redis._base import WriteContext
 
-            context = WriteContext("t", "put", checkpoint_id="c2", reused=("a", "b"))
-            err = context.refusal("LGM_INTEGRITY blobs 2")
-            assert err is not None and "'b'" in str(err) and "'a'" not in str(err)
+            context = WriteContext("t", "put")
+            assert "with_thread_lease" in str(context.refusal("LGM_BUSY"))
+            assert context.refusal("OOM command not allowed") is None
             ```
         """
-        for mark in (STALE_ERROR_MARK, BUSY_ERROR_MARK, INTEGRITY_ERROR_MARK):
+        for mark in (STALE_ERROR_MARK, BUSY_ERROR_MARK):
             if mark in reply:
                 words = reply.split(mark, 1)[1].split(" script:")[0].split()
                 break
@@ -119,26 +126,39 @@ class WriteContext:
             return None
         if mark == BUSY_ERROR_MARK:
             return _guard.busy_error(self.thread_id, self.operation)
-        if mark == STALE_ERROR_MARK:
-            current, token = [*words, "?", "?"][:2]
-            return _guard.stale_error(self.thread_id, token, current)
-        if words and words[0] == "parent":
-            return _guard.missing_parent_error(
+        current, token = [*words, "?", "?"][:2]
+        return _guard.stale_error(self.thread_id, token, current)
+
+    def missing_blobs(self, reply: Any) -> list[str]:
+        """The reused channels ``PUT``'s status reply says have no stored blob (``[]``
+        when the put was stored); raises the parent refusal.
+
+        The status is a reply (a list), never error text, so redis-py's wording of
+        pipeline errors (which differs between versions) plays no part.
+
+        Raises:
+            CheckpointIntegrityError: The put continues a history retention deleted.
+
+        Example:
+            ```python
+            from langgraph_recall.checkpoint.redis._base import WriteContext
+
+            context = WriteContext("t", "put", checkpoint_id="c2", reused=("a", "b"))
+            assert context.missing_blobs(1) == []
+            assert context.missing_blobs([b"LGM_INTEGRITY", b"blobs", 2]) == ["b"]
+            ```
+        """
+        if not isinstance(reply, list) or not reply or _text(reply[0]) != INTEGRITY_ERROR_MARK:
+            return []
+        if _text(reply[1]) == "parent":
+            raise _guard.missing_parent_error(
                 self.thread_id,
                 self.checkpoint_ns,
                 self.checkpoint_id,
                 self.parent_id,
-                _guard.REDIS_HINT,
+                _guard.RETENTION_HINT,
             )
-        gone = [self.reused[int(i) - 1] for i in words[1:] if 0 < int(i) <= len(self.reused)]
-        return _guard.missing_blobs_error(
-            self.thread_id,
-            self.checkpoint_ns,
-            self.checkpoint_id,
-            gone,
-            _guard.REDIS_HINT,
-            reading=False,
-        )
+        return [self.reused[int(i) - 1] for i in reply[2:]]
 
 
 @dataclass(frozen=True)
@@ -305,65 +325,12 @@ def translate_errors(where: str, context: WriteContext | None = None) -> Iterato
             "the client's socket_timeout, 5 s by default); the next call tries again."
         ) from exc
     except redis_errors.ConnectionError as exc:
+        if pool_exhausted(exc):  # redis-py's own pool, not the server
+            raise pool_exhausted_error(where) from exc
         raise BackendUnavailableError(
             f"Redis at {where} is unreachable: {exc}. Check that the server is running and "
             "that the URL's host and port are right."
         ) from exc
-
-
-_SERVER_STATES = {
-    "OOM": "is out of memory (maxmemory, noeviction): free memory, raise maxmemory or set "
-    "TTLs (ttl=)",
-    "MISCONF": "cannot persist (RDB/AOF errors) and refuses writes: check its disk and logs",
-    "READONLY": "is a read-only replica: point the URL at the primary",
-    "MASTERDOWN": "is a replica that lost its primary",
-    "NOREPLICAS": "has fewer replicas than min-replicas-to-write",
-    "LOADING": "is loading its dataset into memory; the next call retries",
-    "BUSY": "is running a long script; the next call retries",
-}
-
-
-_CODED_ERRORS: tuple[tuple[type[Exception], str], ...] = tuple(
-    (kind, code)
-    for name, code in (
-        ("OutOfMemoryError", "OOM"),
-        ("ReadOnlyError", "READONLY"),
-        ("MasterDownError", "MASTERDOWN"),
-    )
-    if isinstance(kind := getattr(redis_errors, name, None), type)
-)
-"""redis-py's classes for error replies whose code it strips from the message (the ones
-this redis-py has)."""
-
-
-def server_refusal(where: str, exc: Exception) -> Exception:
-    """Our error for a command the server refused (pure): a server state that refuses it
-    (out of memory, read-only replica, loading, ...) is :class:`BackendUnavailableError`
-    naming the fix; a key of another type under our prefix is :class:`ConfigurationError`
-    (another application writes there); anything else is :class:`LangGraphRecallError`
-    quoting the server.
-
-    Example:
-        ```python
-        from langgraph_recall.checkpoint.redis._base import BackendUnavailableError, server_refusal
-
-        err = server_refusal("127.0.0.1:6379", Exception("OOM command not allowed"))
-        assert isinstance(err, BackendUnavailableError) and "maxmemory" in str(err)
-        ```
-    """
-    text = str(exc)
-    code = next(
-        (code for kind, code in _CODED_ERRORS if isinstance(exc, kind)), text.split(" ", 1)[0]
-    )
-    if code == "WRONGTYPE":
-        return ConfigurationError(
-            f"Redis at {where}: a key under this saver's prefix holds another kind of value "
-            f"({text}); another application writes there: give the saver its own prefix="
-        )
-    state = _SERVER_STATES.get(code)
-    if state is not None:
-        return BackendUnavailableError(f"Redis at {where} {state} ({text})")
-    return LangGraphRecallError(f"Redis at {where} refused the command: {text}")
 
 
 def _decodes_responses(client: Any) -> bool:
@@ -385,7 +352,7 @@ class BaseRedisSaver(BaseCheckpointSaver[str]):
 
     Args:
         client: A redis-py client (``redis.Redis``, ``redis.cluster.RedisCluster`` or their
-            ``redis.asyncio`` twins) created with ``decode_responses=False``.
+            ``redis.asyncio`` twins), with ``decode_responses`` either way.
         prefix: Prefix of every key (default ``"lgm"``); one prefix = one independent store.
         ttl: ``{"default_ttl": minutes, "refresh_on_read": bool}``; applies to every key of
             a thread, restarted by each write (and read, if ``refresh_on_read``).
@@ -404,11 +371,13 @@ class BaseRedisSaver(BaseCheckpointSaver[str]):
         serde: SerializerProtocol | None = None,
     ) -> None:
         super().__init__(serde=serde)
-        if _decodes_responses(client):
-            raise ConfigurationError(
-                "the Redis client must be created with decode_responses=False "
-                "(checkpoints are binary)"
-            )
+        # Checkpoints are binary: with a client that decodes replies (decode_responses=True,
+        # as the official saver allows), every command of ours asks redis-py to leave its
+        # reply undecoded (the option redis-py's own DUMP uses), so both kinds of client
+        # read and write the same keys.
+        self.command_options: dict[str, Any] = (
+            {NEVER_DECODE: True} if _decodes_responses(client) else {}
+        )
         if keep_last is not None:
             _config.checked_keep_last(keep_last)
         self._client = client
@@ -494,6 +463,7 @@ class BaseRedisSaver(BaseCheckpointSaver[str]):
         checkpoint_ns = conf.get("checkpoint_ns", "") or ""
         fence = self._fence(config)
         checked = _config.checked_put(config, checkpoint, metadata, new_versions)
+        new_versions = _guard.written_versions(checkpoint, new_versions)
         parent_id = conf.get("checkpoint_id") or ""
         args = _codec.encode_put(
             self.serde,
@@ -534,6 +504,27 @@ class BaseRedisSaver(BaseCheckpointSaver[str]):
             }
         }
         return commands, next_config
+
+    def _put_plan(
+        self,
+        config: RunnableConfig,
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
+    ) -> Plan[RunnableConfig]:
+        """``put`` as a plan: one script call; if a value it reuses has no stored blob
+        (never written, or expired meanwhile) nothing was written, and it is stored again
+        with those values written from the checkpoint: a checkpoint is stored whole."""
+        commands, next_config = self._put_commands(config, checkpoint, metadata, new_versions)
+        missing = _put_status(commands, (yield commands))
+        if missing:
+            versions = checkpoint["channel_versions"]
+            widened = {**new_versions, **{channel: versions[channel] for channel in missing}}
+            commands, _ = self._put_commands(config, checkpoint, metadata, widened)
+            if _put_status(commands, (yield commands)):  # it reuses nothing now
+                raise AssertionError("a put that reuses nothing reported a missing blob")
+        self._after_put(config)
+        return next_config
 
     def _after_put(self, config: RunnableConfig) -> None:
         """Record that the thread's slot is listed (the put's commands succeeded)."""
@@ -754,13 +745,12 @@ class BaseRedisSaver(BaseCheckpointSaver[str]):
         ]
 
     def _prune_plan(
-        self, thread_ids: Sequence[str], strategy: str, keep_last: int = 1
+        self, thread_ids: Sequence[str], strategy: str, keep_last: int | None = None
     ) -> Plan[None]:
-        ids = _config.checked_prune(thread_ids, strategy, keep_last)
-        keep = 1 if strategy == "keep_latest" else keep_last
+        ids, keep = _config.checked_prune(thread_ids, strategy, keep_last)
         busy: list[str] = []
         for thread_id in ids:
-            if strategy == "delete":
+            if keep == 0:
                 yield self._delete_thread_commands(thread_id)
                 continue
             keys = self._thread_keys(thread_id)
@@ -773,7 +763,11 @@ class BaseRedisSaver(BaseCheckpointSaver[str]):
                 busy.append(str(thread_id))
                 continue
             drops = keep_latest_drops(
-                {_text(k): _codec.decode_refs(v)[0] for k, v in _field_pairs(refs)},
+                {
+                    _text(k): _codec.decode_refs(v)[0]
+                    for k, v in _field_pairs(refs)
+                    if _text(k) != _keys.PRUNED_FIELD
+                },
                 {_text(k): v for k, v in _field_pairs(records)},
                 self.serde,
                 keep,
@@ -853,6 +847,13 @@ class BaseRedisSaver(BaseCheckpointSaver[str]):
         return [Command.call("SET", _keys.schema_key(self.prefix), _keys.SCHEMA_VERSION)]
 
 
+def _put_status(commands: Sequence[Command], replies: Sequence[Any]) -> list[str]:
+    """The reused channels a ``put``'s script reply says are missing (its last command)."""
+    context = commands[-1].context
+    assert context is not None, "the PUT command carries its write context"
+    return context.missing_blobs(replies[-1])
+
+
 def _field_pairs(reply: Any) -> list[tuple[Any, Any]]:
     """``(field, value)`` pairs of an ``HGETALL`` reply: a dict (redis-py's response
     callback on the generic path; redis-py 8's parser even on the fast lane) or the flat
@@ -867,43 +868,3 @@ def _group(pairs: Sequence[tuple[str, str]]) -> dict[str, list[str]]:
     for thread, member in pairs:
         groups.setdefault(thread, []).append(member)
     return groups
-
-
-def keep_latest_drops(
-    parents: Mapping[str, str | None],
-    records: Mapping[str, bytes],
-    serde: SerializerProtocol,
-    keep: int = 1,
-) -> list[str]:
-    """Members ``prune(strategy="keep_latest" | "keep_last")`` deletes from one thread.
-
-    Keeps the newest ``keep`` checkpoints of each namespace and, when a kept one's
-    metadata says a ``DeltaChannel`` has not snapshotted since
-    (``counters_since_delta_snapshot``), every ancestor on its parent chain up to and
-    including the one where each such channel was last snapshotted (or first written),
-    so every kept checkpoint still rebuilds its value.
-    """
-    by_ns: dict[str, list[str]] = {}
-    for member in records:
-        by_ns.setdefault(member.partition(_keys.SEP)[0], []).append(member)
-    kept: set[str] = set()
-    for ns, members in by_ns.items():
-        newest = sorted(members, key=lambda m: _keys.split_member(m)[1], reverse=True)[:keep]
-        kept.update(newest)
-        for current in newest:
-            pending = set(_delta_counters(serde, records[current]))
-            while pending:
-                parent = parents.get(current)
-                parent_member = f"{ns}{_keys.SEP}{_keys.quote(parent)}" if parent else None
-                if parent_member is None or parent_member not in records:
-                    break
-                kept.add(parent_member)
-                pending &= set(_delta_counters(serde, records[parent_member]))
-                current = parent_member
-    return sorted(m for m in records if m not in kept)
-
-
-def _delta_counters(serde: SerializerProtocol, record: bytes) -> Mapping[str, Any]:
-    metadata = _codec.decode_metadata(serde, record)
-    counters = metadata.get("counters_since_delta_snapshot") or {}
-    return counters if isinstance(counters, Mapping) else {}

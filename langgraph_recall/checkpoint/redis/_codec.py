@@ -312,7 +312,7 @@ def decode_row(serde: SerializerProtocol, thread_id: str, row: LoadedRow) -> Che
     missing = [channel for channel in (valued[0] if valued else ()) if channel not in loaded]
     if missing:
         raise _guard.missing_blobs_error(
-            thread_id, checkpoint_ns, checkpoint_id, missing, _guard.REDIS_HINT, reading=True
+            thread_id, checkpoint_ns, checkpoint_id, missing, _guard.REDIS_HINT
         )
     checkpoint = serde.loads_typed((cp_type, cp_bytes))
     metadata = serde.loads_typed((md_type, md_bytes))

@@ -121,7 +121,8 @@ class KeptConnections:
     def for_client(cls, client: object) -> KeptConnections | None:
         """Kept connections for ``client``, or ``None`` where the generic path must be used:
         a cluster, a ``single_connection_client``, client-side caching, a non-UTF-8
-        encoding, or a blocking or small pool the kept connections could starve."""
+        encoding, ``decode_responses=True`` (the generic path reads our replies
+        undecoded), or a blocking or small pool the kept connections could starve."""
         if not isinstance(client, Redis) or client.connection is not None:
             return None
         pool = client.connection_pool
@@ -132,7 +133,7 @@ class KeptConnections:
         kwargs = pool.connection_kwargs
         if kwargs.get("encoding", "utf-8").lower().replace("-", "") != "utf8":
             return None
-        if kwargs.get("encoding_errors", "strict") != "strict":
+        if kwargs.get("encoding_errors", "strict") != "strict" or kwargs.get("decode_responses"):
             return None
         if (pool.max_connections or 0) < _MIN_POOL_SIZE:
             return None

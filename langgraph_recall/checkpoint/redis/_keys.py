@@ -8,7 +8,8 @@ key                 type    content
 ==================  ======  ==========================================================
 ``P:{T}:idx``       zset    ``ns\\0cid`` members, score 0 (lexicographic = time order)
 ``P:{T}:cp``        hash    ``ns\\0cid`` -> serialized checkpoint + metadata
-``P:{T}:refs``      hash    ``ns\\0cid`` -> msgpack ``[parent, run, blob fields...]``
+``P:{T}:refs``      hash    ``ns\\0cid`` -> msgpack ``[parent, run, blob fields...]``;
+                            ``pruned`` -> newest checkpoint id retention deleted
 ``P:{T}:blobs``     hash    ``ns\\0channel\\0version`` -> serialized channel value
 ``P:{T}:w``         hash    ``ns\\0cid\\0task\\0idx`` -> serialized pending write
 ``P:{T}:wk``        zset    the ``w`` fields, for range lookups per checkpoint
@@ -51,6 +52,7 @@ from dataclasses import dataclass
 from langgraph_recall.errors import ConfigurationError
 
 __all__ = [
+    "PRUNED_FIELD",
     "SCHEMA_VERSION",
     "SEP",
     "SLOTS",
@@ -76,6 +78,11 @@ __all__ = [
 SCHEMA_VERSION = 2
 """Version of the key layout above; ``setup()`` refuses a newer one (v1 had one global
 registry, ``P:threads``; ``setup()`` moves it into the per-slot registries)."""
+
+PRUNED_FIELD = "pruned"
+"""The ``refs`` field holding the newest (quoted) checkpoint id retention deleted from the
+thread: a later ``put`` onto a parent at or below it is refused. No checkpoint member is
+named like it (every member holds :data:`SEP`)."""
 
 SLOTS = 16384
 """Hash slots of a Redis Cluster."""

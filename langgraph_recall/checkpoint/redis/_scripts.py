@@ -9,8 +9,12 @@ Redis >= 6.2 or Valkey runs them.
 
 The write guard (see :mod:`langgraph_recall.checkpoint._guard`) lives here, in the same
 script as each write: errors a script raises on purpose start with ``LGM_BUSY`` (a live
-lease and no token), ``LGM_STALE`` (fencing rejection) or ``LGM_INTEGRITY`` (a parent or
-reused blob is gone); they are raised before anything is written.
+lease and no token) or ``LGM_STALE`` (fencing rejection). The integrity rules of ``PUT``
+answer with a *status* instead of an error (a reply, not text to parse: redis-py words
+pipeline errors differently across versions): ``["LGM_INTEGRITY", "parent"]`` (the
+parent was deleted by retention) or ``["LGM_INTEGRITY", "blobs", <positions>...]`` (reused
+values with no stored blob, which the saver then writes from the checkpoint). Every
+refusal comes before anything is written.
 
 Example:
     ```python
@@ -38,8 +42,8 @@ STALE_ERROR_MARK = "LGM_STALE"
 BUSY_ERROR_MARK = "LGM_BUSY"
 """A write without a token while the thread's lease is held."""
 INTEGRITY_ERROR_MARK = "LGM_INTEGRITY"
-"""``LGM_INTEGRITY parent`` or ``LGM_INTEGRITY blobs <1-based positions of the missing
-reused fields>``."""
+"""First item of ``PUT``'s status reply ``[mark, "parent"]`` or ``[mark, "blobs", <1-based
+positions of the missing reused fields>...]`` (a reply, never an error)."""
 PRUNE_BUSY = -1
 """What ``PRUNE`` returns for a leased thread (the plan prunes the others, then raises)."""
 
@@ -63,6 +67,23 @@ _THREAD_HELPERS = r"""
 local IDX, CP, REFS, BLOBS, W, WK, RUNS, FENCE, LEASE, REG =
   KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10]
 local SEP = '\0'
+-- The refs field holding the newest (quoted) checkpoint id retention deleted; no
+-- checkpoint member is named like it (every member holds SEP).
+local PRUNED = 'pruned'
+
+-- a <= b, byte by byte (Lua's own comparison follows the server's locale).
+local function at_or_before(a, b)
+  for i = 1, math.min(#a, #b) do
+    local x, y = string.byte(a, i), string.byte(b, i)
+    if x ~= y then return x < y end
+  end
+  return #a <= #b
+end
+
+-- The checkpoint id part of a member.
+local function member_id(m)
+  return string.sub(m, string.find(m, SEP, 1, true) + 1)
+end
 
 local function each_chunk(cmd, key, items)
   local i, n = 1, #items
@@ -119,11 +140,16 @@ local function fence_out(ttl)
   return token
 end
 
--- Delete checkpoints with their writes and run entries; return the blob fields they used.
+-- Delete checkpoints with their writes and run entries (retention: the newest id deleted
+-- is remembered, so a later put onto a deleted parent is refused); return the blob
+-- fields they used.
 local function drop(members)
   local freed, gone = {}, {}
+  local top = redis.call('HGET', REFS, PRUNED)
   for _, m in ipairs(members) do
     gone[m] = true
+    local id = member_id(m)
+    if not top or not at_or_before(id, top) then top = id end
     local raw = redis.call('HGET', REFS, m)
     if raw then
       local refs = cmsgpack.unpack(raw)
@@ -140,6 +166,7 @@ local function drop(members)
     each_chunk('ZREM', IDX, members)
     each_chunk('HDEL', CP, members)
     each_chunk('HDEL', REFS, members)
+    redis.call('HSET', REFS, PRUNED, top)
   end
   return freed, gone
 end
@@ -162,13 +189,15 @@ local function collect(freed, gone, ns)
   end
   for i = 1, #all, 2 do
     local m = all[i]
-    local refs = cmsgpack.unpack(all[i + 1])
-    for j = 3, #refs do freed[refs[j]] = nil end
-    if refs[1] ~= '' then
-      local ns = string.sub(m, 1, string.find(m, SEP, 1, true))
-      if gone[ns .. refs[1]] then
-        refs[1] = ''
-        redis.call('HSET', REFS, m, cmsgpack.pack(refs))
+    if m ~= PRUNED then
+      local refs = cmsgpack.unpack(all[i + 1])
+      for j = 3, #refs do freed[refs[j]] = nil end
+      if refs[1] ~= '' then
+        local ns = string.sub(m, 1, string.find(m, SEP, 1, true))
+        if gone[ns .. refs[1]] then
+          refs[1] = ''
+          redis.call('HSET', REFS, m, cmsgpack.pack(refs))
+        end
       end
     end
   end
@@ -217,17 +246,19 @@ _PUT = r"""
 local err = guard(ARGV[1])
 if err then return err end
 local m = ARGV[4]
+-- The integrity rules answer with a status (never an error text to parse).
 if ARGV[8] ~= '' and redis.call('HEXISTS', CP, ARGV[8]) == 0 then
-  return redis.error_reply('LGM_INTEGRITY parent')
+  local pruned = redis.call('HGET', REFS, PRUNED)
+  if pruned and at_or_before(member_id(ARGV[8]), pruned) then
+    return {'LGM_INTEGRITY', 'parent'}
+  end
 end
 local reused = tonumber(ARGV[10])
-local missing = {}
+local missing = {'LGM_INTEGRITY', 'blobs'}
 for i = 11, 10 + reused do
   if redis.call('HEXISTS', BLOBS, ARGV[i]) == 0 then missing[#missing + 1] = i - 10 end
 end
-if #missing > 0 then
-  return redis.error_reply('LGM_INTEGRITY blobs ' .. table.concat(missing, ' '))
-end
+if #missing > 2 then return missing end
 -- The index entry goes last: it is what makes the checkpoint visible.
 for i = 11 + reused, #ARGV, 2 do redis.call('HSETNX', BLOBS, ARGV[i], ARGV[i + 1]) end
 redis.call('ZADD', REG, 'NX', 0, ARGV[9])
@@ -380,7 +411,10 @@ if #members > 0 then
   local freed, gone = drop(members)
   collect(freed, gone)
   fence_out(ARGV[1])
-  if redis.call('EXISTS', IDX) == 0 then redis.call('ZREM', REG, ARGV[2]) end
+  if redis.call('EXISTS', IDX) == 0 then
+    redis.call('HDEL', REFS, PRUNED)
+    redis.call('ZREM', REG, ARGV[2])
+  end
 end
 return #members
 """

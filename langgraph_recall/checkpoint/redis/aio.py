@@ -82,7 +82,7 @@ class AsyncRedisSaver(LoopBridgedSyncMethods, BaseRedisSaver):
 
     Args:
         client: ``redis.asyncio.Redis`` or ``redis.asyncio.cluster.RedisCluster``
-            (``decode_responses=False``).
+            (``decode_responses`` either way).
         prefix: Key prefix (default ``"lgm"``).
         ttl: :class:`ThreadTTLConfig` (``{"default_ttl": minutes, "refresh_on_read": bool}``)
             for every key of a thread.
@@ -108,7 +108,7 @@ class AsyncRedisSaver(LoopBridgedSyncMethods, BaseRedisSaver):
             graph = builder.compile(checkpointer=saver)
             await graph.ainvoke({"messages": [("user", "hi")]}, config)
             assert len([c async for c in saver.alist(config)]) == 3
-            await saver.aprune([thread_id], strategy="keep_last", keep_last=1)
+            await saver.aprune([thread_id], keep_last=1)
             assert len([c async for c in saver.alist(config)]) == 1
             await saver.adelete_thread(thread_id)
         ```
@@ -263,11 +263,9 @@ class AsyncRedisSaver(LoopBridgedSyncMethods, BaseRedisSaver):
         metadata: CheckpointMetadata,
         new_versions: ChannelVersions,
     ) -> RunnableConfig:
-        """Store a checkpoint atomically (blobs only for ``new_versions``)."""
-        commands, next_config = self._put_commands(config, checkpoint, metadata, new_versions)
-        await self._execute(commands)
-        self._after_put(config)
-        return next_config
+        """Store a checkpoint atomically (blobs only for ``new_versions``, and for reused
+        values that have no stored blob)."""
+        return await self._run(self._put_plan(config, checkpoint, metadata, new_versions))
 
     async def aput_writes(
         self,
@@ -310,12 +308,17 @@ class AsyncRedisSaver(LoopBridgedSyncMethods, BaseRedisSaver):
         await self._run(self._copy_thread_plan(source_thread_id, target_thread_id))
 
     async def aprune(
-        self, thread_ids: Sequence[str], *, strategy: str = "keep_latest", keep_last: int = 1
+        self,
+        thread_ids: Sequence[str],
+        *,
+        strategy: str = "keep_latest",
+        keep_last: int | None = None,
     ) -> None:
-        """``"keep_latest"``: keep the newest checkpoint per namespace (plus the ancestors
-        a ``DeltaChannel`` needs); ``"keep_last"``: the newest ``keep_last`` (likewise);
-        ``"delete"``: delete the threads. Same strategies and arguments as the Postgres
-        savers (``checkpoint._config.checked_prune``)."""
+        """Keep the newest checkpoint of each namespace (``"keep_latest"``, plus the
+        ancestors a ``DeltaChannel`` needs), the newest ``keep_last`` of each
+        (``keep_last=N``, whatever the strategy: the official Redis saver's meaning), or
+        nothing (``"delete"``, or ``keep_last=0``: the threads are deleted). Same rules
+        as the Postgres savers (``checkpoint._config.checked_prune``)."""
         await self._run(self._prune_plan(thread_ids, strategy, keep_last))
 
     # ----- I/O -----------------------------------------------------------------------
@@ -336,11 +339,14 @@ class AsyncRedisSaver(LoopBridgedSyncMethods, BaseRedisSaver):
         #         # here: a hung server would then cost a second full timeout.
         #         pass
         # unasync: end
+        options = self.command_options
         if len(commands) == 1 or self.is_cluster:
-            return [await self._client.execute_command(*c.execute_args()) for c in commands]
+            return [
+                await self._client.execute_command(*c.execute_args(), **options) for c in commands
+            ]
         pipe = self._client.pipeline(transaction=False)
         for command in commands:
-            pipe.execute_command(*command.execute_args())
+            pipe.execute_command(*command.execute_args(), **options)
         return builtins.list(await pipe.execute())
 
     async def _execute(self, commands: Sequence[Command]) -> builtins.list[Any]:

@@ -79,7 +79,7 @@ class RedisSaver(ThreadedAsyncMethods, BaseRedisSaver):
 
     Args:
         client: ``redis.Redis`` or ``redis.cluster.RedisCluster``
-            (``decode_responses=False``).
+            (``decode_responses`` either way).
         prefix: Key prefix (default ``"lgm"``).
         ttl: :class:`ThreadTTLConfig` (``{"default_ttl": minutes, "refresh_on_read": bool}``)
             for every key of a thread.
@@ -105,7 +105,7 @@ class RedisSaver(ThreadedAsyncMethods, BaseRedisSaver):
             graph = builder.compile(checkpointer=saver)
             graph.invoke({"messages": [("user", "hi")]}, config)
             assert len([c for c in saver.list(config)]) == 3
-            saver.prune([thread_id], strategy="keep_last", keep_last=1)
+            saver.prune([thread_id], keep_last=1)
             assert len([c for c in saver.list(config)]) == 1
             saver.delete_thread(thread_id)
         ```
@@ -234,11 +234,9 @@ class RedisSaver(ThreadedAsyncMethods, BaseRedisSaver):
         metadata: CheckpointMetadata,
         new_versions: ChannelVersions,
     ) -> RunnableConfig:
-        """Store a checkpoint atomically (blobs only for ``new_versions``)."""
-        commands, next_config = self._put_commands(config, checkpoint, metadata, new_versions)
-        self._execute(commands)
-        self._after_put(config)
-        return next_config
+        """Store a checkpoint atomically (blobs only for ``new_versions``, and for reused
+        values that have no stored blob)."""
+        return self._run(self._put_plan(config, checkpoint, metadata, new_versions))
 
     def put_writes(
         self,
@@ -281,12 +279,17 @@ class RedisSaver(ThreadedAsyncMethods, BaseRedisSaver):
         self._run(self._copy_thread_plan(source_thread_id, target_thread_id))
 
     def prune(
-        self, thread_ids: Sequence[str], *, strategy: str = "keep_latest", keep_last: int = 1
+        self,
+        thread_ids: Sequence[str],
+        *,
+        strategy: str = "keep_latest",
+        keep_last: int | None = None,
     ) -> None:
-        """``"keep_latest"``: keep the newest checkpoint per namespace (plus the ancestors
-        a ``DeltaChannel`` needs); ``"keep_last"``: the newest ``keep_last`` (likewise);
-        ``"delete"``: delete the threads. Same strategies and arguments as the Postgres
-        savers (``checkpoint._config.checked_prune``)."""
+        """Keep the newest checkpoint of each namespace (``"keep_latest"``, plus the
+        ancestors a ``DeltaChannel`` needs), the newest ``keep_last`` of each
+        (``keep_last=N``, whatever the strategy: the official Redis saver's meaning), or
+        nothing (``"delete"``, or ``keep_last=0``: the threads are deleted). Same rules
+        as the Postgres savers (``checkpoint._config.checked_prune``)."""
         self._run(self._prune_plan(thread_ids, strategy, keep_last))
 
     # ----- I/O -----------------------------------------------------------------------
@@ -305,11 +308,12 @@ class RedisSaver(ThreadedAsyncMethods, BaseRedisSaver):
                 # once on a fresh one through redis-py. A TimeoutError is NOT retried
                 # here: a hung server would then cost a second full timeout.
                 pass
+        options = self.command_options
         if len(commands) == 1 or self.is_cluster:
-            return [self._client.execute_command(*c.execute_args()) for c in commands]
+            return [self._client.execute_command(*c.execute_args(), **options) for c in commands]
         pipe = self._client.pipeline(transaction=False)
         for command in commands:
-            pipe.execute_command(*command.execute_args())
+            pipe.execute_command(*command.execute_args(), **options)
         return builtins.list(pipe.execute())
 
     def _execute(self, commands: Sequence[Command]) -> builtins.list[Any]:

@@ -11,11 +11,12 @@ import asyncio
 import contextlib
 import functools
 import logging
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Coroutine, Iterable
 from typing import Any, TypeVar
 
 from langgraph.store.base import Op, Result
 
+from langgraph_recall._internal.loop_bridge import DEFAULT_LOOP_TIMEOUT, run_on_loop
 from langgraph_recall._pg.dsn import resolve_dsn
 from langgraph_recall.errors import BackendUnavailableError, SyncCallOnEventLoopError
 from langgraph_recall.store._coalesce import Coalescer
@@ -31,6 +32,10 @@ logger = logging.getLogger("langgraph_recall.store")
 
 class AsyncStoreBase(MemoryStoreCore):
     """The async store's own behaviour (see the module docs)."""
+
+    loop_timeout: float = DEFAULT_LOOP_TIMEOUT
+    """Seconds a sync call waits while the store's loop runs nothing (blocked, or
+    deadlocked on the waiting thread) before it fails with ``EventLoopStalledError``."""
 
     def _init_own_state(self, width: int, stall_timeout: float) -> None:
         """Called by the store's ``__init__``: ``width`` calls may run at once; a call that
@@ -109,7 +114,7 @@ class AsyncStoreBase(MemoryStoreCore):
     def batch(self, ops: Iterable[Op]) -> list[Result]:
         """Blocking :meth:`abatch` for other threads (raises on the store's own loop)."""
         self._check_not_on_loop()
-        return asyncio.run_coroutine_threadsafe(self.abatch(ops), self._store_loop()).result()
+        return self._wait(self.abatch(ops))
 
     def _check_not_on_loop(self) -> None:
         try:
@@ -132,7 +137,17 @@ class AsyncStoreBase(MemoryStoreCore):
 
     def _run(self, program: Program[T] | Callable[[], Program[T]]) -> T:
         self._check_not_on_loop()
-        return asyncio.run_coroutine_threadsafe(self._arun(program), self._store_loop()).result()
+        return self._wait(self._arun(program))
+
+    def _wait(self, coro: Coroutine[Any, Any, T]) -> T:
+        """Run ``coro`` on the store's loop and wait, bounded by ``loop_timeout`` of loop
+        inactivity (:class:`~langgraph_recall.errors.EventLoopStalledError`)."""
+        try:
+            loop = self._store_loop()
+        except SyncCallOnEventLoopError:
+            coro.close()
+            raise
+        return run_on_loop(coro, loop, self.loop_timeout, type(self).__name__)
 
     async def start_ttl_sweeper(
         self, sweep_interval_minutes: float | None = None

@@ -277,5 +277,3 @@ def test_setup_and_options_are_validated(
         with pytest.raises(ConfigurationError, match="checkpoint_id"):
             saver.put_writes({"configurable": {"thread_id": "t"}}, [("a", 1)], "task")
         assert scan_keys(raw_redis, redis_prefix + ":{") == []
-    with pytest.raises(ConfigurationError, match="decode_responses"):
-        RedisSaver(redis.Redis.from_url(redis_url, decode_responses=True))

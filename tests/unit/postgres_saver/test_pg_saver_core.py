@@ -162,7 +162,7 @@ def test_fenced_put_is_one_guarded_statement() -> None:
         serde, config, checkpoint, {"source": "input", "step": -1}, {"messages": "1", "count": "1"}
     )
     assert next_config["configurable"]["checkpoint_id"] == checkpoint["id"]
-    seen, _ = drive(program, {"lgm_write_guard": [{"refusal": None}]})
+    seen, _ = drive(program, {"_guard(": [{"refusal": None}]})
     assert [s.sql for s in seen] == [_sql.put_checkpoint(1)]
     assert seen[0].alone and seen[0].fetch  # fenced or not: one round trip, autocommit
     params = seen[0].params
@@ -188,7 +188,7 @@ def test_keep_last_put_locks_writes_then_trims_its_namespace_in_one_program() ->
         for ns, cid, parent in SHAPES
     ]
     replies = {
-        "lgm_write_guard": [{"refusal": None}],
+        "_guard(": [{"refusal": None}],
         "count(*)": [{"n": 2}],
         "COALESCE((checkpoint": rows,
     }
@@ -210,7 +210,7 @@ def test_put_statement_guards_before_it_touches_and_writes() -> None:
     checkpoint["channel_versions"] = {"a": "2", "b": "3", "kept": "1", "i": "1"}
     config = {"configurable": {"thread_id": 9, "checkpoint_ns": "", "checkpoint_id": "p"}}
     program, _ = _common.put_program(serde, config, checkpoint, {}, {"a": "2", "b": "3"})
-    seen, _ = drive(program, {"lgm_write_guard": [{"refusal": None}]})
+    seen, _ = drive(program, {"_guard(": [{"refusal": None}]})
     assert len(seen) == 1 and seen[0].alone
     sql = seen[0].sql
     assert sql == _sql.put_checkpoint(2, reused=1)
@@ -232,8 +232,7 @@ def test_put_statement_guards_before_it_touches_and_writes() -> None:
     [
         (["busy"], ThreadBusyError, r"'t' is leased by another worker.*with_thread_lease"),
         (["stale", "5"], StaleWriteError, r"token 4.*current token is 5"),
-        (["parent"], CheckpointIntegrityError, r"parent checkpoint 'p' no longer exists"),
-        (["blobs", "kept"], CheckpointIntegrityError, r"channel\(s\) 'kept', which"),
+        (["parent"], CheckpointIntegrityError, r"parent checkpoint 'p' was deleted"),
     ],
 )
 def test_a_refused_put_raises_the_guards_error(
@@ -248,7 +247,27 @@ def test_a_refused_put_raises_the_guards_error(
     }
     program, _ = _common.put_program(serde, config, checkpoint, {}, {})
     with pytest.raises(error, match=match):
-        drive(program, {"lgm_write_guard": [{"refusal": verdict}]})
+        drive(program, {"_guard(": [{"refusal": verdict}]})
+
+
+def test_a_checkpoint_is_stored_whole_when_a_reused_value_has_no_blob() -> None:
+    """Official semantics: a put naming a value it does not rewrite (not in new_versions)
+    whose blob was never written is stored, not refused: the program reports the missing
+    channel (nothing written), and the put widened to it writes the value too."""
+    serde = JsonPlusSerializer()
+    checkpoint = empty_checkpoint()
+    checkpoint["channel_values"] = {"kept": b"raw", "new": b"\x00"}  # bytes: blobs
+    checkpoint["channel_versions"] = {"kept": "1", "new": "2"}
+    config = {"configurable": {"thread_id": "t", "checkpoint_id": "never-written"}}
+    program, _ = _common.put_program(serde, config, checkpoint, {}, {"new": "2"})
+    seen, missing = drive(program, {"_guard(": [{"refusal": ["blobs", "kept"]}]})
+    assert [s.sql for s in seen] == [_sql.put_checkpoint(1, reused=1)] and missing == ["kept"]
+    widened = _common.widened_versions(checkpoint, {"new": "2"}, missing)
+    assert widened == {"new": "2", "kept": "1"}
+    program, _ = _common.put_program(serde, config, checkpoint, {}, widened)
+    seen, missing = drive(program, {"_guard(": [{"refusal": None}]})
+    assert [s.sql for s in seen] == [_sql.put_checkpoint(2, reused=0)] and missing == []
+    assert "kept" in seen[0].params and "never-written" in seen[0].params
 
 
 def test_put_with_more_blobs_than_one_statement_takes_chunks_in_a_transaction(
@@ -262,7 +281,7 @@ def test_put_with_more_blobs_than_one_statement_takes_chunks_in_a_transaction(
     program, _ = _common.put_program(
         serde, {"configurable": {"thread_id": "t"}}, checkpoint, {}, versions
     )
-    seen, _ = drive(program, {"lgm_write_guard": [{"refusal": None}]})
+    seen, _ = drive(program, {"_guard(": [{"refusal": None}]})
     assert [s.sql for s in seen] == [
         _sql.write_guard(0),
         _sql.put_blobs(2),
@@ -276,13 +295,13 @@ def test_put_with_more_blobs_than_one_statement_takes_chunks_in_a_transaction(
         program, _ = _common.put_program(
             serde, {"configurable": {"thread_id": "t"}}, checkpoint, {}, versions
         )
-        drive(program, {"lgm_write_guard": [{"refusal": ["busy"]}]})
+        drive(program, {"_guard(": [{"refusal": ["busy"]}]})
 
 
 def test_put_writes_is_one_guarded_statement_and_upserts_keep_the_last_special_write() -> None:
     serde = JsonPlusSerializer()
     config = {"configurable": {"thread_id": "t", "checkpoint_ns": "", "checkpoint_id": "c"}}
-    ok = {"lgm_write_guard": [{"refusal": None}]}
+    ok = {"_guard(": [{"refusal": None}]}
     seen, _ = drive(
         _common.put_writes_program(serde, config, [("x", 1), ("y", 2)], "task", "p"), ok
     )
@@ -312,7 +331,7 @@ def test_stale_fence_stops_the_program_before_any_write() -> None:
         "",
     )
     with pytest.raises(StaleWriteError, match="current token is none"):
-        drive(writes, {"lgm_write_guard": [{"refusal": ["stale", "none"]}]})
+        drive(writes, {"_guard(": [{"refusal": ["stale", "none"]}]})
 
 
 def test_fence_token_validation() -> None:
@@ -384,7 +403,13 @@ def test_retention_and_prune_arguments() -> None:
         _retention.check_prune_args("thread", "keep_latest", 1)
     with pytest.raises(ValueError, match="unknown prune strategy"):
         _retention.check_prune_args(["t"], "keep_first", 1)
-    assert _retention.check_prune_args([1, "b"], "delete", 1) == ["1", "b"]  # type: ignore[list-item]
+    ids = [1, "b"]
+    assert _retention.check_prune_args(ids, "delete", None) == (["1", "b"], 0)  # type: ignore[arg-type]
+    assert _retention.check_prune_args(["t"], "delete", 2) == (["t"], 2)  # keep_last wins
+    assert _retention.check_prune_args(["t"], "keep_latest", 0) == (["t"], 0)
+    for bad in (-1, True, 2.5):
+        with pytest.raises(ConfigurationError, match=">= 0"):
+            _retention.check_prune_args(["t"], "keep_latest", bad)  # type: ignore[arg-type]
 
 
 def test_subgraph_call_namespaces_go_with_their_dropped_root_checkpoint() -> None:

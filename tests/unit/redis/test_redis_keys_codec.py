@@ -239,19 +239,38 @@ def test_options_validation() -> None:
 def test_error_translation() -> None:
     with pytest.raises(BackendUnavailableError, match="h:1"), translate_errors("h:1"):
         raise redis_errors.ConnectionError("refused")
+    # the client's own pool ran out (not the server): said so, with the fix
+    exhausted = getattr(redis_errors, "MaxConnectionsError", redis_errors.ConnectionError)
+    pool_error = pytest.raises(BackendUnavailableError, match="connection pool had no free")
+    with pool_error, translate_errors("h:1"):
+        raise exhausted("Too many connections")
     context = WriteContext("t1", "put", "", "c2", "c1", ("a", "b"))
     with pytest.raises(StaleWriteError, match="token is 3"), translate_errors("h:1", context):
         raise redis_errors.ResponseError("LGM_STALE 3 2")
     refusals = {
         "LGM_BUSY script: abc, on @user_script:1.": (ThreadBusyError, r"'t1'.*with_thread_lease"),
-        "LGM_INTEGRITY parent": (CheckpointIntegrityError, r"parent checkpoint 'c1'"),
-        "LGM_INTEGRITY blobs 2": (CheckpointIntegrityError, r"channel\(s\) 'b', which"),
     }
     for reply, (error, pattern) in refusals.items():
         with pytest.raises(error, match=pattern), translate_errors("h:1", context):
             raise redis_errors.ResponseError(reply)
+    # the integrity rules answer with a status reply, never error text (bytes or str:
+    # a client made with decode_responses=True gets str)
+    for mark, rule in ((b"LGM_INTEGRITY", b"parent"), ("LGM_INTEGRITY", "parent")):
+        with pytest.raises(CheckpointIntegrityError, match=r"parent checkpoint 'c1' was deleted"):
+            context.missing_blobs([mark, rule])
+    assert context.missing_blobs([b"LGM_INTEGRITY", b"blobs", 2]) == ["b"]
+    assert context.missing_blobs(1) == []
     with pytest.raises(ConfigurationError, match="prefix="), translate_errors("h:1"):
         raise redis_errors.ResponseError("WRONGTYPE Operation against a key")
+    # the same replies reported from a pipeline (redis-py 8's asyncio one quotes them)
+    for reply in (
+        "Command # 2 (ZRANGE k 0 -1) of pipeline caused error: WRONGTYPE Operation against",
+        "Command # 2 (ZRANGE k 0 -1) of pipeline caused error: ('WRONGTYPE Operation',)",
+    ):
+        with pytest.raises(ConfigurationError, match="prefix="), translate_errors("h:1"):
+            raise redis_errors.ResponseError(reply)
+    with pytest.raises(BackendUnavailableError, match="loading"), translate_errors("h:1"):
+        raise redis_errors.BusyLoadingError("Redis is loading the dataset in memory")
     with pytest.raises(BackendUnavailableError, match="maxmemory"), translate_errors("h:1"):
         raise redis_errors.OutOfMemoryError("command not allowed when used memory > 'maxmemory'")
 
