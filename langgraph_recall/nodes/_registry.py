@@ -105,22 +105,35 @@ def registry_namespace(user_id: str) -> tuple[str, ...]:
     return (*user_meta_namespace(user_id), THREADS_LABEL)
 
 
+DIGEST_KEY_PREFIX = "%sha256-"
+"""How the key of a thread id too long for a label starts: ``%`` followed by a non-hex
+character, which no :func:`encode_label` output holds (it writes ``%`` only as ``%XX``)."""
+
+
 def thread_key(thread_id: str) -> str:
-    """Store key of a thread's link: its label, or a SHA-256 digest for very long ids.
+    """Store key of a thread's link: its label, or ``%sha256-<digest>`` for ids whose label
+    is longer than 256 bytes.
+
+    The two kinds can never meet: a label holds ``%`` only as the start of a ``%XX``
+    escape (two hex digits), so no thread id's label starts like a digest key — not even
+    the label of the id ``"%sha256-..."`` itself (``%25sha256-...``). Distinct ids have
+    distinct labels (the encoding is collision-free) and distinct digests unless SHA-256
+    collides.
 
     Example:
         ```python
         from langgraph_recall.nodes._registry import thread_key
 
         assert thread_key("t.1") == "t%2E1"
-        assert thread_key("x" * 1000).startswith("sha256-")
+        assert thread_key("x" * 1000).startswith("%sha256-")
+        assert thread_key(thread_key("x" * 1000)).startswith("%25sha256-")
         ```
     """
     label = encode_label(thread_id)
     if len(label.encode("utf-8", "surrogatepass")) <= MAX_KEY_LABEL_BYTES:
         return label
     digest = hashlib.sha256(thread_id.encode("utf-8", "surrogatepass")).hexdigest()
-    return f"sha256-{digest}"
+    return f"{DIGEST_KEY_PREFIX}{digest}"
 
 
 def _user_namespaces(
