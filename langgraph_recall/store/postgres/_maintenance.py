@@ -17,7 +17,7 @@ from langgraph_recall.store._types import DecayConfig, HistoryEntry, current_act
 from langgraph_recall.store._values import check_interval, validate_key
 from langgraph_recall.store.postgres import _sql
 from langgraph_recall.store.postgres._bookkeeping import BookkeepingPrograms
-from langgraph_recall.store.postgres._erasure import erase_scope
+from langgraph_recall.store.postgres._erasure import MoreLocks, erase_scope, refresh_statistics
 from langgraph_recall.store.postgres._types import Program
 
 __all__ = ["MaintenancePrograms"]
@@ -74,19 +74,33 @@ class MaintenancePrograms(BookkeepingPrograms):
         ]
 
     def _forget_program(
-        self, namespace_prefix: tuple[str, ...], analyze: bool = True
-    ) -> Program[int]:
+        self,
+        namespace_prefix: tuple[str, ...],
+        hint: tuple[str, ...],
+        *,
+        exclusive: bool,
+        exact: bool = False,
+    ) -> Program[int | MoreLocks]:
+        """One attempt of ``forget`` (see :mod:`._erasure`): the number of items erased,
+        or :class:`MoreLocks` when it stopped before deleting anything."""
         prefix = validate_prefix(namespace_prefix)
         if not prefix:
             raise InvalidNamespaceError(
                 "forget() needs a non-empty namespace prefix such as ('memories', user_id)"
             )
         yield from self._ensure_mode()
-        yield Stmt(_sql.LOCK_STORE)  # its lineage reaches namespaces found as it goes: alone
-        total = yield from erase_scope(self._scope_params(prefix), analyze=bool(analyze))
-        with self._cache_lock:
-            self._caches.drop(encode_namespace(prefix))
+        scope = self._scope_params(prefix)
+        if exact:  # only this namespace: no label lies between "a.b." and "a.b.\x01"
+            scope = {"ns_lo": encode_namespace(prefix), "ns_hi": encode_namespace(prefix) + "\x01"}
+        total = yield from erase_scope(scope, hint=hint, exclusive=exclusive)
+        if not isinstance(total, MoreLocks):
+            with self._cache_lock:
+                self._caches.drop(encode_namespace(prefix))
         return total
+
+    def _statistics_program(self) -> Program[None]:
+        yield from self._ensure_mode()
+        yield from refresh_statistics()
 
     def _sweep_program(self) -> Program[int]:
         yield from self._ensure_mode()
