@@ -53,12 +53,18 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar, cast, runtime_checkabl
 
 from langgraph.store.base import BaseStore, Item, PutOp
 
-from langgraph_recall._internal.identity import format_namespace, template_fields
+from langgraph_recall._internal.identity import (
+    MARKER,
+    format_namespace,
+    legacy_namespace,
+    template_fields,
+)
 from langgraph_recall.errors import ConfigurationError, InvalidValueError
 from langgraph_recall.nodes._base import DEFAULT_NAMESPACE
 from langgraph_recall.nodes._registry import (
     USER_META_TEMPLATE,
     ThreadLink,
+    legacy_registry_namespace,
     read_record,
     registry_namespace,
 )
@@ -116,9 +122,11 @@ class _DeleteThreads:
 
 @dataclass(frozen=True)
 class _Forget:
-    """Our store's ``forget(namespace)`` → items erased."""
+    """Our store's ``forget(namespace, exact=..., analyze=...)`` → items erased."""
 
     namespace: tuple[str, ...]
+    exact: bool = False
+    analyze: bool = True
 
 
 @dataclass(frozen=True)
@@ -144,6 +152,10 @@ class UserData:
         items: Items per namespace (``include_invalid`` on our store).
         threads: ``thread_id -> number of checkpoints`` of the user's threads.
         found_by: ``thread_id -> ("registry", "metadata")``: how each thread was found.
+        legacy: Namespaces langgraph-recall 0.1 wrote for the user (labels without field
+            marker, ``("memories", "42")``); each counts (and is erased) exactly, never
+            what lies under it, since 0.1 layouts could overlap. Their counts are in
+            ``items`` too.
     """
 
     user_id: str
@@ -151,12 +163,18 @@ class UserData:
     items: Mapping[tuple[str, ...], int]
     threads: Mapping[str, int]
     found_by: Mapping[str, tuple[str, ...]]
+    legacy: tuple[tuple[str, ...], ...] = ()
 
     @property
     def memories(self) -> int:
-        """Items outside the bookkeeping namespace (the user's memories)."""
-        meta = self.namespaces[-1]
-        return sum(count for ns, count in self.items.items() if ns != meta)
+        """Items outside the bookkeeping namespaces (the user's memories)."""
+        meta = {self.namespaces[-1], *self.legacy_meta}
+        return sum(count for ns, count in self.items.items() if ns not in meta)
+
+    @property
+    def legacy_meta(self) -> tuple[tuple[str, ...], ...]:
+        """The 0.1 bookkeeping namespaces among :attr:`legacy` (cursor, thread links)."""
+        return tuple(ns for ns in self.legacy if ns and ns[0] == USER_META_TEMPLATE[0])
 
     @property
     def checkpoints(self) -> int:
@@ -247,6 +265,19 @@ def _user_namespaces(
     return filled
 
 
+def _legacy_namespaces(
+    user_id: str, templates: Sequence[tuple[str, ...]], identity: Mapping[str, Any]
+) -> list[tuple[str, ...]]:
+    """The user's 0.1 namespaces (filled templates, cursor, thread links: the registry
+    last). An id holding ``:`` is left out: its 0.1 label (``user_id:7`` for the id
+    ``"user_id:7"``) is also a 0.2 label of another user (``"7"``)."""
+    values = {**identity, "user_id": user_id}
+    found = [legacy_namespace(template, values) for template in templates]
+    found.append(legacy_namespace(USER_META_TEMPLATE, values))
+    found.append(legacy_registry_namespace(user_id))
+    return [ns for ns in found if not any(MARKER in label for label in ns)]
+
+
 def _outermost(namespaces: Sequence[tuple[str, ...]]) -> list[tuple[str, ...]]:
     """Drop namespaces lying under another one of the list (their prefix erases them)."""
     unique = list(dict.fromkeys(namespaces))
@@ -266,6 +297,10 @@ def _pages(namespace: tuple[str, ...]) -> Generator[_Step, Any, list[Item]]:
             return found
 
 
+def _exact(items: Sequence[Item], namespace: tuple[str, ...]) -> list[Item]:
+    return [item for item in items if tuple(item.namespace) == namespace]
+
+
 def _find(
     user_id: str,
     templates: Sequence[tuple[str, ...]],
@@ -275,12 +310,19 @@ def _find(
     meta = format_namespace(USER_META_TEMPLATE, context={"user_id": user_id}, config=None)
     found_by: dict[str, list[str]] = {}
     recorded: list[tuple[str, ...]] = []
-    for item in (yield from _pages(registry_namespace(user_id))):
-        record = read_record(item, user_id)
-        if record is None:
-            continue
-        found_by.setdefault(record.thread_id, []).append("registry")
-        recorded.extend(namespace for _, namespace in record.namespaces)
+    legacy = _legacy_namespaces(user_id, templates, identity)
+    registries = [(registry_namespace(user_id), False)]
+    if legacy and legacy[-1] == legacy_registry_namespace(user_id):
+        registries.append((legacy[-1], True))
+    for registry, old in registries:
+        listed = yield from _pages(registry)
+        for item in _exact(listed, registry) if old else listed:
+            record = read_record(item, user_id, legacy=old)
+            if record is None:
+                continue
+            if "registry" not in found_by.get(record.thread_id, []):
+                found_by.setdefault(record.thread_id, []).append("registry")
+            (legacy if old else recorded).extend(ns for _, ns in record.namespaces)
     if with_threads:
         for value in metadata_values(user_id):
             for thread_id, owner in (yield _ListThreads({"user_id": value})):
@@ -291,6 +333,9 @@ def _find(
     items: dict[tuple[str, ...], int] = {}
     for namespace in namespaces:
         items[namespace] = len((yield from _pages(namespace)))
+    old_namespaces = [ns for ns in dict.fromkeys(legacy) if ns not in items]
+    for namespace in old_namespaces:
+        items[namespace] = len(_exact((yield from _pages(namespace)), namespace))
     threads: dict[str, int] = {}
     if with_threads:
         for thread_id in sorted(found_by):
@@ -301,12 +346,23 @@ def _find(
         items=items,
         threads=threads,
         found_by={thread: tuple(how) for thread, how in found_by.items()},
+        legacy=tuple(old_namespaces),
     )
 
 
-def _erase_namespace(namespace: tuple[str, ...], native: bool) -> Generator[_Step, Any, int]:
+def _erase_namespace(
+    namespace: tuple[str, ...], native: bool, *, exact: bool = False, analyze: bool = True
+) -> Generator[_Step, Any, int]:
+    """Erase ``namespace`` and everything under it, or (``exact``) only the items whose
+    namespace is exactly ``namespace``."""
     if native:
-        return int((yield _Forget(namespace)))
+        return int((yield _Forget(namespace, exact=exact, analyze=analyze)))
+    if exact:
+        found = _exact((yield from _pages(namespace)), namespace)
+        for start in range(0, len(found), PAGE):
+            page = found[start : start + PAGE]
+            yield _Write(tuple(PutOp(namespace, item.key, None) for item in page))
+        return len(found)
     deleted: set[tuple[tuple[str, ...], str]] = set()
     while True:
         page = yield _SearchPage(namespace, 0)
@@ -332,7 +388,7 @@ def _residue(
 ) -> list[str]:
     meta = after.namespaces[-1]
     lines = [
-        f"{count} items under {namespace!r}"
+        f"{count} items {'in' if namespace in after.legacy else 'under'} {namespace!r}"
         for namespace, count in after.items.items()
         if count and namespace != meta
     ]
@@ -372,8 +428,12 @@ def _forget(
     if before.threads:
         yield _DeleteThreads(tuple(before.threads))
     erased = 0
+    # the 0.1 namespaces first (exactly: 0.1 layouts could overlap), then the user's own
+    # subtrees; the statistics are refreshed once, with the last erasure
+    for namespace in before.legacy:
+        erased += yield from _erase_namespace(namespace, native, exact=True, analyze=False)
     for namespace in before.namespaces[:-1]:
-        erased += yield from _erase_namespace(namespace, native)
+        erased += yield from _erase_namespace(namespace, native, analyze=False)
     # the bookkeeping namespace (thread links) goes last; links a worker wrote meanwhile
     # are read first, so a thread written during the erasure stays findable
     linked = {
@@ -463,7 +523,9 @@ def _run(
         if isinstance(step, _SearchPage):
             reply = store.search(step.namespace, **_search_kwargs(step, invalid))
         elif isinstance(step, _Forget):
-            reply = cast(_ForgetsNamespaces, store).forget(step.namespace)
+            reply = cast(_ForgetsNamespaces, store).forget(
+                step.namespace, exact=step.exact, analyze=step.analyze
+            )
         elif isinstance(step, _Write):
             reply = store.batch(step.ops)
         elif saver is None:
@@ -494,7 +556,9 @@ async def _arun(
         if isinstance(step, _SearchPage):
             reply = await store.asearch(step.namespace, **_search_kwargs(step, invalid))
         elif isinstance(step, _Forget):
-            reply = await cast(_ForgetsNamespaces, store).aforget(step.namespace)
+            reply = await cast(_ForgetsNamespaces, store).aforget(
+                step.namespace, exact=step.exact, analyze=step.analyze
+            )
         elif isinstance(step, _Write):
             reply = await store.abatch(step.ops)
         elif saver is None:
@@ -557,9 +621,9 @@ def _forget_program(
 class _ForgetsNamespaces(Protocol):
     """A store declaring ``supports_forget`` (ours)."""
 
-    def forget(self, namespace: tuple[str, ...]) -> Any: ...
+    def forget(self, namespace: tuple[str, ...], *, exact: bool, analyze: bool) -> Any: ...
 
-    async def aforget(self, namespace: tuple[str, ...]) -> Any: ...
+    async def aforget(self, namespace: tuple[str, ...], *, exact: bool, analyze: bool) -> Any: ...
 
 
 # -- public API ------------------------------------------------------------------------

@@ -100,7 +100,7 @@ def test_memory_tools_record_their_thread() -> None:
             {"configurable": {"thread_id": f"tool-{index}", "user_id": "u.1"}},
         )
     assert sorted(links(store, "u.1")) == ["tool-0", "tool-1", "tool-2"]
-    assert [i.value["content"] for i in store.search(("memories", "u%2E1"))] == [
+    assert [i.value["content"] for i in store.search(("memories", "user_id:u%2E1"))] == [
         "User lives in Oslo."
     ]
 
@@ -126,8 +126,8 @@ def test_link_is_written_once_and_grows_only_by_new_namespaces() -> None:
     assert register_thread(store, wider) is True
     value = store.get(registry_namespace("u1"), "t1").value  # type: ignore[union-attr]
     assert [entry["namespace"] for entry in value["namespaces"]] == [
-        ["memories", "u1"],
-        ["org", "acme", "u1"],  # ("teams", "{org}") is shared, not the user's
+        ["memories", "user_id:u1"],
+        ["org", "org:acme", "user_id:u1"],  # ("teams", "{org}") is shared, not the user's
     ]
     assert value["first_seen"] == first.value["first_seen"]
 
@@ -157,15 +157,19 @@ def test_a_damaged_link_never_points_at_another_users_data() -> None:
         "user": "u1",
         "thread": "t",
         "namespaces": [
-            {"template": ["memories", "{user_id}"], "namespace": ["memories", "u2"]},
+            {"template": ["memories", "{user_id}"], "namespace": ["memories", "user_id:u2"]},
             {"template": ["memories"], "namespace": ["memories"]},
-            {"template": ["memories", "{user_id}"], "namespace": ["memories", "u1"]},
+            {"template": ["memories", "{user_id}"], "namespace": ["memories", "user_id:u1"]},
+            {"template": ["memories", "{user_id}"], "namespace": ["memories", "u1"]},  # 0.1
             {"template": "bad", "namespace": None},
         ],
     }
     record = read_record(_item(value), "u1")
     assert record is not None
-    assert record.namespaces == ((("memories", "{user_id}"), ("memories", "u1")),)
+    assert record.namespaces == ((("memories", "{user_id}"), ("memories", "user_id:u1")),)
+    legacy = read_record(_item(value), "u1", legacy=True)  # a link 0.1 wrote
+    assert legacy is not None
+    assert legacy.namespaces == ((("memories", "{user_id}"), ("memories", "u1")),)
     assert read_record(_item({**value, "user": "u2"}), "u1") is None
     assert read_record(_item({**value, "thread": "bad%"}), "u1") is None
 
