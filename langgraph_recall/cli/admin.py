@@ -252,12 +252,19 @@ def cmd_inspect(args: Any, console: Console | None = None) -> int:
         open_store(dsn) as store,
         open_checkpointer(dsn, args.redis, redis_prefix=args.redis_prefix) as saver,
     ):
-        data = find_user_data(store, saver, user)
+        url = getattr(args, "langgraph_url", None)
+        data = find_user_data(store, saver, user, langgraph_url=url)
         if getattr(args, "query", None) is not None:
             return _inspect_query(args, store, data, out, user)
         rows = memory_rows(_memories(store, data))
         out.heading(f"Memories of {user} ({describe_dsn(dsn)})")
         out.line(f"  conversation threads: {describe_threads(data) or 'none'}")
+        if data.served:
+            where = f"the one at {url}" if url else "pass --langgraph-url to reach it"
+            out.line(
+                f"  run by a LangGraph server, which keeps its own copy: {len(data.served)} "
+                f"threads ({where})"
+            )
         extra = [ns for ns in data.namespaces[:-1] if ns != user_namespace(user)]
         if extra:
             out.line(f"  other namespaces of this user: {', '.join(map(repr, extra))}")
@@ -335,7 +342,8 @@ def cmd_forget(args: Any, console: Console | None = None) -> int:
         saver = stack.enter_context(
             open_checkpointer(dsn, args.redis, redis_prefix=args.redis_prefix)
         )
-        data = find_user_data(store, saver, user)
+        url = getattr(args, "langgraph_url", None)
+        data = find_user_data(store, saver, user, langgraph_url=url)
         history = sum(
             len(store.history(tuple(item.namespace), item.key))
             for item in _memories(store, data, bookkeeping=True)
@@ -350,7 +358,7 @@ def cmd_forget(args: Any, console: Console | None = None) -> int:
         if not args.yes and not _confirm(user, out):
             return 1
         unheld = "drop" if args.drop_unheld_threads else "keep"
-        report = forget_user(store, saver, user, unheld_threads=unheld)
+        report = forget_user(store, saver, user, unheld_threads=unheld, langgraph_url=url)
         if not report.complete:
             raise CliError(
                 f"data of {user!r} is still present after forget: "
@@ -361,8 +369,17 @@ def cmd_forget(args: Any, console: Console | None = None) -> int:
             f"erased {data.memories} memories and {meta} bookkeeping entries of {user} "
             f"({report.items_erased} items in all, with embeddings, history and derived memories)"
         )
+        places = "the store, the checkpointer" + (
+            f" and the LangGraph server at {url}" if url else ""
+        )
         out.ok(
             f"deleted {len(report.threads)} conversation threads ({report.checkpoints} "
-            "checkpoints); checked again: nothing of this user is left"
+            f"checkpoints); checked again: nothing of this user is left in {places}"
         )
+        if not url:
+            out.line(
+                "  not reached: a LangGraph server's own copy of conversations (none of "
+                "these threads was run by one; if your graphs run on `langgraph dev` or "
+                "LangGraph Platform, pass --langgraph-url)"
+            )
     return 0
