@@ -185,3 +185,80 @@ def test_other_tenant_write_latency_during_a_large_erasure(
         },
     )
     print(f"\nother tenant during erasure: {figures.values['other_tenant_put_during_erasure']}")
+
+
+def analyze_count(dsn: str) -> int:
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        conn.execute("SELECT pg_stat_clear_snapshot()")
+        row = conn.execute(
+            "SELECT analyze_count FROM pg_stat_user_tables WHERE relname = 'lgm_memory_items'"
+        ).fetchone()
+    return int(row[0]) if row else 0
+
+
+def test_a_bulk_loads_statistics_refresh_runs_after_its_batch_commits(
+    any_dsn: str, any_store: PostgresMemoryStore
+) -> None:
+    """A store refreshes the items' statistics once it has written 2,000 rows (bulk loads
+    outrun autovacuum). That ``ANALYZE`` ran inside the batch's transaction, holding the
+    batch's namespace locks through it (and through waiting for another ``ANALYZE``, e.g. an
+    erasure's); it now runs alone after the batch committed — and still runs."""
+    before = analyze_count(any_dsn)
+    load(any_store, ("memories", f"bulk-{uuid.uuid4().hex[:8]}"), 2100, "bulk")
+    deadline = time.monotonic() + WAIT  # the statistics collector reports asynchronously
+    while analyze_count(any_dsn) <= before:
+        assert time.monotonic() < deadline, "the bulk load never refreshed the statistics"
+        time.sleep(0.2)
+
+
+def test_a_sweep_never_holds_every_tenants_lock_at_once(
+    any_dsn: str, any_store: PostgresMemoryStore
+) -> None:
+    """A TTL sweep locked every namespace with an expired memory for one transaction: while
+    it waited or worked, every one of those tenants' writes waited. It now sweeps a few lock
+    buckets per transaction. Held in its first part (a row lock on an expired memory there),
+    a tenant whose bucket lies in a later part writes meanwhile."""
+    tenants = [("memories", f"ttl-{n}-{uuid.uuid4().hex[:6]}") for n in range(40)]
+    for tenant in tenants:
+        any_store.put(tenant, "old", {"content": "expired tenant memory"})
+    with psycopg.connect(any_dsn, autocommit=True) as conn:
+        conn.execute(
+            "UPDATE lgm_memory_items SET expires_at = now() - interval '1 minute' "
+            "WHERE ns = ANY(%s)",
+            ([encode_namespace(t) for t in tenants],),
+        )
+    by_bucket = dict(zip(buckets(any_dsn, tenants), tenants, strict=False))
+    assert len(by_bucket) > 8  # several sweep transactions
+    first, last = by_bucket[min(by_bucket)], by_bucket[max(by_bucket)]
+    outcome: dict[str, Any] = {}
+
+    def sweep() -> None:
+        outcome["swept"] = any_store.sweep()
+
+    with psycopg.connect(any_dsn) as blocker:
+        blocker.execute(
+            "SELECT 1 FROM lgm_memory_items WHERE ns = %s FOR UPDATE", (encode_namespace(first),)
+        )
+        sweeper = threading.Thread(target=sweep, daemon=True)
+        sweeper.start()
+        wait_until(lambda: sweep_waits(any_dsn), "the sweep waits in its first part")
+        writer = threading.Thread(
+            target=lambda: any_store.put(last, "new", {"content": "written meanwhile"}),
+            daemon=True,
+        )
+        writer.start()
+        writer.join(WAIT)
+        assert not writer.is_alive() and sweeper.is_alive()  # written while the sweep waits
+        blocker.rollback()
+    sweeper.join(WAIT)
+    assert outcome["swept"] == 40
+    assert [item.key for item in any_store.search(last)] == ["new"]
+
+
+def sweep_waits(dsn: str) -> bool:
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        row = conn.execute(
+            "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
+            "AND wait_event_type = 'Lock' AND query LIKE '%DELETE FROM lgm_memory_items%'"
+        ).fetchone()
+    return bool(row and row[0])

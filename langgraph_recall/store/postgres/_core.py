@@ -349,12 +349,19 @@ class MemoryStoreCore(MemoryPrograms, BaseStore):
         return outcome
 
     def sweep(self) -> int:
-        """Delete expired memories now (recorded as ``expire`` in history); returns the count."""
-        return self._run(self._sweep_program)
+        """Delete expired memories now (recorded as ``expire`` in history); returns the count.
+
+        Sweeps a few namespace lock buckets per transaction, so other tenants' writes wait
+        at most for the part that holds their bucket."""
+        chunks = self._run(self._expired_program)
+        return sum(self._run(functools.partial(self._sweep_program, chunk)) for chunk in chunks)
 
     async def asweep(self) -> int:
         """Async :meth:`sweep`."""
-        return await self._arun(self._sweep_program)
+        swept = 0
+        for chunk in await self._arun(self._expired_program):
+            swept += await self._arun(functools.partial(self._sweep_program, chunk))
+        return swept
 
     sweep_ttl = sweep
     asweep_ttl = asweep
@@ -376,16 +383,26 @@ class MemoryStoreCore(MemoryPrograms, BaseStore):
     def forget_decayed(
         self, namespace_prefix: tuple[str, ...] = (), *, config: DecayConfig | None = None
     ) -> int:
-        """Retire low-value memories (see :class:`DecayConfig`); returns how many."""
-        decay = functools.partial(self._decay_program, namespace_prefix, config or DecayConfig())
-        return self._run(decay)
+        """Retire low-value memories (see :class:`DecayConfig`); returns how many (a few
+        namespace lock buckets per transaction, like :meth:`sweep`)."""
+        chosen = config or DecayConfig()
+        chunks = self._run(functools.partial(self._decay_plan_program, namespace_prefix, chosen))
+        return sum(
+            self._run(functools.partial(self._decay_program, namespace_prefix, chosen, chunk))
+            for chunk in chunks
+        )
 
     async def aforget_decayed(
         self, namespace_prefix: tuple[str, ...] = (), *, config: DecayConfig | None = None
     ) -> int:
         """Async :meth:`forget_decayed`."""
-        decay = functools.partial(self._decay_program, namespace_prefix, config or DecayConfig())
-        return await self._arun(decay)
+        chosen = config or DecayConfig()
+        plan = functools.partial(self._decay_plan_program, namespace_prefix, chosen)
+        retired = 0
+        for chunk in await self._arun(plan):
+            decay = functools.partial(self._decay_program, namespace_prefix, chosen, chunk)
+            retired += await self._arun(decay)
+        return retired
 
 
 def op_list(ops: Iterable[Op]) -> list[Op]:

@@ -153,8 +153,12 @@ HISTORY_OF = """
 SELECT h.ns, h.key, h.action, h.old_text, h.new_text, h.old_value, h.new_value, h.actor, h.at
 FROM lgm_memory_history h WHERE h.ns = %(ns)s AND h.key = %(key)s ORDER BY h.id"""
 
-# The namespaces a sweep locks (LOCK_NAMESPACES) before it changes anything.
-EXPIRED_NAMESPACES = "SELECT DISTINCT i.ns FROM lgm_memory_items i WHERE i.expires_at <= now()"
+# The namespaces a sweep changes, with their lock buckets: it sweeps them a few buckets per
+# transaction (LOCK_NAMESPACES first), so it never holds every tenant's lock at once.
+EXPIRED_NAMESPACES = (
+    f"SELECT DISTINCT i.ns, hashtext(i.ns) & {LOCK_BUCKETS - 1} AS bucket "
+    "FROM lgm_memory_items i WHERE i.expires_at <= now()"
+)
 
 # Deletes what has expired in the locked namespaces %(ns)s, and folds a read's TTL refresh
 # into ``expires_at`` once that is past (one item-row rewrite per TTL period, not per read).
@@ -648,10 +652,12 @@ def _stats_scope(scoped: bool) -> sql.Composable:
 
 
 def decay_namespaces_sql(scoped: bool) -> sql.Composed:
-    """The namespaces a decay run locks (``LOCK_NAMESPACES``) before it changes anything."""
+    """The namespaces a decay run changes, with their lock buckets (it retires them a few
+    buckets per transaction, ``LOCK_NAMESPACES`` first)."""
     return sql.SQL(
-        "SELECT DISTINCT i.ns FROM lgm_memory_items i WHERE {scope} AND i.invalid_at IS NULL"
-    ).format(scope=scope_clause(scoped))
+        "SELECT DISTINCT i.ns, hashtext(i.ns) & {mask} AS bucket FROM lgm_memory_items i "
+        "WHERE {scope} AND i.invalid_at IS NULL"
+    ).format(scope=scope_clause(scoped), mask=sql.Literal(LOCK_BUCKETS - 1))
 
 
 def decay_sql(delete: bool, scoped: bool) -> sql.Composed:
