@@ -88,7 +88,7 @@ class MaintenancePrograms(BookkeepingPrograms):
         prefix = validate_prefix(namespace_prefix)
         if not prefix:
             raise InvalidNamespaceError(
-                "forget() needs a non-empty namespace prefix such as ('memories', user_id)"
+                "forget() needs a non-empty namespace prefix such as user_namespace(user_id)"
             )
         yield from self._ensure_mode()
         scope = self._scope_params(prefix)
