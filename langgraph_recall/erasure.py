@@ -47,18 +47,44 @@ Example:
 from __future__ import annotations
 
 import math
-from collections.abc import AsyncIterator, Generator, Iterator, Mapping, Sequence
+from collections.abc import Generator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar, cast, runtime_checkable
+from typing import TYPE_CHECKING, Any
 
 from langgraph.store.base import BaseStore, Item, PutOp
 
-from langgraph_recall._internal.identity import format_namespace, template_fields
+from langgraph_recall._erasure_io import (
+    PAGE,
+    AsyncForgetsThreads,
+    CountCheckpoints,
+    DeleteThreads,
+    Forget,
+    ForgetsThreads,
+    ListThreads,
+    SearchPage,
+    ServerDelete,
+    ServerPresent,
+    ServerRun,
+    ServerSearch,
+    Step,
+    StepProgram,
+    Write,
+    arun_steps,
+    run_steps,
+)
+from langgraph_recall._internal.identity import (
+    MARKER,
+    format_namespace,
+    legacy_namespace,
+    template_fields,
+)
+from langgraph_recall._langgraph_server import AsyncServerThreads, ServerThreads
 from langgraph_recall.errors import ConfigurationError, InvalidValueError
 from langgraph_recall.nodes._base import DEFAULT_NAMESPACE
 from langgraph_recall.nodes._registry import (
     USER_META_TEMPLATE,
     ThreadLink,
+    legacy_registry_namespace,
     read_record,
     registry_namespace,
 )
@@ -79,59 +105,6 @@ __all__ = [
     "metadata_values",
 ]
 
-PAGE = 500
-
-
-# -- pure core: the steps, as a generator of I/O requests ------------------------------
-@dataclass(frozen=True)
-class _ListThreads:
-    """``checkpointer.list(None, filter=...)`` → ``[(thread_id, metadata user_id)]``."""
-
-    filter: dict[str, Any]
-
-
-@dataclass(frozen=True)
-class _CountCheckpoints:
-    """How many checkpoints ``thread_id`` has (all checkpoint namespaces)."""
-
-    thread_id: str
-
-
-@dataclass(frozen=True)
-class _SearchPage:
-    """One page of ``store.search(namespace, limit, offset)`` (invalidated items too)."""
-
-    namespace: tuple[str, ...]
-    offset: int
-    limit: int = PAGE
-
-
-@dataclass(frozen=True)
-class _DeleteThreads:
-    """Erase whole threads (``forget_threads`` where the saver has it, else
-    ``delete_thread`` each)."""
-
-    thread_ids: tuple[str, ...]
-
-
-@dataclass(frozen=True)
-class _Forget:
-    """Our store's ``forget(namespace)`` → items erased."""
-
-    namespace: tuple[str, ...]
-
-
-@dataclass(frozen=True)
-class _Write:
-    """``store.batch(ops)``: deletes on stores without ``forget``, links to keep."""
-
-    ops: tuple[PutOp, ...]
-
-
-_Step = _ListThreads | _CountCheckpoints | _SearchPage | _DeleteThreads | _Forget | _Write
-T = TypeVar("T")
-_Program = Generator[_Step, Any, T]
-
 
 @dataclass(frozen=True)
 class UserData:
@@ -144,6 +117,13 @@ class UserData:
         items: Items per namespace (``include_invalid`` on our store).
         threads: ``thread_id -> number of checkpoints`` of the user's threads.
         found_by: ``thread_id -> ("registry", "metadata")``: how each thread was found.
+        legacy: Namespaces langgraph-recall 0.1 wrote for the user (labels without field
+            marker, ``("memories", "42")``); each counts (and is erased) exactly, never
+            what lies under it, since 0.1 layouts could overlap. Their counts are in
+            ``items`` too.
+        served: Threads a LangGraph server ran (their checkpoints carry its metadata): the
+            server keeps its own copy of their conversation (thread values, run inputs),
+            reached only through its API (``langgraph_url=``).
     """
 
     user_id: str
@@ -151,12 +131,19 @@ class UserData:
     items: Mapping[tuple[str, ...], int]
     threads: Mapping[str, int]
     found_by: Mapping[str, tuple[str, ...]]
+    legacy: tuple[tuple[str, ...], ...] = ()
+    served: tuple[str, ...] = ()
 
     @property
     def memories(self) -> int:
-        """Items outside the bookkeeping namespace (the user's memories)."""
-        meta = self.namespaces[-1]
-        return sum(count for ns, count in self.items.items() if ns != meta)
+        """Items outside the bookkeeping namespaces (the user's memories)."""
+        meta = {self.namespaces[-1], *self.legacy_meta}
+        return sum(count for ns, count in self.items.items() if ns not in meta)
+
+    @property
+    def legacy_meta(self) -> tuple[tuple[str, ...], ...]:
+        """The 0.1 bookkeeping namespaces among :attr:`legacy` (cursor, thread links)."""
+        return tuple(ns for ns in self.legacy if ns and ns[0] == USER_META_TEMPLATE[0])
 
     @property
     def checkpoints(self) -> int:
@@ -247,6 +234,19 @@ def _user_namespaces(
     return filled
 
 
+def _legacy_namespaces(
+    user_id: str, templates: Sequence[tuple[str, ...]], identity: Mapping[str, Any]
+) -> list[tuple[str, ...]]:
+    """The user's 0.1 namespaces (filled templates, cursor, thread links: the registry
+    last). An id holding ``:`` is left out: its 0.1 label (``user_id:7`` for the id
+    ``"user_id:7"``) is also a 0.2 label of another user (``"7"``)."""
+    values = {**identity, "user_id": user_id}
+    found = [legacy_namespace(template, values) for template in templates]
+    found.append(legacy_namespace(USER_META_TEMPLATE, values))
+    found.append(legacy_registry_namespace(user_id))
+    return [ns for ns in found if not any(MARKER in label for label in ns)]
+
+
 def _outermost(namespaces: Sequence[tuple[str, ...]]) -> list[tuple[str, ...]]:
     """Drop namespaces lying under another one of the list (their prefix erases them)."""
     unique = list(dict.fromkeys(namespaces))
@@ -257,13 +257,17 @@ def _outermost(namespaces: Sequence[tuple[str, ...]]) -> list[tuple[str, ...]]:
     ]
 
 
-def _pages(namespace: tuple[str, ...]) -> Generator[_Step, Any, list[Item]]:
+def _pages(namespace: tuple[str, ...]) -> Generator[Step, Any, list[Item]]:
     found: list[Item] = []
     while True:
-        page = yield _SearchPage(namespace, len(found))
+        page = yield SearchPage(namespace, len(found))
         found.extend(page)
         if len(page) < PAGE:
             return found
+
+
+def _exact(items: Sequence[Item], namespace: tuple[str, ...]) -> list[Item]:
+    return [item for item in items if tuple(item.namespace) == namespace]
 
 
 def _find(
@@ -271,49 +275,78 @@ def _find(
     templates: Sequence[tuple[str, ...]],
     identity: Mapping[str, Any],
     with_threads: bool,
-) -> Generator[_Step, Any, UserData]:
+    server: bool = False,
+) -> Generator[Step, Any, UserData]:
     meta = format_namespace(USER_META_TEMPLATE, context={"user_id": user_id}, config=None)
     found_by: dict[str, list[str]] = {}
     recorded: list[tuple[str, ...]] = []
-    for item in (yield from _pages(registry_namespace(user_id))):
-        record = read_record(item, user_id)
-        if record is None:
-            continue
-        found_by.setdefault(record.thread_id, []).append("registry")
-        recorded.extend(namespace for _, namespace in record.namespaces)
+    legacy = _legacy_namespaces(user_id, templates, identity)
+    registries = [(registry_namespace(user_id), False)]
+    if legacy and legacy[-1] == legacy_registry_namespace(user_id):
+        registries.append((legacy[-1], True))
+    for registry, old in registries:
+        listed = yield from _pages(registry)
+        for item in _exact(listed, registry) if old else listed:
+            record = read_record(item, user_id, legacy=old)
+            if record is None:
+                continue
+            if "registry" not in found_by.get(record.thread_id, []):
+                found_by.setdefault(record.thread_id, []).append("registry")
+            (legacy if old else recorded).extend(ns for _, ns in record.namespaces)
     if with_threads:
         for value in metadata_values(user_id):
-            for thread_id, owner in (yield _ListThreads({"user_id": value})):
+            for thread_id, owner in (yield ListThreads({"user_id": value})):
                 if str(owner) == user_id and "metadata" not in found_by.get(thread_id, []):
                     found_by.setdefault(thread_id, []).append("metadata")
+    if server:
+        for thread_id in (yield ServerSearch(tuple(metadata_values(user_id)))):
+            found_by.setdefault(thread_id, []).append("server")
     namespaces = _outermost([*_user_namespaces(user_id, templates, identity), *recorded])
     namespaces = [ns for ns in namespaces if ns[: len(meta)] != meta] + [meta]
     items: dict[tuple[str, ...], int] = {}
     for namespace in namespaces:
         items[namespace] = len((yield from _pages(namespace)))
+    old_namespaces = [ns for ns in dict.fromkeys(legacy) if ns not in items]
+    for namespace in old_namespaces:
+        items[namespace] = len(_exact((yield from _pages(namespace)), namespace))
     threads: dict[str, int] = {}
+    served: list[str] = []
     if with_threads:
         for thread_id in sorted(found_by):
-            threads[thread_id] = yield _CountCheckpoints(thread_id)
+            threads[thread_id] = yield CountCheckpoints(thread_id)
+            if threads[thread_id] and (yield ServerRun(thread_id)):
+                served.append(thread_id)
     return UserData(
         user_id=user_id,
         namespaces=tuple(namespaces),
         items=items,
         threads=threads,
         found_by={thread: tuple(how) for thread, how in found_by.items()},
+        legacy=tuple(old_namespaces),
+        served=tuple(served),
     )
 
 
-def _erase_namespace(namespace: tuple[str, ...], native: bool) -> Generator[_Step, Any, int]:
+def _erase_namespace(
+    namespace: tuple[str, ...], native: bool, *, exact: bool = False, analyze: bool = True
+) -> Generator[Step, Any, int]:
+    """Erase ``namespace`` and everything under it, or (``exact``) only the items whose
+    namespace is exactly ``namespace``."""
     if native:
-        return int((yield _Forget(namespace)))
+        return int((yield Forget(namespace, exact=exact, analyze=analyze)))
+    if exact:
+        found = _exact((yield from _pages(namespace)), namespace)
+        for start in range(0, len(found), PAGE):
+            page = found[start : start + PAGE]
+            yield Write(tuple(PutOp(namespace, item.key, None) for item in page))
+        return len(found)
     deleted: set[tuple[tuple[str, ...], str]] = set()
     while True:
-        page = yield _SearchPage(namespace, 0)
+        page = yield SearchPage(namespace, 0)
         batch = {(tuple(item.namespace), item.key) for item in page} - deleted
         if not batch:  # empty, or a store that keeps what it was told to delete
             return len(deleted)
-        yield _Write(tuple(PutOp(namespace, key, None) for namespace, key in sorted(batch)))
+        yield Write(tuple(PutOp(namespace, key, None) for namespace, key in sorted(batch)))
         deleted |= batch
 
 
@@ -328,15 +361,20 @@ def _unheld(data: UserData) -> list[str]:
 
 
 def _residue(
-    before: UserData, after: UserData, threads_left: Sequence[str], unheld: Sequence[str]
+    before: UserData,
+    after: UserData,
+    threads_left: Sequence[str],
+    unheld: Sequence[str],
+    served: Sequence[str] = (),
+    on_server: Sequence[str] = (),
 ) -> list[str]:
     meta = after.namespaces[-1]
     lines = [
-        f"{count} items under {namespace!r}"
+        f"{count} items {'in' if namespace in after.legacy else 'under'} {namespace!r}"
         for namespace, count in after.items.items()
         if count and namespace != meta
     ]
-    kept_links = after.items.get(meta, 0) - len(threads_left) - len(unheld)
+    kept_links = after.items.get(meta, 0) - len(set(threads_left) | set(unheld) | set(served))
     if kept_links > 0:
         lines.append(f"{kept_links} bookkeeping items under {meta!r}")
     lines += [
@@ -350,6 +388,17 @@ def _residue(
         "or database), run the erasure with that one; if the thread was deleted already, "
         "pass unheld_threads='drop' (CLI: --drop-unheld-threads). Its link is kept"
         for thread in unheld
+    ]
+    lines += [
+        f"thread {thread!r} was run by a LangGraph server (langgraph dev, LangGraph "
+        "Platform), which keeps its own copy of the conversation (the thread's values, its "
+        "runs' inputs) that this erasure cannot reach: run it again with the server's URL "
+        "(langgraph_url=..., CLI: --langgraph-url URL). Its link is kept"
+        for thread in served
+    ]
+    lines += [
+        f"the LangGraph server still has thread {thread!r} (written during the erasure?)"
+        for thread in on_server
     ]
     lines += [
         f"thread {thread!r} ({', '.join(how)}) appeared after the erasure"
@@ -366,14 +415,23 @@ def _forget(
     with_threads: bool,
     native: bool,
     drop_unheld: bool,
-) -> _Program[ErasureReport]:
-    before = yield from _find(user_id, templates, identity, with_threads)
-    unheld = [] if drop_unheld else _unheld(before)
+    server: bool = False,
+) -> StepProgram[ErasureReport]:
+    before = yield from _find(user_id, templates, identity, with_threads, server)
+    had: list[str] = []
+    if server and before.found_by:  # the server's copy first: its delete reaches our saver
+        had = list((yield ServerDelete(tuple(sorted(before.found_by)))))
+    unheld = [] if drop_unheld else [t for t in _unheld(before) if t not in had]
+    served = [] if server else list(before.served)
     if before.threads:
-        yield _DeleteThreads(tuple(before.threads))
+        yield DeleteThreads(tuple(before.threads))
     erased = 0
+    # the 0.1 namespaces first (exactly: 0.1 layouts could overlap), then the user's own
+    # subtrees; the statistics are refreshed once, with the last erasure
+    for namespace in before.legacy:
+        erased += yield from _erase_namespace(namespace, native, exact=True, analyze=False)
     for namespace in before.namespaces[:-1]:
-        erased += yield from _erase_namespace(namespace, native)
+        erased += yield from _erase_namespace(namespace, native, analyze=False)
     # the bookkeeping namespace (thread links) goes last; links a worker wrote meanwhile
     # are read first, so a thread written during the erasure stays findable
     linked = {
@@ -385,131 +443,26 @@ def _forget(
     left = []
     if with_threads:
         for thread_id in sorted(set(before.threads) | linked):
-            if (yield _CountCheckpoints(thread_id)):
+            if (yield CountCheckpoints(thread_id)):
                 left.append(thread_id)
     keep = [
         ThreadLink(user_id, thread_id, by="forget_user").put_op(None)
-        for thread_id in [*left, *unheld]
+        for thread_id in dict.fromkeys([*left, *unheld, *served])
     ]
     if keep:
-        yield _Write(tuple(op for op in keep if op is not None))
-    after = yield from _find(user_id, templates, identity, with_threads)
+        yield Write(tuple(op for op in keep if op is not None))
+    on_server: list[str] = []
+    if server and before.found_by:
+        on_server = list((yield ServerPresent(tuple(sorted(before.found_by)))))
+    after = yield from _find(user_id, templates, identity, with_threads, server)
     return ErasureReport(
         user_id=user_id,
         items_erased=erased,
         namespaces=before.namespaces,
-        threads=tuple(before.threads),
+        threads=tuple(dict.fromkeys([*before.threads, *had])),
         checkpoints=before.checkpoints,
-        residue=tuple(_residue(before, after, left, unheld)),
+        residue=tuple(_residue(before, after, left, unheld, served, on_server)),
     )
-
-
-# -- shells: run the steps on a store and a checkpointer -------------------------------
-@runtime_checkable
-class ForgetsThreads(Protocol):
-    """A checkpointer that erases threads completely, beyond ``delete_thread`` (ours:
-    on Postgres the planner statistics are resampled too, so ``pg_stats`` quotes nothing
-    of them). :func:`forget_user` uses it when the checkpointer has it."""
-
-    def forget_threads(self, thread_ids: Sequence[str]) -> None:
-        """Delete the threads and every trace of them."""
-
-
-@runtime_checkable
-class AsyncForgetsThreads(Protocol):
-    """Async :class:`ForgetsThreads` (what :func:`aforget_user` uses)."""
-
-    async def aforget_threads(self, thread_ids: Sequence[str]) -> None:
-        """Delete the threads and every trace of them."""
-
-
-def _search_kwargs(step: _SearchPage, include_invalid: bool) -> dict[str, Any]:
-    kwargs: dict[str, Any] = {"limit": step.limit, "offset": step.offset}
-    if include_invalid:
-        kwargs["include_invalid"] = True
-    return kwargs
-
-
-def _owners(tuples: Iterator[Any]) -> list[tuple[str, Any]]:
-    seen: dict[str, Any] = {}
-    for item in tuples:
-        thread_id = str(item.config["configurable"]["thread_id"])
-        seen.setdefault(thread_id, (item.metadata or {}).get("user_id"))
-    return list(seen.items())
-
-
-async def _aowners(tuples: AsyncIterator[Any]) -> list[tuple[str, Any]]:
-    seen: dict[str, Any] = {}
-    async for item in tuples:
-        thread_id = str(item.config["configurable"]["thread_id"])
-        seen.setdefault(thread_id, (item.metadata or {}).get("user_id"))
-    return list(seen.items())
-
-
-def _thread_config(thread_id: str) -> Any:
-    return {"configurable": {"thread_id": thread_id}}
-
-
-def _run(
-    program: _Program[T], store: BaseStore, saver: BaseCheckpointSaver[Any] | None, invalid: bool
-) -> T:
-    reply: Any = None
-    while True:
-        try:
-            step = program.send(reply)
-        except StopIteration as stop:
-            result: T = stop.value
-            return result
-        if isinstance(step, _SearchPage):
-            reply = store.search(step.namespace, **_search_kwargs(step, invalid))
-        elif isinstance(step, _Forget):
-            reply = cast(_ForgetsNamespaces, store).forget(step.namespace)
-        elif isinstance(step, _Write):
-            reply = store.batch(step.ops)
-        elif saver is None:
-            raise AssertionError(f"{step!r} needs a checkpointer")  # pragma: no cover
-        elif isinstance(step, _ListThreads):
-            reply = _owners(saver.list(None, filter=step.filter))
-        elif isinstance(step, _CountCheckpoints):
-            reply = sum(1 for _ in saver.list(_thread_config(step.thread_id)))
-        elif isinstance(saver, ForgetsThreads):
-            saver.forget_threads(step.thread_ids)
-            reply = None
-        else:
-            for thread_id in step.thread_ids:
-                saver.delete_thread(thread_id)
-            reply = None
-
-
-async def _arun(
-    program: _Program[T], store: BaseStore, saver: BaseCheckpointSaver[Any] | None, invalid: bool
-) -> T:
-    reply: Any = None
-    while True:
-        try:
-            step = program.send(reply)
-        except StopIteration as stop:
-            result: T = stop.value
-            return result
-        if isinstance(step, _SearchPage):
-            reply = await store.asearch(step.namespace, **_search_kwargs(step, invalid))
-        elif isinstance(step, _Forget):
-            reply = await cast(_ForgetsNamespaces, store).aforget(step.namespace)
-        elif isinstance(step, _Write):
-            reply = await store.abatch(step.ops)
-        elif saver is None:
-            raise AssertionError(f"{step!r} needs a checkpointer")  # pragma: no cover
-        elif isinstance(step, _ListThreads):
-            reply = await _aowners(saver.alist(None, filter=step.filter))
-        elif isinstance(step, _CountCheckpoints):
-            reply = sum([1 async for _ in saver.alist(_thread_config(step.thread_id))])
-        elif isinstance(saver, AsyncForgetsThreads):
-            await saver.aforget_threads(step.thread_ids)
-            reply = None
-        else:
-            for thread_id in step.thread_ids:
-                await saver.adelete_thread(thread_id)
-            reply = None
 
 
 def _checked(
@@ -529,15 +482,27 @@ def _checked(
     return user, values, store_supports(store, "include_invalid")
 
 
+def _server_url(url: object) -> str | None:
+    if url is None:
+        return None
+    if not isinstance(url, str) or not url.startswith(("http://", "https://")):
+        raise ConfigurationError(
+            f"langgraph_url must be the LangGraph server's http(s) URL (the one `langgraph "
+            f"dev` prints, e.g. 'http://127.0.0.1:2024'), got {url!r}"
+        )
+    return url
+
+
 def _find_program(
     store: BaseStore,
     checkpointer: BaseCheckpointSaver[Any] | None,
     user_id: object,
     namespaces: Sequence[tuple[str, ...]],
     identity: Mapping[str, Any] | None,
-) -> tuple[_Program[UserData], bool]:
+    server: bool = False,
+) -> tuple[StepProgram[UserData], bool]:
     user, values, invalid = _checked(store, user_id, namespaces, identity)
-    return _find(user, namespaces, values, checkpointer is not None), invalid
+    return _find(user, namespaces, values, checkpointer is not None, server), invalid
 
 
 def _forget_program(
@@ -547,19 +512,13 @@ def _forget_program(
     namespaces: Sequence[tuple[str, ...]],
     identity: Mapping[str, Any] | None,
     unheld_threads: str,
-) -> tuple[_Program[ErasureReport], bool]:
+    server: bool = False,
+) -> tuple[StepProgram[ErasureReport], bool]:
     user, values, invalid = _checked(store, user_id, namespaces, identity, unheld_threads)
     native = store_supports(store, "forget")
     drop = unheld_threads == "drop"
-    return _forget(user, namespaces, values, checkpointer is not None, native, drop), invalid
-
-
-class _ForgetsNamespaces(Protocol):
-    """A store declaring ``supports_forget`` (ours)."""
-
-    def forget(self, namespace: tuple[str, ...]) -> Any: ...
-
-    async def aforget(self, namespace: tuple[str, ...]) -> Any: ...
+    program = _forget(user, namespaces, values, checkpointer is not None, native, drop, server)
+    return program, invalid
 
 
 # -- public API ------------------------------------------------------------------------
@@ -570,6 +529,7 @@ def find_user_data(
     *,
     namespaces: Sequence[tuple[str, ...]] = (DEFAULT_NAMESPACE,),
     identity: Mapping[str, Any] | None = None,
+    langgraph_url: str | None = None,
 ) -> UserData:
     """Find everything of ``user_id`` (nothing is changed): namespaces with their item
     counts and the user's threads with their checkpoint counts.
@@ -581,6 +541,8 @@ def find_user_data(
         namespaces: Templates of the user's memory namespaces (each with ``{user_id}``);
             the ones the nodes recorded in the registry are added.
         identity: Values of other template fields (e.g. ``{"org": "acme"}``).
+        langgraph_url: The LangGraph server the graphs run on (``langgraph dev``, LangGraph
+            Platform): its threads whose metadata names the user are listed too.
 
     Example:
         ```python
@@ -596,8 +558,11 @@ def find_user_data(
         assert data.memories == 1 and dict(data.threads) == {}
         ```
     """
-    program, invalid = _find_program(store, checkpointer, user_id, namespaces, identity)
-    return _run(program, store, checkpointer, invalid)
+    url = _server_url(langgraph_url)
+    program, invalid = _find_program(
+        store, checkpointer, user_id, namespaces, identity, url is not None
+    )
+    return run_steps(program, store, checkpointer, invalid, ServerThreads(url) if url else None)
 
 
 async def afind_user_data(
@@ -607,10 +572,15 @@ async def afind_user_data(
     *,
     namespaces: Sequence[tuple[str, ...]] = (DEFAULT_NAMESPACE,),
     identity: Mapping[str, Any] | None = None,
+    langgraph_url: str | None = None,
 ) -> UserData:
     """Async :func:`find_user_data` (``asearch``, ``alist``)."""
-    program, invalid = _find_program(store, checkpointer, user_id, namespaces, identity)
-    return await _arun(program, store, checkpointer, invalid)
+    url = _server_url(langgraph_url)
+    program, invalid = _find_program(
+        store, checkpointer, user_id, namespaces, identity, url is not None
+    )
+    server = AsyncServerThreads(url) if url else None
+    return await arun_steps(program, store, checkpointer, invalid, server)
 
 
 def forget_user(
@@ -621,6 +591,7 @@ def forget_user(
     namespaces: Sequence[tuple[str, ...]] = (DEFAULT_NAMESPACE,),
     identity: Mapping[str, Any] | None = None,
     unheld_threads: str = "keep",
+    langgraph_url: str | None = None,
 ) -> ErasureReport:
     """Erase every memory, history row, derived memory, bookkeeping entry and
     conversation thread of ``user_id``, then look again and report what is left.
@@ -640,6 +611,12 @@ def forget_user(
             erasure at the wrong checkpointer never reads as success and a second run with
             the right one still finds the thread. ``"drop"``: the thread is known to be
             deleted already; erase its link.
+        langgraph_url: The LangGraph server the graphs run on (``langgraph dev``,
+            LangGraph Platform), which keeps its own copy of each conversation (thread
+            values, run inputs): the user's threads are deleted through its API too
+            (``DELETE /threads/{id}``), with its threads whose metadata names the user.
+            Without it, a thread whose checkpoints show a server ran it is residue
+            (``complete`` is False) and keeps its link, so a run with the URL finds it.
 
     Returns:
         An :class:`ErasureReport`; check ``report.complete`` (``residue`` says what is
@@ -662,10 +639,11 @@ def forget_user(
         assert report.complete and report.items_erased == 1
         ```
     """
+    url = _server_url(langgraph_url)
     program, invalid = _forget_program(
-        store, checkpointer, user_id, namespaces, identity, unheld_threads
+        store, checkpointer, user_id, namespaces, identity, unheld_threads, url is not None
     )
-    return _run(program, store, checkpointer, invalid)
+    return run_steps(program, store, checkpointer, invalid, ServerThreads(url) if url else None)
 
 
 async def aforget_user(
@@ -676,9 +654,12 @@ async def aforget_user(
     namespaces: Sequence[tuple[str, ...]] = (DEFAULT_NAMESPACE,),
     identity: Mapping[str, Any] | None = None,
     unheld_threads: str = "keep",
+    langgraph_url: str | None = None,
 ) -> ErasureReport:
     """Async :func:`forget_user` (``aforget``/``abatch``, ``alist``, ``adelete_thread``)."""
+    url = _server_url(langgraph_url)
     program, invalid = _forget_program(
-        store, checkpointer, user_id, namespaces, identity, unheld_threads
+        store, checkpointer, user_id, namespaces, identity, unheld_threads, url is not None
     )
-    return await _arun(program, store, checkpointer, invalid)
+    server = AsyncServerThreads(url) if url else None
+    return await arun_steps(program, store, checkpointer, invalid, server)

@@ -22,14 +22,13 @@ Example:
         ("memories", "{user_id}"), context=None,
         config={"configurable": {"user_id": "alice@example.com"}},
     )
-    assert ns == ("memories", "alice@example%2Ecom")
-    assert decode_label(ns[1]) == "alice@example.com"
+    assert ns == ("memories", "user_id:alice@example%2Ecom")
+    assert decode_label(ns[1].removeprefix("user_id:")) == "alice@example.com"
     ```
 """
 
 from __future__ import annotations
 
-import re
 import string
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -40,14 +39,18 @@ from langgraph_recall.errors import ConfigurationError, InvalidNamespaceError
 
 __all__ = [
     "ESCAPE",
+    "MARKER",
     "RESERVED_CHARACTERS",
     "decode_label",
     "encode_label",
     "format_namespace",
+    "legacy_namespace",
     "lookup_identity",
+    "parse_legacy_namespace",
     "parse_namespace",
     "require_identity",
     "template_fields",
+    "typed_label",
 ]
 
 ESCAPE = "%"
@@ -199,37 +202,48 @@ def decode_label(label: str, *, also: Iterable[str] = ()) -> str:
 
 
 # -- templates ------------------------------------------------------------------------
+MARKER = ":"
+"""Separates a placeholder's name from its value in a label (``user_id:42``). Literal
+segments may not hold it, so a label holds it exactly when it is an identity value."""
+
+
 @dataclass(frozen=True)
 class _Segment:
-    """One template segment: literal texts around its placeholders (pure data)."""
+    """One template segment: a literal label, or exactly one placeholder (pure data)."""
 
-    literals: tuple[str, ...]  # len(fields) + 1 pieces
-    fields: tuple[str, ...]
-
-    @property
-    def extra(self) -> frozenset[str]:
-        """Characters a value must not hold unescaped: the literal text, when the segment
-        has several placeholders (so each value's end stays unambiguous)."""
-        if len(self.fields) < 2:
-            return frozenset()
-        return frozenset("".join(self.literals))
+    literal: str | None
+    field: str | None
 
     def fill(self, values: Mapping[str, str]) -> str:
-        parts = [self.literals[0]]
-        for name, literal in zip(self.fields, self.literals[1:], strict=True):
-            parts += [encode_label(values[name], also=self.extra), literal]
-        return "".join(parts)
+        if self.field is None:
+            assert self.literal is not None
+            return self.literal
+        return typed_label(self.field, values[self.field])
 
-    def pattern(self) -> re.Pattern[str]:
-        if len(self.fields) < 2:
-            value = "(.+)"
-        else:
-            forbidden = re.escape("".join(sorted(self.extra | {ESCAPE})))
-            value = f"((?:%[0-9A-F]{{2}}|[^{forbidden}])+)"
-        body = re.escape(self.literals[0]) + "".join(
-            value + re.escape(literal) for literal in self.literals[1:]
-        )
-        return re.compile(body, re.DOTALL)
+    def legacy(self, values: Mapping[str, str]) -> str:
+        """The label 0.1 wrote: the bare encoded value (no marker)."""
+        if self.field is None:
+            assert self.literal is not None
+            return self.literal
+        return encode_label(values[self.field])
+
+
+def typed_label(field: str, value: str) -> str:
+    """The label of a placeholder segment: ``<field>:<encoded value>``.
+
+    The name is typed into the label, so labels of different fields (or of a field and a
+    literal segment, which cannot hold ``:``) never meet: a user's namespace is never a
+    prefix of another user's under any two layouts.
+
+    Example:
+        ```python
+        from langgraph_recall._internal.identity import typed_label
+
+        assert typed_label("user_id", "42") == "user_id:42"
+        assert typed_label("org", "acme.io") == "org:acme%2Eio"
+        ```
+    """
+    return f"{field}{MARKER}{encode_label(value)}"
 
 
 def _segments(template: Iterable[str]) -> tuple[_Segment, ...]:
@@ -247,9 +261,6 @@ def _segments(template: Iterable[str]) -> tuple[_Segment, ...]:
 def _parse_template(template: tuple[str, ...]) -> tuple[_Segment, ...]:
     segments: list[_Segment] = []
     for segment in template:
-        literals: list[str] = []
-        fields: list[str] = []
-        pending = ""
         try:
             parsed = list(string.Formatter().parse(segment))
         except ValueError as exc:
@@ -257,31 +268,28 @@ def _parse_template(template: tuple[str, ...]) -> tuple[_Segment, ...]:
                 f"namespace template segment {segment!r} is malformed ({exc}); "
                 "use '{user_id}' placeholders and '{{' / '}}' for literal braces"
             ) from exc
-        for literal, name, spec, conversion in parsed:
-            pending += literal
-            if name is None:
-                continue
-            _check_field(template, segment, name, spec, conversion)
-            if fields and not pending:
+        fields = [
+            (name, spec, conversion) for _, name, spec, conversion in parsed if name is not None
+        ]
+        text = "".join(literal for literal, *_ in parsed)
+        if not fields:
+            if MARKER in text:
                 raise ConfigurationError(
-                    f"namespace template segment {segment!r} has adjacent placeholders; "
-                    "separate them with literal text, e.g. '{org}-{user_id}'"
+                    f"namespace template segment {segment!r} holds {MARKER!r}, which marks "
+                    "identity values in labels ('user_id:42'); use another character"
                 )
-            if fields and ESCAPE in pending:
-                raise ConfigurationError(
-                    f"namespace template segment {segment!r} separates placeholders with "
-                    "'%', the escape character of identity labels; use another separator"
-                )
-            literals.append(pending)
-            fields.append(name)
-            pending = ""
-        literals.append(pending)
-        if len(fields) > 1 and ESCAPE in literals[-1]:
+            segments.append(_Segment(text, None))
+            continue
+        name, spec, conversion = fields[0]
+        _check_field(template, segment, name, spec, conversion)
+        if len(fields) > 1 or text:
             raise ConfigurationError(
-                f"namespace template segment {segment!r} has '%' after a placeholder; "
-                "'%' is the escape character of identity labels"
+                f"namespace template segment {segment!r} mixes a placeholder with text or "
+                "other placeholders; give each placeholder a segment of its own, e.g. "
+                "('memories', '{org}', '{user_id}'): its label is then 'org:<value>', which "
+                "no other layout's label can equal, so no user's scope overlaps another's"
             )
-        segments.append(_Segment(tuple(literals), tuple(fields)))
+        segments.append(_Segment(None, name))
     return tuple(segments)
 
 
@@ -310,8 +318,9 @@ def template_fields(template: tuple[str, ...]) -> list[str]:
 
     Raises:
         ConfigurationError: An unnamed, dotted or formatted placeholder (``{}``,
-            ``{user.name}``, ``{user_id:.3}``), adjacent placeholders (``{a}{b}``) or a
-            ``%`` between placeholders of one segment.
+            ``{user.name}``, ``{user_id:.3}``), a segment that mixes a placeholder with
+            text or another placeholder (``"{org}-{user_id}"``), or a literal segment
+            holding ``:``.
 
     Example:
         ```python
@@ -322,10 +331,30 @@ def template_fields(template: tuple[str, ...]) -> list[str]:
     """
     names: list[str] = []
     for segment in _segments(template):
-        for name in segment.fields:
-            if name not in names:
-                names.append(name)
+        if segment.field is not None and segment.field not in names:
+            names.append(segment.field)
     return names
+
+
+def _values(
+    template: tuple[str, ...], context: Any, config: Mapping[str, Any] | None
+) -> dict[str, str]:
+    if not template:
+        raise ConfigurationError("namespace template is empty; use e.g. ('memories', '{user_id}')")
+    return {
+        name: require_identity(name, context=context, config=config)
+        for name in template_fields(template)
+    }
+
+
+def _checked(namespace: tuple[str, ...]) -> tuple[str, ...]:
+    for index, segment in enumerate(namespace):
+        if not segment or "." in segment:
+            raise ConfigurationError(
+                f"namespace segment {index} of {namespace!r} is empty or contains '.'; "
+                "use non-empty literal labels without dots"
+            )
+    return namespace
 
 
 def format_namespace(
@@ -333,9 +362,11 @@ def format_namespace(
 ) -> tuple[str, ...]:
     """Fill a namespace template such as ``("memories", "{user_id}")``.
 
-    Every value is encoded with :func:`encode_label` (a segment holding several
-    placeholders also encodes its literal text inside the values), so any id is safe and
-    two distinct ids never share a namespace; :func:`parse_namespace` is the inverse.
+    Each placeholder segment becomes ``<field>:<value>`` (:func:`typed_label`; the value
+    encoded with :func:`encode_label`), so any id is safe, two distinct ids never share a
+    namespace, and **layouts are prefix-free**: user ``42``'s ``("memories",
+    "user_id:42")`` is never a prefix of a namespace of org ``42``
+    (``("memories", "org:42", "user_id:7")``). :func:`parse_namespace` is the inverse.
 
     Raises:
         ConfigurationError: a placeholder has no value (the message names the key), the
@@ -347,23 +378,56 @@ def format_namespace(
         from langgraph_recall._internal.identity import format_namespace
 
         ns = format_namespace(("m", "{user_id}"), context={"user_id": "a.b"}, config=None)
-        assert ns == ("m", "a%2Eb")
+        assert ns == ("m", "user_id:a%2Eb")
         ```
     """
-    if not template:
-        raise ConfigurationError("namespace template is empty; use e.g. ('memories', '{user_id}')")
-    values = {
-        name: require_identity(name, context=context, config=config)
-        for name in template_fields(template)
-    }
-    namespace = tuple(segment.fill(values) for segment in _segments(template))
-    for index, segment in enumerate(namespace):
-        if not segment or "." in segment:
-            raise ConfigurationError(
-                f"namespace segment {index} of {namespace!r} is empty or contains '.'; "
-                "use non-empty literal labels without dots"
-            )
-    return namespace
+    values = _values(template, context, config)
+    return _checked(tuple(segment.fill(values) for segment in _segments(template)))
+
+
+def legacy_namespace(template: tuple[str, ...], values: Mapping[str, Any]) -> tuple[str, ...]:
+    """The namespace langgraph-recall 0.1 filled ``template`` with: bare encoded values, no
+    field marker (``("memories", "42")``). Only for finding data written before 0.2
+    (:func:`~langgraph_recall.erasure.forget_user` erases it, exactly that namespace and
+    nothing under it, since 0.1 layouts could overlap).
+
+    Example:
+        ```python
+        from langgraph_recall._internal.identity import legacy_namespace
+
+        assert legacy_namespace(("memories", "{user_id}"), {"user_id": 42}) == ("memories", "42")
+        ```
+    """
+    filled = _values(template, values, None)
+    return _checked(tuple(segment.legacy(filled) for segment in _segments(template)))
+
+
+def parse_legacy_namespace(template: tuple[str, ...], namespace: tuple[str, ...]) -> dict[str, str]:
+    """Inverse of :func:`legacy_namespace` (labels without field marker, as 0.1 wrote them).
+
+    Raises:
+        InvalidNamespaceError: ``namespace`` was not produced by ``template`` in 0.1.
+
+    Example:
+        ```python
+        from langgraph_recall._internal.identity import parse_legacy_namespace
+
+        assert parse_legacy_namespace(("m", "{user_id}"), ("m", "a%2Eb")) == {"user_id": "a.b"}
+        ```
+    """
+    segments = _segments(template)
+    if len(segments) != len(namespace):
+        raise InvalidNamespaceError(f"namespace {namespace!r} does not match {template!r}")
+    values: dict[str, str] = {}
+    for segment, label in zip(segments, namespace, strict=True):
+        if segment.field is None:
+            if label != segment.literal:
+                raise InvalidNamespaceError(f"label {label!r} is not {segment.literal!r}")
+            continue
+        value = decode_label(label)
+        if values.setdefault(segment.field, value) != value:
+            raise InvalidNamespaceError(f"namespace {namespace!r}: two values of {segment.field}")
+    return values
 
 
 def parse_namespace(template: tuple[str, ...], namespace: tuple[str, ...]) -> dict[str, str]:
@@ -371,14 +435,15 @@ def parse_namespace(template: tuple[str, ...], namespace: tuple[str, ...]) -> di
 
     Raises:
         InvalidNamespaceError: ``namespace`` was not produced by ``template`` (wrong
-            length, literal text or encoding, or one field with two different values).
+            length, literal text, field marker or encoding, or one field with two
+            different values).
 
     Example:
         ```python
         from langgraph_recall._internal.identity import parse_namespace
 
-        values = parse_namespace(("m", "{org}-{user_id}"), ("m", "acme-bob%2D1"))
-        assert values == {"org": "acme", "user_id": "bob-1"}
+        values = parse_namespace(("m", "{org}", "{user_id}"), ("m", "org:acme", "user_id:bob"))
+        assert values == {"org": "acme", "user_id": "bob"}
         ```
     """
     segments = _segments(template)
@@ -389,20 +454,21 @@ def parse_namespace(template: tuple[str, ...], namespace: tuple[str, ...]) -> di
         )
     values: dict[str, str] = {}
     for segment, label in zip(segments, namespace, strict=True):
-        if not segment.fields:
-            if label != segment.literals[0]:
+        if segment.field is None:
+            if label != segment.literal:
                 raise InvalidNamespaceError(
-                    f"label {label!r} does not match template segment {segment.literals[0]!r}"
+                    f"label {label!r} does not match template segment {segment.literal!r}"
                 )
             continue
-        match = segment.pattern().fullmatch(label)
-        if match is None:
-            raise InvalidNamespaceError(f"label {label!r} does not match template {template!r}")
-        for name, raw in zip(segment.fields, match.groups(), strict=True):
-            value = decode_label(raw, also=segment.extra)
-            if values.setdefault(name, value) != value:
-                raise InvalidNamespaceError(
-                    f"namespace {namespace!r} holds two values for {name!r}: "
-                    f"{values[name]!r} and {value!r}"
-                )
+        marker = f"{segment.field}{MARKER}"
+        if not isinstance(label, str) or not label.startswith(marker):
+            raise InvalidNamespaceError(
+                f"label {label!r} is not a {segment.field!r} label ({marker}<value>)"
+            )
+        value = decode_label(label[len(marker) :])
+        if values.setdefault(segment.field, value) != value:
+            raise InvalidNamespaceError(
+                f"namespace {namespace!r} holds two values for {segment.field!r}: "
+                f"{values[segment.field]!r} and {value!r}"
+            )
     return values

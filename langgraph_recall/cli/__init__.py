@@ -87,6 +87,16 @@ def _add_redis_prefix(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def _add_langgraph_url(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--langgraph-url",
+        metavar="URL",
+        default=None,
+        help="the LangGraph server the graphs run on (langgraph dev, LangGraph Platform): it "
+        "keeps its own copy of each conversation, erased through its API",
+    )
+
+
 def _demo(args: argparse.Namespace) -> int:
     from langgraph_recall.cli.demo import cmd_demo
 
@@ -199,6 +209,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_postgres(inspect)
     _add_redis(inspect)
     _add_redis_prefix(inspect)
+    _add_langgraph_url(inspect)
     inspect.add_argument(
         "--no-history", dest="history", action="store_false", help="hide the audit history"
     )
@@ -226,6 +237,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_postgres(forget)
     _add_redis(forget)
     _add_redis_prefix(forget)
+    _add_langgraph_url(forget)
     forget.add_argument(
         "--drop-unheld-threads",
         action="store_true",

@@ -74,8 +74,8 @@ def user_namespace(user: str) -> tuple[str, ...]:
         ```python
         from langgraph_recall.cli.admin import user_namespace
 
-        assert user_namespace("u1") == ("memories", "u1")
-        assert user_namespace("ann@example.com") == ("memories", "ann@example%2Ecom")
+        assert user_namespace("u1") == ("memories", "user_id:u1")
+        assert user_namespace("ann@example.com") == ("memories", "user_id:ann@example%2Ecom")
         ```
     """
     return nodes_user_namespace(_user(user))
@@ -252,20 +252,27 @@ def cmd_inspect(args: Any, console: Console | None = None) -> int:
         open_store(dsn) as store,
         open_checkpointer(dsn, args.redis, redis_prefix=args.redis_prefix) as saver,
     ):
-        data = find_user_data(store, saver, user)
+        url = getattr(args, "langgraph_url", None)
+        data = find_user_data(store, saver, user, langgraph_url=url)
         if getattr(args, "query", None) is not None:
             return _inspect_query(args, store, data, out, user)
-        items = [
-            item
-            for namespace in data.namespaces[:-1]
-            for item in store.search(namespace, limit=MAX_LISTED, include_invalid=True)
-        ]
-        rows = memory_rows(items)
+        rows = memory_rows(_memories(store, data))
         out.heading(f"Memories of {user} ({describe_dsn(dsn)})")
         out.line(f"  conversation threads: {describe_threads(data) or 'none'}")
+        if data.served:
+            where = f"the one at {url}" if url else "pass --langgraph-url to reach it"
+            out.line(
+                f"  run by a LangGraph server, which keeps its own copy: {len(data.served)} "
+                f"threads ({where})"
+            )
         extra = [ns for ns in data.namespaces[:-1] if ns != user_namespace(user)]
         if extra:
             out.line(f"  other namespaces of this user: {', '.join(map(repr, extra))}")
+        if data.legacy:
+            out.line(
+                "  written by 0.1 (not read by the nodes since 0.2; forget erases them): "
+                + ", ".join(f"{ns!r} ({data.items.get(ns, 0)})" for ns in data.legacy)
+            )
         meta = data.items.get(data.namespaces[-1], 0)
         out.line(f"  bookkeeping entries (thread links, reflection cursor): {meta}")
         if not rows:
@@ -296,6 +303,22 @@ def cmd_inspect(args: Any, console: Console | None = None) -> int:
     return 0
 
 
+def _memories(store: Any, data: UserData, *, bookkeeping: bool = False) -> list[SearchItem]:
+    """The user's items: everything under the user's namespaces, and what lies exactly in
+    a 0.1 namespace of the user (never under it: 0.1 layouts could overlap)."""
+    own = data.namespaces if bookkeeping else data.namespaces[:-1]
+    items = [
+        item
+        for namespace in own
+        for item in store.search(namespace, limit=MAX_LISTED, include_invalid=True)
+    ]
+    for namespace in data.legacy:
+        if bookkeeping or namespace not in data.legacy_meta:
+            found = store.search(namespace, limit=MAX_LISTED, include_invalid=True)
+            items += [item for item in found if tuple(item.namespace) == namespace]
+    return items
+
+
 def _confirm(user: str, out: Console) -> bool:
     if not sys.stdin.isatty():
         out.warn("refusing to erase without confirmation: add --yes (nothing erased)")
@@ -319,11 +342,11 @@ def cmd_forget(args: Any, console: Console | None = None) -> int:
         saver = stack.enter_context(
             open_checkpointer(dsn, args.redis, redis_prefix=args.redis_prefix)
         )
-        data = find_user_data(store, saver, user)
+        url = getattr(args, "langgraph_url", None)
+        data = find_user_data(store, saver, user, langgraph_url=url)
         history = sum(
             len(store.history(tuple(item.namespace), item.key))
-            for namespace in data.namespaces
-            for item in store.search(namespace, limit=MAX_LISTED, include_invalid=True)
+            for item in _memories(store, data, bookkeeping=True)
         )
         out.heading(f"Erase {user} ({describe_dsn(dsn)})")
         meta = data.items.get(data.namespaces[-1], 0)
@@ -335,7 +358,7 @@ def cmd_forget(args: Any, console: Console | None = None) -> int:
         if not args.yes and not _confirm(user, out):
             return 1
         unheld = "drop" if args.drop_unheld_threads else "keep"
-        report = forget_user(store, saver, user, unheld_threads=unheld)
+        report = forget_user(store, saver, user, unheld_threads=unheld, langgraph_url=url)
         if not report.complete:
             raise CliError(
                 f"data of {user!r} is still present after forget: "
@@ -346,8 +369,17 @@ def cmd_forget(args: Any, console: Console | None = None) -> int:
             f"erased {data.memories} memories and {meta} bookkeeping entries of {user} "
             f"({report.items_erased} items in all, with embeddings, history and derived memories)"
         )
+        places = "the store, the checkpointer" + (
+            f" and the LangGraph server at {url}" if url else ""
+        )
         out.ok(
             f"deleted {len(report.threads)} conversation threads ({report.checkpoints} "
-            "checkpoints); checked again: nothing of this user is left"
+            f"checkpoints); checked again: nothing of this user is left in {places}"
         )
+        if not url:
+            out.line(
+                "  not reached: a LangGraph server's own copy of conversations (none of "
+                "these threads was run by one; if your graphs run on `langgraph dev` or "
+                "LangGraph Platform, pass --langgraph-url)"
+            )
     return 0

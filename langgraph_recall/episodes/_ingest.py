@@ -19,7 +19,8 @@ Example:
     history = [{"role": "user", "text": "I started learning the cello in May."},
                {"role": "assistant", "text": "How is it going?"}]
     report = ingest_history(store, history, user_id="u1", thread_id="t1")
-    assert report.written == 2 and store.search(("memories", "u1"))[0].value["kind"] == "episodic"
+    assert report.written == 2
+    assert store.search(("memories", "user_id:u1"))[0].value["kind"] == "episodic"
     assert ingest_history(store, history, user_id="u1").unchanged == 2  # nothing re-embedded
     ```
 """

@@ -170,7 +170,7 @@ def flush(compiled: Any, timeout: float | None = None) -> None:
         agent.invoke({"messages": [("user", "I live in Lisbon.")]},
                      {"configurable": {"user_id": "u1", "thread_id": "t1"}})
         flush(agent)  # the memory is in the store now
-        assert [m.value["content"] for m in store.search(("memories", "u1"))] == [
+        assert [m.value["content"] for m in store.search(("memories", "user_id:u1"))] == [
             "User lives in Lisbon."
         ]
         ```
@@ -197,7 +197,7 @@ async def aflush(compiled: Any) -> None:
             await agent.ainvoke({"messages": [("user", "I live in Lisbon.")]},
                                 {"configurable": {"user_id": "u1", "thread_id": "t1"}})
             await aflush(agent)
-            assert len(await store.asearch(("memories", "u1"))) == 1
+            assert len(await store.asearch(("memories", "user_id:u1"))) == 1
 
         asyncio.run(main())
         ```

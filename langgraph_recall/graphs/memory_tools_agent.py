@@ -20,7 +20,7 @@ Example:
     out = graph.invoke({"messages": [("user", "I like tea")]},
                        {"configurable": {"user_id": "u1", "thread_id": "t1"}})
     assert out["messages"][-1].content == "Noted!"
-    assert store.search(("memories", "u1"))[0].value["content"] == "User likes tea."
+    assert store.search(("memories", "user_id:u1"))[0].value["content"] == "User likes tea."
     ```
 """
 

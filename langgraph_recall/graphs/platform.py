@@ -165,8 +165,9 @@ async def store() -> AsyncIterator[AsyncPostgresMemoryStore]:
 
         async def main() -> None:
             async with store() as memories:
-                await memories.aput(("memories", "u1"), "k1", {"content": "User likes tea."})
-                hits = await memories.asearch(("memories", "u1"), query="tea")
+                ns = ("memories", "user_id:u1")
+                await memories.aput(ns, "k1", {"content": "User likes tea."})
+                hits = await memories.asearch(ns, query="tea")
                 assert hits[0].key == "k1"
 
 

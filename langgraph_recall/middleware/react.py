@@ -14,7 +14,7 @@ Example:
     from langgraph_recall.offline import ScriptedChatModel
 
     store = InMemoryStore()
-    store.put(("memories", "u1"), "m1", {"content": "User's name is Zhang San."})
+    store.put(("memories", "user_id:u1"), "m1", {"content": "User's name is Zhang San."})
     model = ScriptedChatModel(default="Hello Zhang San!")
     agent = create_react_agent(model, tools=[], pre_model_hook=MemoryPreModelHook(),
                                store=store)

@@ -45,7 +45,8 @@ Example:
     graph = builder.compile(store=store)
     graph.invoke({"messages": [("user", "My name is Zhang San.")]},
                  config={"configurable": {"user_id": "u1", "thread_id": "t1"}})
-    assert store.search(("memories", "u1"))[0].value["content"] == "User's name is Zhang San."
+    hits = store.search(("memories", "user_id:u1"))
+    assert hits[0].value["content"] == "User's name is Zhang San."
     ```
 """
 

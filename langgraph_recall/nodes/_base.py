@@ -59,18 +59,20 @@ def user_namespace(
     **identity: Any,
 ) -> tuple[str, ...]:
     """The namespace the memory nodes use for ``user_id`` under ``template`` -- what to
-    pass to ``store.search`` / ``store.get`` yourself. Labels are encoded reversibly
-    (``.``, ``%`` and ``*`` become ``%2E``, ``%25``, ``%2A``), so ids like
-    ``alice@example.com`` or ``org.team/user`` stay one label and never collide.
+    pass to ``store.search`` / ``store.get`` yourself. Each placeholder's label names its
+    field (``user_id:42``), so no layout's namespace of one user is a prefix of another
+    user's; values are encoded reversibly (``.``, ``%`` and ``*`` become ``%2E``, ``%25``,
+    ``%2A``), so ids like ``alice@example.com`` or ``org.team/user`` stay one label and
+    never collide.
 
     Example:
         ```python
         from langgraph_recall.nodes import user_namespace
 
-        assert user_namespace("u1") == ("memories", "u1")
-        assert user_namespace("ann@example.com") == ("memories", "ann@example%2Ecom")
+        assert user_namespace("u1") == ("memories", "user_id:u1")
+        assert user_namespace("ann@example.com") == ("memories", "user_id:ann@example%2Ecom")
         assert user_namespace("u1", ("orgs", "{org}", "{user_id}"), org="acme.io") == (
-            "orgs", "acme%2Eio", "u1")
+            "orgs", "org:acme%2Eio", "user_id:u1")
         ```
     """
     return format_namespace(template, context={**identity, "user_id": user_id}, config=None)
@@ -224,7 +226,7 @@ class NodeContext:
         from langgraph_recall.nodes import NodeContext
 
         ctx = NodeContext(store=None, context=None, config={"configurable": {"user_id": "u"}})
-        assert ctx.namespace(("m", "{user_id}")) == ("m", "u")
+        assert ctx.namespace(("m", "{user_id}")) == ("m", "user_id:u")
         ```
     """
 

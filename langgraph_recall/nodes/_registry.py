@@ -43,7 +43,9 @@ from langgraph_recall._internal.identity import (
     decode_label,
     encode_label,
     format_namespace,
+    legacy_namespace,
     lookup_identity,
+    parse_legacy_namespace,
     parse_namespace,
     template_fields,
 )
@@ -58,6 +60,7 @@ __all__ = [
     "abatch_with_link",
     "aregister_thread",
     "batch_with_link",
+    "legacy_registry_namespace",
     "node_thread_link",
     "read_record",
     "register_thread",
@@ -80,16 +83,16 @@ Namespaces = tuple[tuple[tuple[str, ...], tuple[str, ...]], ...]
 
 
 def user_meta_namespace(user_id: str) -> tuple[str, ...]:
-    """``("memory_meta", <user label>)``: everything the nodes keep about ``user_id``.
+    """``("memory_meta", "user_id:<label>")``: everything the nodes keep about ``user_id``.
 
     Example:
         ```python
         from langgraph_recall.nodes._registry import user_meta_namespace
 
-        assert user_meta_namespace("a.b") == ("memory_meta", "a%2Eb")
+        assert user_meta_namespace("a.b") == ("memory_meta", "user_id:a%2Eb")
         ```
     """
-    return (META_ROOT, encode_label(user_id))
+    return format_namespace(USER_META_TEMPLATE, context={"user_id": user_id}, config=None)
 
 
 def registry_namespace(user_id: str) -> tuple[str, ...]:
@@ -99,28 +102,55 @@ def registry_namespace(user_id: str) -> tuple[str, ...]:
         ```python
         from langgraph_recall.nodes._registry import registry_namespace
 
-        assert registry_namespace("u1") == ("memory_meta", "u1", "threads")
+        assert registry_namespace("u1") == ("memory_meta", "user_id:u1", "threads")
         ```
     """
     return (*user_meta_namespace(user_id), THREADS_LABEL)
 
 
+def legacy_registry_namespace(user_id: str) -> tuple[str, ...]:
+    """Where langgraph-recall 0.1 kept ``user_id``'s thread links (``("memory_meta",
+    <label>, "threads")``, no field marker): read by the erasure, never written.
+
+    Example:
+        ```python
+        from langgraph_recall.nodes._registry import legacy_registry_namespace
+
+        assert legacy_registry_namespace("u1") == ("memory_meta", "u1", "threads")
+        ```
+    """
+    return (*legacy_namespace(USER_META_TEMPLATE, {"user_id": user_id}), THREADS_LABEL)
+
+
+DIGEST_KEY_PREFIX = "%sha256-"
+"""How the key of a thread id too long for a label starts: ``%`` followed by a non-hex
+character, which no :func:`encode_label` output holds (it writes ``%`` only as ``%XX``)."""
+
+
 def thread_key(thread_id: str) -> str:
-    """Store key of a thread's link: its label, or a SHA-256 digest for very long ids.
+    """Store key of a thread's link: its label, or ``%sha256-<digest>`` for ids whose label
+    is longer than 256 bytes.
+
+    The two kinds can never meet: a label holds ``%`` only as the start of a ``%XX``
+    escape (two hex digits), so no thread id's label starts like a digest key — not even
+    the label of the id ``"%sha256-..."`` itself (``%25sha256-...``). Distinct ids have
+    distinct labels (the encoding is collision-free) and distinct digests unless SHA-256
+    collides.
 
     Example:
         ```python
         from langgraph_recall.nodes._registry import thread_key
 
         assert thread_key("t.1") == "t%2E1"
-        assert thread_key("x" * 1000).startswith("sha256-")
+        assert thread_key("x" * 1000).startswith("%sha256-")
+        assert thread_key(thread_key("x" * 1000)).startswith("%25sha256-")
         ```
     """
     label = encode_label(thread_id)
     if len(label.encode("utf-8", "surrogatepass")) <= MAX_KEY_LABEL_BYTES:
         return label
     digest = hashlib.sha256(thread_id.encode("utf-8", "surrogatepass")).hexdigest()
-    return f"sha256-{digest}"
+    return f"{DIGEST_KEY_PREFIX}{digest}"
 
 
 def _user_namespaces(
@@ -160,7 +190,7 @@ class ThreadLink:
         from langgraph_recall.nodes import ThreadLink
 
         link = ThreadLink("u1", "t1", by="retrieve_memories")
-        assert link.get_op().namespace == ("memory_meta", "u1", "threads")
+        assert link.get_op().namespace == ("memory_meta", "user_id:u1", "threads")
         ```
     """
 
@@ -246,12 +276,13 @@ def _is_entry(entry: Any) -> bool:
     )
 
 
-def read_record(item: Item, user_id: str) -> ThreadRecord | None:
+def read_record(item: Item, user_id: str, *, legacy: bool = False) -> ThreadRecord | None:
     """Decode a registry item of ``user_id`` (``None`` if it is not a valid link).
 
     A recorded namespace is kept only if its template really yields it for ``user_id``
     (:func:`~langgraph_recall._internal.identity.parse_namespace`), so a damaged link can
-    never point the erasure at another user's data.
+    never point the erasure at another user's data. ``legacy=True`` reads a link written
+    by 0.1 (its namespaces have no field marker: ``parse_legacy_namespace``).
 
     Example:
         ```python
@@ -263,7 +294,8 @@ def read_record(item: Item, user_id: str) -> ThreadRecord | None:
 
         now = datetime.now(timezone.utc)
         item = Item(value={"user": "u1", "thread": "t1", "namespaces": []}, key="t1",
-                    namespace=("memory_meta", "u1", "threads"), created_at=now, updated_at=now)
+                    namespace=("memory_meta", "user_id:u1", "threads"),
+                    created_at=now, updated_at=now)
         assert read_record(item, "u1") == ThreadRecord("u1", "t1", ())
         ```
     """
@@ -279,8 +311,9 @@ def read_record(item: Item, user_id: str) -> ThreadRecord | None:
         if not _is_entry(entry):
             continue
         template, namespace = tuple(entry["template"]), tuple(entry["namespace"])
+        parse = parse_legacy_namespace if legacy else parse_namespace
         try:
-            owner = parse_namespace(template, namespace).get("user_id")
+            owner = parse(template, namespace).get("user_id")
         except ValueError:
             continue
         if owner == user_id:

@@ -14,7 +14,7 @@ Example:
 
     store = InMemoryStore()
     for i, fact in enumerate(["User likes tea.", "User likes green tea.", "User lives in Oslo."]):
-        store.put(("memories", "u1"), f"k{i}", {"content": fact, "importance": 9})
+        store.put(("memories", "user_id:u1"), f"k{i}", {"content": fact, "importance": 9})
     out = ReflectNode(store=store, threshold=20).invoke(
         {"messages": []}, config={"configurable": {"user_id": "u1"}})
     assert out["reflection_report"]["written"] >= 1

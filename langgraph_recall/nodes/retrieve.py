@@ -105,7 +105,7 @@ class RetrieveNode(MemoryNode):
         from langgraph_recall.nodes import RetrieveNode
 
         store = InMemoryStore()
-        store.put(("memories", "u1"), "k", {"content": "User likes tea."})
+        store.put(("memories", "user_id:u1"), "k", {"content": "User likes tea."})
         out = RetrieveNode(store=store).invoke(
             {"messages": [("user", "what do I like?")]},
             config={"configurable": {"user_id": "u1"}})

@@ -32,6 +32,7 @@ from langchain_core.runnables import RunnableConfig
 from langgraph_recall.checkpoint.postgres import PostgresSaver
 from langgraph_recall.embedded import default_dsn
 from langgraph_recall.graphs import build_graph
+from langgraph_recall.nodes import user_namespace
 from langgraph_recall.offline import default_chat_model
 from langgraph_recall.store.postgres import PostgresMemoryStore
 
@@ -82,7 +83,7 @@ if model is None:  # the offline responder is deterministic
 # What the store holds for this user, and what the checkpointer holds per thread:
 
 # %%
-for item in store.search(("memories", user_id)):
+for item in store.search(user_namespace(user_id)):
     value = item.value
     print(f"[{value['kind']:>10}] importance {value['importance']}: {value['content']}")
 
@@ -94,5 +95,5 @@ for config in (first, second):
 # Clean up: erase the user (memories, embeddings, history) and close the connections.
 
 # %%
-print("erased", store.forget(("memories", user_id)), "memories")
+print("erased", store.forget(user_namespace(user_id)), "memories")
 resources.close()

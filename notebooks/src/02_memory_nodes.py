@@ -34,6 +34,7 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.graph import END, START, MessagesState, StateGraph
 
 from langgraph_recall.embedded import default_dsn
+from langgraph_recall.nodes import user_namespace
 from langgraph_recall.offline import TemplatedResponder, default_chat_model
 from langgraph_recall.store.postgres import PostgresMemoryStore
 
@@ -107,5 +108,5 @@ other: RunnableConfig = {"configurable": {"user_id": user_id + "-other", "thread
 state = graph.invoke({"messages": [HumanMessage("What's my name?")]}, other)
 print(state["messages"][-1].content)
 assert state["memories"] == []
-store.forget(("memories", user_id))
+store.forget(user_namespace(user_id))
 resources.close()

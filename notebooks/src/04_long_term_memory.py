@@ -30,6 +30,7 @@ import sys
 import uuid
 from datetime import datetime, timedelta, timezone
 
+from langgraph_recall.nodes import user_namespace
 from langgraph_recall.store.postgres import (
     DecayConfig,
     ExplainedSearchItem,
@@ -40,7 +41,8 @@ from langgraph_recall.store.postgres import (
 resources = contextlib.ExitStack()
 store = resources.enter_context(PostgresMemoryStore.from_conn_string(None))  # env or embedded
 print(store.setup())
-user = ("memories", f"ltm-{uuid.uuid4().hex[:6]}")
+user_id = f"ltm-{uuid.uuid4().hex[:6]}"
+user = user_namespace(user_id)  # ("memories", "user_id:ltm-..."): where the nodes look
 
 # %% [markdown]
 # Memories are JSON values with `content`, `kind` and `importance` (plus any fields).
@@ -116,7 +118,7 @@ recall_log.addHandler(logging.StreamHandler(sys.stdout))
 recall_log.propagate = False
 retrieve = RetrieveNode(store=store, explain=recall_log, token_budget=60)
 picked = retrieve.invoke(
-    {"messages": [("user", "where is home?")]}, config={"configurable": {"user_id": user[1]}}
+    {"messages": [("user", "where is home?")]}, config={"configurable": {"user_id": user_id}}
 )
 assert picked["memories"], "nothing recalled"
 

@@ -32,7 +32,7 @@ import uuid
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 from langchain_core.runnables import RunnableConfig
 
-from langgraph_recall.nodes import SummarizeNode, group_units
+from langgraph_recall.nodes import SummarizeNode, group_units, user_namespace
 from langgraph_recall.offline import default_chat_model
 
 model = default_chat_model()
@@ -92,6 +92,6 @@ for i in range(8):
 print("messages in the checkpoint after each turn:", sizes)
 print("summary:", state.get("summary", "")[:300])
 assert max(sizes) < 2 * 8  # without the summariser it would be 16
-store.forget(("memories", user_id))
+store.forget(user_namespace(user_id))
 saver.delete_thread(user_id)
 resources.close()

@@ -24,6 +24,7 @@ from langgraph_recall.checkpoint.postgres import AsyncPostgresSaver, PostgresSav
 from langgraph_recall.checkpoint.redis import AsyncRedisSaver, RedisSaver
 from langgraph_recall.cli import main
 from langgraph_recall.errors import ConfigurationError
+from langgraph_recall.nodes._registry import user_meta_namespace
 from langgraph_recall.store.postgres import AsyncPostgresMemoryStore, PostgresMemoryStore
 from tests.reliability._erasure import (
     WAYS,
@@ -83,7 +84,7 @@ def meta_rows(dsn: str, user_label: str) -> int:
         row = conn.execute(
             "SELECT (SELECT count(*) FROM lgm_memory_items WHERE ns LIKE %(p)s)"
             " + (SELECT count(*) FROM lgm_memory_history WHERE ns LIKE %(p)s)",
-            {"p": f"memory\\_meta.{user_label}.%"},
+            {"p": f"memory\\_meta.user\\_id:{user_label}.%"},
         ).fetchone()
     return int(row[0]) if row else 0
 
@@ -113,7 +114,7 @@ def test_erasure_is_complete_however_user_id_was_passed(
             run_user(graphs, VICTIM, way, f"victim-{way}", mark)
         for user, way in BYSTANDERS:
             run_user(graphs, user, way, f"bystander-{uuid.uuid4().hex[:6]}", others[user])
-        assert store.get(("memory_meta", VICTIM), "reflection-cursor") is not None
+        assert store.get(user_meta_namespace(VICTIM), "reflection-cursor") is not None
         assert meta_rows(dsn, VICTIM) > 0
         for mark in victim.values():
             assert residue(dsn, redis_url, redis_prefix, mark), "stored before the erasure"

@@ -40,7 +40,13 @@ from langgraph_recall.bench import locomo
 from langgraph_recall.extraction import LLMExtractor, PIIFilter, RuleBasedExtractor, find_pii
 from langgraph_recall.extraction.pii import STRUCTURAL_FIELDS
 from langgraph_recall.extraction.types import MemoryCandidate
-from langgraph_recall.nodes import ExtractNode, MemoryState, ReflectNode, SummarizeNode
+from langgraph_recall.nodes import (
+    ExtractNode,
+    MemoryState,
+    ReflectNode,
+    SummarizeNode,
+    user_namespace,
+)
 from langgraph_recall.offline import ScriptedChatModel, tool_call_message
 from langgraph_recall.store.postgres import PostgresMemoryStore
 from tests.conftest import service_missing
@@ -405,7 +411,7 @@ def test_no_writer_stores_pii_in_any_row(
     assert not leaked, (variant, mode, field)
 
     # the PII did reach the filter on every path (the test is not vacuous)
-    contents = [str(i.value.get("content")) for i in store.search(("memories", user), limit=50)]
+    contents = [str(i.value.get("content")) for i in store.search(user_namespace(user), limit=50)]
     assert "User likes green tea." in contents
     overflow = outcome["overflow"]
     assert overflow is not None and overflow.candidates >= 1  # the folded turn was read

@@ -85,8 +85,9 @@ class BatchPrograms(BookkeepingPrograms):
         )
         if written:  # every writer takes its locks first, in one global order
             yield Stmt(_sql.LOCK_NAMESPACES, {"ns": written})
+        analyze = False
         if plan.upserts:
-            yield from self._upsert(plan.upserts, doc_vectors)
+            analyze = yield from self._upsert(plan.upserts, doc_vectors)
         if plan.deletes:
             yield Stmt(
                 _sql.DELETE_ITEMS,
@@ -102,6 +103,11 @@ class BatchPrograms(BookkeepingPrograms):
             self._access.record(plan.accessed, datetime.now(timezone.utc))
         yield from self._refresh_ttl(plan.refresh)
         yield from self._write_access(force=False)
+        if analyze:
+            # after the batch committed, alone: holding the batch's namespace locks through
+            # an ANALYZE (and through waiting for another one) would stop other tenants'
+            # writes; one that gives way to a lock is simply tried at the next threshold
+            yield Stmt(_sql.ANALYZE_ITEMS, isolated=True)
         return plan.results
 
     def _get_all(self, plan: Plan[Clause]) -> Program[None]:
@@ -253,7 +259,7 @@ class BatchPrograms(BookkeepingPrograms):
 
     def _upsert(
         self, upserts: list[tuple[PreparedValue, float | None]], doc_vectors: list[list[float]]
-    ) -> Program[None]:
+    ) -> Program[bool]:
         sizes = [2 if p.content_text else 1 for p, _ in upserts if p.text]
         vectors = memory_vectors(doc_vectors, sizes)
         slots: list[int | None] = []
@@ -302,7 +308,8 @@ class BatchPrograms(BookkeepingPrograms):
         self._written += len(upserts)
         if self._written >= self._analyze_at:
             self._analyze_at = self._written * 2
-            yield Stmt(_sql.ANALYZE_ITEMS)
+            return True
+        return False
 
 
 def _compile_filter(value_filter: dict[str, Any]) -> tuple[Clause, dict[str, Any]]:

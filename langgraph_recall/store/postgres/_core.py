@@ -34,6 +34,7 @@ from langgraph_recall.store._namespace import (
 )
 from langgraph_recall.store._plan import search_op
 from langgraph_recall.store._types import DecayConfig, HistoryEntry
+from langgraph_recall.store.postgres._erasure import MoreLocks
 from langgraph_recall.store.postgres._programs import MemoryPrograms
 from langgraph_recall.store.postgres._state import StoreOptions
 from langgraph_recall.store.postgres._types import Program, SetupReport
@@ -41,6 +42,11 @@ from langgraph_recall.store.postgres._types import Program, SetupReport
 __all__ = ["MemoryStoreCore", "op_list"]
 
 T = TypeVar("T")
+
+FORGET_ATTEMPTS = 4
+"""Attempts of ``forget`` that lock only what it erases; the last one runs alone (the
+store-wide lock, exclusive): reached only when other writers keep adding memories derived
+from the erased ones in namespaces it has not locked yet."""
 
 
 class MemoryStoreCore(MemoryPrograms, BaseStore):
@@ -283,32 +289,79 @@ class MemoryStoreCore(MemoryPrograms, BaseStore):
         """Async :meth:`history`."""
         return await self._arun(functools.partial(self._history_program, namespace, key))
 
-    def forget(self, namespace_prefix: tuple[str, ...], *, analyze: bool = True) -> int:
+    def forget(
+        self, namespace_prefix: tuple[str, ...], *, exact: bool = False, analyze: bool = True
+    ) -> int:
         """Erase everything under ``namespace_prefix`` in one transaction.
 
         Deletes the items (with their embeddings and full-text data), their history,
         every memory ``derived_from`` them (transitively) and the history of every memory
         that was derived from them, then refreshes the planner statistics that quoted
-        them (``ANALYZE``, ~0.5 s at 10k memories). Returns the number of items erased.
+        them (``ANALYZE``, ~0.5 s at 10k memories, after the erasure committed). It locks
+        only the namespaces it erases: other tenants keep writing meanwhile. Returns the
+        number of items erased.
 
         Args:
-            namespace_prefix: What to erase, e.g. ``("memories", user_id)``.
+            namespace_prefix: What to erase, e.g. ``user_namespace(user_id)``.
+            exact: Erase only the items whose namespace is exactly ``namespace_prefix``
+                (and what derives from them), nothing under it.
             analyze: ``False`` leaves the statistics to the next ``ANALYZE``: erasing many
                 users in a row, pass it for all but the last.
         """
-        return self._run(functools.partial(self._forget_program, namespace_prefix, analyze))
+        hint: tuple[str, ...] = ()
+        for attempt in range(FORGET_ATTEMPTS):
+            program = functools.partial(
+                self._forget_program,
+                namespace_prefix,
+                hint,
+                exclusive=attempt == FORGET_ATTEMPTS - 1,
+                exact=exact,
+            )
+            outcome = self._run(program)
+            if not isinstance(outcome, MoreLocks):
+                break
+            hint = outcome.namespaces
+        assert not isinstance(outcome, MoreLocks)  # the last attempt runs alone
+        if analyze:
+            self._run(self._statistics_program)
+        return outcome
 
-    async def aforget(self, namespace_prefix: tuple[str, ...], *, analyze: bool = True) -> int:
+    async def aforget(
+        self, namespace_prefix: tuple[str, ...], *, exact: bool = False, analyze: bool = True
+    ) -> int:
         """Async :meth:`forget`."""
-        return await self._arun(functools.partial(self._forget_program, namespace_prefix, analyze))
+        hint: tuple[str, ...] = ()
+        for attempt in range(FORGET_ATTEMPTS):
+            program = functools.partial(
+                self._forget_program,
+                namespace_prefix,
+                hint,
+                exclusive=attempt == FORGET_ATTEMPTS - 1,
+                exact=exact,
+            )
+            outcome = await self._arun(program)
+            if not isinstance(outcome, MoreLocks):
+                break
+            hint = outcome.namespaces
+        assert not isinstance(outcome, MoreLocks)  # the last attempt runs alone
+        if analyze:
+            await self._arun(self._statistics_program)
+        return outcome
 
     def sweep(self) -> int:
-        """Delete expired memories now (recorded as ``expire`` in history); returns the count."""
-        return self._run(self._sweep_program)
+        """Delete expired memories now (recorded as ``expire`` in history); returns the count.
+
+        Sweeps a few namespace lock buckets per transaction, so other tenants' writes wait
+        at most for the part that holds their bucket."""
+        chunks = self._run(self._expired_program)
+        return sum(self._run(functools.partial(self._sweep_program, chunk)) for chunk in chunks)
 
     async def asweep(self) -> int:
         """Async :meth:`sweep`."""
-        return await self._arun(self._sweep_program)
+        swept = 0
+        for chunk in await self._arun(self._expired_program):
+            swept += await self._arun(functools.partial(self._sweep_program, chunk))
+        return swept
 
     sweep_ttl = sweep
     asweep_ttl = asweep
@@ -330,16 +383,26 @@ class MemoryStoreCore(MemoryPrograms, BaseStore):
     def forget_decayed(
         self, namespace_prefix: tuple[str, ...] = (), *, config: DecayConfig | None = None
     ) -> int:
-        """Retire low-value memories (see :class:`DecayConfig`); returns how many."""
-        decay = functools.partial(self._decay_program, namespace_prefix, config or DecayConfig())
-        return self._run(decay)
+        """Retire low-value memories (see :class:`DecayConfig`); returns how many (a few
+        namespace lock buckets per transaction, like :meth:`sweep`)."""
+        chosen = config or DecayConfig()
+        chunks = self._run(functools.partial(self._decay_plan_program, namespace_prefix, chosen))
+        return sum(
+            self._run(functools.partial(self._decay_program, namespace_prefix, chosen, chunk))
+            for chunk in chunks
+        )
 
     async def aforget_decayed(
         self, namespace_prefix: tuple[str, ...] = (), *, config: DecayConfig | None = None
     ) -> int:
         """Async :meth:`forget_decayed`."""
-        decay = functools.partial(self._decay_program, namespace_prefix, config or DecayConfig())
-        return await self._arun(decay)
+        chosen = config or DecayConfig()
+        plan = functools.partial(self._decay_plan_program, namespace_prefix, chosen)
+        retired = 0
+        for chunk in await self._arun(plan):
+            decay = functools.partial(self._decay_program, namespace_prefix, chosen, chunk)
+            retired += await self._arun(decay)
+        return retired
 
 
 def op_list(ops: Iterable[Op]) -> list[Op]:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from datetime import datetime
+from typing import Any
 
 from langgraph_recall._pg.program import Stmt
 from langgraph_recall.errors import ConfigurationError, InvalidNamespaceError
@@ -17,7 +19,7 @@ from langgraph_recall.store._types import DecayConfig, HistoryEntry, current_act
 from langgraph_recall.store._values import check_interval, validate_key
 from langgraph_recall.store.postgres import _sql
 from langgraph_recall.store.postgres._bookkeeping import BookkeepingPrograms
-from langgraph_recall.store.postgres._erasure import erase_scope
+from langgraph_recall.store.postgres._erasure import MoreLocks, erase_scope, refresh_statistics
 from langgraph_recall.store.postgres._types import Program
 
 __all__ = ["MaintenancePrograms"]
@@ -74,52 +76,105 @@ class MaintenancePrograms(BookkeepingPrograms):
         ]
 
     def _forget_program(
-        self, namespace_prefix: tuple[str, ...], analyze: bool = True
-    ) -> Program[int]:
+        self,
+        namespace_prefix: tuple[str, ...],
+        hint: tuple[str, ...],
+        *,
+        exclusive: bool,
+        exact: bool = False,
+    ) -> Program[int | MoreLocks]:
+        """One attempt of ``forget`` (see :mod:`._erasure`): the number of items erased,
+        or :class:`MoreLocks` when it stopped before deleting anything."""
         prefix = validate_prefix(namespace_prefix)
         if not prefix:
             raise InvalidNamespaceError(
-                "forget() needs a non-empty namespace prefix such as ('memories', user_id)"
+                "forget() needs a non-empty namespace prefix such as user_namespace(user_id)"
             )
         yield from self._ensure_mode()
-        yield Stmt(_sql.LOCK_STORE)  # its lineage reaches namespaces found as it goes: alone
-        total = yield from erase_scope(self._scope_params(prefix), analyze=bool(analyze))
-        with self._cache_lock:
-            self._caches.drop(encode_namespace(prefix))
+        scope = self._scope_params(prefix)
+        if exact:  # only this namespace: no label lies between "a.b." and "a.b.\x01"
+            scope = {"ns_lo": encode_namespace(prefix), "ns_hi": encode_namespace(prefix) + "\x01"}
+        total = yield from erase_scope(scope, hint=hint, exclusive=exclusive)
+        if not isinstance(total, MoreLocks):
+            with self._cache_lock:
+                self._caches.drop(encode_namespace(prefix))
         return total
 
-    def _sweep_program(self) -> Program[int]:
+    def _statistics_program(self) -> Program[None]:
         yield from self._ensure_mode()
-        namespaces = [row["ns"] for row in (yield Stmt(_sql.EXPIRED_NAMESPACES, fetch=True))]
+        yield from refresh_statistics()
+
+    def _expired_program(self) -> Program[list[list[str]]]:
+        """The namespaces holding expired memories, in chunks of a few lock buckets."""
+        yield from self._ensure_mode()
+        return bucket_chunks((yield Stmt(_sql.EXPIRED_NAMESPACES, fetch=True)))
+
+    def _sweep_program(self, namespaces: list[str]) -> Program[int]:
+        """Sweep one chunk of namespaces (their locks, then the sweep: one transaction)."""
         if not namespaces:
             return 0
         yield Stmt(_sql.LOCK_NAMESPACES, {"ns": namespaces})
         rows = yield Stmt(_sql.SWEEP_EXPIRED, {"ns": namespaces}, fetch=True)
         return int(rows[0]["n"]) if rows else 0
 
-    def _decay_program(
+    def _decay_plan_program(
         self, namespace_prefix: tuple[str, ...], config: DecayConfig
-    ) -> Program[int]:
+    ) -> Program[list[list[str]]]:
+        """Write the access counts decay reads, then find the namespaces it may change (in
+        chunks of a few lock buckets)."""
         prefix = validate_prefix(namespace_prefix)
         if not isinstance(config, DecayConfig):
             raise ConfigurationError(f"config must be a DecayConfig, got {type(config).__name__}")
         yield from self._ensure_mode()
         yield from self._write_access(force=True)  # decay reads the access counts
+        scope = self._scope_params(prefix)
+        rows = yield Stmt(_sql.decay_namespaces_sql(bool(prefix)), scope, fetch=True)
+        return bucket_chunks(rows)
+
+    def _decay_program(
+        self, namespace_prefix: tuple[str, ...], config: DecayConfig, namespaces: list[str]
+    ) -> Program[int]:
+        """Retire the low-value memories of one chunk of namespaces (one transaction)."""
+        prefix = validate_prefix(namespace_prefix)
+        if not namespaces:
+            return 0
         params = {  # "now" is the server's: one clock for valid_from and invalid_at
             **self._scope_params(prefix),
             "half_life": config.half_life.total_seconds(),
             "min_age": config.min_age,
             "threshold": config.threshold,
             "kinds": list(config.kinds) if config.kinds else None,
+            "ns": namespaces,
         }
-        scope = self._scope_params(prefix)
-        namespaces = [
-            row["ns"]
-            for row in (yield Stmt(_sql.decay_namespaces_sql(bool(prefix)), scope, fetch=True))
-        ]
-        if not namespaces:
-            return 0
         yield Stmt(_sql.LOCK_NAMESPACES, {"ns": namespaces})
-        params["ns"] = namespaces
         rows = yield Stmt(_sql.decay_sql(config.mode == "delete", bool(prefix)), params, fetch=True)
         return int(rows[0]["n"]) if rows else 0
+
+
+MAINTENANCE_BUCKETS = 4
+"""Lock buckets one sweep or decay transaction holds at most (of 128): other tenants' writes
+wait at most for the chunk that holds their bucket, never for the whole run."""
+
+
+def bucket_chunks(rows: Sequence[Mapping[str, Any]]) -> list[list[str]]:
+    """Namespaces (rows of ``ns`` and ``bucket``) grouped so that each chunk holds at most
+    :data:`MAINTENANCE_BUCKETS` lock buckets; a namespace never spans two chunks.
+
+    Example:
+        ```python
+        from langgraph_recall.store.postgres._maintenance import bucket_chunks
+
+        rows = [{"ns": f"n{i}.", "bucket": i % 6} for i in range(12)]
+        chunks = bucket_chunks(rows)
+        assert [len(c) for c in chunks] == [8, 4] and sorted(sum(chunks, [])) == sorted(
+            r["ns"] for r in rows)
+        ```
+    """
+    by_bucket: dict[int, list[str]] = {}
+    for row in rows:
+        by_bucket.setdefault(int(row["bucket"]), []).append(str(row["ns"]))
+    buckets = sorted(by_bucket)
+    return [
+        [ns for bucket in buckets[at : at + MAINTENANCE_BUCKETS] for ns in by_bucket[bucket]]
+        for at in range(0, len(buckets), MAINTENANCE_BUCKETS)
+    ]

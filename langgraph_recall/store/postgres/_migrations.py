@@ -27,6 +27,7 @@ __all__ = [
     "LOCK_CLASS",
     "MIGRATIONS",
     "MIGRATIONS_TABLE_SQL",
+    "STATISTICS_LOCK",
     "MigrationContext",
     "VectorMode",
 ]
@@ -425,7 +426,10 @@ LOCK_CLASS = 0x4C474D
 LOCK_BUCKETS = 128
 """Namespace lock buckets (a power of two): a transaction holds at most this many locks."""
 GLOBAL_LOCK = -1
-"""Second key of the store-wide lock: shared by every writer, exclusive for ``forget``."""
+"""Second key of the store-wide lock: shared by every writer; exclusive for a migrating
+``setup`` and for the rare ``forget`` whose reach keeps changing under it."""
+STATISTICS_LOCK = -2
+"""Second key of the lock only statistics refreshes take (after an erasure), one at a time."""
 
 
 def _lock_order(_: MigrationContext) -> str:
@@ -437,8 +441,8 @@ def _lock_order(_: MigrationContext) -> str:
     a write locks belongs to one namespace (its item, its ``lgm_memory_lexicon`` and
     ``lgm_memory_ns_stats`` rows, its access row), so two transactions that could wait for
     each other's rows first meet at a bucket lock, taken in one global order: a deadlock
-    between them is impossible. ``forget`` (whose lineage reaches namespaces it discovers
-    as it goes) takes the store-wide lock exclusively instead, and runs alone.
+    between them is impossible. ``forget`` locks the namespaces its erasure reaches the
+    same way, taking any it finds later only with a try-lock, which never waits.
     """
     return f"""
 CREATE OR REPLACE FUNCTION lgm_memory_lock(namespaces text[]) RETURNS integer

@@ -19,7 +19,13 @@ import functools
 import psycopg
 from psycopg import sql
 
-from langgraph_recall.store.postgres._migrations import GLOBAL_LOCK, LOCK_CLASS, VectorMode
+from langgraph_recall.store.postgres._migrations import (
+    GLOBAL_LOCK,
+    LOCK_BUCKETS,
+    LOCK_CLASS,
+    STATISTICS_LOCK,
+    VectorMode,
+)
 
 _OTHER_COLUMNS = (
     "i.created_at, i.updated_at, i.valid_from, i.importance, "
@@ -147,8 +153,12 @@ HISTORY_OF = """
 SELECT h.ns, h.key, h.action, h.old_text, h.new_text, h.old_value, h.new_value, h.actor, h.at
 FROM lgm_memory_history h WHERE h.ns = %(ns)s AND h.key = %(key)s ORDER BY h.id"""
 
-# The namespaces a sweep locks (LOCK_NAMESPACES) before it changes anything.
-EXPIRED_NAMESPACES = "SELECT DISTINCT i.ns FROM lgm_memory_items i WHERE i.expires_at <= now()"
+# The namespaces a sweep changes, with their lock buckets: it sweeps them a few buckets per
+# transaction (LOCK_NAMESPACES first), so it never holds every tenant's lock at once.
+EXPIRED_NAMESPACES = (
+    f"SELECT DISTINCT i.ns, hashtext(i.ns) & {LOCK_BUCKETS - 1} AS bucket "
+    "FROM lgm_memory_items i WHERE i.expires_at <= now()"
+)
 
 # Deletes what has expired in the locked namespaces %(ns)s, and folds a read's TTL refresh
 # into ``expires_at`` once that is past (one item-row rewrite per TTL period, not per read).
@@ -171,13 +181,54 @@ WITH refreshed AS (
 )
 SELECT count(*) AS n FROM gone"""
 
-FORGET_SCOPE = """
+# ``forget`` locks only what it touches. Before it deletes anything it finds, without
+# changing a row, every (namespace, key) its erasure reaches: the scope's items and history
+# rows (REACH_SCOPE), then round by round what was derived from them (REACH_LINEAGE, the
+# read-only mirror of FORGET_LINEAGE). It locks those namespaces (LOCK_NAMESPACES: the one
+# lock order), looks again under the locks and takes what is new only if it is free
+# (TRY_LOCK_NAMESPACES: a try never waits, so it cannot deadlock); every delete is limited
+# to the namespaces held, ``%(held)s`` (NULL: all, under the store-wide lock).
+SCOPE_NAMESPACES = """
+SELECT ns FROM lgm_memory_items WHERE ns >= %(ns_lo)s AND ns < %(ns_hi)s
+UNION SELECT ns FROM lgm_memory_history WHERE ns >= %(ns_lo)s AND ns < %(ns_hi)s"""
+
+REACH_SCOPE = """
+SELECT ns, key FROM lgm_memory_items WHERE ns >= %(ns_lo)s AND ns < %(ns_hi)s
+UNION SELECT ns, key FROM lgm_memory_history WHERE ns >= %(ns_lo)s AND ns < %(ns_hi)s"""
+
+REACH_LINEAGE = """
+WITH f AS (SELECT * FROM unnest(%(ns)s::text[], %(key)s::text[]) AS g(ns, key))
+SELECT i.ns, i.key FROM lgm_memory_items i
+WHERE i.derived_from IS NOT NULL AND EXISTS (
+    SELECT 1 FROM jsonb_array_elements(i.derived_from) r
+    JOIN f ON (r ->> 'ns') = f.ns AND (r ->> 'key') = f.key
+)
+UNION
+SELECT h.ns, h.key FROM lgm_memory_history h
+WHERE (h.old_value ? 'derived_from' OR h.new_value ? 'derived_from')
+  AND EXISTS (
+    SELECT 1 FROM f JOIN (
+        SELECT * FROM lgm_memory_sources(h.old_value, h.ns)
+        UNION ALL SELECT * FROM lgm_memory_sources(h.new_value, h.ns)
+    ) s ON s.ns = f.ns AND s.key = f.key
+  )"""
+
+TRY_LOCK_NAMESPACES = f"""
+SELECT coalesce(bool_and(pg_try_advisory_xact_lock({LOCK_CLASS}, b)), true) AS locked
+FROM (SELECT DISTINCT hashtext(n) & {LOCK_BUCKETS - 1} AS b
+      FROM unnest(%(ns)s::text[]) AS n) AS t"""
+
+_HELD = "(%(held)s::text[] IS NULL OR {alias}.ns = ANY(%(held)s::text[]))"
+
+FORGET_SCOPE = f"""
 DELETE FROM lgm_memory_items i WHERE i.ns >= %(ns_lo)s AND i.ns < %(ns_hi)s
+  AND {_HELD.format(alias="i")}
 RETURNING i.ns, i.key"""
 
-FORGET_HISTORY_SCOPE = """
+FORGET_HISTORY_SCOPE = f"""
 WITH gone AS (
     DELETE FROM lgm_memory_history h WHERE h.ns >= %(ns_lo)s AND h.ns < %(ns_hi)s
+      AND {_HELD.format(alias="h")}
     RETURNING h.ns, h.key
 )
 SELECT DISTINCT ns, key FROM gone"""
@@ -191,7 +242,7 @@ SELECT DISTINCT ns, key FROM gone"""
 # sources: those memories (``item``), and the memories whose history named a source
 # (``live`` when one still exists: it keeps its row and the history of its other versions,
 # but what was derived from it may quote the erased text, so it is a source too).
-FORGET_LINEAGE = """
+FORGET_LINEAGE = f"""
 WITH f AS (
     SELECT * FROM unnest(%(ns)s::text[], %(key)s::text[], %(purge)s::boolean[])
         AS g(ns, key, purge)
@@ -200,7 +251,7 @@ WITH f AS (
     WHERE f.purge AND h.ns = f.ns AND h.key = f.key
 ), items AS (
     DELETE FROM lgm_memory_items i
-    WHERE i.derived_from IS NOT NULL AND EXISTS (
+    WHERE i.derived_from IS NOT NULL AND {_HELD.format(alias="i")} AND EXISTS (
         SELECT 1 FROM jsonb_array_elements(i.derived_from) r
         JOIN f ON (r ->> 'ns') = f.ns AND (r ->> 'key') = f.key
     )
@@ -208,6 +259,7 @@ WITH f AS (
 ), lineage AS (
     DELETE FROM lgm_memory_history h
     WHERE (h.old_value ? 'derived_from' OR h.new_value ? 'derived_from')
+      AND {_HELD.format(alias="h")}
       AND NOT EXISTS (SELECT 1 FROM f WHERE f.purge AND f.ns = h.ns AND f.key = h.key)
       AND EXISTS (
         SELECT 1 FROM f JOIN (
@@ -224,14 +276,20 @@ SELECT l.ns, l.key, false, EXISTS (
 ) FROM (SELECT DISTINCT ns, key FROM lineage) l"""
 
 # After an erasure the planner statistics (pg_stats: most common values and elements,
-# histograms) still quote the erased rows until the next ANALYZE: refresh them in the same
-# transaction (ANALYZE does not sample rows this transaction deleted). ANALYZE keeps a
-# table's old statistics when its sample holds no row at all — a table the erasure
-# emptied — so each table first gets a placeholder row only this transaction ever sees
-# (ANALYZE samples the transaction's own inserts; ns '' is no namespace's encoding, id 0
-# no item's), deleted again before the commit.
-ANALYZE_STORE = """
-INSERT INTO lgm_memory_items (ns, key, value) VALUES ('', '', '{}') ON CONFLICT DO NOTHING;
+# histograms) still quote the erased rows until the next ANALYZE: ``forget`` refreshes them
+# right after its erasure commits, in a transaction of its own that holds no namespace lock
+# (ANALYZE never samples a deleted row: once the delete is committed the row is dead to it),
+# so other tenants write while it samples. It takes the store-wide lock shared (a migrating
+# setup waits for it, and it for setup), then STATISTICS_LOCK, which only refreshes take:
+# two of them queue there instead of on ANALYZE's table locks. ANALYZE keeps a table's old
+# statistics when its sample holds no row at all — a table the erasure emptied — so each
+# table first gets a placeholder row only this transaction ever sees (ANALYZE samples the
+# transaction's own inserts; ns '' is no namespace's encoding, id 0 no item's, and no writer
+# ever touches them), deleted again before the commit.
+ANALYZE_STORE = f"""
+SELECT pg_advisory_xact_lock_shared({LOCK_CLASS}, {GLOBAL_LOCK});
+SELECT pg_advisory_xact_lock({LOCK_CLASS}, {STATISTICS_LOCK});
+INSERT INTO lgm_memory_items (ns, key, value) VALUES ('', '', '{{}}') ON CONFLICT DO NOTHING;
 INSERT INTO lgm_memory_history (ns, key, action) VALUES ('', '', 'placeholder');
 INSERT INTO lgm_memory_lexicon (lexeme, ns, df) VALUES ('', '', 0) ON CONFLICT DO NOTHING;
 INSERT INTO lgm_memory_ns_stats (ns, n_docs, total_len) VALUES ('', 0, 0)
@@ -273,7 +331,9 @@ def visible_clause(include_invalid: bool) -> sql.Composable:
 # the namespaces it writes, ascending; only then does it touch a row. Writers of one
 # namespace thereby serialise before their first statement: each then runs with a snapshot
 # that sees every earlier writer, and its history rows (add vs update, old text/value) chain
-# exactly. ``forget`` takes the store-wide lock exclusively (LOCK_STORE) and runs alone.
+# exactly. ``forget`` locks the namespaces its erasure reaches the same way (see
+# REACH_LINEAGE); only when those keep changing under it does it take the store-wide lock
+# exclusively (LOCK_STORE) and run alone.
 LOCK_NAMESPACES = "SELECT lgm_memory_lock(%(ns)s::text[]) AS n"
 LOCK_STORE = f"SELECT pg_advisory_xact_lock({LOCK_CLASS}, {GLOBAL_LOCK})"
 # Bookkeeping (``Sql.isolated``) locks the namespaces of the memories it touches, the same way.
@@ -592,10 +652,12 @@ def _stats_scope(scoped: bool) -> sql.Composable:
 
 
 def decay_namespaces_sql(scoped: bool) -> sql.Composed:
-    """The namespaces a decay run locks (``LOCK_NAMESPACES``) before it changes anything."""
+    """The namespaces a decay run changes, with their lock buckets (it retires them a few
+    buckets per transaction, ``LOCK_NAMESPACES`` first)."""
     return sql.SQL(
-        "SELECT DISTINCT i.ns FROM lgm_memory_items i WHERE {scope} AND i.invalid_at IS NULL"
-    ).format(scope=scope_clause(scoped))
+        "SELECT DISTINCT i.ns, hashtext(i.ns) & {mask} AS bucket FROM lgm_memory_items i "
+        "WHERE {scope} AND i.invalid_at IS NULL"
+    ).format(scope=scope_clause(scoped), mask=sql.Literal(LOCK_BUCKETS - 1))
 
 
 def decay_sql(delete: bool, scoped: bool) -> sql.Composed:

@@ -22,7 +22,7 @@ from langgraph_recall.cli import build_parser
 from langgraph_recall.cli._backends import open_store
 from langgraph_recall.cli._console import Console
 from langgraph_recall.cli.admin import EXPLAIN_HEADER, cmd_inspect, explain_rows
-from langgraph_recall.nodes import RetrieveNode
+from langgraph_recall.nodes import RetrieveNode, user_namespace
 from langgraph_recall.retrieval import RetrievalConfig
 from langgraph_recall.store.postgres import ExplainedSearchItem, PostgresMemoryStore
 from tests.fakes import HashingEmbeddings
@@ -93,7 +93,7 @@ def test_components_add_up_to_the_score_for_random_stores_and_queries(
 
 
 def _fill(store: PostgresMemoryStore, user: str) -> None:
-    namespace = ("memories", user)
+    namespace = user_namespace(user)
     store.put(
         namespace, "tea", {"content": "Zhang drinks green tea every morning", "importance": 7}
     )
@@ -149,7 +149,7 @@ def test_retrieve_node_explain_takes_a_logger_and_works_on_any_store(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     plain = InMemoryStore()
-    plain.put(("memories", "u1"), "k", {"content": "User likes tea."})
+    plain.put(("memories", "user_id:u1"), "k", {"content": "User likes tea."})
     mine = logging.getLogger("my-app.recall")
     with caplog.at_level(logging.INFO, logger="my-app.recall"):
         RetrieveNode(store=plain, explain=mine).invoke(

@@ -38,7 +38,7 @@ from tests.unit.middleware.middleware_support import (
 pytestmark = pytest.mark.postgres
 
 TURN_1 = "Hi, my name is Zhang San. What's the weather in Lisbon?"
-NS = ("memories", "u1")
+NS = ("memories", "user_id:u1")
 
 
 def index() -> dict[str, Any]:

@@ -23,7 +23,7 @@ from tests.unit.nodes.nodes_support import TURN_1, TURN_MOVE, TURN_SINCE, Scenar
 
 pytestmark = pytest.mark.postgres
 
-NS = ("memories", "zhang")
+NS = ("memories", "user_id:zhang")
 
 
 def contents(items: Any) -> set[str]:
@@ -86,7 +86,7 @@ def test_city_scenario_with_as_of(
 
         run.turn("t6", "What's my name?", user="li")
         assert "Zhang" not in run.last_block()
-        assert memory_store.search(("memories", "li"), query="name") == []
+        assert memory_store.search(("memories", "user_id:li"), query="name") == []
 
 
 def test_consolidation_noop_and_supersede_on_postgres(memory_store: PostgresMemoryStore) -> None:
@@ -126,7 +126,7 @@ def test_fifty_fact_conversation_has_no_collateral_invalidation(
     config = {"configurable": {"thread_id": "t", "user_id": "ann"}}
     for text in statements:
         graph.invoke({"messages": [("user", text)]}, config)
-    ns = ("memories", "ann")
+    ns = ("memories", "user_id:ann")
     everything = memory_store.search(ns, include_invalid=True, limit=100)
     invalid = sorted(str(i.value["content"]) for i in everything if i.value.get("invalid_at"))
     assert invalid == ["User lives in Oslo.", "User loves topic4.", "User works at Acme."]

@@ -24,7 +24,7 @@ from tests.fakes import HashingEmbeddings
 pytestmark = pytest.mark.postgres
 
 CONFIG: Any = {"configurable": {"user_id": "ann", "thread_id": "trip"}}
-NS = ("memories", "ann")
+NS = ("memories", "user_id:ann")
 HISTORY = [
     {"role": "user", "text": "We finally booked the trip", "id": "d1", "session": "s1"},
     {"role": "assistant", "text": "Where are you going?", "id": "d2", "session": "s1"},

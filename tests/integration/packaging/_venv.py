@@ -15,10 +15,12 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
@@ -63,9 +65,21 @@ def _run(command: list[str], **kwargs: object) -> None:
 
 
 @pytest.fixture(scope="session")
-def installed_venv(tmp_path_factory: pytest.TempPathFactory) -> InstalledVenv:
-    """Build the wheel and install it (+ the README's extras and langgraph-cli[inmem])."""
-    base = tmp_path_factory.mktemp("wheel-venv")
+def installed_venv() -> Iterator[InstalledVenv]:
+    """Build the wheel and install it (+ the README's extras and langgraph-cli[inmem]).
+
+    In a ``mkdtemp`` folder opened to every account (0755), not under pytest's 0700
+    ``tmp_path``: run as root, the embedded Postgres refuses binaries whose parent folders
+    it would have to open to its own account."""
+    base = Path(tempfile.mkdtemp(prefix="lgm-wheel-venv-"))
+    base.chmod(0o755)
+    try:
+        yield _install(base)
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+
+
+def _install(base: Path) -> InstalledVenv:
     started = time.monotonic()
     dist = base / "dist"
     _run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--quiet", "-w", str(dist), str(ROOT)])

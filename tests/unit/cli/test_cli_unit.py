@@ -123,7 +123,7 @@ def test_dsn_resolution_and_description(monkeypatch: pytest.MonkeyPatch) -> None
 
 
 def test_user_namespace_validates() -> None:
-    assert user_namespace("u1") == ("memories", "u1")
+    assert user_namespace("u1") == ("memories", "user_id:u1")
     with pytest.raises(CliError, match="non-empty"):
         user_namespace("  ")
 

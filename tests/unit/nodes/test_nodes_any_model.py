@@ -189,7 +189,7 @@ def test_memory_agent_with_a_text_only_model_remembers_across_threads() -> None:
     )
     last_request = model.calls[-1]
     assert any("User lives in Lisbon." in str(m.content) for m in last_request)
-    assert [i.value["content"] for i in store.search(("memories", "u"))] == [
+    assert [i.value["content"] for i in store.search(("memories", "user_id:u"))] == [
         "User lives in Lisbon."
     ]
 
@@ -204,7 +204,7 @@ async def test_extract_node_with_an_unusable_model_reports_the_configuration_err
     )
     assert out["memory_report"]["status"].startswith("error: ConfigurationError: TextOnlyChatModel")
     assert "in 2 tries" in out["memory_report"]["status"]
-    assert store.search(("memories", "u")) == []
+    assert store.search(("memories", "user_id:u")) == []
     with pytest.raises(ConfigurationError, match="gave no usable ExtractionOutput"):
         ExtractNode(extractor=LLMExtractor(model, attempts=1), store=store).invoke(
             {"messages": [HumanMessage("I live in Lisbon.")]},
@@ -220,7 +220,7 @@ def test_llm_extractor_reports_how_it_reads_the_model() -> None:
 
 async def test_reflection_works_with_a_text_only_model() -> None:
     store = new_store()
-    ns = ("memories", "u")
+    ns = ("memories", "user_id:u")
     for key, text in [("a", "User loves hiking."), ("b", "User lives in Bergen.")]:
         store.put(ns, key, {"content": text, "importance": 8, "kind": "semantic"})
     model = _json_router(

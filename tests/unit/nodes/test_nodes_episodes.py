@@ -53,7 +53,7 @@ from langgraph_recall.offline import tool_call_message
 from tests.docexamples import examples, package_modules
 
 CONFIG: Any = {"configurable": {"user_id": "u1", "thread_id": "t1"}}
-NS = ("memories", "u1")
+NS = ("memories", "user_id:u1")
 
 
 class RecordingStore(InMemoryStore):
@@ -339,7 +339,7 @@ def test_ingest_refuses_an_unknown_option_and_writes_nothing() -> None:
     history = [{"role": "user", "text": "We moved to Porto."}]
     with pytest.raises(ConfigurationError, match="batchsize"):
         ingest_history(store, history, user_id="u1", batchsize=8)  # type: ignore[call-arg]
-    assert store.search(("memories", "u1")) == []
+    assert store.search(("memories", "user_id:u1")) == []
     assert ingest_history(store, history, user_id="u1", batch_size=8).written == 1
 
 
@@ -529,7 +529,7 @@ def test_ingest_needs_a_user_and_fills_custom_namespaces() -> None:
         namespace=("memories", "{org}", "{user_id}"),
         identity={"org": "acme"},
     )
-    assert report.namespace == ("memories", "acme", "u2") and report.written == 2
+    assert report.namespace == ("memories", "org:acme", "user_id:u2") and report.written == 2
     assert DEFAULT_NAMESPACE == ("memories", "{user_id}")
 
 

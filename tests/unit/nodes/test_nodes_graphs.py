@@ -46,7 +46,7 @@ def new_store() -> InMemoryStore:
 
 
 def current(store: InMemoryStore, user: str = "zhang") -> dict[str, dict[str, Any]]:
-    items = store.search(("memories", user), limit=100)
+    items = store.search(("memories", f"user_id:{user}"), limit=100)
     return {i.value["content"]: i.value for i in items if "invalid_at" not in i.value}
 
 
@@ -70,7 +70,7 @@ def test_city_scenario_on_in_memory_store(mode: str) -> None:
     block = run.last_block()
     assert "Beijing" in block and "Shanghai" not in block
 
-    all_items = {i.value["content"]: i.value for i in store.search(("memories", "zhang"))}
+    all_items = {i.value["content"]: i.value for i in store.search(("memories", "user_id:zhang"))}
     shanghai = all_items["User lives in Shanghai."]
     assert datetime.fromisoformat(shanghai["invalid_at"]) > before_move
     assert shanghai["invalid_at"] == all_items["User lives in Beijing."]["valid_from"]
@@ -84,7 +84,7 @@ def test_city_scenario_on_in_memory_store(mode: str) -> None:
 
     run.turn("t6", "What's my name?", user="li")
     assert "Zhang" not in run.last_block()
-    assert store.search(("memories", "li")) == []
+    assert store.search(("memories", "user_id:li")) == []
 
 
 def test_llm_mode_costs_are_counted_and_batched() -> None:
@@ -168,7 +168,7 @@ def test_nodes_in_a_custom_graph_with_custom_keys() -> None:
         {"messages": [HumanMessage("I live in Lima.")]},
         {"configurable": {"user_id": "u", "org": "acme"}},
     )
-    assert [i.value["content"] for i in store.search(("mem", "acme", "u"))] == [
+    assert [i.value["content"] for i in store.search(("mem", "org:acme", "user_id:u"))] == [
         "User lives in Lima."
     ]
 
@@ -191,11 +191,13 @@ def test_pii_never_reaches_the_store() -> None:
         config,
     )
     assert out["memory_report"]["pii_dropped"] == 4
-    assert [i.value["content"] for i in store.search(("memories", "u"))] == ["User lives in Lima."]
+    assert [i.value["content"] for i in store.search(("memories", "user_id:u"))] == [
+        "User lives in Lima."
+    ]
 
     redacting = build_graph(None, store=store, pii=PIIFilter(mode="redact"))
     redacting.invoke({"messages": [("user", "My email is bob@example.org.")]}, config)
-    contents = {i.value["content"] for i in store.search(("memories", "u"))}
+    contents = {i.value["content"] for i in store.search(("memories", "user_id:u"))}
     assert "User's email is [EMAIL]." in contents
 
 
@@ -285,7 +287,7 @@ def test_reflection_writes_derived_memories() -> None:
     out = graph.invoke({"messages": [("user", TURN_1)]}, config)
     report = out["reflection_report"]
     assert report["accumulated_importance"] == 20 and report["written"] >= 1
-    items = {i.key: i.value for i in store.search(("memories", "u"), limit=50)}
+    items = {i.key: i.value for i in store.search(("memories", "user_id:u"), limit=50)}
     reflections = [v for v in items.values() if v["kind"] == "reflection"]
     assert reflections and all(set(r["derived_from"]) <= set(items) for r in reflections)
     again = graph.invoke({"messages": [("user", "What's my name?")]}, config)
@@ -317,7 +319,9 @@ def test_memory_tools_agent_remember_recall_forget() -> None:
     assert model.bound_tools[0] == ["remember", "recall", "forget"]
     assert "Bergen" in memory_block(model.calls[-1])
 
-    key = next(i.key for i in store.search(("memories", "u")) if "invalid_at" not in i.value)
+    key = next(
+        i.key for i in store.search(("memories", "user_id:u")) if "invalid_at" not in i.value
+    )
     forget_model = ScriptedChatModel(
         responses=[tool_call_message("forget", {"memory_id": key}), "Done."]
     )
@@ -394,7 +398,7 @@ def test_extraction_failure_raises_or_is_reported() -> None:
 
 def test_model_supplied_text_is_pii_filtered_too() -> None:
     store = new_store()
-    ns = ("memories", "u")
+    ns = ("memories", "user_id:u")
     store.put(ns, "job", {"content": "User is an engineer.", "slot": "role", "kind": "semantic"})
     model = ScriptedChatModel(
         responses=[
@@ -432,7 +436,7 @@ def test_reflection_with_a_model_links_sources_and_filters_pii() -> None:
     from langgraph_recall.nodes import ReflectNode
 
     store = new_store()
-    ns = ("memories", "u")
+    ns = ("memories", "user_id:u")
     for key, text in [("a", "User loves hiking."), ("b", "User lives in Bergen.")]:
         store.put(ns, key, {"content": text, "importance": 8, "kind": "semantic"})
     model = ScriptedChatModel(
@@ -488,7 +492,7 @@ async def test_memory_tools_agent_async() -> None:
     await graph.ainvoke({"messages": [("user", "I live in Oslo")]}, config)
     out = await graph.ainvoke({"messages": [("user", "what do you know?")]}, config)
     key = out["messages"][-1].content
-    item = await store.aget(("memories", "u"), key)
+    item = await store.aget(("memories", "user_id:u"), key)
     assert item is not None and item.value["content"] == "User lives in Oslo."
     forget = ScriptedChatModel(responses=[tool_call_message("forget", {"memory_id": key}), "ok"])
     await build_tools_graph(forget, store=store).ainvoke(

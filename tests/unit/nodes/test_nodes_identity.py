@@ -27,10 +27,8 @@ LOOKALIKES = ["u1", "u1.", "u1%2E", "u1%252E", "u1%", "u1*", "*", "%", ".", "U1"
 TEMPLATES = [
     ("memories", "{user_id}"),
     ("memories", "{org}", "{user_id}"),
-    ("m", "{org}-{user_id}"),
-    ("m", "team:{org}/{user_id}:x"),
-    ("{org}", "u{user_id}", "{thread_id}"),
-    ("m", "{org}a{user_id}b{thread_id}"),
+    ("{org}", "u", "{user_id}", "{thread_id}"),
+    ("m", "{user_id}", "{user_id}"),
 ]
 
 
@@ -118,22 +116,27 @@ def test_parse_namespace_rejects_foreign_namespaces() -> None:
     with pytest.raises(InvalidNamespaceError, match="labels"):
         parse_namespace(("memories", "{user_id}"), ("memories",))
     with pytest.raises(InvalidNamespaceError, match="does not match"):
-        parse_namespace(("memories", "{user_id}"), ("other", "u1"))
+        parse_namespace(("memories", "{user_id}"), ("other", "user_id:u1"))
+    with pytest.raises(InvalidNamespaceError, match="not a 'user_id' label"):
+        parse_namespace(("memories", "{user_id}"), ("memories", "u1"))  # 0.1's label
+    with pytest.raises(InvalidNamespaceError, match="not a 'user_id' label"):
+        parse_namespace(("memories", "{user_id}"), ("memories", "org:u1"))
     with pytest.raises(InvalidNamespaceError, match="two values"):
-        parse_namespace(("{user_id}", "{user_id}"), ("a", "b"))
+        parse_namespace(("{user_id}", "{user_id}"), ("user_id:a", "user_id:b"))
 
 
 @pytest.mark.parametrize(
     ("template", "message"),
     [
         (("m", "{}"), "empty"),
-        (("m", "{a}{b}"), "adjacent"),
+        (("m", "{a}{b}"), "segment of its own"),
+        (("m", "{org}-{user_id}"), "segment of its own"),
+        (("m", "u{user_id}"), "segment of its own"),
+        (("m", "team:x"), "marks identity values"),
         (("m", "{a.b}"), "plain name"),
         (("m", "{a[0]}"), "plain name"),
         (("m", "{a:.3}"), "format"),
         (("m", "{a!r}"), "format"),
-        (("m", "{a}%{b}"), "escape"),
-        (("m", "{a}-{b}%"), "escape"),
         (("m", "{a"), "malformed"),
         (("m", 3), "int segment"),
     ],
@@ -154,7 +157,7 @@ def test_nodes_store_users_as_they_are_named() -> None:
             config={"configurable": {"user_id": user, "thread_id": f"t{index}"}},
         )
     for index, user in enumerate(users):
-        namespace = ("memories", encode_label(user))
+        namespace = ("memories", f"user_id:{encode_label(user)}")
         contents = [item.value["content"] for item in store.search(namespace)]
         assert contents == [f"User lives in City{index}."]
         found = RetrieveNode(store=store).invoke(
@@ -162,3 +165,67 @@ def test_nodes_store_users_as_they_are_named() -> None:
             config={"configurable": {"user_id": user}},
         )
         assert [m["content"] for m in found["memories"]] == [f"User lives in City{index}."]
+
+
+# -- a user's scope is exactly the user's namespaces -----------------------------------
+FIELDS = ["user_id", "org", "team", "thread_id"]
+LITERALS = st.sampled_from(["memories", "m", "u", "42", "7", "user_id", "org", "shared", "x%41"])
+SEGMENTS = st.one_of(LITERALS, st.sampled_from([f"{{{name}}}" for name in FIELDS]))
+LAYOUTS = st.lists(SEGMENTS, min_size=1, max_size=4).map(lambda segs: tuple([*segs, "{user_id}"]))
+SMALL_IDS = st.one_of(st.sampled_from(["42", "7", "u", "memories", "user_id:42", "org:42"]), IDS)
+
+
+def scope(
+    layouts: list[tuple[str, ...]], user: str, others: dict[str, str]
+) -> set[tuple[str, ...]]:
+    return {
+        format_namespace(layout, context={**others, "user_id": user}, config=None)
+        for layout in layouts
+    }
+
+
+def overlap(mine: set[tuple[str, ...]], theirs: set[tuple[str, ...]]) -> list[tuple[str, ...]]:
+    """Namespaces of ``theirs`` lying in (or equal to) a namespace of ``mine``: what a
+    prefix search, ``forget(prefix)`` or ``inspect`` of ``mine`` would reach."""
+    return [ns for ns in theirs for own in mine if ns[: len(own)] == own]
+
+
+@settings(max_examples=500, deadline=None)
+@given(
+    st.lists(LAYOUTS, min_size=1, max_size=4),
+    SMALL_IDS,
+    SMALL_IDS,
+    st.fixed_dictionaries({name: SMALL_IDS for name in FIELDS if name != "user_id"}),
+    st.fixed_dictionaries({name: SMALL_IDS for name in FIELDS if name != "user_id"}),
+)
+def test_a_users_scope_never_contains_another_users_namespace(
+    layouts: list[tuple[str, ...]],
+    user: str,
+    other_user: str,
+    values: dict[str, str],
+    other_values: dict[str, str],
+) -> None:
+    """Random layouts x random ids (the other fields random too, ids that look like
+    labels or literals included): no namespace of one user lies under any namespace of
+    another user, in any two layouts of one store."""
+    if user == other_user:
+        return
+    mine, theirs = scope(layouts, user, values), scope(layouts, other_user, other_values)
+    assert overlap(mine, theirs) == [] and overlap(theirs, mine) == []
+
+
+def test_the_documented_layouts_overlapped_before_and_no_longer_do() -> None:
+    """The finding: with ``("memories", "{user_id}")`` and ``("memories", "{org}",
+    "{user_id}")`` in one store, user 42's namespace was a prefix of org 42's members'."""
+    from langgraph_recall._internal.identity import legacy_namespace
+
+    flat, nested = ("memories", "{user_id}"), ("memories", "{org}", "{user_id}")
+    old_user, old_member = (
+        legacy_namespace(flat, {"user_id": "42"}),
+        legacy_namespace(nested, {"org": "42", "user_id": "7"}),
+    )
+    assert old_member[: len(old_user)] == old_user  # 0.1: the member's data was under 42's
+    user = format_namespace(flat, context={"user_id": "42"}, config=None)
+    member = format_namespace(nested, context={"org": "42", "user_id": "7"}, config=None)
+    assert (user, member) == (("memories", "user_id:42"), ("memories", "org:42", "user_id:7"))
+    assert member[: len(user)] != user

@@ -34,14 +34,14 @@ def test_namespace_from_context_beats_configurable() -> None:
         context={"user_id": "ctx"},
         config={"configurable": {"user_id": "cfg"}},
     )
-    assert ns == ("memories", "ctx")
+    assert ns == ("memories", "user_id:ctx")
 
 
 def test_namespace_from_dataclass_context_and_int_value() -> None:
     class Ctx:
         user_id = 42
 
-    assert format_namespace(("m", "{user_id}"), context=Ctx(), config=None) == ("m", "42")
+    assert format_namespace(("m", "{user_id}"), context=Ctx(), config=None) == ("m", "user_id:42")
 
 
 def test_missing_identity_names_the_key() -> None:
@@ -53,7 +53,7 @@ def test_missing_identity_names_the_key() -> None:
 
 def test_namespace_encodes_dots_and_rejects_empty_placeholders() -> None:
     ns = format_namespace(("m", "{user_id}"), context={"user_id": "a.b"}, config=None)
-    assert ns == ("m", "a%2Eb")
+    assert ns == ("m", "user_id:a%2Eb")
     with pytest.raises(ConfigurationError, match="contains"):
         format_namespace(("m.x", "{user_id}"), context={"user_id": "a"}, config=None)
     with pytest.raises(ConfigurationError, match="empty"):

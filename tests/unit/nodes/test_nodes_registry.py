@@ -4,11 +4,14 @@ link can never point the erasure at another user's data."""
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from langchain_core.messages import AIMessage, HumanMessage
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import START, MessagesState, StateGraph
@@ -97,7 +100,7 @@ def test_memory_tools_record_their_thread() -> None:
             {"configurable": {"thread_id": f"tool-{index}", "user_id": "u.1"}},
         )
     assert sorted(links(store, "u.1")) == ["tool-0", "tool-1", "tool-2"]
-    assert [i.value["content"] for i in store.search(("memories", "u%2E1"))] == [
+    assert [i.value["content"] for i in store.search(("memories", "user_id:u%2E1"))] == [
         "User lives in Oslo."
     ]
 
@@ -123,8 +126,8 @@ def test_link_is_written_once_and_grows_only_by_new_namespaces() -> None:
     assert register_thread(store, wider) is True
     value = store.get(registry_namespace("u1"), "t1").value  # type: ignore[union-attr]
     assert [entry["namespace"] for entry in value["namespaces"]] == [
-        ["memories", "u1"],
-        ["org", "acme", "u1"],  # ("teams", "{org}") is shared, not the user's
+        ["memories", "user_id:u1"],
+        ["org", "org:acme", "user_id:u1"],  # ("teams", "{org}") is shared, not the user's
     ]
     assert value["first_seen"] == first.value["first_seen"]
 
@@ -139,7 +142,7 @@ def test_link_uses_the_checkpointer_thread_id_and_needs_both_ids() -> None:
     assert (
         ThreadLink.from_identity(context=None, config={"configurable": {"thread_id": "t"}}) is None
     )
-    assert thread_key("a.b") == "a%2Eb" and len(thread_key("é" * 2000)) == len("sha256-") + 64
+    assert thread_key("a.b") == "a%2Eb" and len(thread_key("é" * 2000)) == len("%sha256-") + 64
 
 
 def _item(value: dict[str, Any]) -> Item:
@@ -154,15 +157,19 @@ def test_a_damaged_link_never_points_at_another_users_data() -> None:
         "user": "u1",
         "thread": "t",
         "namespaces": [
-            {"template": ["memories", "{user_id}"], "namespace": ["memories", "u2"]},
+            {"template": ["memories", "{user_id}"], "namespace": ["memories", "user_id:u2"]},
             {"template": ["memories"], "namespace": ["memories"]},
-            {"template": ["memories", "{user_id}"], "namespace": ["memories", "u1"]},
+            {"template": ["memories", "{user_id}"], "namespace": ["memories", "user_id:u1"]},
+            {"template": ["memories", "{user_id}"], "namespace": ["memories", "u1"]},  # 0.1
             {"template": "bad", "namespace": None},
         ],
     }
     record = read_record(_item(value), "u1")
     assert record is not None
-    assert record.namespaces == ((("memories", "{user_id}"), ("memories", "u1")),)
+    assert record.namespaces == ((("memories", "{user_id}"), ("memories", "user_id:u1")),)
+    legacy = read_record(_item(value), "u1", legacy=True)  # a link 0.1 wrote
+    assert legacy is not None
+    assert legacy.namespaces == ((("memories", "{user_id}"), ("memories", "u1")),)
     assert read_record(_item({**value, "user": "u2"}), "u1") is None
     assert read_record(_item({**value, "thread": "bad%"}), "u1") is None
 
@@ -191,3 +198,50 @@ def test_registry_reads_share_the_nodes_round_trip() -> None:
         ["SearchOp", "GetOp"],
         ["SearchOp", "GetOp"],
     ]
+
+
+_LONG = st.text(min_size=257, max_size=400)
+_CRAFTED = st.builds(
+    lambda text, prefix: prefix + hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest(),
+    st.text(min_size=257, max_size=300),
+    st.sampled_from(["sha256-", "%sha256-", "%25sha256-", "%"]),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.one_of(st.text(max_size=40), _LONG, _CRAFTED), min_size=2, max_size=6))
+def test_registry_keys_of_distinct_threads_never_collide(thread_ids: list[str]) -> None:
+    """Short ids keep their label as key, ids longer than a label get a digest key, and a
+    crafted short id (the digest key of a long one, with or without our marker) never
+    takes another thread's key: the two kinds cannot meet by construction."""
+    distinct = set(thread_ids)
+    assert len({thread_key(thread) for thread in distinct}) == len(distinct)
+
+
+def test_a_thread_named_like_a_digest_key_leaves_the_long_thread_findable() -> None:
+    """The long thread and the short one that spells its (old-style) digest key both keep
+    their link; the erasure finds and deletes both threads (``user_id`` only in context,
+    so the registry is the only way to them)."""
+    from langgraph_recall import forget_user
+
+    long_id = "conversation-" + "x" * 400
+    digest = hashlib.sha256(long_id.encode()).hexdigest()
+    crafted = [f"sha256-{digest}", f"%sha256-{digest}"]
+    store, saver = InMemoryStore(), InMemorySaver()
+    for thread in [long_id, *crafted]:
+        builder = StateGraph(MemoryState, context_schema=Ctx)
+        builder.add_node("n", RetrieveNode())
+        builder.add_edge(START, "n")
+        graph = builder.compile(store=store, checkpointer=saver)
+        graph.invoke(
+            {"messages": [("user", "hello")]},
+            {"configurable": {"thread_id": thread}},
+            context=Ctx("victim"),
+        )
+    recorded = {value["thread"] for value in links(store, "victim").values()}
+    assert len(recorded) == 3
+    report = forget_user(store, saver, "victim")
+    assert report.complete, report.residue
+    assert set(report.threads) == {long_id, *crafted}
+    for thread in [long_id, *crafted]:
+        assert saver.get_tuple({"configurable": {"thread_id": thread}}) is None

@@ -105,7 +105,7 @@ def test_access_counts_wait_until_due_and_decay_writes_them_first() -> None:
     store._access.record([7], NOW)
     sent = drive(store._batch_program([GetOp(("a",), "k", refresh_ttl=False)]))
     assert ISOLATED_ACCESS not in sent
-    decay = drive(store._decay_program((), DecayConfig()))
+    decay = drive(store._decay_plan_program((), DecayConfig()))
     assert ISOLATED_ACCESS in decay
-    assert decay.index(ISOLATED_ACCESS) < len(decay) - 1  # before the decay statement
+    assert decay.index(ISOLATED_ACCESS) < len(decay) - 1  # before decay reads anything
     assert drive(store._flush_access_program()) == []  # nothing left to write
