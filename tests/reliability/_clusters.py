@@ -67,9 +67,13 @@ def pg_binaries() -> Path:
 def require_cluster_binaries(kind: str) -> None:
     """Fail (never skip: CI provides them) when the binaries a cluster needs are missing."""
     if kind == "postgres":
-        missing = [b for b in ("initdb", "pg_ctl", "pg_basebackup") if not (pg_binaries() / b).exists()]
+        missing = [
+            b for b in ("initdb", "pg_ctl", "pg_basebackup") if not (pg_binaries() / b).exists()
+        ]
         if missing:
-            pytest.fail(f"Postgres binaries {missing} not found in {pg_binaries()} (set ${PG_BIN_ENV})")
+            pytest.fail(
+                f"Postgres binaries {missing} not found in {pg_binaries()} (set ${PG_BIN_ENV})"
+            )
     elif shutil.which(redis_server_binary()) is None:
         pytest.fail(f"{redis_server_binary()} not found on PATH")
 
@@ -115,8 +119,17 @@ class OwnedPostgres:
 
     def initdb(self, **settings: Any) -> None:
         """Create the cluster: trust auth on 127.0.0.1 (replication too), WAL for standbys."""
-        self._run("initdb", "-D", str(self.datadir), "-U", "postgres", "--auth=trust",
-                  "-E", "UTF8", "--no-sync")
+        self._run(
+            "initdb",
+            "-D",
+            str(self.datadir),
+            "-U",
+            "postgres",
+            "--auth=trust",
+            "-E",
+            "UTF8",
+            "--no-sync",
+        )
         conf = {
             "listen_addresses": "'127.0.0.1'",
             "unix_socket_directories": f"'{self.workdir}'",
@@ -135,8 +148,19 @@ class OwnedPostgres:
             handle.write("host replication all 127.0.0.1/32 trust\n")
 
     def start(self) -> None:
-        self._run("pg_ctl", "-D", str(self.datadir), "-l", str(self.log), "-w", "-t", "60",
-                  "-o", f"-p {self.port}", "start")
+        self._run(
+            "pg_ctl",
+            "-D",
+            str(self.datadir),
+            "-l",
+            str(self.log),
+            "-w",
+            "-t",
+            "60",
+            "-o",
+            f"-p {self.port}",
+            "start",
+        )
 
     def stop(self, mode: str = "fast") -> None:
         """``mode="immediate"``: a crash (no checkpoint, no goodbye to clients)."""
@@ -149,8 +173,23 @@ class OwnedPostgres:
     def standby_of(self, primary_host: str, primary_port: int, *, name: str) -> OwnedPostgres:
         """A hot standby of this server, streaming from ``primary_host:primary_port``."""
         standby = OwnedPostgres(self.workdir, name)
-        self._run("pg_basebackup", "-h", "127.0.0.1", "-p", str(self.port), "-U", "postgres",
-                  "-D", str(standby.datadir), "-X", "stream", "-R", "--no-sync")
+        self._run(
+            "pg_basebackup",
+            "-h",
+            "127.0.0.1",
+            "-p",
+            str(self.port),
+            "-U",
+            "postgres",
+            "-D",
+            str(standby.datadir),
+            "-X",
+            "stream",
+            "-R",
+            "--no-sync",
+            "-c",
+            "fast",
+        )
         with open(standby.datadir / "postgresql.auto.conf", "a") as handle:
             handle.write(
                 f"primary_conninfo = 'host={primary_host} port={primary_port} user=postgres "
@@ -195,15 +234,15 @@ class PostgresPair:
             shutil.rmtree(workdir, ignore_errors=True)
 
     def _build(self) -> None:
-        settings: dict[str, Any] = {}
-        if self.synchronous:
-            settings = {"synchronous_standby_names": "'standby'", "synchronous_commit": "on"}
-        self.primary.initdb(**settings)
+        self.primary.initdb()
         self.primary.start()
         self.primary.execute(f"CREATE DATABASE {self.dbname}")
         self.proxy.restore()
         self.standby = self.primary.standby_of("127.0.0.1", self.proxy.port, name="standby")
         self.standby.start()
+        if self.synchronous:  # only once the standby exists: every commit waits for it
+            self.primary.execute("ALTER SYSTEM SET synchronous_standby_names = 'standby'")
+            self.primary.execute("SELECT pg_reload_conf()")
         self.wait_streaming()
 
     @property
@@ -236,9 +275,7 @@ class PostgresPair:
         (target,) = self.primary.execute("SELECT pg_current_wal_lsn()::text")[0]
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
-            (ok,) = self.standby.execute(
-                "SELECT pg_last_wal_replay_lsn() >= %s::pg_lsn", target
-            )[0]
+            (ok,) = self.standby.execute("SELECT pg_last_wal_replay_lsn() >= %s::pg_lsn", target)[0]
             if ok:
                 return
             time.sleep(0.02)
@@ -281,17 +318,16 @@ class RedisPair:
     @contextlib.contextmanager
     def running(cls, *, persistence: str = "none") -> Iterator[RedisPair]:
         require_cluster_binaries("redis")
-        with OwnedRedis.running(persistence=persistence) as primary:
-            with FreezingProxy.running(("127.0.0.1", primary.port)) as proxy:
-                with OwnedRedis.running(
-                    persistence=persistence, replica_of=("127.0.0.1", proxy.port)
-                ) as replica:
-                    pair = cls(primary, replica, proxy)
-                    pair.wait_linked()
-                    try:
-                        yield pair
-                    finally:
-                        proxy.thaw()
+        with contextlib.ExitStack() as stack:
+            primary = stack.enter_context(OwnedRedis.running(persistence=persistence))
+            proxy = stack.enter_context(FreezingProxy.running(("127.0.0.1", primary.port)))
+            replica = stack.enter_context(
+                OwnedRedis.running(persistence=persistence, replica_of=proxy.address)
+            )
+            stack.callback(proxy.thaw)
+            pair = cls(primary, replica, proxy)
+            pair.wait_linked()
+            yield pair
 
     def wait_linked(self, timeout: float = 30.0) -> None:
         """Until the replica is in sync with the primary."""

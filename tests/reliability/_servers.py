@@ -209,7 +209,10 @@ class OwnedRedis:
             deadline = time.monotonic() + timeout
             while True:
                 info = client.info("persistence")
-                if not info["rdb_bgsave_in_progress"] and int(client.lastsave().timestamp()) > before:
+                if (
+                    not info["rdb_bgsave_in_progress"]
+                    and int(client.lastsave().timestamp()) > before
+                ):
                     if info["rdb_last_bgsave_status"] != "ok":
                         raise RuntimeError("BGSAVE failed")
                     return
