@@ -319,3 +319,40 @@ def test_a_fresh_database_takes_no_guessable_token(
                 refused += 1
         assert refused == 4
         figures.add("capability_guesses_refused", 8)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_token_is_stored_nowhere_but_in_the_lease(
+    backend: str, request: pytest.FixtureRequest
+) -> None:
+    """A leased run's checkpoints, metadata, writes and blobs do not carry its token (the
+    ``__`` config key stays out of metadata and traces), so reading a thread never teaches
+    a reader the key to it."""
+    where = target(backend, request)
+    with sync_saver(where) as saver:
+        recorded: list[int] = []
+        inner = saver.lease_backend()
+
+        class Recording:
+            def try_acquire(self, thread_id: str, owner: str, ttl: float) -> Lease | None:
+                lease = inner.try_acquire(thread_id, owner, ttl)
+                if lease is not None:
+                    recorded.append(lease.token)
+                return lease
+
+            def renew(self, lease: Lease, ttl: float) -> bool:
+                return bool(inner.renew(lease, ttl))
+
+            def release(self, lease: Lease) -> None:
+                inner.release(lease)
+
+        graph = with_thread_lease(chat_graph(saver), Recording())
+        for n in range(3):
+            graph.invoke(turn_input(f"turn {n}"), thread_config("stored"))
+        graph.update_state(thread_config("stored"), {"messages": []}, as_node="b")
+        assert len(recorded) == 4
+        stored = repr(where.dump("stored"))
+        history = repr(list(saver.list(thread_config("stored"))))
+        for token in recorded:
+            for text in (stored, history):
+                assert str(token) not in text and repr(token.to_bytes(8, "big")) not in text
