@@ -33,7 +33,6 @@ __all__ = [
     "RELEASE_LEASE",
     "RENEW_LEASE",
     "REVOKE_LEASES",
-    "SERVER_EPOCH",
     "acquire_lease",
     "lease_migrations",
 ]
@@ -167,9 +166,6 @@ def lease_migrations(thread_lock_class: int) -> list[str]:
         _retention_guard(thread_lock_class),
     ]
 
-
-SERVER_EPOCH = "SELECT lgm_epoch() AS epoch"
-"""The server's epoch (``<system id>/<timeline>``, or ``unknown``)."""
 
 
 def acquire_lease(thread_lock_class: int) -> str:

@@ -68,7 +68,6 @@ __all__ = [
     "REVOKE_LEASES",
     "RUN_CHECKPOINTS",
     "RUN_THREADS",
-    "SERVER_EPOCH",
     "SET_PARENT_NULL",
     "SWEEPABLE_THREADS",
     "THREAD_EXISTS",
@@ -692,4 +691,3 @@ exclusively until the sweep commits)."""
 ACQUIRE_LEASE = _lease_sql.acquire_lease(THREAD_LOCK_CLASS)
 RENEW_LEASE = _lease_sql.RENEW_LEASE
 RELEASE_LEASE = _lease_sql.RELEASE_LEASE
-SERVER_EPOCH = _lease_sql.SERVER_EPOCH
