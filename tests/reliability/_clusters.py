@@ -14,6 +14,8 @@ primary + replica, each on free ports in a private temporary directory, no Docke
 * :class:`RedisPair` — primary + replica (:class:`OwnedRedis`) linked through a proxy in
   the same way; :meth:`fail_over` kills the primary and promotes the replica
   (``REPLICAOF NO ONE``, what Sentinel does).
+* :class:`OwnedSentinel` — a Redis Sentinel watching a :class:`RedisPair`, which fails it
+  over by itself once the primary dies (down after 500 ms, quorum 1).
 
 Later HA tests (pool hygiene, replicas, Sentinel, durability) build on these.
 
@@ -47,6 +49,7 @@ from tests.reliability._servers import FreezingProxy, OwnedRedis, free_port, red
 __all__ = [
     "PG_BIN_ENV",
     "OwnedPostgres",
+    "OwnedSentinel",
     "PostgresPair",
     "RedisPair",
     "pg_binaries",
@@ -100,6 +103,23 @@ class OwnedPostgres:
         self.port = port or free_port()
         self.datadir = workdir / name
         self.log = workdir / f"{name}.log"
+
+    @classmethod
+    @contextlib.contextmanager
+    def running(cls, dbname: str = "lgm_owned") -> Iterator[OwnedPostgres]:
+        """One server (no standby) in a private temporary directory, with ``dbname``."""
+        require_cluster_binaries("postgres")
+        workdir = Path(tempfile.mkdtemp(prefix="lgm-pg-"))
+        _give_to_postgres(workdir)
+        server = cls(workdir, "server")
+        try:
+            server.initdb()
+            server.start()
+            server.execute(f"CREATE DATABASE {dbname}")
+            yield server
+        finally:
+            server.stop("immediate")
+            shutil.rmtree(workdir, ignore_errors=True)
 
     def dsn(self, dbname: str = "postgres") -> str:
         return f"host=127.0.0.1 port={self.port} user=postgres dbname={dbname}"
@@ -358,12 +378,16 @@ class RedisPair:
         self.caught_up()
         self.proxy.freeze()
 
-    def fail_over(self) -> float:
-        """Kill the primary, lose what the link holds, promote the replica; returns the
-        monotonic time the promotion completed."""
+    def crash(self) -> None:
+        """Kill the primary and lose what the link still holds (a failover manager promotes)."""
         self.primary.kill()
         self.proxy.cut()
         self.proxy.thaw()
+
+    def fail_over(self) -> float:
+        """:meth:`crash`, then promote the replica by hand; returns the monotonic time the
+        promotion completed."""
+        self.crash()
         client = self.replica.client()
         try:
             client.execute_command("REPLICAOF", "NO", "ONE")
@@ -372,3 +396,96 @@ class RedisPair:
         finally:
             client.close()
         return time.monotonic()
+
+
+class OwnedSentinel:
+    """One Redis Sentinel (``redis-server --sentinel``) watching a :class:`RedisPair`'s
+    primary as ``master_name``, quick to act: down after 500 ms, quorum 1."""
+
+    def __init__(self, workdir: Path, primary_port: int, master_name: str = "lgm") -> None:
+        self.workdir = workdir
+        self.port = free_port()
+        self.master_name = master_name
+        self.config = workdir / "sentinel.conf"
+        self.config.write_text(
+            f"port {self.port}\nbind 127.0.0.1\ndir {workdir}\n"
+            f"sentinel monitor {master_name} 127.0.0.1 {primary_port} 1\n"
+            f"sentinel down-after-milliseconds {master_name} 500\n"
+            f"sentinel failover-timeout {master_name} 5000\n"
+        )
+        self.process: subprocess.Popen[bytes] | None = None
+
+    @classmethod
+    @contextlib.contextmanager
+    def watching(cls, pair: RedisPair) -> Iterator[OwnedSentinel]:
+        with tempfile.TemporaryDirectory(prefix="lgm-sentinel-") as workdir:
+            sentinel = cls(Path(workdir), pair.primary.port)
+            sentinel.start()
+            try:
+                sentinel.wait_for_replica()
+                yield sentinel
+            finally:
+                sentinel.stop()
+
+    def start(self) -> None:
+        log = open(self.workdir / "sentinel.log", "ab")  # noqa: SIM115 - owned by the process
+        self.process = subprocess.Popen(
+            [redis_server_binary(), str(self.config), "--sentinel"],
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
+        log.close()
+
+    def client(self) -> Any:
+        """A ``redis.sentinel.Sentinel`` on this sentinel."""
+        from redis.sentinel import Sentinel
+
+        return Sentinel([("127.0.0.1", self.port)], socket_timeout=1.0)
+
+    def master_address(self) -> tuple[str, int] | None:
+        import redis
+
+        probe = redis.Redis(port=self.port, socket_timeout=1.0, decode_responses=True)
+        try:
+            reply = probe.execute_command("SENTINEL", "get-master-addr-by-name", self.master_name)
+        except redis.RedisError:
+            return None
+        finally:
+            probe.close()
+        return (str(reply[0]), int(reply[1])) if reply else None
+
+    def wait_for_replica(self, timeout: float = 30.0) -> None:
+        """Until the sentinel knows the primary and its replica (it can fail over)."""
+        import redis
+
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            probe = redis.Redis(port=self.port, socket_timeout=1.0, decode_responses=True)
+            try:
+                if probe.execute_command("SENTINEL", "replicas", self.master_name):
+                    return
+            except redis.RedisError:
+                pass
+            finally:
+                probe.close()
+            time.sleep(0.1)
+        raise RuntimeError("the sentinel did not discover the replica")
+
+    def wait_failover(self, old: tuple[str, int], timeout: float = 30.0) -> float:
+        """Until the sentinel names another master than ``old``; the monotonic time then."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            current = self.master_address()
+            if current is not None and current != old:
+                return time.monotonic()
+            time.sleep(0.02)
+        raise RuntimeError("the sentinel did not fail over")
+
+    def stop(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(10)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait(10)

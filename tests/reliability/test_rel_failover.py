@@ -24,7 +24,7 @@ import pytest
 
 from langgraph_recall.checkpoint.postgres import AsyncPostgresSaver, PostgresSaver
 from langgraph_recall.checkpoint.redis import AsyncRedisSaver, RedisSaver
-from tests.reliability._clusters import PostgresPair, RedisPair
+from tests.reliability._clusters import OwnedPostgres, OwnedSentinel, PostgresPair, RedisPair
 from tests.reliability._failover import (
     USABLE_DEADLINE,
     After,
@@ -156,3 +156,64 @@ async def test_redis_restarted_from_an_older_snapshot_never_reissues_a_token(
                 async with AsyncRedisSaver.from_conn_string(server.url, prefix=prefix) as asaver:
                     after = await aafter_failure(asaver, before, restarted_at)
             check(before, after, figures, f"redis-snapshot-{round_}")
+
+
+@pytest.mark.redis
+def test_sentinel_failover_frees_dead_leases_for_the_same_saver(figures: Figures) -> None:
+    """Redis Sentinel promotes the replica by itself; ONE saver on a Sentinel client
+    (``Sentinel(...).master_for(...)``) serves before and after: 0 tokens re-issued, 0 late
+    writes accepted, every thread leased again within 5 s of the switch."""
+    prefix = f"snt{uuid.uuid4().hex[:8]}"
+    with RedisPair.running() as pair, OwnedSentinel.watching(pair) as sentinel:
+        client = sentinel.client().master_for(sentinel.master_name, socket_timeout=2.0)
+        saver = RedisSaver(client, prefix=prefix)
+        saver.setup()
+        before = before_failure(saver, "snt", PER_GROUP, lag=pair.lag)
+        old = ("127.0.0.1", pair.primary.port)
+        crashed_at = time.monotonic()
+        pair.crash()
+        switched_at = sentinel.wait_failover(old)
+        figures.put("failover_sentinel_switch_s", round(switched_at - crashed_at, 3))
+        assert sentinel.master_address() == ("127.0.0.1", pair.replica.port)
+        after = after_failure(saver, before, switched_at)
+        check(before, after, figures, "redis-sentinel")
+        client.close()
+
+
+@pytest.mark.parametrize(
+    "backend",
+    [
+        pytest.param("postgres", marks=pytest.mark.postgres),
+        pytest.param("redis", marks=pytest.mark.redis),
+    ],
+)
+def test_a_crash_restart_frees_the_leases_of_the_runs_it_cut(
+    backend: str, figures: Figures
+) -> None:
+    """No state is lost (WAL; AOF with fsync always), but every connection died with the
+    server: the restart is a new epoch, so the leases of the runs it cut block nothing, and
+    their holders' late writes are refused once the threads are leased again."""
+    if backend == "postgres":
+        with OwnedPostgres.running() as server:
+            dsn = server.dsn("lgm_owned")
+            with PostgresSaver.from_conn_string(dsn) as saver:
+                saver.setup()
+                before = before_failure(saver, "pgr", PER_GROUP, lag=lambda: None)
+                server.stop("immediate")
+                server.start()
+                restarted_at = time.monotonic()
+                after = after_failure(saver, before, restarted_at)
+                assert lost_turns(saver, before) == 0
+    else:
+        prefix = f"aof{uuid.uuid4().hex[:8]}"
+        with OwnedRedis.running() as redis_server:
+            with RedisSaver.from_conn_string(redis_server.url, prefix=prefix) as saver:
+                saver.setup()
+                before = before_failure(saver, "aof", PER_GROUP, lag=lambda: None)
+            redis_server.kill()
+            redis_server.start()
+            restarted_at = time.monotonic()
+            with RedisSaver.from_conn_string(redis_server.url, prefix=prefix) as saver:
+                after = after_failure(saver, before, restarted_at)
+                assert lost_turns(saver, before) == 0
+    check(before, after, figures, f"{backend}-restart")

@@ -7,10 +7,11 @@ are per thread (the thread's lease row holds its current token) and floored at t
 so a promoted asynchronous standby -- which may have lost the latest lease rows -- never
 hands out a token again: every token it lost was issued in the past, below its clock.
 
-**Epochs**: ``lgm_epoch()`` names the server's history: its system identifier and the
-timeline it writes WAL on (``<system id>/<timeline as 8 hex digits>``). A promotion starts
-a new timeline, a restore into a new cluster has a new system identifier; a plain restart
-or a synchronous commit changes nothing. Every lease row records the epoch it was taken or
+**Epochs**: ``lgm_epoch()`` names the server's history: its system identifier, the
+timeline it writes WAL on and when the server started (``<system id>/<timeline as 8 hex
+digits>/<start ms>``). A promotion starts a new timeline, a restore into a new cluster has
+a new system identifier, a restart (crash recovery) a new start time: every event that ends
+the connections of the runs holding leases. Every lease row records the epoch it was taken or
 last renewed on, and a lease is *live* only while its epoch is the server's
 (``lgm_lease_live``): leases of runs that died with the old primary never make a thread
 busy on the new one. The value is computed once per session (a session never changes
@@ -58,7 +59,8 @@ BEGIN
     IF pg_is_in_recovery() THEN RETURN 'recovery'; END IF;
     BEGIN
         SELECT s.system_identifier::text || '/'
-            || substr(pg_walfile_name(pg_current_wal_lsn()), 1, 8)
+            || substr(pg_walfile_name(pg_current_wal_lsn()), 1, 8) || '/'
+            || floor(extract(epoch FROM pg_postmaster_start_time()) * 1000)::bigint::text
         INTO v_epoch FROM pg_control_system() AS s;
     EXCEPTION WHEN OTHERS THEN
         v_epoch := 'unknown';
