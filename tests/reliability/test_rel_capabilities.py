@@ -274,6 +274,7 @@ def test_no_refusal_discloses_a_token(
             with captured_logs() as logs:
                 produced, secrets, refused = h.scenario(case)
             leaked = disclosed(produced + logs.texts, secrets)
+            figures.add("capability_tokens_disclosed", len(leaked))
             assert not leaked, (case, produced, logs.texts)
             tried.append(1)
             refusals.append(int(refused))

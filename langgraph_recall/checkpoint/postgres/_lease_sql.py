@@ -169,7 +169,6 @@ def lease_migrations(thread_lock_class: int) -> list[str]:
     ]
 
 
-
 def acquire_lease(thread_lock_class: int) -> str:
     """The compare-and-set acquisition (named parameters ``thread``, ``owner``, ``ttl``,
     ``secret``): the thread's exclusive advisory lock first (so the acquisition waits for
