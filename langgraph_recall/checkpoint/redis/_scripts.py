@@ -77,7 +77,8 @@ end
 
 local function next_token(key, secret)
   local seq = math.max(sequence_of(redis.call('GET', key)) + 1, clock_ms(), 0)
-  local token = string.format('%d', seq) .. secret
+  -- canonical decimal text (what the workers send back): no leading zeros
+  local token = string.gsub(string.format('%d', seq) .. secret, '^0+(%d)', '%1')
   redis.call('SET', key, token, 'KEEPTTL')
   return token
 end
