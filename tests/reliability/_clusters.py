@@ -7,7 +7,8 @@ primary + replica, each on free ports in a private temporary directory, no Docke
   ``initdb``, start, stop (``immediate`` = a crash), ``pg_basebackup`` a standby, promote.
 * :class:`PostgresPair` — primary + hot standby streaming through a :class:`FreezingProxy`
   (so the standby can be made to lag: the primary acknowledges commits the standby never
-  receives), synchronous (``synchronous_standby_names``) or asynchronous. :meth:`fail_over`
+  receives; pausing replay with ``pg_wal_replay_pause()`` or ``recovery_min_apply_delay``
+  would not do: a promotion replays every WAL record the standby has received), synchronous (``synchronous_standby_names``) or asynchronous. :meth:`fail_over`
   crashes the primary, drops what the link still holds when the standby lags, and promotes
   the standby; :attr:`dsn` is a libpq multi-host DSN (``target_session_attrs=read-write``),
   what a deployment behind a failover manager uses.

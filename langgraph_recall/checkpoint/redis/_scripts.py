@@ -68,9 +68,10 @@ local function clock_ms()
   return tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000) - BASE_MS
 end
 
--- The sequence of a token (text); -1 for none.
+-- The sequence of a token (text; '~<token>': a deleted thread's floor); -1 for none.
 local function sequence_of(token)
   if not token then return -1 end
+  if string.sub(token, 1, 1) == '~' then token = string.sub(token, 2) end
   if #token <= 6 then return 0 end
   return tonumber(string.sub(token, 1, -7))
 end
@@ -170,7 +171,9 @@ local function guard(token)
   local current = redis.call('GET', FENCE)
   if current ~= token then
     local reason = 'gone'
-    if current then reason = live_lease(LEASE) and 'held' or 'free' end
+    if current and string.sub(current, 1, 1) ~= '~' then
+      reason = live_lease(LEASE) and 'held' or 'free'
+    end
     return redis.error_reply('LGM_STALE ' .. reason)
   end
   return false
@@ -438,8 +441,9 @@ return out
 # named after the thread is left -- the token key goes too. A holder's later writes are
 # still refused (no current token), and the thread's next token is floored at the server
 # clock, above every token handed out before. Only while the last token's sequence is not
-# yet below the clock (it was issued this very millisecond) does its key stay, for those
-# few milliseconds (at most 10 s after a clock step back), so the next one still exceeds it.
+# yet below the clock (it was issued this very millisecond) does its key stay, as the floor
+# '~<token>' that no write's token equals, for those few milliseconds (at most 10 s after a
+# clock step back), so the next token still exceeds it.
 # Returns 1.
 _DELETE_THREAD = r"""
 local last = redis.call('GET', FENCE)
@@ -447,7 +451,7 @@ redis.call('DEL', IDX, CP, REFS, BLOBS, W, WK, RUNS, FENCE, LEASE)
 redis.call('ZREM', REG, ARGV[2])
 if last then
   local wait = sequence_of(last) - clock_ms() + 1
-  if wait > 0 then redis.call('SET', FENCE, last, 'PX', math.min(wait, 10000)) end
+  if wait > 0 then redis.call('SET', FENCE, '~' .. last, 'PX', math.min(wait, 10000)) end
 end
 return 1
 """
