@@ -16,7 +16,7 @@ owner and token, so a retried release never frees somebody else's lease.
 Example:
     ```python
     from langgraph_recall.lease import InMemoryLeaseBackend, Lease
-    from langgraph_recall.lease._recovery import queue_of, release_or_queue
+    from langgraph_recall.lease._recovery import ReleaseQueue
 
     class Flaky(InMemoryLeaseBackend):
         down = True
@@ -28,10 +28,11 @@ Example:
 
     backend = Flaky()
     lease = backend.try_acquire("chat-1", "worker-a", ttl=30.0)
-    release_or_queue(backend, lease, ttl=30.0)  # fails: queued, not lost
-    assert len(queue_of(backend)) == 1
+    queue = ReleaseQueue()
+    queue.add(lease, ttl=30.0)  # what release_or_queue does when the release fails
+    assert queue.retry_sync(backend) == 0 and len(queue) == 1  # still down: kept
     backend.down = False
-    assert queue_of(backend).retry_sync(backend) == 1  # what the retrier does
+    assert queue.retry_sync(backend) == 1  # what the retrier (or the next acquire) does
     assert backend.try_acquire("chat-1", "worker-b", ttl=30.0) is not None
     ```
 """
@@ -47,12 +48,14 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from langgraph_recall.errors import LangGraphRecallError
 from langgraph_recall.lease._protocol import AsyncLeaseBackend, Lease, LeaseBackend
 
 __all__ = [
     "RETRY_DELAYS",
     "ReleaseQueue",
     "arelease_or_queue",
+    "describe_failure",
     "queue_of",
     "release_or_queue",
 ]
@@ -155,12 +158,20 @@ def queue_of(backend: object) -> ReleaseQueue:
         return queue
 
 
+def describe_failure(exc: BaseException) -> str:
+    """What a log line says about a backend failure: our own errors' messages (they never
+    carry a token or a password), only the type of anything else."""
+    if isinstance(exc, LangGraphRecallError):
+        return f"{type(exc).__name__}: {exc}"
+    return type(exc).__name__
+
+
 def _log_failure(lease: Lease, exc: BaseException) -> None:
     logger.warning(
         "releasing the lease on %r failed (%s); it is retried when the backend answers "
         "again, and this process's next run of the thread re-claims it",
         lease.thread_id,
-        type(exc).__name__,
+        describe_failure(exc),
     )
 
 

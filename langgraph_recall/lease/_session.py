@@ -46,7 +46,12 @@ from langgraph_recall.lease._policy import (
     renewal_verdict,
 )
 from langgraph_recall.lease._protocol import AsyncLeaseBackend, Lease, LeaseBackend
-from langgraph_recall.lease._recovery import arelease_or_queue, queue_of, release_or_queue
+from langgraph_recall.lease._recovery import (
+    arelease_or_queue,
+    describe_failure,
+    queue_of,
+    release_or_queue,
+)
 
 __all__ = [
     "LeaseRun",
@@ -201,7 +206,7 @@ def _renew_loop(
             renewed: bool | None = backend.renew(run.lease, options.ttl)
         except Exception as exc:  # the verdict decides whether a failure is fatal
             logger.warning(
-                "renewing the lease on %r failed (%s)", run.lease.thread_id, type(exc).__name__
+                "renewing the lease on %r failed (%s)", run.lease.thread_id, describe_failure(exc)
             )
             renewed = None
         if stop.is_set():
@@ -320,7 +325,7 @@ async def _arenew_loop(
             renewed: bool | None = await backend.arenew(run.lease, options.ttl)
         except Exception as exc:  # the verdict decides whether a failure is fatal
             logger.warning(
-                "renewing the lease on %r failed (%s)", run.lease.thread_id, type(exc).__name__
+                "renewing the lease on %r failed (%s)", run.lease.thread_id, describe_failure(exc)
             )
             renewed = None
         if stop.is_set():

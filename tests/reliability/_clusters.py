@@ -8,8 +8,9 @@ primary + replica, each on free ports in a private temporary directory, no Docke
 * :class:`PostgresPair` — primary + hot standby streaming through a :class:`FreezingProxy`
   (so the standby can be made to lag: the primary acknowledges commits the standby never
   receives; pausing replay with ``pg_wal_replay_pause()`` or ``recovery_min_apply_delay``
-  would not do: a promotion replays every WAL record the standby has received), synchronous (``synchronous_standby_names``) or asynchronous. :meth:`fail_over`
-  crashes the primary, drops what the link still holds when the standby lags, and promotes
+  would not do: a promotion replays every WAL record the standby has received),
+  synchronous (``synchronous_standby_names``) or asynchronous. :meth:`fail_over` crashes
+  the primary, drops what the link still holds when the standby lags, and promotes
   the standby; :attr:`dsn` is a libpq multi-host DSN (``target_session_attrs=read-write``),
   what a deployment behind a failover manager uses.
 * :class:`RedisPair` — primary + replica (:class:`OwnedRedis`) linked through a proxy in

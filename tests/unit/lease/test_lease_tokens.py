@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from langgraph_recall.lease import InMemoryLeaseBackend, Lease, LeaseOptions
+from langgraph_recall.errors import BackendUnavailableError
+from langgraph_recall.lease import InMemoryLeaseBackend, Lease, LeaseOptions, _recovery
 from langgraph_recall.lease._recovery import ReleaseQueue, queue_of, release_or_queue
 from langgraph_recall.lease._session import acquire, new_owner_id
 from langgraph_recall.lease._tokens import (
@@ -83,7 +85,11 @@ class Flaky(InMemoryLeaseBackend):
         super().release(lease)
 
 
-def test_a_worker_reclaims_its_own_lease_when_the_release_failed() -> None:
+def test_a_worker_reclaims_its_own_lease_when_the_release_failed(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # no background retrier: the next acquisition alone must release the worker's own lease
+    monkeypatch.setattr(_recovery, "_start_thread_retrier", lambda backend, queue: None)
     backend = Flaky()
     options = LeaseOptions.create(strategy="reject", ttl=30.0)
     lease = acquire(backend, "t", options)
@@ -110,3 +116,27 @@ def test_a_failed_release_is_retried_in_the_background() -> None:
         time.sleep(0.05)
         acquired = backend.try_acquire("bg", "b", 30.0)
     assert acquired is not None and len(queue_of(backend)) == 0
+
+
+class Unreachable(InMemoryLeaseBackend):
+    """Raises ``BackendUnavailableError`` for its first ``failures`` acquisitions."""
+
+    def __init__(self, failures: int) -> None:
+        super().__init__()
+        self.failures = failures
+
+    def try_acquire(self, thread_id: str, owner: str, ttl: float) -> Lease | None:
+        if self.failures:
+            self.failures -= 1
+            raise BackendUnavailableError("Redis at h:1 is unavailable (failing over)")
+        return super().try_acquire(thread_id, owner, ttl)
+
+
+def test_wait_rides_out_a_failover_and_reject_does_not() -> None:
+    waiting = LeaseOptions.create(strategy="wait", wait_timeout=5.0)
+    lease = acquire(Unreachable(3), "t", waiting, sleep=lambda _: None)
+    assert lease.thread_id == "t"
+    with pytest.raises(BackendUnavailableError):
+        acquire(Unreachable(1), "t", LeaseOptions.create(strategy="reject"))
+    with pytest.raises(BackendUnavailableError):  # down until the deadline: its own error
+        acquire(Unreachable(10**6), "t", waiting, sleep=lambda _: None)
