@@ -16,6 +16,7 @@ after the lost tokens were issued (its clock has moved past them). Invariants, o
 
 from __future__ import annotations
 
+import random
 import time
 import uuid
 from typing import Any
@@ -23,7 +24,7 @@ from typing import Any
 import psycopg
 import pytest
 import redis
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from langgraph_recall.errors import StaleWriteError, ThreadBusyError
@@ -134,13 +135,22 @@ def test_tokens_strictly_increase_across_state_loss(
             suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
         )
         @given(ops=st.lists(st.sampled_from(OPS), min_size=4, max_size=14), pick=st.randoms())
+        @example(  # a revocation by delete_for_runs, then writes with every token
+            ops=["acquire", "write_current", "delete_runs", "write", "acquire", "write"],
+            pick=random.Random(1),
+        )
+        @example(  # state loss: the tokens issued after the snapshot are lost
+            ops=["acquire", "snapshot", "acquire", "write_current", "lose", "acquire", "write"],
+            pick=random.Random(2),
+        )
         def run(ops: list[str], pick: Any) -> None:
             thread_id = f"order-{uuid.uuid4().hex[:10]}"
             issued: list[int] = []  # every token handed out for the thread, in order
             held: Lease | None = None
             current: int | None = None  # the token the server holds as current (model)
             snapshot: tuple[Any, int | None] | None = None
-            runs = False  # the thread holds checkpoints of its run (delete_for_runs fences)
+            runs = False  # the thread holds checkpoints of its runs (delete_for_runs fences)
+            run_ids: list[str] = []
             for n, op in enumerate(ops):
                 if op == "acquire":  # the previous holder died: its lease ran out
                     state.expire(thread_id)
@@ -151,7 +161,6 @@ def test_tokens_strictly_increase_across_state_loss(
                     issued.append(lease.token)
                     counts["issued"] += 1
                     held, current = lease, lease.token
-                    runs = False
                 elif op == "renew" and held is not None:
                     leases.renew(held, 30.0)
                 elif op == "release" and held is not None:
@@ -163,7 +172,7 @@ def test_tokens_strictly_increase_across_state_loss(
                     saver.delete_thread(thread_id)
                     held, current, runs = None, None, False
                 elif op == "delete_runs":
-                    saver.delete_for_runs([f"run-{thread_id}"])
+                    saver.delete_for_runs(run_ids)
                     if runs:  # it deleted checkpoints: the lease is revoked, a new token set
                         held, current, runs = None, -1, False
                         counts["revoked"] += 1
@@ -172,7 +181,9 @@ def test_tokens_strictly_increase_across_state_loss(
                     if op == "write_current" and current in issued:
                         token = current
                     counts["writes"] += 1
-                    run_id = f"run-{thread_id}"
+                    # a fresh run id per write: LangGraph does not run a run id it has finished
+                    run_id = f"run-{thread_id}-{n}"
+                    run_ids.append(run_id)
                     configurable = {"thread_id": thread_id, "run_id": run_id}
                     config = {"configurable": {**configurable, FENCE_CONFIG_KEY: token}}
                     try:
