@@ -15,7 +15,7 @@ from redis_saver_helpers import contents, scan_keys
 
 from langgraph_recall.checkpoint.redis import AsyncRedisSaver, RedisLeaseBackend, RedisSaver
 from langgraph_recall.errors import LeaseLostError, StaleWriteError, ThreadBusyError
-from langgraph_recall.lease import with_thread_lease
+from langgraph_recall.lease import Lease, with_thread_lease
 from langgraph_recall.lease._protocol import (
     FENCE_CONFIG_KEY,
     AsyncLeaseBackend,
@@ -257,3 +257,24 @@ def test_delete_thread_leaves_no_key_naming_the_thread(
     assert saver.get_tuple({"configurable": {"thread_id": "zhang-private-thread"}}) is None
     fresh = leases.try_acquire("zhang-private-thread", "worker-b", ttl=5.0)
     assert fresh is not None and fresh.token > lease.token
+
+
+def test_a_lease_written_by_the_previous_version_is_honoured(
+    saver: RedisSaver, raw_redis: redis.Redis
+) -> None:
+    """An upgrade mid-lease: a lease key in the 0.1 format (``<token>|<owner>``, no epoch)
+    counts as live by its TTL; its holder's token still writes; its renewal moves it to the
+    current format (with the server's epoch); and the next token is above the old one."""
+    keys = saver._thread_keys("legacy")
+    raw_redis.set(keys.fence, "1796073854237297")
+    raw_redis.set(keys.lease, "1796073854237297|worker-old", px=30_000)
+    leases = saver.lease_backend()
+    assert leases.try_acquire("legacy", "worker-new", ttl=5.0) is None
+    graph = chat_graph(saver)
+    graph.invoke({"messages": [HumanMessage(content="old")]}, fenced("legacy", 1796073854237297))
+    held = Lease("legacy", "worker-old", 1796073854237297)
+    assert leases.renew(held, 5.0) is True
+    assert raw_redis.get(keys.lease).startswith(b"@1796073854237297|")
+    leases.release(held)
+    fresh = leases.try_acquire("legacy", "worker-new", ttl=5.0)
+    assert fresh is not None and fresh.token > held.token
