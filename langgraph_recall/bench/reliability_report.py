@@ -215,7 +215,30 @@ def summarise(figures: dict[str, Any], run: dict[str, Any]) -> list[tuple[str, s
             "deadlocks counted by the server under mixed concurrent store writes",
             str(figures.get("store_bookkeeping_deadlocks", "n/a")),
         ),
+        # ---- fencing across server state loss, capabilities never disclosed
+        (
+            "tokens issued around failovers and restores / handed out again / late writes "
+            "of earlier holders accepted",
+            f"{figures.get('failover_tokens_tried', 0)} / "
+            f"{figures.get('failover_tokens_reissued', 'n/a')} / "
+            f"{figures.get('failover_stale_writes_accepted', 'n/a')} of "
+            f"{figures.get('failover_stale_writes_tried', 0)}",
+        ),
+        (
+            "slowest thread leased again after a promotion, restore or restart (TTL 30 s)",
+            _seconds(_max(_matching(figures, "failover_usable_after_s["))),
+        ),
+        (
+            "refusal cases searched for disclosed fencing tokens / tokens found",
+            f"{figures.get('capability_cases_tried', 0)} / "
+            f"{figures.get('capability_tokens_disclosed', 'n/a')}",
+        ),
     ]
+
+
+def _matching(figures: dict[str, Any], prefix: str) -> list[float]:
+    """The values of every figure whose name starts with ``prefix`` (one per label)."""
+    return [float(v) for k, v in figures.items() if k.startswith(prefix)]
 
 
 def _soak(soak: Any) -> str:

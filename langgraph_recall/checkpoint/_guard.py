@@ -46,6 +46,7 @@ __all__ = [
     "POSTGRES_HINT",
     "REDIS_HINT",
     "RETENTION_HINT",
+    "STALE_REASONS",
     "busy_error",
     "missing_blobs_error",
     "missing_parent_error",
@@ -145,20 +146,40 @@ def busy_error(thread_id: str | Sequence[str], operation: str) -> ThreadBusyErro
     )
 
 
-def stale_error(thread_id: str, token: int | str, current: int | str | None) -> StaleWriteError:
+STALE_REASONS: dict[str, str] = {
+    "held": "another worker holds the thread's lease now",
+    "free": (
+        "the thread's lease moved on since (taken and released by another worker, or "
+        "revoked by delete_for_runs)"
+    ),
+    "gone": (
+        "the thread has no lease any more (deleted, swept or expired, or lost by a server "
+        "that failed over or restarted from an older snapshot)"
+    ),
+}
+"""Why a fenced write was refused (the guards' reason codes), in words. A refusal names
+what happened, never a token: a token in an error would be a key to the thread."""
+
+
+def stale_error(thread_id: str, reason: str) -> StaleWriteError:
     """The error for a write whose fencing token is not the thread's current one.
+
+    ``reason`` is the guard's code (:data:`STALE_REASONS`); the message carries no token,
+    neither the write's nor the current one.
 
     Example:
         ```python
         from langgraph_recall.checkpoint._guard import stale_error
 
-        assert "fencing token 3" in str(stale_error("t", 3, 4))
+        err = stale_error("t", "held")
+        assert "another worker holds" in str(err) and "Nothing was written" in str(err)
         ```
     """
+    what = STALE_REASONS.get(reason, "the thread's fencing token changed")
     return StaleWriteError(
-        f"write to thread {thread_id!r} carries fencing token {token}, but the thread's "
-        f"current token is {current}: this worker lost its lease or the thread was deleted. "
-        "Nothing was written; re-acquire the lease and reload the thread."
+        f"write to thread {thread_id!r} was refused: its fencing token is no longer the "
+        f"thread's current one ({what}), so this worker lost its lease. Nothing was "
+        "written; re-acquire the lease and reload the thread."
     )
 
 

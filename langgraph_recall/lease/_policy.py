@@ -273,8 +273,10 @@ def busy_message(thread_id: str, strategy: Strategy, waited: float) -> str:
             "with_thread_lease(..., strategy='wait') to queue behind the running turn"
         )
     return (
-        f"thread {thread_id!r} is still busy after waiting {waited:.1f}s for its lease; "
-        "raise wait_timeout or retry later"
+        f"thread {thread_id!r} is still busy after waiting {waited:.1f}s for its lease: a "
+        "run on the server's current history holds it and keeps renewing it (a lease whose "
+        "holder died frees itself after its ttl; one taken before the server failed over or "
+        "restarted does not count). Raise wait_timeout or retry later"
     )
 
 

@@ -2,20 +2,28 @@
 
 A *lease* gives one worker the exclusive right to run a ``thread_id`` for ``ttl``
 seconds (renewed while the run lasts). Each successful acquisition returns a
-**fencing token**: an integer that strictly increases per thread. While a graph runs
+**fencing token**: an integer that strictly increases per thread, carries random digits
+nobody else can guess (:mod:`langgraph_recall.lease._tokens`), and is never handed out
+twice, not even by a server that lost recent writes. While a graph runs
 under a lease, the token travels in ``config["configurable"][FENCE_CONFIG_KEY]``; our
 checkpointers then check, *atomically with the write*, that the token is still the
 thread's current one and raise :class:`~langgraph_recall.errors.StaleWriteError`
 (writing nothing) otherwise. ``delete_thread`` advances the thread's token too, so a
 late write from a worker that started before the delete cannot resurrect the thread.
 
-Backends: ``langgraph_recall.checkpoint.redis`` (``SET NX PX`` + ``INCR``) and
-``langgraph_recall.checkpoint.postgres`` (a lease row updated with compare-and-set).
+Every lease also records the *epoch* of the server it was taken or last renewed on (the
+server's history: Postgres' system identifier and timeline, Redis' run id). A lease whose
+epoch is gone -- the server restarted from a snapshot or a replica was promoted since -- no
+longer makes its thread busy: its holder's connection died with that history.
+
+Backends: ``langgraph_recall.checkpoint.redis`` (a lease key and a token key per thread,
+in Lua) and ``langgraph_recall.checkpoint.postgres`` (a lease row updated with
+compare-and-set).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
 __all__ = ["FENCE_CONFIG_KEY", "AsyncLeaseBackend", "Lease", "LeaseBackend"]
@@ -30,15 +38,30 @@ The ``__`` prefix keeps LangGraph from copying it into checkpoint metadata."""
 class Lease:
     """A held lease on one thread.
 
+    ``owner`` and ``token`` are the holder's secrets (with them one can renew, release or
+    write through the lease), so the ``repr`` never shows them.
+
     Attributes:
         thread_id: The leased thread.
-        owner: Unique id of the holder (one per acquisition).
-        token: Fencing token; strictly increasing per thread across acquisitions and deletes.
+        owner: Unique, unguessable id of the holder (one per acquisition).
+        token: Fencing token; strictly increasing per thread across acquisitions and
+            deletes, with random low digits.
+
+    Example:
+        ```python
+        from langgraph_recall.lease import Lease
+
+        lease = Lease("chat-1", "host:1:secret-owner", 123_456_789)
+        assert "123456789" not in repr(lease) and "secret-owner" not in repr(lease)
+        ```
     """
 
     thread_id: str
-    owner: str
-    token: int
+    owner: str = field(repr=False)
+    token: int = field(repr=False)
+
+    def __repr__(self) -> str:
+        return f"Lease(thread_id={self.thread_id!r}, owner=<hidden>, token=<hidden>)"
 
 
 @runtime_checkable

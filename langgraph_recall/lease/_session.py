@@ -8,7 +8,9 @@ backend. Both follow the same steps; the decisions come from
 1. acquire (``reject``: one attempt; ``wait``: bounded backoff until ``wait_timeout``),
 2. renew every ``renew_every`` seconds while the run lasts; when the lease is lost,
    ask LangGraph to stop the run at the next step (``RunControl.request_drain``),
-3. release in ``finally`` and turn a drained / fenced-out run into ``LeaseLostError``.
+3. release in ``finally`` (a failed release is queued and retried when the backend answers
+   again: :mod:`langgraph_recall.lease._recovery`) and turn a drained / fenced-out run into
+   ``LeaseLostError``.
 """
 
 from __future__ import annotations
@@ -18,16 +20,22 @@ import importlib
 import logging
 import os
 import random
+import secrets
 import socket
 import threading
 import time
-import uuid
 from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-from langgraph_recall.errors import LeaseLostError, StaleWriteError, ThreadBusyError
+from langgraph_recall.errors import (
+    BackendUnavailableError,
+    LeaseLostError,
+    StaleWriteError,
+    ThreadBusyError,
+    TransientError,
+)
 from langgraph_recall.lease._policy import (
     DRAIN_REASON_PREFIX,
     LeaseOptions,
@@ -38,6 +46,12 @@ from langgraph_recall.lease._policy import (
     renewal_verdict,
 )
 from langgraph_recall.lease._protocol import AsyncLeaseBackend, Lease, LeaseBackend
+from langgraph_recall.lease._recovery import (
+    arelease_or_queue,
+    describe_failure,
+    queue_of,
+    release_or_queue,
+)
 
 __all__ = [
     "LeaseRun",
@@ -51,13 +65,18 @@ __all__ = [
 
 logger = logging.getLogger("langgraph_recall.lease")
 
+_BACKEND_DOWN = (BackendUnavailableError, TransientError)
+"""Acquisition failures the ``wait`` strategy rides out (the backend may be failing over)."""
+
 _RUN_CONTROL: Any = getattr(importlib.import_module("langgraph.runtime"), "RunControl", None)
 _GRAPH_DRAINED: Any = getattr(importlib.import_module("langgraph.errors"), "GraphDrained", None)
 
 
 def new_owner_id() -> str:
-    """A unique lease owner id naming this host and process (handy in backend dumps)."""
-    return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:12]}"
+    """A unique, unguessable lease owner id: this host and process (handy in backend dumps),
+    then 128 random bits. (With the owner id a retried acquisition gets its lease back, so
+    it is a secret of the acquisition like the token.)"""
+    return f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(16)}"
 
 
 def _jitter() -> Iterator[float]:
@@ -121,22 +140,40 @@ def acquire(
 ) -> Lease:
     """Take the lease on ``thread_id`` following ``options.strategy``.
 
+    First, a lease of this thread that this process failed to release (an outage cut its
+    run) is released: the worker re-claims its own lease instead of waiting for it. With
+    ``wait``, a backend that does not answer (a failover in progress) is retried like a
+    busy thread until ``wait_timeout``.
+
     Raises:
         ThreadBusyError: The thread stayed busy (at once for ``reject``).
+        BackendUnavailableError: The backend did not answer (``wait``: until the deadline).
     """
     owner = new_owner_id()
-    lease = backend.try_acquire(thread_id, owner, options.ttl)
-    if lease is not None:
-        return lease
-    if options.strategy == "wait":
-        started = time.monotonic()
-        for delay in backoff_delays(options.wait_timeout, jitter=_jitter()):
+    queue = queue_of(backend)
+    if len(queue):
+        queue.retry_sync(backend, thread_id)
+    if options.strategy != "wait":
+        lease = backend.try_acquire(thread_id, owner, options.ttl)
+        if lease is not None:
+            return lease
+        raise ThreadBusyError(busy_message(thread_id, "reject", 0.0))
+    started = time.monotonic()
+    failure: Exception | None = None
+    for delay in (0.0, *backoff_delays(options.wait_timeout, jitter=_jitter())):
+        if delay:
             sleep(delay)
+        try:
             lease = backend.try_acquire(thread_id, owner, options.ttl)
-            if lease is not None:
-                return lease
-        raise ThreadBusyError(busy_message(thread_id, "wait", time.monotonic() - started))
-    raise ThreadBusyError(busy_message(thread_id, "reject", 0.0))
+        except _BACKEND_DOWN as exc:
+            failure = exc
+            continue
+        if lease is not None:
+            return lease
+        failure = None
+    if failure is not None:
+        raise failure
+    raise ThreadBusyError(busy_message(thread_id, "wait", time.monotonic() - started))
 
 
 def _judge_renewal(
@@ -152,7 +189,8 @@ def _judge_renewal(
     if verdict is RenewalVerdict.RETRY:
         return last_renewed_at
     run.mark_lost(
-        "the backend refused the renewal (expired and taken over, or thread deleted)"
+        "the backend refused the renewal: the lease expired or its server failed over or "
+        "restarted, and another worker took the thread; or the thread was deleted"
         if renewed is False
         else f"could not renew for {options.ttl:g}s"
     )
@@ -167,7 +205,9 @@ def _renew_loop(
         try:
             renewed: bool | None = backend.renew(run.lease, options.ttl)
         except Exception as exc:  # the verdict decides whether a failure is fatal
-            logger.warning("renewing the lease on %r failed: %r", run.lease.thread_id, exc)
+            logger.warning(
+                "renewing the lease on %r failed (%s)", run.lease.thread_id, describe_failure(exc)
+            )
             renewed = None
         if stop.is_set():
             return  # the run ended while this renewal was in flight
@@ -175,15 +215,6 @@ def _renew_loop(
         if held_at is None:
             return
         last_renewed_at = held_at
-
-
-def _log_release_failure(lease: Lease, exc: BaseException) -> None:
-    # the lease expires after ttl anyway; never mask the run's own outcome
-    logger.warning(
-        "releasing the lease on %r failed (it expires on its own after ttl): %r",
-        lease.thread_id,
-        exc,
-    )
 
 
 @contextmanager
@@ -214,10 +245,8 @@ def held_lease(
     finally:
         stop.set()
         renewer.join(timeout=options.ttl)  # a renewal hung on the network must not hang the run
-        try:
-            backend.release(run.lease)
-        except Exception as exc:
-            _log_release_failure(run.lease, exc)
+        # a failed release is queued and retried (never masks the run's own outcome)
+        release_or_queue(backend, run.lease, options.ttl)
 
 
 # --------------------------------------------------------------------------- async shell
@@ -256,18 +285,30 @@ class ThreadedAsyncLeaseBackend:
 async def aacquire(backend: AsyncLeaseBackend, thread_id: str, options: LeaseOptions) -> Lease:
     """Async :func:`acquire`."""
     owner = new_owner_id()
-    lease = await backend.atry_acquire(thread_id, owner, options.ttl)
-    if lease is not None:
-        return lease
-    if options.strategy == "wait":
-        started = time.monotonic()
-        for delay in backoff_delays(options.wait_timeout, jitter=_jitter()):
+    queue = queue_of(backend)
+    if len(queue):
+        await queue.retry_async(backend, thread_id)
+    if options.strategy != "wait":
+        lease = await backend.atry_acquire(thread_id, owner, options.ttl)
+        if lease is not None:
+            return lease
+        raise ThreadBusyError(busy_message(thread_id, "reject", 0.0))
+    started = time.monotonic()
+    failure: Exception | None = None
+    for delay in (0.0, *backoff_delays(options.wait_timeout, jitter=_jitter())):
+        if delay:
             await asyncio.sleep(delay)
+        try:
             lease = await backend.atry_acquire(thread_id, owner, options.ttl)
-            if lease is not None:
-                return lease
-        raise ThreadBusyError(busy_message(thread_id, "wait", time.monotonic() - started))
-    raise ThreadBusyError(busy_message(thread_id, "reject", 0.0))
+        except _BACKEND_DOWN as exc:
+            failure = exc
+            continue
+        if lease is not None:
+            return lease
+        failure = None
+    if failure is not None:
+        raise failure
+    raise ThreadBusyError(busy_message(thread_id, "wait", time.monotonic() - started))
 
 
 async def _arenew_loop(
@@ -283,7 +324,9 @@ async def _arenew_loop(
         try:
             renewed: bool | None = await backend.arenew(run.lease, options.ttl)
         except Exception as exc:  # the verdict decides whether a failure is fatal
-            logger.warning("renewing the lease on %r failed: %r", run.lease.thread_id, exc)
+            logger.warning(
+                "renewing the lease on %r failed (%s)", run.lease.thread_id, describe_failure(exc)
+            )
             renewed = None
         if stop.is_set():
             return  # the run ended while this renewal was in flight
@@ -318,7 +361,4 @@ async def aheld_lease(
         except asyncio.TimeoutError:
             logger.warning("lease renewal on %r did not stop within ttl", thread_id)
         finally:
-            try:
-                await backend.arelease(run.lease)
-            except Exception as exc:
-                _log_release_failure(run.lease, exc)
+            await arelease_or_queue(backend, run.lease, options.ttl)

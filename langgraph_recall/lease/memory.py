@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from langgraph_recall.lease._protocol import Lease
+from langgraph_recall.lease._tokens import CLOCK_BASE_MS, next_token, secret_part
 
 __all__ = ["InMemoryLeaseBackend"]
 
@@ -27,6 +28,9 @@ class _Holder:
 class InMemoryLeaseBackend:
     """Leases and fencing tokens kept in a dict, guarded by a lock (sync and async API).
 
+    Tokens follow the layout of the database backends (:mod:`~langgraph_recall.lease._tokens`):
+    random low digits, strictly increasing per thread.
+
     Args:
         clock: Monotonic clock in seconds (injectable for tests).
 
@@ -36,10 +40,10 @@ class InMemoryLeaseBackend:
 
         backend = InMemoryLeaseBackend()
         lease = backend.try_acquire("chat-1", "worker-a", ttl=10.0)
-        assert lease is not None and lease.token == 1
+        assert lease is not None and backend.current_token("chat-1") == lease.token
         assert backend.try_acquire("chat-1", "worker-b", ttl=10.0) is None
         backend.release(lease)
-        assert backend.try_acquire("chat-1", "worker-b", ttl=10.0).token == 2
+        assert backend.try_acquire("chat-1", "worker-b", ttl=10.0).token > lease.token
         ```
     """
 
@@ -49,14 +53,23 @@ class InMemoryLeaseBackend:
         self._holders: dict[str, _Holder] = {}
         self._tokens: dict[str, int] = {}
 
+    def _next(self, thread_id: str) -> int:
+        now_ms = int(time.time() * 1000) - CLOCK_BASE_MS
+        token = next_token(self._tokens.get(thread_id), now_ms=now_ms, secret=secret_part())
+        self._tokens[thread_id] = token
+        return token
+
     def try_acquire(self, thread_id: str, owner: str, ttl: float) -> Lease | None:
         """Take the lease if it is free or expired; ``None`` if someone else holds it."""
         with self._lock:
             now = self._clock()
             holder = self._holders.get(thread_id)
             if holder is not None and holder.expires_at > now:
+                if holder.owner == owner:  # a retried acquisition gets its lease back
+                    holder.expires_at = now + ttl
+                    return Lease(thread_id=thread_id, owner=owner, token=holder.token)
                 return None
-            token = self._tokens.get(thread_id, 0) + 1
+            token = self._next(thread_id)
             self._tokens[thread_id] = token
             self._holders[thread_id] = _Holder(owner=owner, token=token, expires_at=now + ttl)
             return Lease(thread_id=thread_id, owner=owner, token=token)
@@ -86,8 +99,7 @@ class InMemoryLeaseBackend:
     def advance(self, thread_id: str) -> int:
         """Invalidate any lease on ``thread_id`` (e.g. on delete); returns the new token."""
         with self._lock:
-            token = self._tokens.get(thread_id, 0) + 1
-            self._tokens[thread_id] = token
+            token = self._next(thread_id)
             self._holders.pop(thread_id, None)
             return token
 

@@ -88,8 +88,9 @@ print("after release, worker A ran the turn:", len(state["messages"]), "messages
 
 # %% [markdown]
 # ### Fencing: a late write from a worker that lost its lease is rejected
-# Every acquisition increments the thread's fencing token; a write carrying an older token
-# raises `StaleWriteError` and writes nothing.
+# Every acquisition gives the thread a new fencing token (larger than the last, with random
+# digits nobody else can guess); a write carrying an older token raises `StaleWriteError`,
+# writes nothing, and the error says what happened without showing any token.
 
 # %%
 old = leases_b.try_acquire("support-42", "worker-b", 10.0)

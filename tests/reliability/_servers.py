@@ -3,8 +3,13 @@
 * :class:`OwnedRedis` — a private ``redis-server`` (or the binary named by
   ``$LANGGRAPH_RECALL_TEST_REDIS_SERVER``, e.g. Valkey's) on a free port with its own
   data directory, ``--appendonly yes --appendfsync always`` (every acknowledged write is
-  on disk before the reply), that a test may SIGKILL, SIGSTOP and restart on the same
-  port. The shared server on 6379 is never touched.
+  on disk before the reply) or, with ``persistence="rdb"``, Redis' default persistence
+  (snapshots only: :meth:`OwnedRedis.snapshot`), optionally a replica of another server;
+  a test may SIGKILL, SIGSTOP and restart it on the same port. The shared server on 6379
+  is never touched. Replica pairs and Postgres clusters are in
+  :mod:`tests.reliability._clusters`.
+* :class:`TcpProxy` / :class:`FreezingProxy` — a forwarder that can cut every connection,
+  or hold every byte (a replication link that lags).
 * :func:`terminate_backends` — ``pg_terminate_backend`` for every backend of ONE
   database (the test's own), from an admin session on another database.
 * :func:`table_snapshot` / :func:`rows_containing` — a full text dump of every user
@@ -33,6 +38,7 @@ from psycopg.conninfo import conninfo_to_dict, make_conninfo
 __all__ = [
     "REDIS_SERVER_ENV",
     "BackendKiller",
+    "FreezingProxy",
     "OwnedRedis",
     "TcpProxy",
     "admin_dsn_for",
@@ -74,10 +80,25 @@ class OwnedRedis:
         ```
     """
 
-    def __init__(self, workdir: Path, port: int | None = None, *, durable: bool = True) -> None:
+    def __init__(
+        self,
+        workdir: Path,
+        port: int | None = None,
+        *,
+        durable: bool = True,
+        persistence: str | None = None,
+        replica_of: tuple[str, int] | None = None,
+    ) -> None:
+        """``persistence``: ``"aof"`` (default when ``durable``), ``"rdb"`` (snapshots
+        only, taken by :meth:`snapshot`: what Redis does by default, minus the timer) or
+        ``"none"``; ``replica_of``: the ``(host, port)`` this server replicates."""
         self.workdir = workdir
         self.port = port or free_port()
         self.durable = durable
+        self.persistence = persistence or ("aof" if durable else "none")
+        if self.persistence not in ("aof", "rdb", "none"):
+            raise ValueError(f"unknown persistence {self.persistence!r}")
+        self.replica_of = replica_of
         self.process: subprocess.Popen[bytes] | None = None
         self.kills = 0
         self.restarts = 0
@@ -88,11 +109,19 @@ class OwnedRedis:
 
     @classmethod
     @contextlib.contextmanager
-    def running(cls, *, durable: bool = True) -> Iterator[OwnedRedis]:
+    def running(
+        cls,
+        *,
+        durable: bool = True,
+        persistence: str | None = None,
+        replica_of: tuple[str, int] | None = None,
+    ) -> Iterator[OwnedRedis]:
         """Start a server in a temporary directory; stop it and delete the directory after
         (``durable=False``: no AOF, for a session's plain test server)."""
         with tempfile.TemporaryDirectory(prefix="lgm-redis-") as workdir:
-            server = cls(Path(workdir), durable=durable)
+            server = cls(
+                Path(workdir), durable=durable, persistence=persistence, replica_of=replica_of
+            )
             server.start()
             try:
                 yield server
@@ -116,15 +145,22 @@ class OwnedRedis:
                 "--dir",
                 str(self.workdir),
                 "--appendonly",
-                "yes" if self.durable else "no",
+                "yes" if self.persistence == "aof" else "no",
                 "--appendfsync",
                 "always",
                 "--save",
                 "",
+                "--dbfilename",
+                "dump.rdb",
                 "--daemonize",
                 "no",
                 "--protected-mode",
                 "no",
+                *(
+                    ["--replicaof", self.replica_of[0], str(self.replica_of[1])]
+                    if self.replica_of
+                    else []
+                ),
             ],
             stdout=log,
             stderr=subprocess.STDOUT,
@@ -153,6 +189,35 @@ class OwnedRedis:
                     pass
                 if time.monotonic() > deadline:
                     raise RuntimeError(f"redis-server on port {self.port} did not come up")
+                time.sleep(0.02)
+        finally:
+            client.close()
+
+    def client(self, **options: Any) -> Any:
+        """A ``redis.Redis`` on this server (the caller closes it)."""
+        import redis
+
+        return redis.Redis(port=self.port, socket_timeout=5.0, **options)
+
+    def snapshot(self, timeout: float = 10.0) -> None:
+        """``BGSAVE`` and wait until the snapshot is on disk (what ``save`` does on a timer)."""
+        client = self.client()
+        try:
+            before = int(client.lastsave().timestamp())
+            time.sleep(1.05)  # LASTSAVE has a one-second resolution
+            client.bgsave()
+            deadline = time.monotonic() + timeout
+            while True:
+                info = client.info("persistence")
+                if (
+                    not info["rdb_bgsave_in_progress"]
+                    and int(client.lastsave().timestamp()) > before
+                ):
+                    if info["rdb_last_bgsave_status"] != "ok":
+                        raise RuntimeError("BGSAVE failed")
+                    return
+                if time.monotonic() > deadline:
+                    raise RuntimeError("BGSAVE did not finish")
                 time.sleep(0.02)
         finally:
             client.close()
@@ -401,6 +466,11 @@ class TcpProxy:
     def _before_forward(self) -> None:
         """Called before each chunk is forwarded (a subclass may hold it there)."""
 
+    @property
+    def address(self) -> tuple[str, int]:
+        """Where clients connect: ``("127.0.0.1", port)``."""
+        return ("127.0.0.1", self.port)
+
     def _pump(self, source: socket.socket, sink: socket.socket) -> None:
         try:
             while chunk := source.recv(65536):
@@ -412,3 +482,28 @@ class TcpProxy:
             for sock in (source, sink):
                 with contextlib.suppress(OSError):
                     sock.shutdown(socket.SHUT_RDWR)
+
+
+class FreezingProxy(TcpProxy):
+    """:class:`TcpProxy` that can hold every byte (:meth:`freeze`) until :meth:`thaw`.
+
+    In front of a replication link it makes a replica lag: the primary acknowledges writes
+    the replica never receives. ``freeze``, then :meth:`cut` (drop what is held) and
+    ``thaw`` loses them for good -- an asynchronous replica's lag window at a failover.
+    """
+
+    def __init__(self, upstream: tuple[str, int]) -> None:
+        super().__init__(upstream)
+        self.thawed = threading.Event()
+        self.thawed.set()
+
+    def freeze(self) -> None:
+        """Hold every byte from now on."""
+        self.thawed.clear()
+
+    def thaw(self) -> None:
+        """Forward again (whatever is still held on live connections goes through)."""
+        self.thawed.set()
+
+    def _before_forward(self) -> None:
+        self.thawed.wait()

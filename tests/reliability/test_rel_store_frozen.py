@@ -11,7 +11,6 @@ store works without a restart.
 from __future__ import annotations
 
 import asyncio
-import threading
 import time
 from typing import Any
 
@@ -20,23 +19,11 @@ from psycopg.conninfo import conninfo_to_dict, make_conninfo
 from langgraph_recall.errors import BackendUnavailableError
 from langgraph_recall.store.postgres import AsyncPostgresMemoryStore
 from tests.reliability._figures import Figures
-from tests.reliability._servers import TcpProxy
+from tests.reliability._servers import FreezingProxy
 from tests.reliability.conftest import index_config
 
 TIMEOUT = 1.0
 EPSILON = 1.5
-
-
-class FreezingProxy(TcpProxy):
-    """:class:`TcpProxy` that can hold every byte (``freeze``) until ``thaw``."""
-
-    def __init__(self, upstream: tuple[str, int]) -> None:
-        super().__init__(upstream)
-        self.thawed = threading.Event()
-        self.thawed.set()
-
-    def _before_forward(self) -> None:
-        self.thawed.wait()
 
 
 async def test_queued_calls_to_a_frozen_server_fail_within_one_timeout(

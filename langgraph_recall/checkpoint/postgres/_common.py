@@ -297,7 +297,7 @@ def check_verdict(write: GuardedWrite, rows: Rows) -> list[str]:
         write = GuardedWrite("t", "put", token=3)
         assert check_verdict(write, [{"refusal": None}]) == []
         assert check_verdict(write, [{"refusal": ["blobs", "messages"]}]) == ["messages"]
-        # check_verdict(write, [{"refusal": ["stale", "4"]}]) raises StaleWriteError
+        # check_verdict(write, [{"refusal": ["stale", "held"]}]) raises StaleWriteError
         ```
     """
     verdict = rows[0]["refusal"] if rows else None
@@ -307,7 +307,7 @@ def check_verdict(write: GuardedWrite, rows: Rows) -> list[str]:
     if code == "busy":
         raise _guard.busy_error(write.thread_id, write.operation)
     if code == "stale":
-        raise _guard.stale_error(write.thread_id, write.token or "none", verdict[1])
+        raise _guard.stale_error(write.thread_id, verdict[1] if len(verdict) > 1 else "")
     if code == "parent":
         raise _guard.missing_parent_error(
             write.thread_id,

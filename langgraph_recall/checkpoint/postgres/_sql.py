@@ -24,6 +24,8 @@ from langgraph.checkpoint.postgres.base import MIGRATIONS as OFFICIAL_MIGRATIONS
 from langgraph.checkpoint.postgres.base import SELECT_SQL as OFFICIAL_SELECT_SQL
 from langgraph.checkpoint.serde.types import TASKS
 
+from langgraph_recall.checkpoint.postgres import _lease_sql
+
 __all__ = [
     "ACQUIRE_LEASE",
     "ACTIVITY_FORGET",
@@ -109,6 +111,8 @@ LGM_INSERT_VERSION = (
 THREAD_LOCK_CLASS = 1_818_717_489
 """First key of every per-thread advisory lock (the second is ``hashtext(thread_id)``)."""
 
+# The first write guard, as migration 7 created it (superseded by the epoch-aware one of
+# _lease_sql, appended below; kept verbatim: migrations are append-only).
 _WRITE_GUARD_FUNCTION = f"""
 CREATE OR REPLACE FUNCTION lgm_write_guard(
     p_thread text, p_ns text, p_token bigint, p_parent text,
@@ -235,6 +239,8 @@ ON CONFLICT (thread_id) DO NOTHING""",
     # the parent rule: refuse only a parent retention deleted (never one never written)
     'ALTER TABLE lgm_thread_activity ADD COLUMN IF NOT EXISTS pruned_through TEXT COLLATE "C"',
     _PUT_GUARD_FUNCTION,
+    # epochs and unguessable, clock-floored tokens (the sequence above is no longer used)
+    *_lease_sql.lease_migrations(THREAD_LOCK_CLASS),
 ]
 """Our own migrations; the list position is the version. Append only."""
 
@@ -536,18 +542,8 @@ DELETE_THREADS: tuple[str, ...] = (
 )
 """Everything of the given threads (one ``text[]`` parameter each)."""
 
-FORGET_LEASES = "DELETE FROM lgm_thread_leases WHERE thread_id = ANY(%s)"
-"""Drop the lease rows of deleted threads: a holder's later writes are refused (its token
-is no longer the thread's), and the next acquisition draws a token from
-``lgm_lease_tokens``, above every token issued before -- nothing names the thread after."""
-
-REVOKE_LEASES = """
-UPDATE lgm_thread_leases
-SET token = nextval('lgm_lease_tokens'), owner = '', expires_at = '-infinity'::timestamptz
-WHERE thread_id = ANY(%s)
-"""
-"""Free the leases of threads that lost checkpoints but live on (``delete_for_runs``): the
-holder's later writes are refused."""
+FORGET_LEASES = _lease_sql.FORGET_LEASES
+REVOKE_LEASES = _lease_sql.REVOKE_LEASES
 
 ACTIVITY_FORGET = "DELETE FROM lgm_thread_activity WHERE thread_id = ANY(%s)"
 
@@ -692,31 +688,6 @@ exclusively until the sweep commits)."""
 
 # --------------------------------------------------------------------------- leases
 
-ACQUIRE_LEASE = f"""
-WITH locked AS MATERIALIZED (
-    SELECT pg_advisory_xact_lock({THREAD_LOCK_CLASS}, hashtext(%s::text)) AS done
-)
-INSERT INTO lgm_thread_leases AS l (thread_id, owner, token, expires_at)
-SELECT %s, %s, nextval('lgm_lease_tokens'), clock_timestamp() + make_interval(secs => %s)
-FROM locked
-ON CONFLICT (thread_id) DO UPDATE
-SET owner = EXCLUDED.owner, token = EXCLUDED.token, expires_at = EXCLUDED.expires_at
-WHERE l.expires_at < clock_timestamp()
-RETURNING token
-"""
-"""Compare-and-set: take the lease only if absent or expired; returns the new token (from
-``lgm_lease_tokens``: larger than any token issued before, for any thread).
-Parameters: thread id, thread id, owner, ttl seconds. The exclusive thread lock first:
-the acquisition waits for in-flight writes, and every write after it sees the lease."""
-
-RENEW_LEASE = """
-UPDATE lgm_thread_leases
-SET expires_at = clock_timestamp() + make_interval(secs => %s)
-WHERE thread_id = %s AND owner = %s AND token = %s
-RETURNING token
-"""
-
-RELEASE_LEASE = """
-UPDATE lgm_thread_leases SET owner = '', expires_at = '-infinity'::timestamptz
-WHERE thread_id = %s AND owner = %s AND token = %s
-"""
+ACQUIRE_LEASE = _lease_sql.acquire_lease(THREAD_LOCK_CLASS)
+RENEW_LEASE = _lease_sql.RENEW_LEASE
+RELEASE_LEASE = _lease_sql.RELEASE_LEASE

@@ -1,10 +1,13 @@
 """Per-thread leases with fencing tokens in Postgres (table ``lgm_thread_leases``).
 
 A lease row is taken with one compare-and-set statement (``INSERT ... ON CONFLICT DO UPDATE
-... WHERE expires_at < now() RETURNING token``), so two workers can never both hold a
-thread; every acquisition draws its token from one sequence (``lgm_lease_tokens``), so a
-token is never handed out twice, for any thread, and ``delete_thread`` drops the thread's
-lease row with its data. The acquisition first takes the thread's exclusive advisory lock,
+... WHERE <not live> RETURNING token``), so two workers can never both hold a thread. A
+token is the thread's sequence -- floored at the server clock, so a promoted standby that
+lost the latest rows never repeats one -- followed by six secret digits this worker draws;
+each row records the server epoch (system identifier + timeline) it was taken under, and a
+lease from an ended epoch leaves its thread free at once (see
+:mod:`~langgraph_recall.checkpoint.postgres._lease_sql`). ``delete_thread`` drops the
+thread's lease row with its data. The acquisition first takes the thread's exclusive advisory lock,
 so it waits for writes in flight and every later write sees it. The savers' write guard (in
 the same statement as each write) refuses a write without the holder's token while the lease
 is live, and one whose token is not current (see :mod:`langgraph_recall.checkpoint._guard`).
@@ -21,8 +24,15 @@ from langgraph_recall._pg.run_async import AsyncConn, AsyncConnector
 from langgraph_recall._pg.run_sync import SyncConn, SyncConnector
 from langgraph_recall.checkpoint.postgres import _common, _sql
 from langgraph_recall.lease._protocol import Lease
+from langgraph_recall.lease._tokens import secret_part
 
 __all__ = ["AsyncPostgresLeaseBackend", "PostgresLeaseBackend"]
+
+
+def _acquisition(thread_id: str, owner: str, ttl: float) -> dict[str, object]:
+    """``ACQUIRE_LEASE``'s parameters; the new token's secret digits are drawn here, from
+    this worker's CSPRNG (never by the server, whose ``random()`` is not one)."""
+    return {"thread": thread_id, "owner": owner, "ttl": float(ttl), "secret": secret_part()}
 
 
 class PostgresLeaseBackend:
@@ -60,7 +70,7 @@ class PostgresLeaseBackend:
         """Take the lease if free or expired; ``None`` if another owner holds it."""
         _common.check_lease_args(thread_id, owner, ttl)
         with self._connector.cursor() as cur:
-            cur.execute(_sql.ACQUIRE_LEASE, (thread_id, thread_id, owner, float(ttl)))
+            cur.execute(_sql.ACQUIRE_LEASE, _acquisition(thread_id, owner, ttl))
             row = cur.fetchone()
         return None if row is None else Lease(thread_id, owner, int(row["token"]))
 
@@ -107,7 +117,7 @@ class AsyncPostgresLeaseBackend:
         """Async :meth:`PostgresLeaseBackend.try_acquire`."""
         _common.check_lease_args(thread_id, owner, ttl)
         async with self._connector.cursor() as cur:
-            await cur.execute(_sql.ACQUIRE_LEASE, (thread_id, thread_id, owner, float(ttl)))
+            await cur.execute(_sql.ACQUIRE_LEASE, _acquisition(thread_id, owner, ttl))
             row = await cur.fetchone()
         return None if row is None else Lease(thread_id, owner, int(row["token"]))
 

@@ -60,6 +60,7 @@ from langgraph_recall.errors import (
     LangGraphRecallError,
     MigrationError,
 )
+from langgraph_recall.lease._tokens import secret_text
 
 __all__ = [
     "CLUSTER_RETRIED_ERRORS",
@@ -126,8 +127,7 @@ class WriteContext:
             return None
         if mark == BUSY_ERROR_MARK:
             return _guard.busy_error(self.thread_id, self.operation)
-        current, token = [*words, "?", "?"][:2]
-        return _guard.stale_error(self.thread_id, token, current)
+        return _guard.stale_error(self.thread_id, words[0] if words else "")
 
     def missing_blobs(self, reply: Any) -> list[str]:
         """The reused channels ``PUT``'s status reply says have no stored blob (``[]``
@@ -787,7 +787,11 @@ class BaseRedisSaver(BaseCheckpointSaver[str]):
         for start in range(0, len(registered), _THREAD_BATCH):
             batch = registered[start : start + _THREAD_BATCH]
             yield [
-                Command.run("DELETE_RUNS", self._thread_keys(t).script, [self.ttl.arg, t, *quoted])
+                Command.run(
+                    "DELETE_RUNS",
+                    self._thread_keys(t).script,
+                    [self.ttl.arg, t, secret_text(), *quoted],
+                )
                 for t, _ in batch
             ]
 

@@ -14,8 +14,8 @@ key                 type    content
 ``P:{T}:w``         hash    ``ns\\0cid\\0task\\0idx`` -> serialized pending write
 ``P:{T}:wk``        zset    the ``w`` fields, for range lookups per checkpoint
 ``P:{T}:runs``      zset    ``run\\0ns\\0cid`` (``delete_for_runs``)
-``P:{T}:fence``     string  fencing token counter (survives ``delete_thread``)
-``P:{T}:lease``     string  ``<token>|<owner>`` of the lease holder (expires: ``PX``)
+``P:{T}:fence``     string  the thread's current fencing token (see ``lease._tokens``)
+``P:{T}:lease``     string  ``@<token>|<epoch>|<owner>`` of the lease holder (``PX``)
 ``P:{S}:threads``   zset    ids of the threads whose keys hash to slot ``S`` (registry)
 ``P:slots``         set     the slot tags ``S`` whose registry holds threads
 ``P:threads``       zset    registry of layout v1 (read until ``setup()`` migrates it)

@@ -38,7 +38,8 @@ __all__ = [
 ]
 
 STALE_ERROR_MARK = "LGM_STALE"
-"""``LGM_STALE <current token> <write's token>``."""
+"""``LGM_STALE <reason>`` (``held``, ``free`` or ``gone``: see
+:data:`~langgraph_recall.checkpoint._guard.STALE_REASONS`); never a token."""
 BUSY_ERROR_MARK = "LGM_BUSY"
 """A write without a token while the thread's lease is held."""
 INTEGRITY_ERROR_MARK = "LGM_INTEGRITY"
@@ -47,19 +48,72 @@ positions of the missing reused fields>...]`` (a reply, never an error)."""
 PRUNE_BUSY = -1
 """What ``PRUNE`` returns for a leased thread (the plan prunes the others, then raises)."""
 
-# The next fencing token of a thread. A missing counter — a thread never leased, or one whose
-# keys (the counter with them) expired with its TTL — restarts at the server clock in
-# microseconds, above every token handed out before: a writer that stalled past the TTL
-# can never hold the same token as the thread's next owner. (TIME's two fields are strings;
-# concatenating them keeps all 16 digits: a Lua number prints as 1.7960738542373e+15, so
-# a token is formatted with '%d' wherever it becomes text.)
-_NEXT_TOKEN = r"""
-local function next_token(key)
-  if redis.call('EXISTS', key) == 0 then
-    local now = redis.call('TIME')
-    redis.call('SET', key, now[1] .. string.format('%06d', tonumber(now[2])))
+# Fencing tokens (see langgraph_recall.lease._tokens): token = sequence .. six secret digits,
+# kept and compared as TEXT (a Lua number is a double: 17 digits do not survive tonumber).
+# The sequence is max(previous + 1, server clock in ms since 2025-01-01): a server that
+# restarted from an older snapshot, or a promoted replica, lost only tokens issued in the
+# past -- below its clock -- so it never hands one of them out again. The secret digits
+# come from the acquiring worker's CSPRNG.
+#
+# The epoch is this server process's run id (INFO server): a restart -- from whatever
+# snapshot -- and a failover to a replica both change it. A lease records the epoch it was
+# taken or last renewed under, and is live only under that epoch: a lease whose server
+# history ended never makes its thread busy (its holder's connection died with it).
+# A lease value is "@<token>|<epoch>|<owner>" (earlier versions wrote "<token>|<owner>":
+# no epoch, live by its TTL alone).
+_TOKENS = r"""
+local BASE_MS = 1735689600000
+local function clock_ms()
+  local now = redis.call('TIME')
+  return tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000) - BASE_MS
+end
+
+-- The sequence of a token (text; '~<token>': a deleted thread's floor); -1 for none.
+local function sequence_of(token)
+  if not token then return -1 end
+  if string.sub(token, 1, 1) == '~' then token = string.sub(token, 2) end
+  if #token <= 6 then return 0 end
+  return tonumber(string.sub(token, 1, -7))
+end
+
+local function next_token(key, secret)
+  local seq = math.max(sequence_of(redis.call('GET', key)) + 1, clock_ms(), 0)
+  -- canonical decimal text (what the workers send back): no leading zeros
+  local token = string.gsub(string.format('%d', seq) .. secret, '^0+(%d)', '%1')
+  redis.call('SET', key, token, 'KEEPTTL')
+  return token
+end
+
+local EPOCH = nil
+local function server_epoch()
+  if EPOCH == nil then
+    local info = redis.pcall('INFO', 'server')
+    EPOCH = type(info) == 'string' and string.match(info, 'run_id:(%x+)') or ''
   end
-  return redis.call('INCR', key)
+  return EPOCH
+end
+
+local function parse_lease(held)
+  if string.sub(held, 1, 1) ~= '@' then
+    local bar = string.find(held, '|', 1, true) or (#held + 1)
+    return string.sub(held, 1, bar - 1), nil, string.sub(held, bar + 1)
+  end
+  local a = string.find(held, '|', 2, true)
+  local b = string.find(held, '|', a + 1, true)
+  return string.sub(held, 2, a - 1), string.sub(held, a + 1, b - 1), string.sub(held, b + 1)
+end
+
+local function lease_value(token, owner)
+  return '@' .. token .. '|' .. server_epoch() .. '|' .. owner
+end
+
+-- The thread's live lease as (token, owner), or nil: its key exists (PX) under this epoch.
+local function live_lease(key)
+  local held = redis.call('GET', key)
+  if not held then return nil end
+  local token, epoch, owner = parse_lease(held)
+  if epoch ~= nil and epoch ~= server_epoch() then return nil end
+  return token, owner
 end
 """
 
@@ -106,16 +160,21 @@ local function hmget(key, fields)
   return out
 end
 
--- The write guard: while the lease key lives, a write needs the holder's token; a
--- token, when given, must be the thread's current one ('' = the write carries none).
+-- The write guard: while the thread has a live lease, a write needs the holder's token;
+-- a token, when given, must equal the thread's current one ('' = the write carries none).
+-- A refusal says what happened (held / free / gone), never a token.
 local function guard(token)
   if token == '' then
-    if redis.call('EXISTS', LEASE) == 1 then return redis.error_reply('LGM_BUSY') end
+    if live_lease(LEASE) then return redis.error_reply('LGM_BUSY') end
     return false
   end
-  local current = redis.call('GET', FENCE) or '0'
-  if tonumber(current) ~= tonumber(token) then
-    return redis.error_reply('LGM_STALE ' .. current .. ' ' .. token)
+  local current = redis.call('GET', FENCE)
+  if current ~= token then
+    local reason = 'gone'
+    if current and string.sub(current, 1, 1) ~= '~' then
+      reason = live_lease(LEASE) and 'held' or 'free'
+    end
+    return redis.error_reply('LGM_STALE ' .. reason)
   end
   return false
 end
@@ -132,9 +191,9 @@ local function touch(ms)
 end
 
 -- Erasure: advance the fencing token and free the lease, so the holder's later writes
--- are refused (a delete is never undone). ARGV ttl: the fence key's TTL ('0' = none).
-local function fence_out(ttl)
-  local token = next_token(FENCE)
+-- are refused (a delete is never undone). ttl: the fence key's TTL ('0' = none).
+local function fence_out(ttl, secret)
+  local token = next_token(FENCE, secret)
   redis.call('DEL', LEASE)
   if ttl ~= '0' then redis.call('PEXPIRE', FENCE, ttl) end
   return token
@@ -236,7 +295,7 @@ local function load(m)
   return {m, rec, raw, blobs, writes}
 end
 """
-_PRELUDE = _NEXT_TOKEN + _THREAD_HELPERS
+_PRELUDE = _TOKENS + _THREAD_HELPERS
 
 # ARGV: fence token ('' = unfenced), ttl ms ('0' = none), keep-last ('0' = all),
 # member, record, refs, run member ('' = none), parent member ('' = none), thread id,
@@ -379,30 +438,38 @@ return out
 """
 
 # ARGV: fence ttl ms (unused), thread id. Erasure: never refused by a lease, and nothing
-# named after the thread is left -- the fencing counter goes too. A holder's later writes
-# are still refused (its token is not the missing counter's), and the thread's next lease
-# restarts the counter at the server clock, above every token handed out before (as after
-# a TTL expiry). Returns 1.
+# named after the thread is left -- the token key goes too. A holder's later writes are
+# still refused (no current token), and the thread's next token is floored at the server
+# clock, above every token handed out before. Only while the last token's sequence is not
+# yet below the clock (it was issued this very millisecond) does its key stay, as the floor
+# '~<token>' that no write's token equals, for those few milliseconds (at most 10 s after a
+# clock step back), so the next token still exceeds it.
+# Returns 1.
 _DELETE_THREAD = r"""
+local last = redis.call('GET', FENCE)
 redis.call('DEL', IDX, CP, REFS, BLOBS, W, WK, RUNS, FENCE, LEASE)
 redis.call('ZREM', REG, ARGV[2])
+if last then
+  local wait = sequence_of(last) - clock_ms() + 1
+  if wait > 0 then redis.call('SET', FENCE, '~' .. last, 'PX', math.min(wait, 10000)) end
+end
 return 1
 """
 
 # ARGV: members to delete (the caller read them from a snapshot; newer ones survive).
 # A write without a token: refused while the thread is leased (returns -1, nothing done).
 _PRUNE = r"""
-if redis.call('EXISTS', LEASE) == 1 then return -1 end
+if live_lease(LEASE) then return -1 end
 local freed, gone = drop(ARGV)
 collect(freed, gone)
 return #ARGV
 """
 
-# ARGV: fence ttl ms, thread id, quoted run ids. Erasure: never refused by a lease; when
-# it deletes something it fences the holder out like delete_thread.
+# ARGV: fence ttl ms, thread id, six secret digits, quoted run ids. Erasure: never refused
+# by a lease; when it deletes something it fences the holder out like delete_thread.
 _DELETE_RUNS = r"""
 local members = {}
-for i = 3, #ARGV do
+for i = 4, #ARGV do
   local lo = ARGV[i] .. SEP
   local rows = redis.call('ZRANGEBYLEX', RUNS, '[' .. lo, '(' .. ARGV[i] .. '\1')
   for _, r in ipairs(rows) do members[#members + 1] = string.sub(r, #lo + 1) end
@@ -410,7 +477,7 @@ end
 if #members > 0 then
   local freed, gone = drop(members)
   collect(freed, gone)
-  fence_out(ARGV[1])
+  fence_out(ARGV[1], ARGV[3])
   if redis.call('EXISTS', IDX) == 0 then
     redis.call('HDEL', REFS, PRUNED)
     redis.call('ZREM', REG, ARGV[2])
@@ -481,7 +548,6 @@ return 0
 """
 
 # Lease scripts get the thread's keys too: the lease keeps the thread alive.
-# The lease key holds "<token>|<owner>".
 _KEEP_ALIVE = r"""
 -- Keep the data keys and fence alive at least as long as the lease (ttl '0': no TTL).
 local function keep_alive(ttl, lease_ms)
@@ -491,46 +557,45 @@ local function keep_alive(ttl, lease_ms)
 end
 """
 
-# ARGV: owner, lease ms, thread ttl ms ('0' = keep forever). Returns the token or nil.
-# Idempotent: a retried call by the same owner (its reply was lost) gets its token back.
+# ARGV: owner, lease ms, thread ttl ms ('0' = keep forever), six secret digits. Returns the
+# token (text) or nil. A lease taken under an epoch that has ended is free. Idempotent: a
+# retried call by the same owner (its reply was lost) gets its token back.
 _LEASE_ACQUIRE = r"""
-local held = redis.call('GET', LEASE)
-if held then
-  local bar = string.find(held, '|', 1, true)
-  if bar and string.sub(held, bar + 1) == ARGV[1] then
-    return tonumber(string.sub(held, 1, bar - 1))
-  end
+local token, owner = live_lease(LEASE)
+if token then
+  if owner == ARGV[1] then return token end
   return false
 end
-local token = next_token(FENCE)
-redis.call('SET', LEASE, string.format('%d', token) .. '|' .. ARGV[1], 'PX', ARGV[2])
+token = next_token(FENCE, ARGV[4])
+redis.call('SET', LEASE, lease_value(token, ARGV[1]), 'PX', ARGV[2])
 keep_alive(ARGV[3], ARGV[2])
 return token
 """
 
-# ARGV: owner, lease ms, token, thread ttl ms. 1 = renewed, 0 = lost (taken over, or the
-# thread deleted).
+# ARGV: owner, lease ms, token, thread ttl ms. 1 = renewed (and stamped with this epoch:
+# a holder that outlived a restart keeps its thread if it renews before anyone takes it),
+# 0 = lost (taken over, or the thread deleted).
 _LEASE_RENEW = r"""
-local current = redis.call('GET', FENCE) or '0'
-if tonumber(current) ~= tonumber(ARGV[3]) then return 0 end
-local mine = ARGV[3] .. '|' .. ARGV[1]
+if redis.call('GET', FENCE) ~= ARGV[3] then return 0 end
 local held = redis.call('GET', LEASE)
-if held == mine then
-  redis.call('PEXPIRE', LEASE, ARGV[2])
-elseif not held then
-  redis.call('SET', LEASE, mine, 'PX', ARGV[2])
-else
-  return 0
+if held then
+  local token, _, owner = parse_lease(held)
+  if token ~= ARGV[3] or owner ~= ARGV[1] then return 0 end
 end
+redis.call('SET', LEASE, lease_value(ARGV[3], ARGV[1]), 'PX', ARGV[2])
 keep_alive(ARGV[4], ARGV[2])
 return 1
 """
 
 # ARGV: owner, token. 1 = released, 0 = not held by this lease.
 _LEASE_RELEASE = r"""
-if redis.call('GET', LEASE) == ARGV[2] .. '|' .. ARGV[1] then
-  redis.call('DEL', LEASE)
-  return 1
+local held = redis.call('GET', LEASE)
+if held then
+  local token, _, owner = parse_lease(held)
+  if token == ARGV[2] and owner == ARGV[1] then
+    redis.call('DEL', LEASE)
+    return 1
+  end
 end
 return 0
 """

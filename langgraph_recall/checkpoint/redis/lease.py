@@ -1,11 +1,16 @@
-"""Per-thread leases with fencing tokens on Redis (``SET NX PX`` + ``INCR``).
+"""Per-thread leases with fencing tokens on Redis (a lease key and a token key per thread).
 
-The lease key holds ``<token>|<owner>`` and expires by itself (``PX``); the fencing counter lives
-in the same cluster slot as the thread's checkpoints, so the savers' write scripts can
-compare a writer's token with it atomically -- and refuse a write *without* a token while
-the lease key lives. ``delete_thread`` advances the counter and frees the lease. With a
-thread TTL, acquiring and renewing the lease also extend the TTL of the thread's keys to at
-least the lease's, so a thread never expires under the worker that holds it.
+The lease key holds the token, the epoch (the server's run id) and the owner, and expires
+by itself (``PX``); the thread's current token lives in the same cluster slot as its
+checkpoints, so the savers' write scripts can compare a writer's token with it atomically
+-- and refuse a write *without* a token while the lease is live. Tokens are the sequence
+(floored at the server clock) followed by six secret digits the acquiring worker draws, so
+a server that restarted from an older snapshot, or a promoted replica, never hands out a
+token again; a lease taken under an ended epoch leaves its thread free at once (see
+:mod:`langgraph_recall.checkpoint.redis._scripts`). ``delete_thread`` removes the token and
+frees the lease. With a thread TTL, acquiring and renewing the lease also extend the TTL
+of the thread's keys to at least the lease's, so a thread never expires under the worker
+that holds it.
 
 Example:
     ```python
@@ -39,6 +44,7 @@ from langgraph_recall.checkpoint.redis._base import Command, describe_client, tr
 from langgraph_recall.checkpoint.redis._scripts import SCRIPTS
 from langgraph_recall.errors import ConfigurationError
 from langgraph_recall.lease._protocol import Lease
+from langgraph_recall.lease._tokens import secret_text
 
 __all__ = ["AsyncRedisLeaseBackend", "RedisLeaseBackend"]
 
@@ -57,6 +63,11 @@ class _LeaseCore:
         self.prefix = _keys.validate_prefix(prefix)
         self.fence_ttl_ms = int(fence_ttl_ms)
         self.where = describe_client(client)
+
+    def _acquisition(self, owner: str, ttl: float) -> tuple[Any, ...]:
+        """``LEASE_ACQUIRE``'s arguments: owner, lease ms, thread TTL ms, the new token's
+        secret digits (drawn here, from this worker's CSPRNG)."""
+        return (owner, _ttl_ms(ttl), self.fence_ttl_ms, secret_text())
 
     def _renewal(self, lease: Lease, ttl: float) -> tuple[Any, ...]:
         """``LEASE_RENEW``'s arguments: owner, lease ms, token, thread TTL ms (keep-alive)."""
@@ -105,7 +116,7 @@ class RedisLeaseBackend(_LeaseCore):
 
     def try_acquire(self, thread_id: str, owner: str, ttl: float) -> Lease | None:
         """Take the lease if free or expired; ``None`` if another owner holds it."""
-        token = self._call("LEASE_ACQUIRE", thread_id, owner, _ttl_ms(ttl), self.fence_ttl_ms)
+        token = self._call("LEASE_ACQUIRE", thread_id, *self._acquisition(owner, ttl))
         return None if token is None else Lease(str(thread_id), owner, int(token))
 
     def renew(self, lease: Lease, ttl: float) -> bool:
@@ -153,7 +164,7 @@ class AsyncRedisLeaseBackend(_LeaseCore):
 
     async def atry_acquire(self, thread_id: str, owner: str, ttl: float) -> Lease | None:
         """Async :meth:`RedisLeaseBackend.try_acquire`."""
-        token = await self._call("LEASE_ACQUIRE", thread_id, owner, _ttl_ms(ttl), self.fence_ttl_ms)
+        token = await self._call("LEASE_ACQUIRE", thread_id, *self._acquisition(owner, ttl))
         return None if token is None else Lease(str(thread_id), owner, int(token))
 
     async def arenew(self, lease: Lease, ttl: float) -> bool:

@@ -112,7 +112,7 @@ async def test_async_saver_on_cluster(redis_cluster_nodes: list[tuple[str, int]]
         assert lease is not None and await leases.arenew(lease, 5.0)
         await leases.arelease(lease)
         again = await leases.atry_acquire("beta", "w2", 5.0)
-        assert again is not None and again.token == lease.token + 1
+        assert again is not None and again.token > lease.token
 
         await saver.adelete_thread("beta")
         assert await saver.aget_tuple({"configurable": {"thread_id": "beta"}}) is None

@@ -15,12 +15,13 @@ from redis_saver_helpers import contents, scan_keys
 
 from langgraph_recall.checkpoint.redis import AsyncRedisSaver, RedisLeaseBackend, RedisSaver
 from langgraph_recall.errors import LeaseLostError, StaleWriteError, ThreadBusyError
-from langgraph_recall.lease import with_thread_lease
+from langgraph_recall.lease import Lease, with_thread_lease
 from langgraph_recall.lease._protocol import (
     FENCE_CONFIG_KEY,
     AsyncLeaseBackend,
     LeaseBackend,
 )
+from langgraph_recall.lease._tokens import CLOCK_BASE_MS, sequence_of
 from tests.graph_helpers import chat_graph, count_seen
 
 pytestmark = pytest.mark.redis
@@ -45,10 +46,10 @@ def fenced(thread_id: str, token: int) -> dict[str, Any]:
 def test_lease_exclusivity_expiry_and_renewal(saver: RedisSaver) -> None:
     leases = saver.lease_backend()
     assert isinstance(leases, LeaseBackend)
-    started_us = int(time.time() * 1_000_000)
+    started_ms = int(time.time() * 1000) - CLOCK_BASE_MS
     first = leases.try_acquire("t", "worker-a", ttl=5.0)
-    # a new thread's counter starts at the server clock in microseconds (see the next test)
-    assert first is not None and abs(first.token - started_us) < 60_000_000
+    # a new thread's sequence starts at the server clock in ms (see the next test)
+    assert first is not None and abs(sequence_of(first.token) - started_ms) < 60_000
     assert leases.try_acquire("t", "worker-b", ttl=5.0) is None
     assert leases.renew(first, 5.0) is True
     # a retried acquire by the same owner (its reply was lost) gets the same lease back
@@ -59,7 +60,7 @@ def test_lease_exclusivity_expiry_and_renewal(saver: RedisSaver) -> None:
     assert leases.try_acquire("t", "worker-b", ttl=5.0) is None
     leases.release(first)
     second = leases.try_acquire("t", "worker-b", ttl=0.1)
-    assert second is not None and second.token == first.token + 1
+    assert second is not None and second.token > first.token
     assert leases.renew(first, 5.0) is False  # superseded
 
     # an expired lease nobody took can be renewed by its owner
@@ -70,7 +71,7 @@ def test_lease_exclusivity_expiry_and_renewal(saver: RedisSaver) -> None:
     # once it expires and someone else takes it, the old owner has lost it
     time.sleep(0.2)
     third = leases.try_acquire("t", "worker-c", ttl=5.0)
-    assert third is not None and third.token == first.token + 2
+    assert third is not None and third.token > first.token
     assert leases.renew(second, 5.0) is False
 
     with pytest.raises(ValueError, match="seconds"):
@@ -111,7 +112,7 @@ def test_stale_token_is_rejected_and_writes_nothing(
 
     time.sleep(0.2)  # worker-a stalls; its lease expires and worker-b takes over
     new = leases.try_acquire("fenced", "worker-b", ttl=5.0)
-    assert new is not None and new.token == old.token + 1
+    assert new is not None and new.token > old.token
     graph.invoke({"messages": [HumanMessage(content="b's turn")]}, fenced("fenced", new.token))
 
     before = data_keys(raw_redis, saver, "fenced")
@@ -256,3 +257,24 @@ def test_delete_thread_leaves_no_key_naming_the_thread(
     assert saver.get_tuple({"configurable": {"thread_id": "zhang-private-thread"}}) is None
     fresh = leases.try_acquire("zhang-private-thread", "worker-b", ttl=5.0)
     assert fresh is not None and fresh.token > lease.token
+
+
+def test_a_lease_written_by_the_previous_version_is_honoured(
+    saver: RedisSaver, raw_redis: redis.Redis
+) -> None:
+    """An upgrade mid-lease: a lease key in the 0.1 format (``<token>|<owner>``, no epoch)
+    counts as live by its TTL; its holder's token still writes; its renewal moves it to the
+    current format (with the server's epoch); and the next token is above the old one."""
+    keys = saver._thread_keys("legacy")
+    raw_redis.set(keys.fence, "1796073854237297")
+    raw_redis.set(keys.lease, "1796073854237297|worker-old", px=30_000)
+    leases = saver.lease_backend()
+    assert leases.try_acquire("legacy", "worker-new", ttl=5.0) is None
+    graph = chat_graph(saver)
+    graph.invoke({"messages": [HumanMessage(content="old")]}, fenced("legacy", 1796073854237297))
+    held = Lease("legacy", "worker-old", 1796073854237297)
+    assert leases.renew(held, 5.0) is True
+    assert raw_redis.get(keys.lease).startswith(b"@1796073854237297|")
+    leases.release(held)
+    fresh = leases.try_acquire("legacy", "worker-new", ttl=5.0)
+    assert fresh is not None and fresh.token > held.token

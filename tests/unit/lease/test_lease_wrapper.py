@@ -89,7 +89,7 @@ def build_graph(
             gate.wait(10)
         time.sleep(pause)
         recorder.mark(f"end {name}")
-        return {"log": [f"{name} token={token}"]}
+        return {"log": [f"{name} token={ordinal(token)}"]}
 
     def after(state: LogState) -> dict[str, list[str]]:
         recorder.mark("after")
@@ -114,12 +114,31 @@ def assert_not_interleaved(events: list[str]) -> None:
         assert start.startswith("start ") and end == "end " + start.removeprefix("start ")
 
 
+ORDINALS: dict[int, int] = {}
+"""Each token the test backends issued -> its position among its thread's tokens (1, 2, ...):
+tokens carry random digits, the runs log their token's position."""
+
+
+def ordinal(token: Any) -> Any:
+    return ORDINALS.get(token, token)
+
+
 class SignallingBackend(InMemoryLeaseBackend):
-    """In-memory backend that signals when it refuses a renewal."""
+    """In-memory backend that signals when it refuses a renewal (and numbers its tokens)."""
 
     def __init__(self) -> None:
         super().__init__()
         self.refused = threading.Event()
+        self.issued: dict[str, int] = {}
+
+    def _next(self, thread_id: str) -> int:
+        token = super()._next(thread_id)
+        self.issued[thread_id] = self.issued.get(thread_id, 0) + 1
+        ORDINALS[token] = self.issued[thread_id]
+        return token
+
+    def current_ordinal(self, thread_id: str) -> int:
+        return ordinal(self.current_token(thread_id))
 
     def renew(self, lease: Any, ttl: float) -> bool:
         renewed = super().renew(lease, ttl)
@@ -285,7 +304,7 @@ def test_update_state_runs_under_the_lease(backend: InMemoryLeaseBackend) -> Non
     graph.invoke({"log": []}, cfg("u"))
     graph.update_state(cfg("u"), {"log": ["edited"]}, as_node="after")
     assert graph.get_state(cfg("u")).values["log"][-1] == "edited"
-    assert backend.current_token("u") == 2
+    assert backend.current_ordinal("u") == 2
     holder = backend.try_acquire("u", "other", 30)
     assert holder is not None
     with pytest.raises(ThreadBusyError):
@@ -414,7 +433,7 @@ async def test_astream_events_runs_under_the_lease(backend: InMemoryLeaseBackend
         if event["event"] == "on_chain_end"
     ]
     assert {"work", "after"} <= set(names)
-    assert backend.current_token("ev") == 1
+    assert backend.current_ordinal("ev") == 1
     with pytest.raises(ConfigurationError, match="version='v3'"):
         async for _ in graph.astream_events({"log": []}, cfg("ev"), version="v3"):
             pass
@@ -445,7 +464,7 @@ def test_thread_id_bound_with_with_config_is_used(backend: InMemoryLeaseBackend)
     graph = with_thread_lease(build_graph(InMemorySaver(), Recorder()), backend)
     bound = graph.with_config(configurable={"thread_id": "bound"})
     bound.invoke({"log": []})
-    assert backend.current_token("bound") == 1
+    assert backend.current_ordinal("bound") == 1
     assert graph.get_state(cfg("bound")).values["log"] == ["run token=1", "after"]
 
 

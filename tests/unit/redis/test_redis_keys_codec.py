@@ -245,8 +245,8 @@ def test_error_translation() -> None:
     with pool_error, translate_errors("h:1"):
         raise exhausted("Too many connections")
     context = WriteContext("t1", "put", "", "c2", "c1", ("a", "b"))
-    with pytest.raises(StaleWriteError, match="token is 3"), translate_errors("h:1", context):
-        raise redis_errors.ResponseError("LGM_STALE 3 2")
+    with pytest.raises(StaleWriteError, match="moved on since"), translate_errors("h:1", context):
+        raise redis_errors.ResponseError("LGM_STALE free")
     refusals = {
         "LGM_BUSY script: abc, on @user_script:1.": (ThreadBusyError, r"'t1'.*with_thread_lease"),
     }
