@@ -367,7 +367,7 @@ def run_benchmarks(
             raise CliError(f"unknown benchmark {name!r}; choose from {', '.join(BENCHES)} or all")
     with _bench_dependencies():
         for name in selected:
-            importlib.import_module(f"bench.{name}")
+            importlib.import_module(f"langgraph_recall.bench.{name}")
         from langgraph_recall.bench.progress import ProgressBar
     results: list[BenchResult] = []
     for name in selected:

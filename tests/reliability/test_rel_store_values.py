@@ -79,8 +79,8 @@ def test_a_stated_date_the_store_cannot_keep_never_poisons_a_namespace(
         message = HumanMessage(text, additional_kwargs={"timestamp": stamp})
         report = node.invoke({"messages": [message]}, {"configurable": {"user_id": "u"}})
         assert report["memory_report"]["status"] == "written", report
-    searches_work(any_store, ("memories", "u"), ("memories",), ())
-    stored = any_store.search(("memories", "u"), include_invalid=True, limit=20)
+    searches_work(any_store, ("memories", "user_id:u"), ("memories",), ())
+    stored = any_store.search(("memories", "user_id:u"), include_invalid=True, limit=20)
     assert {item.value["content"] for item in stored} >= {"User works at Airbus."}
     for item in stored:  # a date the store cannot keep is no stated date: the turn time
         assert datetime.fromisoformat(item.value["valid_from"]).year >= 2026
@@ -90,13 +90,13 @@ def test_a_stated_date_the_store_cannot_keep_never_poisons_a_namespace(
             error = rejected(
                 any_dsn,
                 lambda: any_store.put(
-                    ("memories", "u"),
+                    ("memories", "user_id:u"),
                     "poison",
                     {"content": "x", field: value},  # noqa: B023
                 ),
             )
             assert field in str(error) and "0001-01-02" in str(error)
-    searches_work(any_store, ("memories", "u"), ("memories",))
+    searches_work(any_store, ("memories", "user_id:u"), ("memories",))
     figures.add("store_hostile_inputs", len(turns) + 6)
 
 
@@ -132,7 +132,7 @@ def test_no_raw_driver_error_escapes_the_calls_of_finding_9(
     """Finding 9: a ~1.2 MB user message reached ``search`` (``ProgramLimitExceeded``); ``put``
     with ``ttl=1e300`` / ``"5"``, ``kind=[...]`` and ``n=10**5000``, and a filter nested 2,000
     deep raised raw driver/builtin errors."""
-    ns = ("memories", "u")
+    ns = ("memories", "user_id:u")
     any_store.put(ns, "city", {"content": "User lives in Lyon", "kind": "semantic"})
     # user text reaches queries: it is cut to the bound, never an error
     message = "Where do I live? " + "Lyon " * 250_000  # ~1.25 MB
