@@ -36,6 +36,7 @@ from langchain_core.messages.utils import count_tokens_approximately
 
 from langgraph_recall.extraction.dates import parse_iso_datetime
 from langgraph_recall.extraction.rules import message_text
+from langgraph_recall.prompts.encoding import encode_inline, encode_label
 
 __all__ = [
     "DEFAULT_MAX_MESSAGE_CHARS",
@@ -250,6 +251,9 @@ def _day(value: Any) -> str | None:
 def memory_line(memory: Mapping[str, Any]) -> str:
     """One block line: ``- [kind] content (valid from YYYY-MM-DD[ until YYYY-MM-DD])``.
 
+    Stored text is written with :func:`~langgraph_recall.prompts.encoding.encode_inline`:
+    whatever a memory says, it stays on its own line and cannot close or forge a tag.
+
     Example:
         ```python
         from langgraph_recall.nodes._messages import memory_line
@@ -259,8 +263,8 @@ def memory_line(memory: Mapping[str, Any]) -> str:
         assert line == "- [preference] User likes tea. (valid from 2026-01-02)"
         ```
     """
-    content = " ".join(str(memory.get("content", "")).split())
-    kind = memory.get("kind") or "semantic"
+    content = encode_inline(memory.get("content", ""))
+    kind = encode_label(memory.get("kind") or "semantic")
     start, end = _day(memory.get("valid_from")), _day(memory.get("invalid_at"))
     if start and end:
         when = f"valid {start} until {end}, no longer true"
