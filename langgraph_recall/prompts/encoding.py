@@ -32,7 +32,7 @@ Example:
 
 from __future__ import annotations
 
-import unicodedata
+from langgraph_recall._internal.terminal import is_dangerous
 
 __all__ = ["ANGLE_BRACKETS", "encode_block", "encode_inline", "encode_label"]
 
@@ -51,15 +51,9 @@ _TABLE = str.maketrans(ANGLE_BRACKETS)
 
 def _without_controls(text: str) -> str:
     """Drop control and format characters that are not whitespace (``\\x00``, ESC,
-    bidi overrides): they carry no meaning for a model and can hide text."""
-    return "".join(ch for ch in text if ch.isspace() or ch in _JOINERS or _visible(ch))
-
-
-_JOINERS = "\u200c\u200d"  # zero-width (non-)joiners: part of emoji and Indic spelling
-
-
-def _visible(ch: str) -> bool:
-    return unicodedata.category(ch) not in ("Cc", "Cf", "Cs")
+    bidi overrides: :func:`~langgraph_recall._internal.terminal.is_dangerous`): they carry
+    no meaning for a model and can hide text."""
+    return "".join(ch for ch in text if ch.isspace() or not is_dangerous(ch))
 
 
 def encode_inline(text: object) -> str:
