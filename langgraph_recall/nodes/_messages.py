@@ -3,7 +3,8 @@ model-input assembly and memory-block rendering. No I/O.
 
 The central invariant: an ``AIMessage`` with ``tool_calls`` and the ``ToolMessage`` s
 answering it form one **unit** (:func:`group_units`); summarisation keeps or folds whole
-units and cuts only at unit boundaries, preferring turn boundaries (a ``HumanMessage``).
+turns (a ``HumanMessage`` and everything up to the next one), so it never cuts inside a
+unit and the kept conversation always opens with a user message.
 
 Example:
     ```python
@@ -445,9 +446,12 @@ def plan_summary(
     last ``keep_turns`` turns is folded. When the kept turns alone exceed the budget
     (``trigger_fraction * max_tokens - summary_tokens``), their tool results are
     shortened first, oldest first (:func:`shrink_tool_result`); if that is not enough,
-    older kept units are folded too. The current turn — the last ``HumanMessage`` and
+    older kept turns are folded too, whole: the cut always falls just before a
+    ``HumanMessage``, so the kept conversation opens with the user and no question is
+    folded while its answer stays. The current turn — the last ``HumanMessage`` and
     everything after it — is **never** folded (``keep_turns=0`` keeps just that turn),
-    even when it alone is over the budget.
+    even when it alone is over the budget. A conversation without a user message has no
+    turn to cut at: only its tool results may be shortened.
 
     Returns:
         ``None`` when under the trigger or there is nothing to fold or shorten.
@@ -470,18 +474,20 @@ def plan_summary(
     if token_counter(convo) + summary_tokens <= trigger:
         return None
     units = group_units(convo)
+    # Cuts fall only where a turn starts (a user message): a question is never folded
+    # while its answer stays, and the kept conversation always opens with the user.
     starts = [i for i, unit in enumerate(units) if isinstance(unit[0], HumanMessage)]
-    last = starts[-1] if starts else len(units) - 1  # the current turn starts here
-    kept_turns = min(keep_turns, len(starts))
-    first_kept = starts[-kept_turns] if kept_turns > 0 else last
+    if not starts:  # no turn to cut at: shortening tool results is all that may happen
+        starts = [0]
+    turn = max(len(starts) - max(keep_turns, 1), 0)  # keep_turns=0: the current turn
     budget = trigger - summary_tokens
     while True:
-        kept = [m for unit in units[first_kept:] for m in unit]
+        kept = [m for unit in units[starts[turn] :] for m in unit]
         kept, shrunk = _shrink_to_fit(kept, budget, token_counter, tool_result_chars)
-        if first_kept >= last or token_counter(kept) <= budget:
+        if turn == len(starts) - 1 or token_counter(kept) <= budget:
             break
-        first_kept += 1
-    fold = [m for unit in units[:first_kept] for m in unit]
+        turn += 1  # fold one more whole turn
+    fold = [m for unit in units[: starts[turn]] for m in unit]
     if not fold and not shrunk:
         return None
     return SummaryPlan(fold=fold, keep=kept, shrunk=shrunk)
