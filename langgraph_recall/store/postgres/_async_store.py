@@ -51,7 +51,7 @@ def stall_message(target: str, stall: Stall, timeout: float) -> str:
     if stall.queued:
         what = (
             f"this call waited {stall.waited:.1f} s in this store's queue for a free "
-            f"connection of its pool and was never sent (nothing of it was applied): all "
+            f"connection of its pool and was never run (nothing of it was sent or applied): all "
             f"{stall.running} of {stall.capacity} connections stayed busy with calls that "
             f"got no answer from Postgres at {target} for {stall.silent:.1f} s "
             f"({stall.queue} calls still queued)"

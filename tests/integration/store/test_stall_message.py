@@ -45,7 +45,7 @@ async def test_a_queued_call_reports_the_wait_in_our_queue_not_a_network_fault(
         assert isinstance(waiting, BackendUnavailableError), waiting
         text = str(waiting)
         assert "waited" in text and "in this store's queue for a free connection" in text
-        assert "was never sent (nothing of it was applied)" in text
+        assert "was never run (nothing of it was sent or applied)" in text
         assert "answered nothing" not in text and "Check that the server is running" not in text
         assert isinstance(in_flight, BackendUnavailableError), in_flight
         assert "this call was sent to Postgres" in str(in_flight)
