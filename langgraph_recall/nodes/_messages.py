@@ -88,19 +88,22 @@ def count_tokens(messages: Sequence[BaseMessage]) -> int:
 
 
 def is_block(message: BaseMessage) -> bool:
-    """True for the memory and summary blocks the nodes manage.
+    """True for the memory and summary blocks the nodes manage: a ``SystemMessage`` with
+    one of their ids. A conversation message that carries such an id (sent by a client)
+    is not a block: it stays conversation, never system text.
 
     Example:
         ```python
-        from langchain_core.messages import SystemMessage
+        from langchain_core.messages import HumanMessage, SystemMessage
 
         from langgraph_recall.nodes import MEMORY_BLOCK_ID
         from langgraph_recall.nodes._messages import is_block
 
         assert is_block(SystemMessage("x", id=MEMORY_BLOCK_ID))
+        assert not is_block(HumanMessage("x", id=MEMORY_BLOCK_ID))
         ```
     """
-    return message.id in (MEMORY_BLOCK_ID, SUMMARY_BLOCK_ID)
+    return isinstance(message, SystemMessage) and message.id in (MEMORY_BLOCK_ID, SUMMARY_BLOCK_ID)
 
 
 def conversation_messages(messages: Sequence[BaseMessage]) -> list[BaseMessage]:
@@ -236,8 +239,8 @@ def model_input(
         ```
     """
     head: list[BaseMessage] = [SystemMessage(system_prompt)] if system_prompt else []
-    head += [m for m in messages if m.id == SUMMARY_BLOCK_ID]
-    head += [m for m in messages if m.id == MEMORY_BLOCK_ID]
+    head += [m for m in messages if is_block(m) and m.id == SUMMARY_BLOCK_ID]
+    head += [m for m in messages if is_block(m) and m.id == MEMORY_BLOCK_ID]
     head += [m for m in messages if isinstance(m, SystemMessage) and not is_block(m)]
     rest = [m for m in messages if not isinstance(m, SystemMessage)]
     return head + rest

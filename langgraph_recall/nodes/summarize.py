@@ -142,7 +142,7 @@ class SummarizeNode(MemoryNode):
     def previous_summary(messages: list[BaseMessage]) -> str:
         """The running summary stored on the summary block (empty if none)."""
         for message in messages:
-            if message.id == SUMMARY_BLOCK_ID:
+            if message.id == SUMMARY_BLOCK_ID and isinstance(message, SystemMessage):
                 return str(message.additional_kwargs.get("summary", ""))
         return ""
 
