@@ -257,9 +257,11 @@ def _pool_timeout(target: str, exc: PoolTimeout, pool: Any) -> BackendUnavailabl
     if pool is not None and _saturated(pool):
         return BackendUnavailableError(
             f"Postgres at {target} answers, but no pooled connection became available in "
-            f"time: all {pool.max_size} connections of the pool stayed busy ({exc}); other "
-            "users of the same pool hold them. Give this component its own pool or raise "
-            "pool_config['max_size'] / ['timeout']."
+            f"time: all {pool.max_size} connections of the pool stayed busy ({exc}), "
+            "checked out by calls still running — this component's own or other users' of "
+            "the same pool (slow or blocked statements, e.g. waiting for a lock another "
+            "session holds). "
+            "Give this component its own pool or raise pool_config['max_size'] / ['timeout']."
         )
     return BackendUnavailableError(
         f"Postgres at {target}: no pooled connection became available in time ({exc}). "
