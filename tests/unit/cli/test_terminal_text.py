@@ -70,3 +70,14 @@ def test_console_never_writes_a_control_it_did_not_make(text: str, other: str, c
 def test_a_forged_line_stays_in_its_cell() -> None:
     table = format_table(["key", "content"], [["k1", "tea\nOK erased everything\x1b[2J"]])
     assert table.splitlines()[-1] == "k1   tea\\nOK erased everything\\x1b[2J"
+
+
+@settings(max_examples=100, deadline=None)
+@given(hostile)
+def test_log_lines_about_failures_show_controls_as_escapes(text: str) -> None:
+    from langgraph_recall.errors import BackendUnavailableError
+    from langgraph_recall.lease._recovery import describe_failure
+
+    line = describe_failure(BackendUnavailableError(f"Redis at h:1 refused thread {text}"))
+    assert not any(is_dangerous(ch) for ch in line)
+    assert line.startswith("BackendUnavailableError: Redis at h:1 refused thread ")
