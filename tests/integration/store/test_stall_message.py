@@ -7,6 +7,7 @@ only connection)."""
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
 import psycopg
 import pytest
@@ -18,6 +19,21 @@ from tests.fakes import HashingEmbeddings
 pytestmark = pytest.mark.postgres
 
 NS = ("memories", "user_id:u1")
+
+
+async def _blocked_on_a_lock(locker: psycopg.AsyncConnection[Any]) -> None:
+    """Wait until another session of this database waits for a lock (at most 10 s)."""
+    for _ in range(200):
+        row = await (
+            await locker.execute(
+                "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
+                "AND wait_event_type = 'Lock' AND pid <> pg_backend_pid()"
+            )
+        ).fetchone()
+        if row and row[0]:
+            return
+        await asyncio.sleep(0.05)
+    raise AssertionError("the store's call never reached the lock")
 
 
 async def test_a_queued_call_reports_the_wait_in_our_queue_not_a_network_fault(
@@ -33,7 +49,7 @@ async def test_a_queued_call_reports_the_wait_in_our_queue_not_a_network_fault(
         async with await psycopg.AsyncConnection.connect(postgres_dsn) as locker:
             await locker.execute("LOCK TABLE lgm_memory_items IN ACCESS EXCLUSIVE MODE")
             running = asyncio.ensure_future(store.aput(NS, "k1", {"content": "User likes jazz."}))
-            await asyncio.sleep(0.3)  # k1 holds the only connection, blocked by the lock
+            await _blocked_on_a_lock(locker)  # k1 holds the only connection
             queued = asyncio.ensure_future(store.aput(NS, "k2", {"content": "User likes rye."}))
             await asyncio.sleep(0.3)
             other = await psycopg.AsyncConnection.connect(postgres_dsn, autocommit=True)
