@@ -264,7 +264,8 @@ def _window(
     original = dict(bodies)
     order = sorted(bodies)
     readings = [order, *([i for i in order if turns[i].role == role] for role in ROLES)]
-    for reading in readings:
+    # each distinct reading of two texts or more (one text alone was screened already)
+    for reading in dict.fromkeys(tuple(r) for r in readings if len(r) > 1):
         alive = [i for i in reading if bodies[i]]
         cleaned = pii.clean_window([bodies[i] or "" for i in alive])
         for i, body in zip(alive, cleaned, strict=True):
