@@ -48,6 +48,7 @@ __all__ = [
     "TRANSIENT_STATES",
     "UNAVAILABLE_STATES",
     "ErrorPolicy",
+    "QueueTimeout",
     "connect_error",
     "is_connection_failure",
     "retry_pause",
@@ -56,6 +57,18 @@ __all__ = [
     "translate_error",
     "unavailable_message",
 ]
+
+
+class QueueTimeout(PoolTimeout):
+    """A call waited ``waited`` seconds in a component's own queue for one of its pool's
+    ``capacity`` connections (all in use by the component's other calls) and gave up —
+    measured in this process, it says nothing about the network."""
+
+    def __init__(self, waited: float, capacity: int) -> None:
+        super().__init__(f"waited {waited:.2f} s for one of {capacity} connections")
+        self.waited = waited
+        self.capacity = capacity
+
 
 TRANSIENT_STATES: dict[str, str] = {
     "40P01": "a deadlock with another transaction",
@@ -254,12 +267,22 @@ def _saturated(pool: Any) -> bool:
 
 
 def _pool_timeout(target: str, exc: PoolTimeout, pool: Any) -> BackendUnavailableError:
+    if isinstance(exc, QueueTimeout):
+        return BackendUnavailableError(
+            f"this call waited {exc.waited:.2f} s in this component's queue for a free "
+            f"connection to Postgres at {target} and was never sent: all {exc.capacity} "
+            "connections of its pool stayed in use by its other calls (slow or blocked "
+            "statements — e.g. waiting for a lock another session holds — or a loaded "
+            "server or client machine). Raise pool_config['max_size'] or ['timeout']."
+        )
     if pool is not None and _saturated(pool):
         return BackendUnavailableError(
             f"Postgres at {target} answers, but no pooled connection became available in "
-            f"time: all {pool.max_size} connections of the pool stayed busy ({exc}); other "
-            "users of the same pool hold them. Give this component its own pool or raise "
-            "pool_config['max_size'] / ['timeout']."
+            f"time: all {pool.max_size} connections of the pool stayed busy ({exc}), "
+            "checked out by calls still running — this component's own or other users' of "
+            "the same pool (slow or blocked statements, e.g. waiting for a lock another "
+            "session holds). "
+            "Give this component its own pool or raise pool_config['max_size'] / ['timeout']."
         )
     return BackendUnavailableError(
         f"Postgres at {target}: no pooled connection became available in time ({exc}). "

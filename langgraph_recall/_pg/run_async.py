@@ -25,7 +25,7 @@ from psycopg.rows import DictRow, dict_row
 from psycopg_pool import AsyncConnectionPool, PoolTimeout
 
 from langgraph_recall._pg.dsn import describe_target, validate_dsn
-from langgraph_recall._pg.errors import SAVER, connect_error, translate_error
+from langgraph_recall._pg.errors import SAVER, QueueTimeout, connect_error, translate_error
 from langgraph_recall._pg.pool import (
     SAVER_POOL,
     IdleHealthCheck,
@@ -145,9 +145,8 @@ class AsyncConnector:
         self.target = target_of(conn)
         self.supports_pipeline = psycopg.Capabilities().has_pipeline()
         # unasync: async-only
-        self._gate = asyncio.Semaphore(
-            conn.max_size if isinstance(conn, AsyncConnectionPool) else 1
-        )
+        self._gate_size = conn.max_size if isinstance(conn, AsyncConnectionPool) else 1
+        self._gate = asyncio.Semaphore(self._gate_size)
         # unasync: end
 
     # unasync: async-only
@@ -169,7 +168,7 @@ class AsyncConnector:
             else:  # Python 3.10
                 await asyncio.wait_for(self._gate.acquire(), timeout)
         except (TimeoutError, asyncio.TimeoutError):
-            raise PoolTimeout(f"couldn't get a connection after {timeout:.2f} sec") from None
+            raise QueueTimeout(timeout, self._gate_size) from None
 
     # unasync: end
     @asynccontextmanager

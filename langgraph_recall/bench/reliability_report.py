@@ -233,6 +233,18 @@ def summarise(figures: dict[str, Any], run: dict[str, Any]) -> list[tuple[str, s
             f"{figures.get('capability_cases_tried', 0)} / "
             f"{figures.get('capability_tokens_disclosed', 'n/a')}",
         ),
+        # ---- stored text in prompts and on terminals
+        (
+            "delimiter-forging payloads stored and run through every prompt builder / "
+            "structures forged",
+            f"{figures.get('delimiter_payloads_tried', 0)} / "
+            f"{figures.get('delimiter_structures_forged', 'n/a')}",
+        ),
+        (
+            "terminal-control payloads printed by inspect / controls reaching it raw",
+            f"{figures.get('terminal_payloads_printed', 0)} / "
+            f"{figures.get('terminal_controls_raw', 'n/a')}",
+        ),
     ]
 
 

@@ -1,7 +1,10 @@
 """Terminal output of the CLI: headings, chat lines, notes and plain-text tables.
 
 Colour is used only on a terminal (and never when ``NO_COLOR`` is set), so captured
-output — tests, pipes, notebooks — is plain text.
+output — tests, pipes, notebooks — is plain text. Every line goes through
+:func:`~langgraph_recall._internal.terminal.printable`: stored text (memories, thread ids,
+history, model answers) reaches the terminal with its control characters shown as
+escapes (``\\x1b``), never obeyed, and cannot start a line of its own.
 
 Example:
     ```python
@@ -22,6 +25,8 @@ import os
 import sys
 from collections.abc import Sequence
 from typing import Any, TextIO
+
+from langgraph_recall._internal.terminal import printable
 
 __all__ = ["CliError", "Console", "format_table", "shorten"]
 
@@ -71,7 +76,7 @@ def format_table(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
     def cell(value: Any) -> str:
         if isinstance(value, float):
             return f"{value:,.3f}" if abs(value) < 10 else f"{value:,.1f}"
-        return "" if value is None else str(value)
+        return "" if value is None else printable(value)
 
     cells = [[cell(v) for v in row] for row in rows]
     widths = [len(h) for h in header]
@@ -124,14 +129,25 @@ class Console:
         self.color = color
 
     def style(self, text: str, *names: str) -> str:
-        """``text`` wrapped in ANSI styles when colour is on."""
+        """``text`` (made :func:`printable`) wrapped in ANSI styles when colour is on."""
+        text = printable(text)
         if not self.color or not names:
             return text
         codes = ";".join(_STYLES[name] for name in names)
         return f"\033[{codes}m{text}\033[0m"
 
     def line(self, text: str = "") -> None:
-        """Print one line (characters the stream cannot encode are replaced, not fatal)."""
+        """Print one line of :func:`printable` text: a control character in it (a line
+        break included) is shown as its escape."""
+        self._write(printable(text))
+
+    def lines(self, text: str) -> None:
+        """Print the lines of a multi-line text of the CLI's own (each :meth:`line`)."""
+        for row in text.split("\n"):
+            self.line(row)
+
+    def _write(self, text: str) -> None:
+        """Write one finished line (characters the stream cannot encode are replaced)."""
         try:
             print(text, file=self.stream, flush=True)
         except UnicodeEncodeError:
@@ -142,29 +158,29 @@ class Console:
     def heading(self, text: str) -> None:
         """A section heading with a blank line before it."""
         self.line()
-        self.line(self.style(f"== {text} ", "bold", "cyan"))
+        self._write(self.style(f"== {text} ", "bold", "cyan"))
 
     def step(self, text: str) -> None:
         """A progress line."""
-        self.line(self.style(f"-> {text}", "dim"))
+        self._write(self.style(f"-> {text}", "dim"))
 
     def say(self, role: str, text: str) -> None:
         """One chat line (``user`` / ``assistant``)."""
         label = f"{role:>9}: "
         colour = "green" if role == "user" else "magenta"
-        self.line(self.style(label, "bold", colour) + text)
+        self._write(self.style(label, "bold", colour) + printable(text))
 
     def note(self, text: str) -> None:
         """An indented remark about what just happened."""
-        self.line(self.style(f"           {text}", "yellow"))
+        self._write(self.style(f"           {text}", "yellow"))
 
     def ok(self, text: str) -> None:
         """A success line."""
-        self.line(self.style(f"OK {text}", "green"))
+        self._write(self.style(f"OK {text}", "green"))
 
     def warn(self, text: str) -> None:
         """A warning line."""
-        self.line(self.style(f"!! {text}", "yellow", "bold"))
+        self._write(self.style(f"!! {text}", "yellow", "bold"))
 
     def table(self, header: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
         """Print a :func:`format_table`."""

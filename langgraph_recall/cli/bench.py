@@ -475,7 +475,7 @@ def cmd_bench(args: Any, console: Console | None = None) -> int:
         out.heading(f"langgraph-recall bench {QA_BENCH}")
         results = [run_locomo_qa(args, verbose=args.verbose)]
         out.heading("Results")
-        out.line(render(results))
+        out.lines(render(results))
         out.line(
             "   (scores come from the model and judge named above; nothing is measured without one)"
         )
@@ -493,7 +493,7 @@ def cmd_bench(args: Any, console: Console | None = None) -> int:
     out.heading(f"langgraph-recall bench: {', '.join(names)} ({size})")
     results = run_benchmarks(names, quick=args.quick, verbose=args.verbose)
     out.heading("Results")
-    out.line(render(results))
+    out.lines(render(results))
     payload = [r.as_dict() for r in results]
     if args.json:
         Path(args.json).write_text(

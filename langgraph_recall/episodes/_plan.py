@@ -6,8 +6,11 @@ session, nearest first, within a character budget. The memory is indexed on
 :data:`EPISODE_INDEX_FIELDS` (context and content), so its embedding and full-text entry
 know what the turn answered and what came of it, while what is injected stays the turn.
 
-Every text passes the PII filter twice: each turn on its own (a turn with PII is neither an
-episode nor anyone's context), then the whole value (the gate every written value passes).
+Every text passes the PII filter three times: each turn on its own (a turn with PII is
+neither an episode nor anyone's context), then each episode's window — its turn and its
+context turns read together, so PII split across turns (half a card number in each, an
+e-mail address cut at the ``@``) is never whole in one record — and then the whole value
+(the gate every written value passes).
 Keys are derived from the turn (its id, else speaker, text and time), so the same turn
 written twice is one memory.
 
@@ -216,9 +219,9 @@ def _cut(text: str, limit: int) -> str:
 
 def _context(
     lines: Sequence[str | None], position: int, before: int, after: int, budget: int
-) -> str:
+) -> dict[int, str]:
     """The neighbours of ``lines[position]`` (``None`` = not usable), nearest first within
-    ``budget`` characters, shown in conversation order."""
+    ``budget`` characters, by position (shown in conversation order)."""
     order: list[int] = []
     for distance in range(1, max(before, after) + 1):
         if distance <= before and position - distance >= 0:
@@ -237,7 +240,40 @@ def _context(
         piece = _cut(line, room)
         chosen[index] = piece
         used += len(piece) + (1 if len(chosen) > 1 else 0)
-    return "\n".join(chosen[i] for i in sorted(chosen))
+    return chosen
+
+
+def _window(
+    pii: PIIFilter,
+    turns: Sequence[EpisodeTurn],
+    content: tuple[int, str],
+    context: Mapping[int, str],
+) -> tuple[str | None, dict[int, str], bool]:
+    """One episode's texts — its turn and its context turns — cleaned of PII that only
+    the record as a whole holds: split across turns and read together, in conversation
+    order and as the turns of each role in a row (half an address, the assistant's "ok",
+    the other half).
+
+    Returns the content (``None``: the episode is dropped), the context left, and whether
+    anything changed."""
+    pieces: dict[int, str | None] = {**context, content[0]: content[1]}
+    prefixes = {i: f"{turns[i].label}: " for i in pieces}
+    bodies: dict[int, str | None] = {
+        i: text.removeprefix(prefixes[i]) if text else None for i, text in pieces.items()
+    }
+    original = dict(bodies)
+    order = sorted(bodies)
+    readings = [order, *([i for i in order if turns[i].role == role] for role in ROLES)]
+    # each distinct reading of two texts or more (one text alone was screened already)
+    for reading in dict.fromkeys(tuple(r) for r in readings if len(r) > 1):
+        alive = [i for i in reading if bodies[i]]
+        cleaned = pii.clean_window([bodies[i] or "" for i in alive])
+        for i, body in zip(alive, cleaned, strict=True):
+            bodies[i] = body
+    if bodies == original:
+        return content[1], dict(context), False
+    kept = {i: prefixes[i] + body for i, body in bodies.items() if body is not None}
+    return kept.pop(content[0], None), kept, True
 
 
 def plan_episodes(
@@ -289,15 +325,24 @@ def plan_episodes(
             start -= 1
         while end < len(turns) and sessions[end] == turn.session:
             end += 1
-        context = _context(
+        chosen = _context(
             lines[start:end],
             position - start,
             config.context_before,
             config.context_after,
             config.max_context_chars,
         )
+        content: str | None = line
+        if pii is not None:  # PII split across the turns this record joins
+            window = turns[start:end]
+            content, chosen, changed = _window(pii, window, (position - start, line), chosen)
+            if content is None:
+                plan.pii_dropped += 1
+                continue
+            plan.pii_redacted += changed and pii.mode == "redact"
+        context = "\n".join(chosen[i] for i in sorted(chosen))
         value: dict[str, Any] = {
-            "content": line,
+            "content": content,
             "kind": "episodic",
             "importance": config.importance,
             "role": turn.role,

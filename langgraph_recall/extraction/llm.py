@@ -39,6 +39,7 @@ from langgraph_recall.extraction.types import (
     MemoryCandidate,
 )
 from langgraph_recall.prompts import DEFAULT_CONSOLIDATION_PROMPT, DEFAULT_EXTRACTION_PROMPT
+from langgraph_recall.prompts.encoding import encode_inline, encode_label
 
 __all__ = [
     "ConsolidationOutput",
@@ -87,7 +88,10 @@ class ConsolidationOutput(BaseModel):
 
 
 def format_transcript(messages: Sequence[BaseMessage]) -> str:
-    """``role: text`` lines for the messages of a turn (tool calls summarised).
+    """``role: text`` lines for the messages of a turn (tool calls summarised), one line
+    per message: its text is written with
+    :func:`~langgraph_recall.prompts.encoding.encode_inline`, so a message (or a tool
+    result) cannot forge another speaker's line or a tag.
 
     Example:
         ```python
@@ -105,21 +109,22 @@ def format_transcript(messages: Sequence[BaseMessage]) -> str:
         elif isinstance(message, AIMessage):
             role = "assistant"
         elif isinstance(message, ToolMessage):
-            role = f"tool[{message.name or message.tool_call_id}]"
+            role = f"tool[{encode_label(message.name or message.tool_call_id)}]"
         elif isinstance(message, SystemMessage):
             continue
         else:
-            role = message.type
+            role = encode_inline(message.type)
         text = message_text(message)
         if isinstance(message, AIMessage) and message.tool_calls:
             calls = ", ".join(f"{call['name']}({call['args']})" for call in message.tool_calls)
             text = (text + f" [calls {calls}]").strip()
-        lines.append(f"{role}: {text}")
+        lines.append(f"{role}: {encode_inline(text)}")
     return "\n".join(lines)
 
 
 def format_candidates(candidates: Sequence[MemoryCandidate]) -> str:
-    """Numbered candidate lines ``C0: [kind] text (subject: …, slot: …)``.
+    """Numbered candidate lines ``C0: [kind] text (subject: …, slot: …)``; every field
+    through :func:`~langgraph_recall.prompts.encoding.encode_inline` (one line each).
 
     Example:
         ```python
@@ -130,13 +135,16 @@ def format_candidates(candidates: Sequence[MemoryCandidate]) -> str:
         ```
     """
     return "\n".join(
-        f"C{i}: [{c.kind}] {c.content} (subject: {c.subject}, slot: {c.slot or '-'})"
+        f"C{i}: [{encode_label(c.kind)}] {encode_inline(c.content)} "
+        f"(subject: {encode_inline(c.subject)}, slot: {encode_inline(c.slot or '-')})"
         for i, c in enumerate(candidates)
     )
 
 
 def format_existing(existing: Sequence[ExistingMemory]) -> str:
-    """Numbered memory lines ``M0: [kind] text (subject: …, slot: …, valid from …)``.
+    """Numbered memory lines ``M0: [kind] text (subject: …, slot: …, valid from …)``;
+    stored text goes through :func:`~langgraph_recall.prompts.encoding.encode_inline`, so a
+    memory cannot forge an ``M<n>:`` line or a tag.
 
     Example:
         ```python
@@ -148,8 +156,9 @@ def format_existing(existing: Sequence[ExistingMemory]) -> str:
     if not existing:
         return "(none)"
     return "\n".join(
-        f"M{i}: [{m.value.get('kind', 'semantic')}] {m.content} (subject: {m.subject}, "
-        f"slot: {m.slot or '-'}, valid from {m.value.get('valid_from', '?')})"
+        f"M{i}: [{encode_label(m.value.get('kind', 'semantic'))}] {encode_inline(m.content)} "
+        f"(subject: {encode_inline(m.subject)}, slot: {encode_inline(m.slot or '-')}, "
+        f"valid from {encode_inline(m.value.get('valid_from', '?'))})"
         for i, m in enumerate(existing)
     )
 

@@ -37,7 +37,7 @@ Example:
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, TypeVar
 
@@ -291,6 +291,56 @@ class PIIFilter:
         if not matches:
             return text
         return None if self.mode == "drop" else self.redact(text, matches)
+
+    def clean_window(self, texts: Sequence[str], separator: str = " ") -> list[str | None]:
+        """Clean texts that are read together (a turn and its neighbouring turns), so PII
+        split across them — a card number in two messages, an e-mail address cut at the
+        ``@`` — is not whole in what they make up.
+
+        The texts are searched joined by ``separator``; every text a finding touches is
+        redacted where the finding covers it (``"redact"``), or is ``None`` (``"drop"``;
+        the others are searched again joined without it, until nothing is found).
+
+        Returns:
+            One entry per text: the text to keep, or ``None``.
+
+        Example:
+            ```python
+            from langgraph_recall.extraction.pii import PIIFilter
+
+            halves = ["my address is ann.lee", "@example.com, write to me"]
+            assert PIIFilter().clean_window(halves) == [None, None]
+            assert PIIFilter(mode="redact").clean_window(halves) == [
+                "my address is [EMAIL]", "[EMAIL], write to me"]
+            assert PIIFilter().clean_window(["I like tea.", "Me too."]) == [
+                "I like tea.", "Me too."]
+            ```
+        """
+        pieces: list[str | None] = list(texts)
+        for attempt in range(len(pieces) + 1):
+            spans: list[tuple[int, int, int]] = []  # (piece, start, end) in the joined text
+            joined = ""
+            for index, piece in enumerate(pieces):
+                if piece:
+                    joined += separator if joined else ""
+                    spans.append((index, len(joined), len(joined) + len(piece)))
+                    joined += piece
+            matches = self.find(joined)
+            if not matches:
+                return pieces
+            last_try = attempt == len(pieces)
+            for index, start, end in spans:
+                inside = [
+                    PIIMatch(m.category, max(m.start, start) - start, min(m.end, end) - start)
+                    for m in matches
+                    if m.start < end and m.end > start
+                ]
+                if inside:
+                    piece = pieces[index]
+                    assert piece is not None
+                    keep = self.mode == "redact" and not last_try
+                    pieces[index] = self.redact(piece, inside) if keep else None
+        return pieces
 
     # -- the gate: whole values, candidates and plans -----------------------------------------
     def _walk(self, value: Any, path: str, found: dict[str, set[str]]) -> Any:

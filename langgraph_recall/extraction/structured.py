@@ -52,6 +52,7 @@ from pydantic import BaseModel, ValidationError
 
 from langgraph_recall.errors import ConfigurationError
 from langgraph_recall.extraction.rules import message_text
+from langgraph_recall.prompts.encoding import encode_inline
 
 __all__ = ["STRUCTURED_MODES", "StructuredCaller", "parse_json_reply"]
 
@@ -203,7 +204,7 @@ class StructuredCaller(Generic[M]):
             schema = json.dumps(self.schema.model_json_schema(), separators=(",", ":"))
             notes.append(_JSON_INSTRUCTION.format(schema=schema))
         if failures:
-            notes.append(_RETRY_INSTRUCTION.format(reason=failures[-1]))
+            notes.append(_RETRY_INSTRUCTION.format(reason=encode_inline(failures[-1])))
         if not notes:
             return messages
         note = "\n\n".join(notes)

@@ -48,6 +48,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from langgraph_recall._internal.terminal import printable
 from langgraph_recall.errors import LangGraphRecallError
 from langgraph_recall.lease._protocol import AsyncLeaseBackend, Lease, LeaseBackend
 
@@ -160,9 +161,10 @@ def queue_of(backend: object) -> ReleaseQueue:
 
 def describe_failure(exc: BaseException) -> str:
     """What a log line says about a backend failure: our own errors' messages (they never
-    carry a token or a password), only the type of anything else."""
+    carry a token or a password; control characters of any text they quote are shown as
+    escapes), only the type of anything else."""
     if isinstance(exc, LangGraphRecallError):
-        return f"{type(exc).__name__}: {exc}"
+        return printable(f"{type(exc).__name__}: {exc}")
     return type(exc).__name__
 
 

@@ -25,8 +25,13 @@ from langchain_core.messages import BaseMessage, RemoveMessage, SystemMessage
 from langgraph.graph.message import REMOVE_ALL_MESSAGES
 
 from langgraph_recall.nodes import MEMORY_BLOCK_ID, SUMMARY_BLOCK_ID
+from langgraph_recall.nodes._messages import is_block
 
 __all__ = ["append_system_text", "lift_blocks", "summary_rewrite"]
+
+
+def _is_summary(message: BaseMessage) -> bool:
+    return is_block(message) and message.id == SUMMARY_BLOCK_ID
 
 
 def append_system_text(system: SystemMessage | None, text: str) -> SystemMessage:
@@ -77,7 +82,7 @@ def lift_blocks(
         for message in messages:
             if message.id == block_id and isinstance(message, SystemMessage):
                 system = append_system_text(system, message.text)
-    rest = [m for m in messages if m.id not in (SUMMARY_BLOCK_ID, MEMORY_BLOCK_ID)]
+    rest = [m for m in messages if not is_block(m)]
     return system, rest
 
 
@@ -103,5 +108,5 @@ def summary_rewrite(
     """
     removed = {m.id for m in update if isinstance(m, RemoveMessage)}
     blocks = [m for m in update if m.id == SUMMARY_BLOCK_ID]
-    kept = [m for m in messages if m.id not in removed and m.id != SUMMARY_BLOCK_ID]
+    kept = [m for m in messages if m.id not in removed and not _is_summary(m)]
     return [RemoveMessage(id=REMOVE_ALL_MESSAGES), *blocks[-1:], *kept]

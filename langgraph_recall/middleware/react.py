@@ -40,7 +40,7 @@ from langgraph_recall.nodes import (
     RetrieveNode,
 )
 from langgraph_recall.nodes._base import MemoryNode, NodeContext, messages_of
-from langgraph_recall.nodes._messages import render_memory_block
+from langgraph_recall.nodes._messages import is_block, render_memory_block
 from langgraph_recall.prompts import DEFAULT_MEMORY_BLOCK_PROMPT
 
 __all__ = ["MemoryPreModelHook", "llm_input"]
@@ -63,7 +63,7 @@ def llm_input(messages: list[BaseMessage], block: str | None) -> list[BaseMessag
     system: SystemMessage | None = None
     others: list[BaseMessage] = []
     for message in messages:
-        if message.id == MEMORY_BLOCK_ID:
+        if is_block(message) and message.id == MEMORY_BLOCK_ID:
             continue  # a stale block: this turn's replaces it
         if isinstance(message, SystemMessage) and message.id != SUMMARY_BLOCK_ID:
             system = append_system_text(system, message.text)

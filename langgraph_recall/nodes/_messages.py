@@ -3,7 +3,8 @@ model-input assembly and memory-block rendering. No I/O.
 
 The central invariant: an ``AIMessage`` with ``tool_calls`` and the ``ToolMessage`` s
 answering it form one **unit** (:func:`group_units`); summarisation keeps or folds whole
-units and cuts only at unit boundaries, preferring turn boundaries (a ``HumanMessage``).
+turns (a ``HumanMessage`` and everything up to the next one), so it never cuts inside a
+unit and the kept conversation always opens with a user message.
 
 Example:
     ```python
@@ -36,6 +37,7 @@ from langchain_core.messages.utils import count_tokens_approximately
 
 from langgraph_recall.extraction.dates import parse_iso_datetime
 from langgraph_recall.extraction.rules import message_text
+from langgraph_recall.prompts.encoding import encode_inline, encode_label
 
 __all__ = [
     "DEFAULT_MAX_MESSAGE_CHARS",
@@ -86,19 +88,22 @@ def count_tokens(messages: Sequence[BaseMessage]) -> int:
 
 
 def is_block(message: BaseMessage) -> bool:
-    """True for the memory and summary blocks the nodes manage.
+    """True for the memory and summary blocks the nodes manage: a ``SystemMessage`` with
+    one of their ids. A conversation message that carries such an id (sent by a client)
+    is not a block: it stays conversation, never system text.
 
     Example:
         ```python
-        from langchain_core.messages import SystemMessage
+        from langchain_core.messages import HumanMessage, SystemMessage
 
         from langgraph_recall.nodes import MEMORY_BLOCK_ID
         from langgraph_recall.nodes._messages import is_block
 
         assert is_block(SystemMessage("x", id=MEMORY_BLOCK_ID))
+        assert not is_block(HumanMessage("x", id=MEMORY_BLOCK_ID))
         ```
     """
-    return message.id in (MEMORY_BLOCK_ID, SUMMARY_BLOCK_ID)
+    return isinstance(message, SystemMessage) and message.id in (MEMORY_BLOCK_ID, SUMMARY_BLOCK_ID)
 
 
 def conversation_messages(messages: Sequence[BaseMessage]) -> list[BaseMessage]:
@@ -234,8 +239,8 @@ def model_input(
         ```
     """
     head: list[BaseMessage] = [SystemMessage(system_prompt)] if system_prompt else []
-    head += [m for m in messages if m.id == SUMMARY_BLOCK_ID]
-    head += [m for m in messages if m.id == MEMORY_BLOCK_ID]
+    head += [m for m in messages if is_block(m) and m.id == SUMMARY_BLOCK_ID]
+    head += [m for m in messages if is_block(m) and m.id == MEMORY_BLOCK_ID]
     head += [m for m in messages if isinstance(m, SystemMessage) and not is_block(m)]
     rest = [m for m in messages if not isinstance(m, SystemMessage)]
     return head + rest
@@ -250,6 +255,9 @@ def _day(value: Any) -> str | None:
 def memory_line(memory: Mapping[str, Any]) -> str:
     """One block line: ``- [kind] content (valid from YYYY-MM-DD[ until YYYY-MM-DD])``.
 
+    Stored text is written with :func:`~langgraph_recall.prompts.encoding.encode_inline`:
+    whatever a memory says, it stays on its own line and cannot close or forge a tag.
+
     Example:
         ```python
         from langgraph_recall.nodes._messages import memory_line
@@ -259,8 +267,8 @@ def memory_line(memory: Mapping[str, Any]) -> str:
         assert line == "- [preference] User likes tea. (valid from 2026-01-02)"
         ```
     """
-    content = " ".join(str(memory.get("content", "")).split())
-    kind = memory.get("kind") or "semantic"
+    content = encode_inline(memory.get("content", ""))
+    kind = encode_label(memory.get("kind") or "semantic")
     start, end = _day(memory.get("valid_from")), _day(memory.get("invalid_at"))
     if start and end:
         when = f"valid {start} until {end}, no longer true"
@@ -441,9 +449,12 @@ def plan_summary(
     last ``keep_turns`` turns is folded. When the kept turns alone exceed the budget
     (``trigger_fraction * max_tokens - summary_tokens``), their tool results are
     shortened first, oldest first (:func:`shrink_tool_result`); if that is not enough,
-    older kept units are folded too. The current turn — the last ``HumanMessage`` and
+    older kept turns are folded too, whole: the cut always falls just before a
+    ``HumanMessage``, so the kept conversation opens with the user and no question is
+    folded while its answer stays. The current turn — the last ``HumanMessage`` and
     everything after it — is **never** folded (``keep_turns=0`` keeps just that turn),
-    even when it alone is over the budget.
+    even when it alone is over the budget. A conversation without a user message has no
+    turn to cut at: only its tool results may be shortened.
 
     Returns:
         ``None`` when under the trigger or there is nothing to fold or shorten.
@@ -466,18 +477,20 @@ def plan_summary(
     if token_counter(convo) + summary_tokens <= trigger:
         return None
     units = group_units(convo)
+    # Cuts fall only where a turn starts (a user message): a question is never folded
+    # while its answer stays, and the kept conversation always opens with the user.
     starts = [i for i, unit in enumerate(units) if isinstance(unit[0], HumanMessage)]
-    last = starts[-1] if starts else len(units) - 1  # the current turn starts here
-    kept_turns = min(keep_turns, len(starts))
-    first_kept = starts[-kept_turns] if kept_turns > 0 else last
+    if not starts:  # no turn to cut at: shortening tool results is all that may happen
+        starts = [0]
+    turn = max(len(starts) - max(keep_turns, 1), 0)  # keep_turns=0: the current turn
     budget = trigger - summary_tokens
     while True:
-        kept = [m for unit in units[first_kept:] for m in unit]
+        kept = [m for unit in units[starts[turn] :] for m in unit]
         kept, shrunk = _shrink_to_fit(kept, budget, token_counter, tool_result_chars)
-        if first_kept >= last or token_counter(kept) <= budget:
+        if turn == len(starts) - 1 or token_counter(kept) <= budget:
             break
-        first_kept += 1
-    fold = [m for unit in units[:first_kept] for m in unit]
+        turn += 1  # fold one more whole turn
+    fold = [m for unit in units[: starts[turn]] for m in unit]
     if not fold and not shrunk:
         return None
     return SummaryPlan(fold=fold, keep=kept, shrunk=shrunk)

@@ -24,7 +24,7 @@ Example:
 from __future__ import annotations
 
 import uuid
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -55,8 +55,15 @@ from langgraph_recall.nodes._registry import (
     node_thread_link,
 )
 from langgraph_recall.prompts import DEFAULT_REFLECTION_PROMPT
+from langgraph_recall.prompts.encoding import encode_inline
 
-__all__ = ["Insight", "ReflectNode", "ReflectionOutput", "offline_insights"]
+__all__ = [
+    "Insight",
+    "ReflectNode",
+    "ReflectionOutput",
+    "derived_importance",
+    "offline_insights",
+]
 
 _CURSOR_KEY = "reflection-cursor"
 _DEFAULT_PII = PIIFilter()
@@ -73,6 +80,34 @@ class ReflectionOutput(BaseModel):
     """Structured output of the reflection call."""
 
     insights: list[Insight] = Field(default_factory=list)
+
+
+def derived_importance(sources: Sequence[Mapping[str, Any]]) -> int:
+    """Importance of a memory derived from ``sources``: the **lowest** of theirs.
+
+    A reflection quotes or paraphrases its sources, so it must never rank above the least
+    important text it carries: taking the highest would let a trivial memory (or one
+    written to be quoted) ride on an important neighbour.
+
+    Example:
+        ```python
+        from langgraph_recall.nodes.reflect import derived_importance
+
+        assert derived_importance([{"importance": 9}, {"importance": 2}]) == 2
+        assert derived_importance([{}]) == 5  # unrated memories count as 5
+        ```
+    """
+    ratings = [_importance(source) for source in sources]
+    return min(ratings) if ratings else 1
+
+
+def _importance(value: Mapping[str, Any]) -> int:
+    raw = value.get("importance")
+    try:
+        rating = int(float(raw)) if raw is not None and raw != "" else 5
+    except (TypeError, ValueError, OverflowError):
+        rating = 5
+    return max(1, min(10, rating))
 
 
 def offline_insights(memories: Sequence[dict[str, Any]], max_insights: int) -> list[Insight]:
@@ -191,7 +226,9 @@ class ReflectNode(MemoryNode):
         return fresh
 
     def _request(self, memories: Sequence[dict[str, Any]]) -> list[HumanMessage]:
-        lines = "\n".join(f"{i}: {m.get('content', '')}" for i, m in enumerate(memories))
+        lines = "\n".join(
+            f"{i}: {encode_inline(m.get('content', ''))}" for i, m in enumerate(memories)
+        )
         return [HumanMessage(self.prompt.format(memories=lines, max_insights=self.max_insights))]
 
     def _writes(
@@ -209,11 +246,10 @@ class ReflectNode(MemoryNode):
             content = insight.content.strip()
             if not content or not sources:
                 continue
-            importance = max(int(v.get("importance") or 5) for _, v in sources)
             value: dict[str, Any] = {
                 "content": content,
                 "kind": "reflection",
-                "importance": min(10, importance),
+                "importance": derived_importance([v for _, v in sources]),
                 "valid_from": now.isoformat(),
                 "recorded_at": now.isoformat(),
                 "derived_from": [key for key, _ in sources],

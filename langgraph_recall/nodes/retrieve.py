@@ -34,6 +34,7 @@ from typing import Any
 
 from langgraph.store.base import BaseStore, SearchItem, SearchOp
 
+from langgraph_recall._internal.terminal import printable
 from langgraph_recall.episodes._plan import EpisodeConfig
 from langgraph_recall.errors import ConfigurationError
 from langgraph_recall.nodes._base import (
@@ -251,7 +252,9 @@ class RetrieveNode(MemoryNode):
 
 def explain_lines(items: Sequence[SearchItem], keys: Sequence[str]) -> list[str]:
     """One log line per item whose key is in ``keys`` (in ``keys`` order): its score and,
-    for an ``ExplainedSearchItem``, each term of it (pure).
+    for an ``ExplainedSearchItem``, each term of it (pure). Stored text (key, content) is
+    written through :func:`~langgraph_recall._internal.terminal.printable`: a control
+    character in a memory shows as its escape, it cannot act on a terminal tailing the log.
 
     Example:
         ```python
@@ -279,8 +282,8 @@ def explain_lines(items: Sequence[SearchItem], keys: Sequence[str]) -> list[str]
             if parts is not None
             else "(no breakdown: the store has no explain)"
         )
-        content = " ".join(str(item.value.get("content", "")).split())[:80]
-        lines.append(f"key={key} score={score} {terms} content={content!r}")
+        content = printable(" ".join(str(item.value.get("content", "")).split())[:80])
+        lines.append(f'key={printable(key)} score={score} {terms} content="{content}"')
     return lines
 
 

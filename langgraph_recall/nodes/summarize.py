@@ -56,6 +56,7 @@ from langgraph_recall.nodes._registry import (
 )
 from langgraph_recall.nodes.extract import ExtractNode
 from langgraph_recall.prompts import DEFAULT_SUMMARY_BLOCK_PROMPT, DEFAULT_SUMMARY_PROMPT
+from langgraph_recall.prompts.encoding import encode_block
 
 __all__ = ["SummarizeNode"]
 
@@ -141,13 +142,13 @@ class SummarizeNode(MemoryNode):
     def previous_summary(messages: list[BaseMessage]) -> str:
         """The running summary stored on the summary block (empty if none)."""
         for message in messages:
-            if message.id == SUMMARY_BLOCK_ID:
+            if message.id == SUMMARY_BLOCK_ID and isinstance(message, SystemMessage):
                 return str(message.additional_kwargs.get("summary", ""))
         return ""
 
     def _block(self, summary: str) -> SystemMessage:
         return SystemMessage(
-            self.block_prompt.format(summary=summary),
+            self.block_prompt.format(summary=encode_block(summary)),
             id=SUMMARY_BLOCK_ID,
             additional_kwargs={"summary": summary},
         )
@@ -176,7 +177,7 @@ class SummarizeNode(MemoryNode):
     def _summary_request(self, previous: str, plan: SummaryPlan) -> list[BaseMessage]:
         words = max(10, int(self.max_summary_tokens * 0.6))
         text = self.prompt.format(
-            summary=previous or "(none yet)",
+            summary=encode_block(previous) if previous.strip() else "(none yet)",
             messages=format_transcript(plan.fold),
             max_words=words,
         )

@@ -44,6 +44,7 @@ from langgraph_recall.nodes._registry import (
     abatch_with_link,
     batch_with_link,
 )
+from langgraph_recall.prompts.encoding import encode_inline
 from langgraph_recall.store._capabilities import store_supports
 
 __all__ = ["create_memory_tools"]
@@ -163,7 +164,9 @@ def _recall_text(items: Any, limit: int) -> str:
     current = [item for item in hits if is_current(item.value, now)][:limit]
     if not current:
         return "No memories found."
-    return "\n".join(f"{item.key}: {memory_line(item.value)[2:]}" for item in current)
+    return "\n".join(
+        f"{encode_inline(item.key)}: {memory_line(item.value)[2:]}" for item in current
+    )
 
 
 def _closed(item: Item) -> dict[str, Any]:

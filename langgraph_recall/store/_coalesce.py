@@ -57,7 +57,7 @@ from dataclasses import dataclass, field
 
 from langgraph.store.base import Op, PutOp, Result
 
-__all__ = ["Coalescer", "Unit", "dedupe_reads", "take_units"]
+__all__ = ["Coalescer", "Stall", "Unit", "dedupe_reads", "take_units"]
 
 DEFAULT_MAX_OPS = 500
 """Operations per merged batch: large enough to amortise a transaction, small enough that
@@ -72,6 +72,40 @@ class Unit:
     future: asyncio.Future[list[Result]]
     writes: frozenset[tuple[tuple[str, ...], str]] = field(default_factory=frozenset)
     queued_at: float = 0.0
+
+
+@dataclass(frozen=True)
+class Stall:
+    """What was measured when a call gave up waiting (the argument of ``on_stall``).
+
+    Attributes:
+        queued: The call was still in the queue (never run, nothing of it applied);
+            ``False``: it was running (sent to the server).
+        waited: Seconds since the call was submitted.
+        silent: Seconds since any drain last heard from the server.
+        running: Drains running (each on one connection) when it gave up.
+        capacity: Drains that may run at once (the pool's ``max_size``).
+        queue: Calls still waiting in the queue, this one included when ``queued``.
+        late: Seconds the waiting call itself woke up after its deadline: a large value
+            means this process was starved (CPU load, a blocked event loop), not only
+            the server.
+
+    Example:
+        ```python
+        from langgraph_recall.store._coalesce import Stall
+
+        stall = Stall(queued=True, waited=5.2, silent=5.0, running=10, capacity=10, queue=31)
+        assert stall.queued and stall.late == 0.0
+        ```
+    """
+
+    queued: bool
+    waited: float
+    silent: float
+    running: int
+    capacity: int
+    queue: int
+    late: float = 0.0
 
 
 def _written_keys(ops: Sequence[Op]) -> frozenset[tuple[tuple[str, ...], str]]:
@@ -144,8 +178,9 @@ class Coalescer:
         max_ops: Operations per merged batch.
         stall_timeout: Seconds a call may wait without any answer from the server
             (``None``: unbounded).
-        on_stall: Builds the error of a call that waited ``stall_timeout`` seconds; its
-            argument says whether the call was still queued (never run).
+        on_stall: Builds the error of a call that waited ``stall_timeout`` seconds from
+            what was measured (a :class:`Stall`: still queued or running, how long it
+            waited, how long the server was silent, how busy the drains were).
     """
 
     def __init__(
@@ -155,13 +190,13 @@ class Coalescer:
         max_running: int = 1,
         max_ops: int = DEFAULT_MAX_OPS,
         stall_timeout: float | None = None,
-        on_stall: Callable[[bool], BaseException] | None = None,
+        on_stall: Callable[[Stall], BaseException] | None = None,
     ) -> None:
         self._run = run
         self.max_running = max(1, max_running)
         self.max_ops = max(1, max_ops)
         self.stall_timeout = stall_timeout
-        self._on_stall = on_stall or (lambda queued: TimeoutError("no answer from the server"))
+        self._on_stall = on_stall or (lambda stall: TimeoutError("no answer from the server"))
         self._progress_at = 0.0
         self._local_work = 0
         self._queue: collections.deque[Unit] = collections.deque()
@@ -189,7 +224,7 @@ class Coalescer:
                 if self._local_work:  # embedding: the clock restarts when it ends
                     self.progress()
                     continue
-                return self._stalled(unit)
+                return self._stalled(unit, late=-remaining)
             try:
                 done, _ = await asyncio.wait({future}, timeout=max(remaining, 0))
             except asyncio.CancelledError:  # as ``await future`` would: the unit is cancelled
@@ -213,13 +248,23 @@ class Coalescer:
             self._local_work -= 1
             self.progress()
 
-    def _stalled(self, unit: Unit) -> list[Result]:
+    def _stalled(self, unit: Unit, *, late: float) -> list[Result]:
+        now = asyncio.get_running_loop().time()
         queued = unit in self._queue
+        stall = Stall(
+            queued=queued,
+            waited=now - unit.queued_at,
+            silent=now - max(unit.queued_at, self._progress_at),
+            running=self._running,
+            capacity=self.max_running,
+            queue=len(self._queue),
+            late=late,
+        )
         if queued:  # never run: it leaves the queue
             self._queue.remove(unit)
             self._waiting_ops -= len(unit.ops)
         unit.future.cancel()  # a drain that runs it still settles nothing for this caller
-        raise self._on_stall(queued)
+        raise self._on_stall(stall)
 
     def _start_drains(self) -> None:
         while self._queue and self._running < self.max_running:

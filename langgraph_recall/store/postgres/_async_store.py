@@ -19,15 +19,62 @@ from langgraph.store.base import Op, Result
 from langgraph_recall._internal.loop_bridge import DEFAULT_LOOP_TIMEOUT, run_on_loop
 from langgraph_recall._pg.dsn import resolve_dsn
 from langgraph_recall.errors import BackendUnavailableError, SyncCallOnEventLoopError
-from langgraph_recall.store._coalesce import Coalescer
+from langgraph_recall.store._coalesce import Coalescer, Stall
 from langgraph_recall.store.postgres._core import MemoryStoreCore, op_list
 from langgraph_recall.store.postgres._types import Program
 
-__all__ = ["AsyncStoreBase"]
+__all__ = ["AsyncStoreBase", "stall_message"]
 
 T = TypeVar("T")
 
 logger = logging.getLogger("langgraph_recall.store")
+
+
+def stall_message(target: str, stall: Stall, timeout: float) -> str:
+    """What a call that gave up waiting reports: what was measured, not a guess.
+
+    A call that waited in the store's own queue says so (it never reached the server and
+    nothing of it was applied); the server is named silent only for the time no call of
+    this store got an answer; a process that woke up late says it was starved itself.
+
+    Example:
+        ```python
+        from langgraph_recall.store._coalesce import Stall
+        from langgraph_recall.store.postgres._async_store import stall_message
+
+        stall = Stall(queued=True, waited=5.3, silent=5.0, running=10, capacity=10, queue=31)
+        text = stall_message("db:5432", stall, 5.0)
+        assert "waited 5.3 s in this store's queue for a free connection" in text
+        assert "answered nothing" not in text and "Check that the server" not in text
+        ```
+    """
+    if stall.queued:
+        what = (
+            f"this call waited {stall.waited:.1f} s in this store's queue for a free "
+            f"connection of its pool and was never run (nothing of it was sent or applied): all "
+            f"{stall.running} of {stall.capacity} connections stayed busy with calls that "
+            f"got no answer from Postgres at {target} for {stall.silent:.1f} s "
+            f"({stall.queue} calls still queued)"
+        )
+    else:
+        what = (
+            f"this call was sent to Postgres at {target} and waited {stall.waited:.1f} s; "
+            f"neither it nor any of the {stall.running} calls of this store running beside "
+            f"it got an answer for {stall.silent:.1f} s (if the server resumes, its writes "
+            "may still be applied)"
+        )
+    starved = (
+        f" This process itself ran {stall.late:.1f} s late: it was short of CPU or its "
+        "event loop was blocked, so answers may have come without being read."
+        if stall.late >= 0.5
+        else ""
+    )
+    return (
+        f"gave up after the pool's timeout of {timeout:g} s: {what}.{starved} The statements "
+        "in flight are slow or blocked (a lock held by another session, a loaded server or "
+        "client machine; pg_stat_activity shows them) or the server is unreachable; raise "
+        "pool_config['timeout'] to wait longer."
+    )
 
 
 class AsyncStoreBase(MemoryStoreCore):
@@ -96,17 +143,8 @@ class AsyncStoreBase(MemoryStoreCore):
         """
         return await self._coalescer.submit(op_list(ops))
 
-    def _stall_error(self, queued: bool) -> BackendUnavailableError:
-        where = (
-            "it waited in the store's queue and was never run"
-            if queued
-            else "it was sent; if the server resumes, its writes may still be applied"
-        )
-        return BackendUnavailableError(
-            f"Postgres at {self._target()} answered nothing for {self._stall_timeout:g} s "
-            f"(the pool's timeout) while this call waited: {where}. Check that the server "
-            "is running and reachable."
-        )
+    def _stall_error(self, stall: Stall) -> BackendUnavailableError:
+        return BackendUnavailableError(stall_message(self._target(), stall, self._stall_timeout))
 
     async def _abatch_now(self, ops: list[Op]) -> list[Result]:
         return await self._arun(functools.partial(self._batch_program, ops))

@@ -24,6 +24,7 @@ from psycopg.conninfo import conninfo_to_dict
 from psycopg_pool import AsyncConnectionPool, PoolTimeout
 from typing_extensions import Unpack
 
+from langgraph_recall._internal.terminal import printable
 from langgraph_recall._pg.dsn import describe_target
 from langgraph_recall._pg.errors import STORE, retry_pause, should_retry, translate_error
 from langgraph_recall._pg.pool import DEFAULT_POOL_TIMEOUT as POOL_TIMEOUT
@@ -177,7 +178,7 @@ class AsyncPostgresMemoryStore(AsyncStoreBase):
                 try:
                     await store.aflush_access()
                 except Exception as exc:  # closing must not fail over bookkeeping
-                    logger.warning("access counts not written at close: %s", exc)
+                    logger.warning("access counts not written at close: %s", printable(exc))
             await pool.close()
 
     @contextlib.asynccontextmanager

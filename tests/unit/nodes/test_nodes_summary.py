@@ -85,6 +85,9 @@ def test_summaries_never_drop_the_question(
     # whole units only, on both sides; shortened copies replace their originals in place
     assert plan.fold + [originals[m.id] for m in plan.keep] == msgs
     assert pairs_intact(plan.fold) and pairs_intact(plan.keep)
+    # whole turns: when anything is folded, the kept part opens with the user
+    if plan.fold:
+        assert isinstance(plan.keep[0], HumanMessage)
     by_id = {m.id: m for m in plan.keep}
     for short in plan.shrunk:
         original = originals[short.id]

@@ -194,6 +194,13 @@ def test_translate_error_maps_backend_failures() -> None:
 
     pool = saver(PoolTimeout("couldn't get a connection"))
     assert isinstance(pool, BackendUnavailableError) and "max_size" in str(pool)
+    from langgraph_recall._pg.errors import QueueTimeout
+
+    queued = saver(QueueTimeout(1.5, 4))
+    assert isinstance(queued, BackendUnavailableError)
+    assert "waited 1.50 s in this component's queue" in str(queued)
+    assert "all 4 connections of its pool stayed in use" in str(queued)
+    assert "unreachable" not in str(queued)
     missing = saver(psycopg.errors.UndefinedTable('relation "lgm_thread_activity" does not exist'))
     assert isinstance(missing, MigrationError) and "setup()" in str(missing)
     transient = saver(psycopg.errors.SerializationFailure("could not serialize"))

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from langgraph.store.base import GetOp, Op, PutOp
 
 from langgraph_recall.errors import InvalidValueError
-from langgraph_recall.store._coalesce import Coalescer
+from langgraph_recall.store._coalesce import Coalescer, Stall
 
 
 def _fake_store() -> tuple[list[list[Op]], Any]:
@@ -108,9 +108,10 @@ async def test_a_cancelled_caller_does_not_break_the_others() -> None:
 
 
 class _Stalled(Exception):
-    def __init__(self, queued: bool) -> None:
-        super().__init__(f"stalled (queued={queued})")
-        self.queued = queued
+    def __init__(self, stall: Stall) -> None:
+        super().__init__(f"stalled ({stall})")
+        self.queued = stall.queued
+        self.stall = stall
 
 
 async def test_a_server_that_answers_nothing_fails_every_waiting_call_in_one_timeout() -> None:
