@@ -208,3 +208,23 @@ def test_the_benchmarks_run_from_the_installed_wheel_outside_the_repository(
     assert missing.returncode == 1
     assert "BenchmarkDataError" in missing.stdout
     assert "snap-research/locomo" in missing.stdout and "--data" in missing.stdout
+
+
+@pytest.mark.postgres
+def test_the_demo_and_the_version_run_from_the_installed_wheel(
+    installed_venv: InstalledVenv, postgres_dsn: str, tmp_path: Path
+) -> None:
+    cli = str(installed_venv.tool("langgraph-recall"))
+    version = run_in_venv(installed_venv, [cli, "--version"], tmp_path)
+    assert version.stdout.strip() == f"langgraph-recall {__version__}", version.stderr
+    demo = run_in_venv(
+        installed_venv,
+        [cli, "demo", "--offline", "--postgres", postgres_dsn],
+        tmp_path,
+        {"LANGGRAPH_RECALL_HOME": str(tmp_path / "home")},
+    )
+    assert demo.returncode == 0, demo.stdout[-3000:] + demo.stderr[-3000:]
+    assert "offline" in demo.stdout
+    assert "Your name is Zhang San (from memory)." in demo.stdout
+    assert "You live in Lisbon (from memory)." in demo.stdout
+    assert "no model given" not in demo.stderr  # offline mode chose its extractor on purpose
