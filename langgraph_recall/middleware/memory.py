@@ -101,8 +101,8 @@ class MemoryMiddleware(AgentMiddleware[AgentState[Any], Any]):
             ``extractor``): the agent's model, taken from the first model call
             (``ModelRequest.model``) — the offline
             :class:`~langgraph_recall.offline.TemplatedResponder` gets the rule-based
-            extractor; a turn that ends before any model call is extracted by the rule-based
-            extractor, with a WARNING once per process.
+            extractor; if the first turn ends before any model call, the rule-based
+            extractor is kept, with a WARNING once per process.
         store: A ``BaseStore``; default: the agent's (``create_agent(..., store=...)``).
         namespace: Namespace template of the memories (default
             ``("memories", "{user_id}")``).
@@ -221,7 +221,7 @@ class MemoryMiddleware(AgentMiddleware[AgentState[Any], Any]):
         """Extract memories from the turn (no state update: the report is on
         :attr:`last_report`)."""
         if self.extract is not None:
-            self._adopt(None)  # no model call this turn: nothing to adopt
+            self._adopt(None)  # no model call before the first turn's end: the rules
             _require_store(self.extract.store, runtime, type(self).__name__)
             self.extract.invoke(state, current_config())
         return None
@@ -231,7 +231,7 @@ class MemoryMiddleware(AgentMiddleware[AgentState[Any], Any]):
     ) -> dict[str, Any] | None:
         """Async :meth:`after_agent`."""
         if self.extract is not None:
-            self._adopt(None)  # no model call this turn: nothing to adopt
+            self._adopt(None)  # no model call before the first turn's end: the rules
             _require_store(self.extract.store, runtime, type(self).__name__)
             await self.extract.ainvoke(state, current_config())
         return None
