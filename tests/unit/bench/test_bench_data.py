@@ -9,6 +9,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from langgraph_recall.bench import _qa_data, locomo
 from langgraph_recall.bench._data import LOCOMO_ENV, locomo_data_dir
@@ -115,3 +117,27 @@ def test_the_cli_passes_data_and_reports_the_download(
     assert "BenchmarkDataError" in printed.out and "locomo10.json" in printed.out
     assert main(["bench", "locomo", "--quick", "--data", str(tmp_path / "none")]) == 1
     assert f"{tmp_path / 'none'}" in capsys.readouterr().out
+
+
+@given(
+    names=st.lists(st.integers(0, 999), min_size=1, max_size=5, unique=True),
+    upstream=st.booleans(),
+)
+@settings(max_examples=25, deadline=None)
+def test_both_layouts_load_the_same_conversations(
+    tmp_path_factory: pytest.TempPathFactory, names: list[int], upstream: bool
+) -> None:
+    """The same conversations, as one upstream release file or one file each, load alike."""
+    folder = tmp_path_factory.mktemp("locomo")
+    samples = [
+        {"sample_id": f"conv-{n}", "conversation": conversation(f"n{n}"), "qa": qa()} for n in names
+    ]
+    if upstream:
+        (folder / "locomo10.json").write_text(json.dumps(samples))
+    else:
+        for n, sample in zip(names, samples, strict=True):
+            (folder / f"{n:04d}.json").write_text(json.dumps(sample))
+    loaded = locomo.load_conversations(folder)
+    expected = names if upstream else sorted(names)
+    assert [c.sample_id for c in loaded] == [f"conv-{n}" for n in expected]
+    assert [c.turns[0].text for c in loaded] == [f"Hi Ben, I am n{n}." for n in expected]
