@@ -40,7 +40,8 @@ from langgraph_recall.errors import (
     TransientError,
 )
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
+"""The release (the only place it is written: the build reads it, see ``pyproject.toml``)."""
 
 __all__ = [
     "BackendUnavailableError",

@@ -24,6 +24,7 @@ from langgraph.store.base import InvalidNamespaceError as _LangGraphInvalidNames
 
 __all__ = [
     "BackendUnavailableError",
+    "BenchmarkDataError",
     "CheckpointIntegrityError",
     "ConfigurationError",
     "EmbeddingError",
@@ -48,6 +49,11 @@ class LangGraphRecallError(Exception):
 
 class ConfigurationError(LangGraphRecallError, ValueError):
     """A component was configured wrongly (missing ``user_id``, bad option, ...)."""
+
+
+class BenchmarkDataError(LangGraphRecallError, FileNotFoundError):
+    """A benchmark's data set is not where it was looked for (the message says where to
+    download it and how to point the benchmark at it)."""
 
 
 class InvalidConnectionStringError(ConfigurationError):

@@ -16,6 +16,7 @@ from __future__ import annotations
 import os
 import uuid
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from hypothesis import settings
@@ -44,6 +45,19 @@ def service_missing(what: str, exc: BaseException) -> None:
     if services_required():
         pytest.fail(message + " (services are required: LANGGRAPH_RECALL_REQUIRE_SERVICES/CI)")
     pytest.skip(message)
+
+
+def locomo_dir() -> Path:
+    """The LoCoMo dev data (``$LANGGRAPH_RECALL_LOCOMO_DIR`` or beside the checkout), or skip
+    (locally) / fail (CI) when it is missing."""
+    from langgraph_recall.bench._data import locomo_data_dir
+    from langgraph_recall.errors import BenchmarkDataError
+
+    try:
+        return locomo_data_dir()
+    except BenchmarkDataError as exc:
+        service_missing("LoCoMo dev data (set LANGGRAPH_RECALL_LOCOMO_DIR)", exc)
+        raise
 
 
 def _dsn_with_db(base: str, dbname: str) -> str:

@@ -1,1 +1,2 @@
-"""Benchmarks (``python -m bench.<name>``): side-by-side comparisons in one process."""
+"""Benchmarks (``langgraph-recall bench``, ``python -m langgraph_recall.bench.<name>``):
+side-by-side comparisons in one process."""

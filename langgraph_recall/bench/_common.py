@@ -11,7 +11,10 @@ Example:
 from __future__ import annotations
 
 import contextlib
+import hashlib
+import math
 import os
+import re
 import statistics
 import tempfile
 import threading
@@ -25,6 +28,7 @@ __all__ = [
     "POSTGRES_URI",
     "CachingEmbeddings",
     "CountingEmbeddings",
+    "HashingEmbeddings",
     "embedded_database",
     "format_table",
     "percentile",
@@ -151,3 +155,47 @@ class CountingEmbeddings(Embeddings):
 
     def embed_query(self, text: str) -> list[float]:
         return self.inner.embed_query(text)
+
+
+_WORD = re.compile(r"[a-z0-9]+")
+
+
+class HashingEmbeddings(Embeddings):
+    """Bag-of-words hashing embedder with ``dims`` dimensions (deterministic, no model).
+
+    For benchmarks that measure concurrency or throughput rather than retrieval quality
+    (and for tests): each lower-cased word goes to a signed bucket (md5, stable across
+    processes), the sum is L2-normalised. ``calls`` records each call's kind and size.
+
+    Example:
+        ```python
+        from langgraph_recall.bench._common import HashingEmbeddings
+
+        embed = HashingEmbeddings(8)
+        assert embed.embed_query("tea") == embed.embed_documents(["Tea!"])[0]
+        ```
+    """
+
+    def __init__(self, dims: int = 64) -> None:
+        self.dims = dims
+        self.calls: list[tuple[str, int]] = []
+
+    def _embed(self, text: str) -> list[float]:
+        vec = [0.0] * self.dims
+        for word in _WORD.findall(text.lower()):
+            digest = hashlib.md5(word.encode()).digest()
+            bucket = int.from_bytes(digest[:4], "little") % self.dims
+            vec[bucket] += 1.0 if digest[4] & 1 else -1.0
+        norm = math.sqrt(sum(v * v for v in vec))
+        if norm == 0.0:
+            vec[0] = 1.0
+            return vec
+        return [v / norm for v in vec]
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        self.calls.append(("documents", len(texts)))
+        return [self._embed(t) for t in texts]
+
+    def embed_query(self, text: str) -> list[float]:
+        self.calls.append(("query", 1))
+        return self._embed(text)

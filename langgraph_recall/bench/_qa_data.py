@@ -22,6 +22,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 
@@ -79,13 +80,10 @@ def _evidence(raw: object) -> tuple[str, ...]:
     return tuple(dict.fromkeys(ids))
 
 
-def load_qa_conversation(path: Path) -> QAConversation:
-    """One conversation file: turns from :func:`langgraph_recall.bench.locomo.load_conversation`,
-    questions of categories 1–4 with their answers (category 5 has none)."""
-    base = locomo.load_conversation(path)
-    data = json.loads(Path(path).read_text())
-    if "conversation" in data:  # the locomo10.json sample layout
-        data = {**data["conversation"], "qa": data.get("qa", [])}
+def qa_conversation_from_record(sample_id: str, data: dict[str, Any]) -> QAConversation:
+    """One conversation: turns as :func:`langgraph_recall.bench.locomo.conversation_from_record`
+    reads them, questions of categories 1–4 with their answers (category 5 has none)."""
+    base = locomo.conversation_from_record(sample_id, data)
     speakers = (str(data.get("speaker_a", "A")), str(data.get("speaker_b", "B")))
     questions = tuple(
         QAQuestion(
@@ -97,14 +95,27 @@ def load_qa_conversation(path: Path) -> QAConversation:
     return QAConversation(base.sample_id, speakers, base.turns, questions)
 
 
-def load_qa_conversations(data_dir: Path = locomo.DEFAULT_DATA_DIR) -> list[QAConversation]:
-    """All ``*.json`` conversations of ``data_dir``, sorted by file name."""
-    files = sorted(Path(data_dir).glob("*.json"))
-    if not files:
-        raise FileNotFoundError(
-            f"no LoCoMo conversations (*.json) in {data_dir}; set LANGGRAPH_RECALL_LOCOMO_DIR"
-        )
-    return [load_qa_conversation(f) for f in files]
+def load_qa_conversation(path: Path) -> QAConversation:
+    """One conversation file (one conversation, or one sample of ``locomo10.json``)."""
+    data = json.loads(Path(path).read_text())
+    name = f"conv-{Path(path).stem}"
+    if "conversation" in data:  # the locomo10.json sample layout
+        name = str(data.get("sample_id") or name)
+        data = {**data["conversation"], "qa": data.get("qa", [])}
+    return qa_conversation_from_record(name, data)
+
+
+def load_qa_conversations(data_dir: str | Path | None = None) -> list[QAConversation]:
+    """Every conversation of the LoCoMo folder
+    (:func:`langgraph_recall.bench.locomo.conversation_records`).
+
+    Raises:
+        BenchmarkDataError: No LoCoMo data there; the message says how to download it.
+    """
+    return [
+        qa_conversation_from_record(name, data)
+        for name, data in locomo.conversation_records(data_dir)
+    ]
 
 
 def _date(turn: locomo.Turn) -> str:

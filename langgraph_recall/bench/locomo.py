@@ -49,7 +49,9 @@ Run::
     python -m langgraph_recall.bench.locomo --limit-conversations 1 --limit-questions 40
     python -m langgraph_recall.bench.locomo --retrievers ours-exact,bm25-stemmed
 
-Data: ``$LANGGRAPH_RECALL_LOCOMO_DIR``, else ``../shared/data/locomo-dev`` beside the repo.
+Data (not shipped: CC BY-NC 4.0): ``--data DIR`` or ``$LANGGRAPH_RECALL_LOCOMO_DIR``, a folder
+holding the upstream ``locomo10.json`` or one conversation per ``*.json``
+(:mod:`langgraph_recall.bench._data`; the error when it is missing says how to download it).
 The PG 15 server for ``ours-exact``: ``$LANGGRAPH_RECALL_BENCH_POSTGRES_URI``.
 """
 
@@ -58,7 +60,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
-import os
 import re
 import sys
 import time
@@ -79,6 +80,7 @@ from langgraph_recall.bench._common import (
     format_table,
     temp_database,
 )
+from langgraph_recall.bench._data import LOCOMO_ENV, locomo_data_dir
 from langgraph_recall.bench.progress import OnProgress, Progress, ProgressBar, print_progress
 
 __all__ = [
@@ -93,12 +95,6 @@ __all__ = [
     "window_diversify",
 ]
 
-DEFAULT_DATA_DIR = Path(
-    os.environ.get(
-        "LANGGRAPH_RECALL_LOCOMO_DIR",
-        Path(__file__).resolve().parents[3] / "shared" / "data" / "locomo-dev",
-    )
-)
 CATEGORIES = (1, 2, 3, 4)
 CATEGORY_NAMES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
 DEFAULT_RETRIEVERS = (
@@ -190,11 +186,27 @@ def _evidence_ids(raw: object) -> tuple[str, ...]:
     return tuple(dict.fromkeys(ids))
 
 
-def load_conversation(path: Path) -> Conversation:
-    """Read one LoCoMo conversation file (``{speaker_a, session_N, qa, ...}`` layout)."""
-    data = json.loads(path.read_text())
-    if "conversation" in data:  # the locomo10.json sample layout
-        data = {**data["conversation"], "qa": data.get("qa", [])}
+def conversation_records(data_dir: str | Path | None = None) -> list[tuple[str, dict[str, Any]]]:
+    """``(sample id, conversation data)`` of every conversation in the LoCoMo folder
+    (:func:`~langgraph_recall.bench._data.locomo_data_dir` finds it): the upstream
+    ``locomo10.json`` (a list of samples) or one conversation per ``*.json`` file, sorted by
+    file name. The data has ``speaker_a``, ``session_N``, ``session_N_date_time`` and ``qa``.
+    """
+    records: list[tuple[str, dict[str, Any]]] = []
+    for path in sorted(locomo_data_dir(data_dir).glob("*.json")):
+        loaded = json.loads(path.read_text())
+        samples = loaded if isinstance(loaded, list) else [loaded]
+        for index, data in enumerate(samples):
+            name = f"conv-{path.stem}" if len(samples) == 1 else f"conv-{path.stem}-{index}"
+            if "conversation" in data:  # the locomo10.json sample layout
+                name = str(data.get("sample_id") or name)
+                data = {**data["conversation"], "qa": data.get("qa", [])}
+            records.append((name, data))
+    return records
+
+
+def conversation_from_record(sample_id: str, data: dict[str, Any]) -> Conversation:
+    """One conversation (turns of every session, questions of categories 1–4)."""
     turns: list[Turn] = []
     session = 1
     while f"session_{session}" in data:
@@ -217,17 +229,27 @@ def load_conversation(path: Path) -> Conversation:
         for q in data.get("qa", [])
         if q.get("category") in CATEGORIES and _evidence_ids(q.get("evidence"))
     )
-    return Conversation(f"conv-{path.stem}", tuple(turns), questions)
+    return Conversation(sample_id, tuple(turns), questions)
 
 
-def load_conversations(data_dir: Path = DEFAULT_DATA_DIR) -> list[Conversation]:
-    """All ``*.json`` conversations of ``data_dir``, sorted by file name."""
-    files = sorted(Path(data_dir).glob("*.json"))
-    if not files:
-        raise FileNotFoundError(
-            f"no LoCoMo conversations (*.json) in {data_dir}; set LANGGRAPH_RECALL_LOCOMO_DIR"
-        )
-    return [load_conversation(f) for f in files]
+def load_conversation(path: Path) -> Conversation:
+    """Read one LoCoMo conversation file (``{speaker_a, session_N, qa, ...}`` layout, or
+    one sample of ``locomo10.json``)."""
+    data = json.loads(Path(path).read_text())
+    name = f"conv-{Path(path).stem}"
+    if "conversation" in data:  # the locomo10.json sample layout
+        name = str(data.get("sample_id") or name)
+        data = {**data["conversation"], "qa": data.get("qa", [])}
+    return conversation_from_record(name, data)
+
+
+def load_conversations(data_dir: str | Path | None = None) -> list[Conversation]:
+    """Every conversation of the LoCoMo folder (see :func:`conversation_records`).
+
+    Raises:
+        BenchmarkDataError: No LoCoMo data there; the message says how to download it.
+    """
+    return [conversation_from_record(name, data) for name, data in conversation_records(data_dir)]
 
 
 # ---------------------------------------------------------------------------- retrievers
@@ -626,7 +648,7 @@ def _aggregate(rows: Sequence[tuple[float, float, float]]) -> Scores:
 
 
 def run(
-    data_dir: Path | str = DEFAULT_DATA_DIR,
+    data_dir: Path | str | None = None,
     *,
     retrievers: Sequence[str] = DEFAULT_RETRIEVERS,
     limit_conversations: int | None = None,
@@ -644,7 +666,8 @@ def run(
     """Run the benchmark and return its report (the CLI prints it; tests assert on it).
 
     Args:
-        data_dir: Directory of LoCoMo conversation ``*.json`` files.
+        data_dir: The LoCoMo folder (default ``$LANGGRAPH_RECALL_LOCOMO_DIR``; see
+            :func:`~langgraph_recall.bench._data.locomo_data_dir`).
         retrievers: Names from ``DEFAULT_RETRIEVERS``.
         limit_conversations: Use only the first N conversations.
         limit_questions: Use only the first N questions of each conversation.
@@ -663,7 +686,7 @@ def run(
         progress: Receives the :class:`~langgraph_recall.bench.progress.Progress` events.
     """
     if conversations is None:
-        conversations = load_conversations(Path(data_dir))
+        conversations = load_conversations(data_dir)
     conversations = list(conversations)[:limit_conversations]
     if limit_questions is not None:
         conversations = [
@@ -927,7 +950,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m langgraph_recall.bench.locomo", description=__doc__
     )
-    parser.add_argument("--data", type=Path, default=DEFAULT_DATA_DIR)
+    parser.add_argument(
+        "--data", type=Path, default=None, help=f"LoCoMo folder (default ${LOCOMO_ENV})"
+    )
     parser.add_argument("--retrievers", default=",".join(DEFAULT_RETRIEVERS))
     parser.add_argument("--limit-conversations", type=int, default=None)
     parser.add_argument("--limit-questions", type=int, default=None)

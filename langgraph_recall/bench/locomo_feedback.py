@@ -94,7 +94,6 @@ from langchain_core.embeddings import Embeddings
 
 from langgraph_recall.bench._common import POSTGRES_URI, temp_database
 from langgraph_recall.bench.locomo import (
-    DEFAULT_DATA_DIR,
     INGEST_BATCH,
     TUNING_CONVERSATIONS,
     Conversation,
@@ -712,13 +711,13 @@ def run(
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m langgraph_recall.bench.locomo_feedback")
-    parser.add_argument("--data", default=str(DEFAULT_DATA_DIR))
+    parser.add_argument("--data", default=None, help="LoCoMo folder ($LANGGRAPH_RECALL_LOCOMO_DIR)")
     parser.add_argument("--json", default=None)
     parser.add_argument("--limit-conversations", type=int, default=None)
     parser.add_argument("--only", default=None, help="regex of variant names")
     parser.add_argument("--second", action="store_true", help="fuse MiniLM with e5")
     args = parser.parse_args(argv)
-    conversations = load_conversations(Path(args.data))[: args.limit_conversations]
+    conversations = load_conversations(args.data)[: args.limit_conversations]
     make = second_variants() if args.second else variants()
     if args.only:
         make = {n: v for n, v in make.items() if n == "base" or re.search(args.only, n)}

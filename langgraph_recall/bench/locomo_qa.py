@@ -72,7 +72,6 @@ from langchain_core.embeddings import Embeddings
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
-from langgraph_recall.bench import locomo
 from langgraph_recall.bench._common import percentile
 from langgraph_recall.bench._qa_cache import QACache, cache_key, text_hash
 from langgraph_recall.bench._qa_data import (
@@ -406,7 +405,7 @@ def _summarise(result: MethodResult, costs: Sequence[_IngestCursor]) -> None:
 
 
 def run(
-    data_dir: Path | str = locomo.DEFAULT_DATA_DIR,
+    data_dir: Path | str | None = None,
     *,
     model: BaseChatModel,
     judge_model: BaseChatModel | None = None,
@@ -430,7 +429,7 @@ def run(
     """Run the QA benchmark and return its report (``main`` prints it; tests assert on it).
 
     Args:
-        data_dir: Directory of LoCoMo conversation ``*.json`` files.
+        data_dir: The LoCoMo folder (default ``$LANGGRAPH_RECALL_LOCOMO_DIR``).
         model: The chat model that extracts memories and answers (any LangChain chat model).
         judge_model: The judge (default: ``model``).
         model_name / judge_model_name: Names used in the cache keys and the report
@@ -463,7 +462,7 @@ def run(
     if unknown or not methods:
         raise ValueError(f"unknown methods {unknown}; choose from {', '.join(METHODS)}")
     if conversations is None:
-        conversations = load_qa_conversations(Path(data_dir))
+        conversations = load_qa_conversations(data_dir)
     conversations = list(conversations)[:limit_conversations]
     if limit_questions is not None:
         conversations = [
@@ -626,7 +625,12 @@ def openai_model(name: str | None, *, env: Any = None) -> tuple[BaseChatModel, s
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The options of ``python -m langgraph_recall.bench.locomo_qa`` (shared with
     ``langgraph-recall bench``)."""
-    parser.add_argument("--data", type=Path, default=locomo.DEFAULT_DATA_DIR)
+    parser.add_argument(
+        "--data",
+        type=Path,
+        default=None,
+        help="LoCoMo folder (default $LANGGRAPH_RECALL_LOCOMO_DIR)",
+    )
     parser.add_argument(
         "--model", default=None, help="answer/extraction model (default $LANGGRAPH_RECALL_MODEL)"
     )
@@ -658,7 +662,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run_openai(
-    data_dir: Path | str = locomo.DEFAULT_DATA_DIR,
+    data_dir: Path | str | None = None,
     *,
     model: str | None = None,
     judge_model: str | None = None,

@@ -3,8 +3,8 @@
 Every benchmark's ``run(..., progress=...)`` calls ``progress(Progress(...))``: a stage
 and, when it counts something, ``done`` of ``total``. :func:`print_progress` (the
 default) writes each event as a line on stderr; :class:`ProgressBar` (used by the
-``python -m bench.<name>`` entry points and by ``langgraph-recall bench``) draws a tqdm bar
-on a terminal and prints only finished stages elsewhere.
+``python -m langgraph_recall.bench.<name>`` entry points and by ``langgraph-recall bench``)
+draws a tqdm bar on a terminal and prints only finished stages elsewhere.
 
 Example:
     ```python

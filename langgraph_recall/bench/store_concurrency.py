@@ -65,8 +65,8 @@ async def _both_kinds(name: str, store: Any, calls: int) -> list[ConcurrencyResu
 
 
 async def _ours(dsn: str, calls: int) -> list[ConcurrencyResult]:
+    from langgraph_recall.bench._common import HashingEmbeddings
     from langgraph_recall.store.postgres import AsyncPostgresMemoryStore
-    from tests.fakes import HashingEmbeddings
 
     index: Any = {"dims": 64, "embed": HashingEmbeddings(64), "fields": ["text"]}
     async with AsyncPostgresMemoryStore.from_conn_string(
@@ -79,7 +79,7 @@ async def _ours(dsn: str, calls: int) -> list[ConcurrencyResult]:
 async def _langgraph(dsn: str, calls: int) -> list[ConcurrencyResult]:
     from langgraph.store.postgres import AsyncPostgresStore
 
-    from tests.fakes import HashingEmbeddings
+    from langgraph_recall.bench._common import HashingEmbeddings
 
     index: Any = {"dims": 64, "embed": HashingEmbeddings(64), "fields": ["text"]}
     async with AsyncPostgresStore.from_conn_string(

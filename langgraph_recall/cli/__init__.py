@@ -176,6 +176,13 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument(
         "--verbose", action="store_true", help="show the benchmarks' own output as well"
     )
+    bench.add_argument(
+        "--data",
+        metavar="DIR",
+        default=None,
+        help="the LoCoMo folder for locomo and locomo-qa (default $LANGGRAPH_RECALL_LOCOMO_DIR; "
+        "LoCoMo is not shipped: the error without it says how to download it)",
+    )
     qa = bench.add_argument_group(
         "locomo-qa options",
         "the QA benchmark answers with a real chat model (OPENAI_API_KEY, OPENAI_BASE_URL, "
@@ -192,7 +199,6 @@ def build_parser() -> argparse.ArgumentParser:
     qa.add_argument(
         "--package-prompt", action="store_true", help="extract with the package's prompt"
     )
-    qa.add_argument("--data", default=None, help="LoCoMo data directory")
     qa.add_argument("--workers", type=int, default=4, help="questions answered at once")
     qa.add_argument(
         "--postgres",

@@ -419,7 +419,6 @@ def run_locomo_qa(args: Any, *, verbose: bool = False) -> BenchResult:
     """
     with _bench_dependencies():
         from langgraph_recall.bench import locomo_qa
-        from langgraph_recall.bench.locomo import DEFAULT_DATA_DIR
         from langgraph_recall.bench.progress import ProgressBar
     limits = {key: getattr(args, key, None) for key in ("limit_conversations", "limit_questions")}
     if getattr(args, "quick", False):
@@ -429,7 +428,7 @@ def run_locomo_qa(args: Any, *, verbose: bool = False) -> BenchResult:
     try:
         with ProgressBar(QA_BENCH, verbose=verbose) as bar:
             raw = locomo_qa.run_openai(
-                Path(args.data) if args.data else DEFAULT_DATA_DIR,
+                Path(args.data) if args.data else None,
                 model=args.model,
                 judge_model=args.judge_model,
                 methods=locomo_qa.split_methods(args.methods),
@@ -491,7 +490,9 @@ def cmd_bench(args: Any, console: Console | None = None) -> int:
             )
     size = "quick sizes" if args.quick else "full sizes (use --quick for a short run)"
     out.heading(f"langgraph-recall bench: {', '.join(names)} ({size})")
-    results = run_benchmarks(names, quick=args.quick, verbose=args.verbose)
+    data = getattr(args, "data", None)
+    options = {"locomo": {"data_dir": Path(data)}} if data else None
+    results = run_benchmarks(names, quick=args.quick, verbose=args.verbose, options=options)
     out.heading("Results")
     out.lines(render(results))
     payload = [r.as_dict() for r in results]

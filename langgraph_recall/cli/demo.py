@@ -103,6 +103,7 @@ def build_demo_graph(
         assert out["messages"][-1].type == "ai"
         ```
     """
+    from langgraph_recall.extraction import RuleBasedExtractor
     from langgraph_recall.nodes import (
         ExtractNode,
         InjectNode,
@@ -119,7 +120,8 @@ def build_demo_graph(
             ("retrieve", RetrieveNode()),
             ("inject", InjectNode()),
             ("respond", RespondNode(choice.model)),
-            ("extract", ExtractNode(model=llm)),
+            # offline mode is announced: its rule-based extractor is chosen on purpose
+            ("extract", ExtractNode(model=llm, extractor=None if llm else RuleBasedExtractor())),
             ("summarize", SummarizeNode(model=llm, max_tokens=summary_tokens, keep_turns=2)),
         ]
     )

@@ -5,7 +5,8 @@
 * :class:`RuleBasedExtractor` — deterministic offline rules for first-person facts, with a
   deterministic consolidator (not an LLM; for tests, demos and air-gapped use).
 * :class:`PIIFilter`, :func:`looks_memorable`, :func:`resolve_date_phrase`,
-  :func:`plan_writes` — the pure pieces the ``extract`` node is built from.
+  :func:`plan_writes`, :func:`states_something` — the pure pieces the ``extract`` node is
+  built from; :func:`extractor_for` — which extractor a model (or nothing) gets.
 
 Example:
     ```python
@@ -23,6 +24,7 @@ Example:
 
 from __future__ import annotations
 
+from langgraph_recall.extraction.choice import extractor_for
 from langgraph_recall.extraction.consolidation import (
     PlannedWrite,
     WritePlan,
@@ -34,7 +36,7 @@ from langgraph_recall.extraction.consolidation import (
 from langgraph_recall.extraction.dates import parse_iso_datetime, resolve_date_phrase
 from langgraph_recall.extraction.llm import LLMExtractor
 from langgraph_recall.extraction.pii import PIIFilter, PIIMatch, find_pii, luhn_valid
-from langgraph_recall.extraction.prefilter import looks_memorable
+from langgraph_recall.extraction.prefilter import looks_memorable, states_something
 from langgraph_recall.extraction.rules import RuleBasedExtractor
 from langgraph_recall.extraction.types import (
     MEMORY_KINDS,
@@ -59,6 +61,7 @@ __all__ = [
     "RuleBasedExtractor",
     "WritePlan",
     "candidate_value",
+    "extractor_for",
     "find_pii",
     "looks_memorable",
     "luhn_valid",
@@ -67,4 +70,5 @@ __all__ = [
     "plan_writes",
     "resolve_date_phrase",
     "rule_decisions",
+    "states_something",
 ]

@@ -1,7 +1,10 @@
 """Cheap pre-filter: does a user turn state anything worth remembering?
 
 Runs before any extraction model call, so greetings, thanks and questions ("What's my
-name?") cost nothing. A turn passes when at least one sentence that is not a question
+name?") cost nothing. Two filters, one per kind of extractor (``ExtractNode`` picks by
+default): :func:`looks_memorable` for the rule-based extractor, whose rules read English
+first-person statements only, and :func:`states_something` for a model, which reads any
+language. :func:`looks_memorable`: a turn passes when at least one sentence that is not a question
 speaks in the first person ("I", "I'm", "my", "we", "our", "我") or asks to remember, or
 when the speaker introduces themselves ("Gina here", "This is Gina", "I'm Al").
 
@@ -23,7 +26,7 @@ import re
 
 from langgraph_recall.extraction._names import greeting_only, introductions, plain_text
 
-__all__ = ["looks_memorable", "split_sentences"]
+__all__ = ["looks_memorable", "split_sentences", "states_something"]
 
 _SENTENCE_END = re.compile(r"(?<=[.!?;])\s+|(?<=[。！？；])\s*|\n+")
 _FIRST_PERSON = re.compile(
@@ -78,5 +81,31 @@ def looks_memorable(text: str, *, min_chars: int = 8) -> bool:
         opening = greeting_only(sentence)
         too_short = len(sentence) < min_chars and not _CJK.search(sentence)
         if not too_short and _FIRST_PERSON.search(sentence):
+            return True
+    return False
+
+
+def states_something(text: str, *, min_chars: int = 8) -> bool:
+    """True when some sentence of ``text`` is a statement in any language: not a question,
+    not only a greeting, at least ``min_chars`` long (CJK text at any length).
+
+    The filter in front of a model extractor: it skips greetings and questions without
+    reading the language, so a statement nobody wrote a rule for ("Ich heiße Jonas und
+    wohne in München.") still reaches the model.
+
+    Example:
+        ```python
+        from langgraph_recall.extraction.prefilter import looks_memorable, states_something
+
+        assert states_something("Ich heiße Jonas und wohne in München.")
+        assert not looks_memorable("Ich heiße Jonas und wohne in München.")
+        assert not states_something("Hi! What's my name?")
+        assert not states_something("Wie heiße ich?")
+        ```
+    """
+    for sentence in split_sentences(plain_text(text)):
+        if _is_question(sentence) or greeting_only(sentence):
+            continue
+        if len(sentence) >= min_chars or _CJK.search(sentence):
             return True
     return False

@@ -32,7 +32,12 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.store.base import BaseStore
 
-from langgraph_recall.extraction import LLMExtractor, MemoryExtractor, PIIFilter, RuleBasedExtractor
+from langgraph_recall.extraction import (
+    MemoryExtractor,
+    PIIFilter,
+    RuleBasedExtractor,
+    extractor_for,
+)
 from langgraph_recall.nodes import (
     DEFAULT_NAMESPACE,
     ExtractNode,
@@ -103,7 +108,8 @@ def build_graph(
     stats = stats or MemoryStats()
     responder = model if model is not None else TemplatedResponder()
     if extractor is None:
-        extractor = LLMExtractor(model) if model is not None else RuleBasedExtractor()
+        # model=None is the documented offline mode: the rules, chosen on purpose
+        extractor = extractor_for(model, who="build_graph") if model else RuleBasedExtractor()
     extract = ExtractNode(
         extractor=extractor,
         namespace=namespace,

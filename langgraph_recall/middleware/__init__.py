@@ -16,7 +16,8 @@ name                       what it does
 They reuse the graph nodes (:class:`~langgraph_recall.nodes.RetrieveNode`,
 :class:`~langgraph_recall.nodes.ExtractNode`, :class:`~langgraph_recall.nodes.SummarizeNode`),
 so identity, namespaces, the PII filter and consolidation behave exactly as in a
-``StateGraph``.
+``StateGraph``. ``MemoryMiddleware`` extracts with the model it is given, else with the
+agent's own model.
 
 Example:
     ```python
@@ -24,10 +25,11 @@ Example:
     from langgraph.store.memory import InMemoryStore
 
     from langgraph_recall.middleware import MemoryMiddleware, SummaryMiddleware
-    from langgraph_recall.offline import ScriptedChatModel
+    from langgraph_recall.offline import TemplatedResponder
 
-    memory = MemoryMiddleware()
-    agent = create_agent(ScriptedChatModel(default="ok"), tools=[],
+    model = TemplatedResponder()  # offline stand-in for your chat model
+    memory = MemoryMiddleware(model)  # extracts with your model (offline: the rules)
+    agent = create_agent(model, tools=[],
                          middleware=[SummaryMiddleware(extract=memory.extract), memory],
                          store=InMemoryStore())
     agent.invoke({"messages": [("user", "I live in Lisbon.")]},

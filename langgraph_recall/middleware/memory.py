@@ -5,7 +5,9 @@ Before every model call it searches the store for the latest user turn
 **model request's** system message — never to the conversation state, so checkpoints hold
 only what was said. After the agent's turn it runs
 :class:`~langgraph_recall.nodes.ExtractNode` (same extractor, PII filter and
-ADD/UPDATE/INVALIDATE/NOOP consolidation as the graph nodes), inline or in the background.
+ADD/UPDATE/INVALIDATE/NOOP consolidation as the graph nodes), inline or in the background,
+with the model it is given — or, given none, with the agent's own model (the model of the
+first model call it wraps, ``ModelRequest.model``).
 Identity comes from the runtime context (``agent.invoke(..., context={"user_id": ...})``)
 or ``config["configurable"]``, as in the nodes.
 
@@ -15,11 +17,13 @@ Example:
     from langgraph.checkpoint.memory import InMemorySaver
     from langgraph.store.memory import InMemoryStore
 
+    from langgraph_recall.extraction import RuleBasedExtractor
     from langgraph_recall.middleware import MemoryMiddleware
     from langgraph_recall.offline import ScriptedChatModel
 
-    model = ScriptedChatModel(default="Nice to meet you!")
-    agent = create_agent(model, tools=[], middleware=[MemoryMiddleware()],
+    model = ScriptedChatModel(default="Nice to meet you!")  # answers; does not extract
+    memory = MemoryMiddleware(extractor=RuleBasedExtractor())
+    agent = create_agent(model, tools=[], middleware=[memory],
                          store=InMemoryStore(), checkpointer=InMemorySaver())
     agent.invoke({"messages": [("user", "My name is Zhang San.")]},
                  {"configurable": {"user_id": "u1", "thread_id": "t1"}})
@@ -31,6 +35,7 @@ Example:
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Literal
 
@@ -47,7 +52,7 @@ from langgraph.store.base import BaseStore
 
 from langgraph_recall.episodes import EpisodeConfig
 from langgraph_recall.errors import ConfigurationError
-from langgraph_recall.extraction import MemoryExtractor
+from langgraph_recall.extraction import MemoryExtractor, RuleBasedExtractor, extractor_for
 from langgraph_recall.middleware._core import append_system_text
 from langgraph_recall.nodes import (
     DEFAULT_NAMESPACE,
@@ -92,8 +97,12 @@ class MemoryMiddleware(AgentMiddleware[AgentState[Any], Any]):
     """Retrieve before each model call, inject into the request, extract after the turn.
 
     Args:
-        model: Chat model for LLM extraction/consolidation (``None`` and no ``extractor``:
-            the offline :class:`~langgraph_recall.extraction.RuleBasedExtractor`).
+        model: Chat model for LLM extraction/consolidation. ``None`` (and no
+            ``extractor``): the agent's model, taken from the first model call
+            (``ModelRequest.model``) — the offline
+            :class:`~langgraph_recall.offline.TemplatedResponder` gets the rule-based
+            extractor; if the first turn ends before any model call, the rule-based
+            extractor is kept, with a WARNING once per process.
         store: A ``BaseStore``; default: the agent's (``create_agent(..., store=...)``).
         namespace: Namespace template of the memories (default
             ``("memories", "{user_id}")``).
@@ -143,10 +152,15 @@ class MemoryMiddleware(AgentMiddleware[AgentState[Any], Any]):
             store=store, namespace=namespace, episodes=episodes
         )
         self.extract: ExtractNode | None = None
+        self._adopt_lock = threading.Lock()
+        self._adopts_agent_model = (
+            extraction != "off" and extract is None and model is None and extractor is None
+        )
         if extraction != "off":
             self.extract = extract or ExtractNode(
                 model=model,
-                extractor=extractor,
+                # until the agent's model is known: the rule-based extractor, chosen silently
+                extractor=RuleBasedExtractor() if self._adopts_agent_model else extractor,
                 store=store,
                 namespace=namespace,
                 background=extraction == "background",
@@ -156,8 +170,22 @@ class MemoryMiddleware(AgentMiddleware[AgentState[Any], Any]):
         self.prompt = prompt
         self.tools = []
 
+    # -- the extraction model: the one given, else the agent's -------------------------
+    def _adopt(self, model: BaseChatModel | None) -> None:
+        """Extract with ``model`` from now on, if this middleware was given no model
+        (only the first call counts; later ones return at once)."""
+        if not self._adopts_agent_model:
+            return
+        with self._adopt_lock:
+            if not self._adopts_agent_model or self.extract is None:
+                return
+            usable = model if isinstance(model, BaseChatModel) else None
+            self.extract.extractor = extractor_for(usable, who=type(self).__name__)
+            self._adopts_agent_model = False
+
     # -- before the model: memories into the request ---------------------------------
     def _query_state(self, request: ModelRequest[Any]) -> dict[str, Any]:
+        self._adopt(request.model)
         _require_store(self.retrieve.store, request.runtime, type(self).__name__)
         return {self.retrieve.messages_key: request.messages}
 
@@ -193,6 +221,7 @@ class MemoryMiddleware(AgentMiddleware[AgentState[Any], Any]):
         """Extract memories from the turn (no state update: the report is on
         :attr:`last_report`)."""
         if self.extract is not None:
+            self._adopt(None)  # no model call before the first turn's end: the rules
             _require_store(self.extract.store, runtime, type(self).__name__)
             self.extract.invoke(state, current_config())
         return None
@@ -202,6 +231,7 @@ class MemoryMiddleware(AgentMiddleware[AgentState[Any], Any]):
     ) -> dict[str, Any] | None:
         """Async :meth:`after_agent`."""
         if self.extract is not None:
+            self._adopt(None)  # no model call before the first turn's end: the rules
             _require_store(self.extract.store, runtime, type(self).__name__)
             await self.extract.ainvoke(state, current_config())
         return None

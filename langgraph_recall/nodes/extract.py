@@ -18,10 +18,11 @@ Example:
     ```python
     from langgraph.store.memory import InMemoryStore
 
+    from langgraph_recall.extraction import RuleBasedExtractor
     from langgraph_recall.nodes import ExtractNode
 
     store = InMemoryStore()
-    node = ExtractNode(store=store)  # no model: the offline RuleBasedExtractor
+    node = ExtractNode(store=store, extractor=RuleBasedExtractor())  # offline, English rules
     out = node.invoke({"messages": [("user", "My name is Zhang San.")]},
                       config={"configurable": {"user_id": "u1", "thread_id": "t1"}})
     assert out["memory_report"]["counts"]["added"] == 1
@@ -54,12 +55,12 @@ from langgraph_recall.episodes._plan import (
     to_turns,
 )
 from langgraph_recall.errors import ConfigurationError
+from langgraph_recall.extraction.choice import extractor_for
 from langgraph_recall.extraction.consolidation import WritePlan, plan_writes
 from langgraph_recall.extraction.dates import parse_iso_datetime
-from langgraph_recall.extraction.llm import LLMExtractor
 from langgraph_recall.extraction.pii import PIIFilter
-from langgraph_recall.extraction.prefilter import looks_memorable
-from langgraph_recall.extraction.rules import RuleBasedExtractor, message_text
+from langgraph_recall.extraction.prefilter import looks_memorable, states_something
+from langgraph_recall.extraction.rules import message_text
 from langgraph_recall.extraction.types import (
     MEMORY_KINDS,
     ConsolidationDecision,
@@ -178,9 +179,12 @@ class ExtractNode(MemoryNode):
 
     Args:
         model: A chat model; when given (and ``extractor`` is not), the extractor is an
-            :class:`~langgraph_recall.extraction.LLMExtractor` on it.
+            :class:`~langgraph_recall.extraction.LLMExtractor` on it (the offline
+            :class:`~langgraph_recall.offline.TemplatedResponder`: the rule-based one).
         extractor: Any :class:`~langgraph_recall.extraction.MemoryExtractor`; default
-            without a model: :class:`~langgraph_recall.extraction.RuleBasedExtractor`.
+            without a model: :class:`~langgraph_recall.extraction.RuleBasedExtractor`
+            (English first-person statements only; a WARNING, once per process, says so
+            when it was chosen because nothing was given).
         store: A ``BaseStore``; default: the graph's store.
         namespace: Namespace template (default ``("memories", "{user_id}")``).
         pii: A :class:`~langgraph_recall.extraction.PIIFilter` (default: drop memories
@@ -191,7 +195,11 @@ class ExtractNode(MemoryNode):
             extraction (the beginning is kept), so a huge paste costs a bounded amount of
             extractor time and model context.
         prefilter: ``text -> bool`` run on the user's words before any model call;
-            ``None`` always extracts.
+            ``None`` always extracts; ``"auto"`` (default): the filter that fits the
+            extractor — :func:`~langgraph_recall.extraction.states_something` (any
+            language; skips greetings and questions) for a model,
+            :func:`~langgraph_recall.extraction.looks_memorable` (English first-person
+            statements) for the rule-based extractor.
         neighbours: Nearest memories fetched per candidate for consolidation.
         background: Run extraction off the response path (see :meth:`flush`).
         max_pending: Most background jobs waiting at once; a turn beyond it waits for the
@@ -233,7 +241,7 @@ class ExtractNode(MemoryNode):
         min_importance: int = 3,
         max_content_chars: int = 500,
         max_message_chars: int = DEFAULT_MAX_MESSAGE_CHARS,
-        prefilter: Callable[[str], bool] | None = looks_memorable,
+        prefilter: Callable[[str], bool] | Literal["auto"] | None = "auto",
         neighbours: int = 5,
         background: bool = False,
         max_pending: int = 1000,
@@ -252,7 +260,7 @@ class ExtractNode(MemoryNode):
             raise ConfigurationError("ExtractNode: episodes must be an EpisodeConfig or None")
         self.episodes = episodes
         if extractor is None:
-            extractor = LLMExtractor(model) if model is not None else RuleBasedExtractor()
+            extractor = extractor_for(model, who=type(self).__name__)
         if not isinstance(extractor, MemoryExtractor):
             raise ConfigurationError(
                 "extractor must provide uses_llm, extract/aextract and consolidate/aconsolidate"
@@ -292,6 +300,15 @@ class ExtractNode(MemoryNode):
         self._error: BaseException | None = None  # the first failure since the last flush
 
     # -- pure steps -------------------------------------------------------------------
+    def _passes_prefilter(self, text: str) -> bool:
+        """``prefilter="auto"``: the filter that fits the extractor in use (it may be set
+        after construction, e.g. by ``MemoryMiddleware`` from the agent's model)."""
+        if self.prefilter is None:
+            return True
+        if self.prefilter == "auto":
+            return (states_something if self.extractor.uses_llm else looks_memorable)(text)
+        return self.prefilter(text)
+
     def _store(self, ctx: NodeContext) -> BaseStore:
         """This node's ``store=`` if given, else the store of the running graph / caller
         (the rule of every node; ``process`` from ``summarize`` passes its own context)."""
@@ -362,7 +379,7 @@ class ExtractNode(MemoryNode):
             report.status = "skipped:no-user-message"
             return report
         text = "\n".join(message_text(m) for m in humans)
-        if self.prefilter is not None and not self.prefilter(text):
+        if not self._passes_prefilter(text):
             report.status = "skipped:prefilter"
             return report
         return None

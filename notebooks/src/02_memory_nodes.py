@@ -66,13 +66,16 @@ print(plain.invoke({"messages": [HumanMessage("What's my name?")]})["messages"][
 # conversation (replaced each turn, never piled up).
 
 # %%
+from langgraph_recall.extraction import RuleBasedExtractor
 from langgraph_recall.nodes import ExtractNode, InjectNode, MemoryState, RetrieveNode
 
 memory_builder = StateGraph(MemoryState)
 memory_builder.add_node("retrieve", RetrieveNode(token_budget=300))
 memory_builder.add_node("inject", InjectNode())
 memory_builder.add_node("chatbot", chatbot)  # unchanged
-memory_builder.add_node("extract", ExtractNode(model=llm))  # llm=None: rule-based extractor
+# llm=None (offline): the rule-based extractor, chosen explicitly (English first-person facts)
+offline_rules = None if llm else RuleBasedExtractor()
+memory_builder.add_node("extract", ExtractNode(model=llm, extractor=offline_rules))
 memory_builder.add_edge(START, "retrieve")
 memory_builder.add_edge("retrieve", "inject")
 memory_builder.add_edge("inject", "chatbot")

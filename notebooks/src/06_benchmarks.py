@@ -1,20 +1,18 @@
 """Source of notebooks/06_benchmarks.ipynb (generate it: python notebooks/build.py)."""
 
-# ruff: noqa: E402  (a notebook imports where it first needs a name)
-
 # %% [markdown]
 # # 06 · Benchmarks with plots (small sizes)
 #
-# The repository's `bench/` package compares our savers and store side by side in one
-# process (ratios, not absolute times) and measures LoCoMo retrieval quality. This notebook
-# runs small versions through the same runner as `langgraph-recall bench --quick` and
-# plots them. A benchmark whose service is missing is reported as skipped, not hidden.
-# `python -m bench.<name>` (or `langgraph-recall bench`) runs the full sizes.
+# The package's benchmarks (`langgraph_recall.bench`) compare our savers and store side by
+# side in one process (ratios, not absolute times) and measure LoCoMo retrieval quality.
+# This notebook runs small versions through the same runner as `langgraph-recall bench
+# --quick` and plots them. A benchmark whose service is missing is reported as skipped, not hidden.
+# `langgraph-recall bench` (or `python -m langgraph_recall.bench.<name>`) runs the full sizes.
 #
 # Benchmark services: `LANGGRAPH_RECALL_BENCH_REDIS_URL` (default `redis://127.0.0.1:6379/0`),
 # `LANGGRAPH_RECALL_BENCH_POSTGRES_URI` (default `postgresql://postgres@127.0.0.1:5432/postgres`,
-# temporary databases are created and dropped); LoCoMo data: `LANGGRAPH_RECALL_LOCOMO_DIR`
-# (default `../shared/data/locomo-dev` beside the repository).
+# temporary databases are created and dropped); LoCoMo data (not shipped: see
+# `docs/benchmarks.md` for the download): the folder named by `LANGGRAPH_RECALL_LOCOMO_DIR`.
 #
 # ### Configuration
 #
@@ -31,14 +29,8 @@
 # extractor and a templated responder answer — they are clearly labelled and are *not* an LLM.
 
 # %%
-import sys
-from pathlib import Path
-
-# This notebook runs the repository's `bench/` package: open it from a source checkout.
-repo = Path.cwd() if (Path.cwd() / "bench").is_dir() else Path.cwd().parent
-sys.path.append(str(repo))  # after site-packages: the installed langgraph_recall wins
-
 import tempfile
+from pathlib import Path
 
 from IPython.display import Image, display
 

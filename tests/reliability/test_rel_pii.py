@@ -49,7 +49,7 @@ from langgraph_recall.nodes import (
 )
 from langgraph_recall.offline import ScriptedChatModel, tool_call_message
 from langgraph_recall.store.postgres import PostgresMemoryStore
-from tests.conftest import service_missing
+from tests.conftest import locomo_dir
 from tests.fakes import TextOnlyChatModel
 from tests.reliability._figures import Figures
 from tests.reliability._pii_variants import (
@@ -219,12 +219,7 @@ def test_clean_sentences_survive_the_filter(text: str, figures: Figures) -> None
 
 
 def _locomo_turns() -> list[str]:
-    if not any(locomo.DEFAULT_DATA_DIR.glob("*.json")):
-        service_missing(
-            "LoCoMo dev data (set LANGGRAPH_RECALL_LOCOMO_DIR)",
-            FileNotFoundError(f"no *.json in {locomo.DEFAULT_DATA_DIR}"),
-        )
-    return [turn.content for c in locomo.load_conversations() for turn in c.turns]
+    return [turn.content for c in locomo.load_conversations(locomo_dir()) for turn in c.turns]
 
 
 def test_real_conversations_and_tricky_text_survive_the_filter(figures: Figures) -> None:

@@ -10,19 +10,14 @@ import pytest
 
 from langgraph_recall.bench import locomo
 from langgraph_recall.bench.progress import Progress
-from tests.conftest import service_missing
+from tests.conftest import locomo_dir
 from tests.fakes import HashingEmbeddings
 
 pytestmark = [pytest.mark.embedded, pytest.mark.slow]
 
 
 def _data_dir() -> Path:
-    data_dir = locomo.DEFAULT_DATA_DIR
-    if not any(data_dir.glob("*.json")):
-        service_missing(
-            "LoCoMo dev data (set LANGGRAPH_RECALL_LOCOMO_DIR)",
-            FileNotFoundError(f"no *.json in {data_dir}"),
-        )
+    data_dir = locomo_dir()
     return data_dir
 
 

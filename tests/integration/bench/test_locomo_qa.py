@@ -22,7 +22,7 @@ from langgraph_recall.bench import locomo, locomo_qa
 from langgraph_recall.bench._qa_cache import QACache
 from langgraph_recall.bench._qa_metrics import bleu1, f1_score
 from langgraph_recall.offline import ScriptedChatModel
-from tests.conftest import service_missing
+from tests.conftest import locomo_dir
 from tests.fakes import HashingEmbeddings
 from tests.integration.bench.qa_scripts import (
     DIMS,
@@ -48,12 +48,7 @@ def test_loader_keeps_answers_of_categories_1_to_4_only() -> None:
 
 
 def test_real_locomo_slice_loads_with_answers() -> None:
-    data_dir = locomo.DEFAULT_DATA_DIR
-    if not any(data_dir.glob("*.json")):
-        service_missing(
-            "LoCoMo dev data (set LANGGRAPH_RECALL_LOCOMO_DIR)",
-            FileNotFoundError(f"no *.json in {data_dir}"),
-        )
+    data_dir = locomo_dir()
     first = locomo_qa.load_qa_conversations(data_dir)[0]
     assert len(first.questions) >= 100 and all(q.answer for q in first.questions)
     assert {q.category for q in first.questions} == set(locomo_qa.CATEGORIES)
@@ -232,12 +227,7 @@ def test_an_unreadable_extraction_skips_that_turn_and_is_counted(
 
 def test_a_real_locomo_slice_end_to_end(postgres_dsn: str, tmp_path: Path) -> None:
     """Two sessions of the first dev conversation through the whole harness."""
-    data_dir = locomo.DEFAULT_DATA_DIR
-    if not any(data_dir.glob("*.json")):
-        service_missing(
-            "LoCoMo dev data (set LANGGRAPH_RECALL_LOCOMO_DIR)",
-            FileNotFoundError(f"no *.json in {data_dir}"),
-        )
+    data_dir = locomo_dir()
     first = locomo_qa.load_qa_conversations(data_dir)[0]
     turns = tuple(t for t in first.turns if t.session <= 2)
     ids = {t.dia_id for t in turns}

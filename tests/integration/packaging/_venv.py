@@ -3,10 +3,13 @@
 The fixture is registered for every integration test in ``tests/integration/conftest.py``
 (one install per session, shared by the README, server and notebook tests).
 
-``installed_venv`` (session) builds the wheel from this checkout and installs it into a new
-virtualenv with exactly the requirements of the README's server install line
-(``pip install "langgraph-recall[all]" "langgraph-cli[inmem]"``, our name replaced by the
-wheel file); pip's cache makes a second run fast. ``langgraph_dev`` starts the LangGraph
+``installed_venv`` (session) builds the release from this checkout as CI and a maintainer
+do (``python -m build``: the sdist, then the wheel built from that sdist) and installs it
+into a new virtualenv with exactly the README's server install line, **by name**
+(``pip install "langgraph-recall[all]" "langgraph-cli[inmem]" --find-links DIST``; the
+dependencies come from the package indexes pip is configured with). pip's install report
+proves that the name a user types resolved to the wheel we built (not to a distribution of
+that name on an index); pip's cache makes a second run fast. ``langgraph_dev`` starts the LangGraph
 dev server of that virtualenv on a free loopback port (no browser, no reload, no tunnel,
 analytics and tracing off) and stops it — its whole process group — afterwards.
 """
@@ -14,6 +17,7 @@ analytics and tracing off) and stops it — its whole process group — afterwar
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import shutil
 import signal
@@ -25,6 +29,7 @@ import time
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -37,11 +42,20 @@ SERVER_START_TIMEOUT = 120.0
 
 @dataclass(frozen=True)
 class InstalledVenv:
-    """A virtualenv with our wheel installed."""
+    """A virtualenv with our release installed by name from the folder it was built in."""
 
     root: Path
     wheel: Path
+    sdist: Path
+    requirements: tuple[str, ...]
+    report: dict[str, Any]
+    """pip's ``--report`` of the install (what was installed, from where)."""
     seconds: float
+
+    @property
+    def dist(self) -> Path:
+        """The folder of the built sdist and wheel."""
+        return self.wheel.parent
 
     @property
     def python(self) -> Path:
@@ -66,7 +80,8 @@ def _run(command: list[str], **kwargs: object) -> None:
 
 @pytest.fixture(scope="session")
 def installed_venv() -> Iterator[InstalledVenv]:
-    """Build the wheel and install it (+ the README's extras and langgraph-cli[inmem]).
+    """Build the sdist and wheel and install them by name (+ the README's extras and
+    langgraph-cli[inmem]).
 
     In a ``mkdtemp`` folder opened to every account (0755), not under pytest's 0700
     ``tmp_path``: run as root, the embedded Postgres refuses binaries whose parent folders
@@ -79,25 +94,45 @@ def installed_venv() -> Iterator[InstalledVenv]:
         shutil.rmtree(base, ignore_errors=True)
 
 
+def build_release(dist: Path) -> tuple[Path, Path]:
+    """``python -m build`` of the checkout into ``dist``: ``(sdist, wheel)``; the wheel is
+    built from the sdist, so a file missing from the sdist fails here."""
+    _run([sys.executable, "-m", "build", "--outdir", str(dist), str(ROOT)])
+    (sdist,) = dist.glob("langgraph_recall-*.tar.gz")
+    (wheel,) = dist.glob("langgraph_recall-*.whl")
+    return sdist, wheel
+
+
 def _install(base: Path) -> InstalledVenv:
     started = time.monotonic()
-    dist = base / "dist"
-    _run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--quiet", "-w", str(dist), str(ROOT)])
-    (wheel,) = dist.glob("langgraph_recall-*.whl")
+    sdist, wheel = build_release(base / "dist")
     venv = base / "venv"
     _run([sys.executable, "-m", "venv", str(venv)])
     requirements = pip_install_line((ROOT / "README.md").read_text(), "langgraph-cli[inmem]")
-    ours = [r for r in requirements if r.startswith("langgraph-recall")]
-    assert len(ours) == 1, requirements
-    installs = [str(wheel) + ours[0].removeprefix("langgraph-recall")] + [
-        r for r in requirements if r not in ours
-    ]
+    assert [r for r in requirements if r.startswith("langgraph-recall")] == [
+        "langgraph-recall[all]"
+    ], requirements
+    report = base / "pip-report.json"
     _run(
-        [str(venv / "bin" / "python"), "-m", "pip", "install", "--quiet", "--no-compile", *installs]
+        [
+            str(venv / "bin" / "python"),
+            "-m",
+            "pip",
+            "install",
+            "--quiet",
+            "--no-compile",
+            "--find-links",
+            str(wheel.parent),
+            "--report",
+            str(report),
+            *requirements,
+        ]
     )
     seconds = time.monotonic() - started
-    print(f"\nwheel + fresh virtualenv ({' '.join(requirements)}): {seconds:.1f} s")
-    return InstalledVenv(venv, wheel, seconds)
+    print(f"\nbuild + fresh virtualenv (pip install {' '.join(requirements)}): {seconds:.1f} s")
+    return InstalledVenv(
+        venv, wheel, sdist, tuple(requirements), json.loads(report.read_text()), seconds
+    )
 
 
 def free_port() -> int:

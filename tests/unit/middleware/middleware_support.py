@@ -16,6 +16,7 @@ from langchain.agents import create_agent
 from langchain_core.messages import AIMessage, BaseMessage, SystemMessage, ToolMessage
 from langchain_core.tools import tool
 
+from langgraph_recall.extraction import RuleBasedExtractor
 from langgraph_recall.middleware import MemoryMiddleware, SummaryMiddleware
 from langgraph_recall.offline import ScriptedChatModel, tool_call_message
 
@@ -54,7 +55,12 @@ def memory_agent(
     summary: SummaryMiddleware | None = None,
     **memory: Any,
 ) -> tuple[Any, MemoryMiddleware]:
-    """``create_agent`` with the weather tool, [summary,] MemoryMiddleware and a system prompt."""
+    """``create_agent`` with the weather tool, [summary,] MemoryMiddleware and a system prompt.
+
+    The scripted model answers but does not follow extraction prompts: unless the test gives
+    a ``model`` / ``extractor`` / ``extract`` node, memories are extracted by the rules."""
+    if not {"model", "extractor", "extract"} & memory.keys():
+        memory["extractor"] = RuleBasedExtractor()
     middleware = MemoryMiddleware(**memory)
     stack: list[Any] = [summary, middleware] if summary is not None else [middleware]
     agent = create_agent(

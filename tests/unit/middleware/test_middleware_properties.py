@@ -28,6 +28,7 @@ from langgraph.graph.message import REMOVE_ALL_MESSAGES
 from langgraph.store.memory import InMemoryStore
 
 from langgraph_recall.errors import ConfigurationError
+from langgraph_recall.extraction import RuleBasedExtractor
 from langgraph_recall.middleware import MemoryMiddleware, SummaryMiddleware
 from langgraph_recall.middleware._core import lift_blocks, summary_rewrite
 from langgraph_recall.middleware.react import llm_input
@@ -178,7 +179,7 @@ def test_composes_with_langchains_summarization_middleware() -> None:
         tools=[get_weather],
         middleware=[
             SummarizationMiddleware(summariser, trigger=("messages", 6), keep=("messages", 2)),
-            MemoryMiddleware(),
+            MemoryMiddleware(extractor=RuleBasedExtractor()),
         ],
         store=store,
         checkpointer=InMemorySaver(),

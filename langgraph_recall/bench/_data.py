@@ -1,0 +1,67 @@
+"""Where the benchmarks find data sets that cannot ship in the wheel.
+
+LoCoMo (CC BY-NC 4.0) is not redistributed with the package: the user downloads it and
+names its folder with ``--data DIR`` or ``$LANGGRAPH_RECALL_LOCOMO_DIR``. A folder holds
+either the upstream release file (``locomo10.json``: a list of conversations) or one
+conversation per ``*.json`` file. In a source checkout, a ``shared/data/locomo-dev`` folder
+beside the repository is found without either.
+
+Example:
+    ```python
+    import tempfile
+    from pathlib import Path
+
+    from langgraph_recall.bench._data import locomo_data_dir
+    from langgraph_recall.errors import BenchmarkDataError
+
+    with tempfile.TemporaryDirectory() as empty:
+        try:
+            locomo_data_dir(empty)
+        except BenchmarkDataError as exc:
+            assert "locomo10.json" in str(exc) and "--data" in str(exc)
+        (Path(empty) / "locomo10.json").write_text("[]")
+        assert locomo_data_dir(empty) == Path(empty)
+    ```
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from langgraph_recall.errors import BenchmarkDataError
+
+__all__ = ["LOCOMO_DOWNLOAD", "LOCOMO_ENV", "locomo_data_dir"]
+
+LOCOMO_ENV = "LANGGRAPH_RECALL_LOCOMO_DIR"
+"""Environment variable naming the LoCoMo folder (``--data DIR`` wins over it)."""
+LOCOMO_URL = "https://github.com/snap-research/locomo/raw/main/data/locomo10.json"
+LOCOMO_DOWNLOAD = (
+    "LoCoMo is not shipped with langgraph-recall (its licence is CC BY-NC 4.0). "
+    f"Download it into a folder: mkdir locomo && curl -L -o locomo/locomo10.json {LOCOMO_URL} "
+    f"(from https://github.com/snap-research/locomo), then pass --data locomo or set "
+    f"{LOCOMO_ENV}=locomo"
+)
+"""The download instructions every "no LoCoMo data" error carries."""
+_CHECKOUT_DATA = Path(__file__).resolve().parents[3] / "shared" / "data" / "locomo-dev"
+
+
+def locomo_data_dir(given: str | Path | None = None) -> Path:
+    """The LoCoMo folder: ``given``, else ``$LANGGRAPH_RECALL_LOCOMO_DIR``, else (in a
+    source checkout) ``../shared/data/locomo-dev`` beside the repository.
+
+    Raises:
+        BenchmarkDataError: The folder holds no ``*.json`` file (or none was named and no
+            checkout folder exists); the message has the download instructions.
+    """
+    named = given if given is not None else os.environ.get(LOCOMO_ENV) or None
+    folder = Path(named).expanduser() if named is not None else _CHECKOUT_DATA
+    if folder.is_dir() and any(folder.glob("*.json")):
+        return folder
+    if named is None:
+        where = f"no LoCoMo data given (--data DIR or {LOCOMO_ENV})"
+    elif not folder.is_dir():
+        where = f"the LoCoMo folder {str(folder)!r} does not exist"
+    else:
+        where = f"no LoCoMo conversations (*.json) in {str(folder)!r}"
+    raise BenchmarkDataError(f"{where}. {LOCOMO_DOWNLOAD}")
