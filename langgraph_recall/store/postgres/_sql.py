@@ -70,6 +70,8 @@ BOOKKEEPING_SETTINGS = """
 SELECT set_config('synchronous_commit', 'off', true), set_config('lock_timeout', %(wait)s, true)"""
 # What an isolated bookkeeping statement may give way to (sent back, retried later).
 BOOKKEEPING_GAVE_WAY = (psycopg.errors.LockNotAvailable, psycopg.errors.DeadlockDetected)
+BOOKKEEPING_REFUSED = psycopg.errors.ReadOnlySqlTransaction
+"""A read-only server (a hot standby): bookkeeping is dropped there, never the read."""
 SET_HNSW_SEARCH = """
 SELECT set_config('hnsw.ef_search', %(ef)s, true),
        set_config('hnsw.iterative_scan', 'relaxed_order', true)"""

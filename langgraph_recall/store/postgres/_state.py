@@ -131,6 +131,8 @@ class StoreState:
         if not (math.isfinite(access_flush_interval) and access_flush_interval >= 0):
             raise ConfigurationError("access_flush_interval must be a number of seconds >= 0")
         self._access = AccessLog(access_flush_interval)
+        self._read_only_until = 0.0  # monotonic time until which bookkeeping is skipped
+        self._read_only_warned = False
         if not (isinstance(ef_search, int) and 1 <= ef_search <= MAX_EF_SEARCH):
             raise ConfigurationError(f"ef_search must be an integer from 1 to {MAX_EF_SEARCH}")
         self.ef_search = ef_search
