@@ -32,6 +32,7 @@ from langgraph_recall._pg.pool import (
     PoolConfig,
     PoolRole,
     idle_autocommit,
+    note_failure,
     pool_options,
     target_of,
 )
@@ -213,6 +214,7 @@ class AsyncConnector:
                 async with self.lock:
                     yield self.conn
         except _TRANSLATED as exc:
+            note_failure(self.conn, exc)
             translated = translate_error(self.target, exc, SAVER, self.conn)
             if translated is exc:
                 raise
@@ -293,11 +295,13 @@ async def abuild_pool(
     Raises:
         BackendUnavailableError: The pool could not open its first connections in time.
     """
+    health = IdleHealthCheck()
     pool: AsyncConnectionPool[AsyncConnection[DictRow]] = AsyncConnectionPool(
         conn_string,
-        check=IdleHealthCheck().acheck,
+        check=health.acheck,
         **pool_options(pool_config, prepare_threshold, connect_timeout, role),
     )
+    health.watch(pool)
     try:
         await pool.open(wait=True, timeout=float(connect_timeout) + 5.0)
     except Exception as exc:

@@ -31,6 +31,7 @@ from langgraph_recall._pg.pool import (
     PoolConfig,
     PoolRole,
     idle_autocommit,
+    note_failure,
     pool_options,
     target_of,
 )
@@ -161,6 +162,7 @@ class SyncConnector:
                 with self.lock:
                     yield self.conn
         except _TRANSLATED as exc:
+            note_failure(self.conn, exc)
             translated = translate_error(self.target, exc, SAVER, self.conn)
             if translated is exc:
                 raise
@@ -239,11 +241,13 @@ def build_pool(
     Raises:
         BackendUnavailableError: The pool could not open its first connections in time.
     """
+    health = IdleHealthCheck()
     pool: ConnectionPool[Connection[DictRow]] = ConnectionPool(
         conn_string,
-        check=IdleHealthCheck().check,
+        check=health.check,
         **pool_options(pool_config, prepare_threshold, connect_timeout, role),
     )
+    health.watch(pool)
     try:
         pool.open(wait=True, timeout=float(connect_timeout) + 5.0)
     except Exception as exc:
