@@ -39,7 +39,7 @@ from langgraph_recall.checkpoint.postgres._retention import SweepResult
 from langgraph_recall.errors import ConfigurationError
 
 from langgraph_recall._pg.run_sync import SyncConn, SyncConnector, build_pool, probe
-from langgraph_recall._pg.run_sync import run_program
+from langgraph_recall._pg.run_sync import behind_pooler, run_program
 from langgraph_recall.checkpoint._threaded import ThreadedAsyncMethods
 from langgraph_recall.checkpoint.postgres._retention import ThreadedSweep
 from langgraph_recall.checkpoint.postgres.lease import PostgresLeaseBackend
@@ -121,7 +121,8 @@ class PostgresSaver(_SaverBase):
             serde: Serializer for values and writes.
             pool_config: Pool sizes and timeouts (:class:`PoolConfig`).
             prepare_threshold: psycopg ``prepare_threshold``; ``None`` disables server-side
-                prepared statements (required behind PgBouncer in transaction mode).
+                prepared statements (the pool does so by itself on connections that go
+                through a pooler such as PgBouncer in transaction mode).
             ttl: ``{"default_ttl": minutes}``: threads idle longer are deleted by :meth:`sweep`.
             keep_last: Checkpoints kept per thread/namespace (applied by every put).
             sweep_interval: If set, run :meth:`sweep` in the background this often.
@@ -159,11 +160,14 @@ class PostgresSaver(_SaverBase):
         Idempotent and safe to call from several workers at once (advisory lock). Inside
         an open transaction (a connection with ``autocommit=False`` or an explicit
         ``conn.transaction()``) the ``CREATE INDEX CONCURRENTLY`` steps run as plain
-        ``CREATE INDEX`` so everything commits or rolls back with that transaction.
+        ``CREATE INDEX`` so everything commits or rolls back with that transaction; so they
+        do behind a pooler (PgBouncer), where a session lock taken in one transaction could
+        stay held on a server connection another transaction never reaches.
         """
         with self._connector.connection() as conn:
             status = conn.info.transaction_status
             in_transaction = not conn.autocommit or status != TransactionStatus.IDLE
+            in_transaction = in_transaction or behind_pooler(conn)
             with conn.cursor(row_factory=dict_row) as cur:
                 if in_transaction:
                     with conn.transaction():
