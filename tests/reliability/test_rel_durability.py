@@ -15,14 +15,17 @@ import uuid
 import pytest
 import redis
 
+from langgraph_recall.checkpoint.postgres import AsyncPostgresSaver, PostgresSaver
 from langgraph_recall.checkpoint.redis import AsyncRedisSaver, RedisSaver
 from langgraph_recall.errors import ConfigurationError, NotReplicatedError
+from langgraph_recall.store.postgres import PostgresMemoryStore
 from tests.graph_helpers import chat_graph
-from tests.reliability._clusters import RedisPair
+from tests.reliability._clusters import PostgresPair, RedisPair
 from tests.reliability._figures import Figures
 from tests.reliability._workload import thread_config, turn_input
+from tests.reliability.conftest import index_config
 
-pytestmark = [pytest.mark.slow, pytest.mark.failover, pytest.mark.redis]
+pytestmark = [pytest.mark.slow, pytest.mark.failover]
 
 TURNS = 8
 
@@ -34,6 +37,7 @@ def kept_turns(saver: RedisSaver, thread_id: str) -> set[str]:
     return {m.content for m in state.checkpoint["channel_values"]["messages"]}
 
 
+@pytest.mark.redis
 @pytest.mark.parametrize("replicas", [0, 1], ids=["primary-only", "one-replica"])
 def test_no_acknowledged_turn_is_lost_when_the_saver_waits_for_a_replica(
     replicas: int, figures: Figures
@@ -80,6 +84,7 @@ def test_no_acknowledged_turn_is_lost_when_the_saver_waits_for_a_replica(
         assert refused == 0 and lost == TURNS
 
 
+@pytest.mark.redis
 async def test_the_async_saver_waits_for_its_replicas_too() -> None:
     prefix = f"adur{uuid.uuid4().hex[:8]}"
     with RedisPair.running() as pair:
@@ -94,7 +99,13 @@ async def test_the_async_saver_waits_for_its_replicas_too() -> None:
                 await graph.ainvoke(turn_input("not replicated"), thread_config("b"))
 
 
-def test_the_option_is_checked() -> None:
+def test_the_option_is_checked(postgres_dsn: str) -> None:
+    with PostgresSaver.from_conn_string(postgres_dsn) as ours:
+        for bad in (-1, True, 2.0):
+            with pytest.raises(ConfigurationError, match="replicas"):
+                PostgresSaver(ours.conn, replicas=bad)  # type: ignore[arg-type]
+            with pytest.raises(ConfigurationError, match="replicas"):
+                PostgresMemoryStore(ours.conn, index=index_config(), replicas=bad)  # type: ignore[arg-type]
     client = redis.Redis()
     for bad in (-1, 1.5, True, "1"):
         with pytest.raises(ConfigurationError, match="replicas"):
@@ -102,3 +113,41 @@ def test_the_option_is_checked() -> None:
     for timeout in (0, -1, float("nan"), 10_000):
         with pytest.raises(ConfigurationError, match="replica_timeout"):
             RedisSaver(client, replicas=1, replica_timeout=timeout)
+
+
+# --------------------------------------------------------------------------- Postgres
+
+
+@pytest.mark.postgres
+def test_postgres_components_check_at_setup_that_commits_wait_for_their_replicas() -> None:
+    """On Postgres the server decides what a commit waits for; ``replicas=N`` makes
+    ``setup()`` refuse a server whose commits would be acknowledged without N standbys
+    (the acknowledged-turn figures with a synchronous standby are in test_rel_failover)."""
+    with PostgresPair.running(synchronous=True) as pair:
+        with PostgresSaver.from_conn_string(pair.dsn, replicas=1) as saver:
+            saver.setup()  # synchronous_standby_names = 'standby', synchronous_commit = on
+        with PostgresMemoryStore.from_conn_string(
+            pair.dsn, index=index_config(), replicas=1
+        ) as store:
+            store.setup()
+        with (
+            PostgresSaver.from_conn_string(pair.dsn, replicas=2) as saver,
+            pytest.raises(ConfigurationError, match=r"wait for 1 standby.*FIRST 2"),
+        ):
+            saver.setup()
+        local = {"kwargs": {"options": "-c synchronous_commit=local"}}
+        with (
+            PostgresMemoryStore.from_conn_string(
+                pair.dsn, index=index_config(), replicas=1, pool_config=local
+            ) as store,
+            pytest.raises(ConfigurationError, match="synchronous_commit = 'local'"),
+        ):
+            store.setup()
+
+
+@pytest.mark.postgres
+async def test_an_asynchronous_standby_is_refused_when_replicas_are_required() -> None:
+    with PostgresPair.running(synchronous=False) as pair:
+        async with AsyncPostgresSaver.from_conn_string(pair.dsn, replicas=1) as saver:
+            with pytest.raises(ConfigurationError, match="synchronous_standby_names = ''"):
+                await saver.setup()
