@@ -36,6 +36,7 @@ __all__ = [
     "LangGraphRecallError",
     "LeaseLostError",
     "MigrationError",
+    "NotReplicatedError",
     "StaleWriteError",
     "SyncCallOnEventLoopError",
     "ThreadBusyError",
@@ -62,6 +63,13 @@ class InvalidConnectionStringError(ConfigurationError):
 
 class BackendUnavailableError(LangGraphRecallError, ConnectionError):
     """Postgres or Redis could not be reached; the message names host and port."""
+
+
+class NotReplicatedError(BackendUnavailableError):
+    """A write reached the primary but not the number of replicas the component was asked to
+    wait for (``replicas=``) within its timeout: it is not acknowledged, because a failover now
+    could lose it. The message names the server, how many replicas confirmed it and the
+    timeout. The write may still be on the primary (and reach the replicas later)."""
 
 
 class InvalidNamespaceError(LangGraphRecallError, _LangGraphInvalidNamespaceError):

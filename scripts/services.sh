@@ -15,6 +15,13 @@ if ! redis_up; then
   redis-server --daemonize yes --bind 127.0.0.1 -::1 --port 6379 --save "" --appendonly no \
     --dir /var/lib/redis --logfile /var/log/redis/ci.log || true
 fi
+# PgBouncer (Debian's package) for the transaction-pooler tests; they start their own.
+if ! command -v pgbouncer >/dev/null && [ ! -x /usr/sbin/pgbouncer ] && [ "$(id -u)" = 0 ]; then
+  echo "==> installing pgbouncer"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get install -y -q pgbouncer >/dev/null 2>&1 \
+    || { apt-get update -q >/dev/null 2>&1 && apt-get install -y -q pgbouncer >/dev/null; }
+fi
 for _ in $(seq 1 60); do
   if pg_up && redis_up; then
     echo "==> PostgreSQL and Redis are up"

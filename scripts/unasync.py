@@ -91,6 +91,7 @@ PAIRS: list[Pair] = [
             "AsyncConnector": "SyncConnector",
             "AsyncConn": "SyncConn",
             "abuild_pool": "build_pool",
+            "abehind_pooler": "behind_pooler",
             "aprobe": "probe",
             "arun_program": "run_program",
             "asyncio.sleep": "time.sleep",
@@ -121,6 +122,8 @@ PAIRS: list[Pair] = [
             "abuild_pool": "build_pool",
             "acheck": "check",
             "aexecute": "execute",
+            "anotice_pooler": "notice_pooler",
+            "abehind_pooler": "behind_pooler",
         },
     ),
     Pair(

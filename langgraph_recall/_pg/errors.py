@@ -331,6 +331,15 @@ def translate_error(
             f"{_first_line(exc)} ({sqlstate}) in the database at {target}: the schema is "
             f"missing or older than this package; {policy.setup_hint}"
         )
+    if sqlstate in _POOLED_PREPARED:
+        return ConfigurationError(
+            f"Postgres at {target}: {_first_line(exc)} ({sqlstate}). A transaction pooler "
+            "(PgBouncer in transaction mode, or the like) sits between us and the server and "
+            "runs each transaction on another server connection, where the prepared statement "
+            "is missing or its name taken. Pass prepare_threshold=None (savers) or "
+            "pool_config={'kwargs': {'prepare_threshold': None}} to your connection; the "
+            "pools from_conn_string() builds detect a pooler and do this themselves"
+        )
     state = server_state_error(target, exc)
     if state is not None:
         return state
@@ -342,6 +351,12 @@ def translate_error(
             f"{_first_line(exc)}); nothing was written"
         )
     return exc
+
+
+_POOLED_PREPARED = frozenset({"26000", "42P05"})
+"""A prepared statement missing (``invalid_sql_statement_name``) or already there
+(``duplicate_prepared_statement``): what prepared statements meet behind a transaction
+pooler."""
 
 
 def should_retry(exc: BaseException, attempt: int) -> bool:

@@ -15,6 +15,7 @@ import weakref
 from dataclasses import dataclass
 from typing import Any, TypedDict
 
+import psycopg
 from psycopg import AsyncConnection, Connection
 from psycopg.pq import TransactionStatus
 from psycopg.rows import dict_row
@@ -37,6 +38,7 @@ __all__ = [
     "check_connection_settings",
     "connection_kwargs",
     "idle_autocommit",
+    "note_failure",
     "pool_options",
     "prepare_threshold_of",
     "target_of",
@@ -189,7 +191,8 @@ def pool_options(
 
 
 class IdleHealthCheck:
-    """Pool ``check`` callbacks that ping a connection only when it sat unused.
+    """Pool ``check`` callbacks that ping a connection only when it sat unused, and check
+    the whole pool when one of them turns out dead.
 
     psycopg_pool's stock ``check_connection`` pings on *every* checkout: one extra round
     trip per call, eight per invoke of a two-node graph. A connection handed out
@@ -199,6 +202,13 @@ class IdleHealthCheck:
     connection killed inside the window fails that one call with
     ``BackendUnavailableError`` and is discarded by the pool on return.
 
+    A dead connection rarely dies alone: a failover or a restart kills every connection of
+    the pool. The pool tries the next one after a back-off (0, 1, 2, 4 s ...), so an idle pool
+    of 8 after a promotion used to time out its first calls one dead connection at a time.
+    When a ping fails, the callback checks the whole pool at once (``pool.check()``: every
+    idle connection pinged, the dead ones replaced), so the pool's next try gets a new
+    connection to the server that answers now.
+
     Example:
         ```python
         from psycopg_pool import ConnectionPool
@@ -207,6 +217,7 @@ class IdleHealthCheck:
 
         health = IdleHealthCheck(idle=2.0)
         with ConnectionPool(DB_URI, check=health.check, min_size=1, max_size=1) as pool:
+            health.watch(pool)
             with pool.connection() as conn:
                 conn.execute("SELECT 1")
         ```
@@ -216,24 +227,87 @@ class IdleHealthCheck:
         self.idle = idle
         self._last: weakref.WeakKeyDictionary[Any, float] = weakref.WeakKeyDictionary()
         self._lock = threading.Lock()
+        self._pool: weakref.ReferenceType[Any] | None = None
+        self._sweeping = False
+        self._suspect_until = 0.0
+
+    def watch(self, pool: ConnectionPool[Any] | AsyncConnectionPool[Any]) -> None:
+        """The pool whose connections this callback checks (swept when one is dead)."""
+        self._pool = weakref.ref(pool)
+        _WATCHED[pool] = self
+
+    def suspect(self) -> None:
+        """A call lost its connection: ping every connection handed out for the next
+        ``idle`` seconds (the first dead one found sweeps the pool)."""
+        with self._lock:
+            self._suspect_until = time.monotonic() + self.idle
 
     def needs_ping(self, conn: Any) -> bool:
-        """Record this checkout; ``True`` if the connection was idle longer than ``idle``."""
+        """Record this checkout; ``True`` if the connection was idle longer than ``idle``
+        (or the pool lost a connection less than ``idle`` seconds ago)."""
         now = time.monotonic()
         with self._lock:
             last = self._last.get(conn)
             self._last[conn] = now
-        return last is None or now - last > self.idle
+            suspect = now < self._suspect_until
+        return suspect or last is None or now - last > self.idle
+
+    def _sweep_target(self) -> Any:
+        """The watched pool if no sweep of it runs now (the caller then sweeps it)."""
+        pool = self._pool() if self._pool is not None else None
+        with self._lock:
+            if pool is None or self._sweeping:
+                return None
+            self._sweeping = True
+        return pool
+
+    def _swept(self) -> None:
+        with self._lock:
+            self._sweeping = False
 
     def check(self, conn: Connection[Any]) -> None:
         """Sync pool ``check`` callback."""
-        if self.needs_ping(conn):
+        if not self.needs_ping(conn):
+            return
+        try:
             ConnectionPool.check_connection(conn)
+        except Exception:
+            pool = self._sweep_target()
+            if pool is not None:
+                try:
+                    pool.check()
+                finally:
+                    self._swept()
+            raise
 
     async def acheck(self, conn: AsyncConnection[Any]) -> None:
         """Async pool ``check`` callback."""
-        if self.needs_ping(conn):
+        if not self.needs_ping(conn):
+            return
+        try:
             await AsyncConnectionPool.check_connection(conn)
+        except Exception:
+            pool = self._sweep_target()
+            if pool is not None:
+                try:
+                    await pool.check()
+                finally:
+                    self._swept()
+            raise
+
+
+_WATCHED: weakref.WeakKeyDictionary[Any, IdleHealthCheck] = weakref.WeakKeyDictionary()
+
+
+def note_failure(conn: object, exc: BaseException) -> None:
+    """After a failed call on ``conn`` (a pool we built, or anything else): a lost
+    connection (a driver error without SQLSTATE) makes the pool's health check ping what it
+    hands out next, so the other connections a failover or restart killed are found and
+    replaced before they fail calls of their own."""
+    if isinstance(exc, psycopg.OperationalError) and exc.sqlstate is None:
+        health = _WATCHED.get(conn)
+        if health is not None:
+            health.suspect()
 
 
 def target_of(

@@ -31,13 +31,23 @@ from langgraph_recall._pg.pool import (
     PoolConfig,
     PoolRole,
     idle_autocommit,
+    note_failure,
     pool_options,
     target_of,
 )
 from langgraph_recall._pg.program import Finished, Program, Rows, Stmt, T, finish_alone, start
 from langgraph_recall.errors import BackendUnavailableError, ConfigurationError
 
-__all__ = ["SyncConn", "SyncConnector", "build_pool", "execute", "probe", "run_program"]
+__all__ = [
+    "SyncConn",
+    "SyncConnector",
+    "behind_pooler",
+    "build_pool",
+    "execute",
+    "notice_pooler",
+    "probe",
+    "run_program",
+]
 
 
 SyncConn = Connection[DictRow] | ConnectionPool[Connection[DictRow]]
@@ -161,6 +171,7 @@ class SyncConnector:
                 with self.lock:
                     yield self.conn
         except _TRANSLATED as exc:
+            note_failure(self.conn, exc)
             translated = translate_error(self.target, exc, SAVER, self.conn)
             if translated is exc:
                 raise
@@ -224,6 +235,37 @@ def probe(conn_string: str, connect_timeout: int, extra: dict[str, Any] | None =
     return target
 
 
+def behind_pooler(conn: Connection[Any]) -> bool:
+    """Whether ``conn`` goes through a pooler (PgBouncer, and the like) to its server.
+
+    A pooler must answer cancel requests itself, so the backend key it sends the client is
+    its own: the server process id the connection reports (``conn.info.backend_pid``) is not
+    the one that runs its queries (``pg_backend_pid()``). One round trip; leaves an idle
+    autocommit connection idle.
+    """
+    cur = conn.execute("SELECT pg_backend_pid() AS pid")
+    row = cur.fetchone()
+    server_pid = row["pid"] if isinstance(row, dict) else row[0] if row else None
+    return server_pid != conn.info.backend_pid
+
+
+def notice_pooler(conn: Connection[Any]) -> None:
+    """Pool ``configure`` callback: no server-side prepared statements on a connection that
+    goes through a pooler (:func:`behind_pooler`).
+
+    A transaction pooler (PgBouncer in transaction mode, and the like) hands each transaction
+    whichever server connection is free, so a statement prepared on one is missing on the next
+    (or its name already taken there): with psycopg's prepared statements every call failed
+    behind PgBouncer 1.18. One round trip per new connection.
+    """
+    if conn.prepare_threshold is None:
+        return
+    if behind_pooler(conn):
+        conn.prepare_threshold = None
+    if conn.info.transaction_status != TransactionStatus.IDLE:
+        conn.commit()
+
+
 def build_pool(
     conn_string: str,
     pool_config: PoolConfig | None,
@@ -232,18 +274,22 @@ def build_pool(
     role: PoolRole = SAVER_POOL,
 ) -> ConnectionPool[Connection[DictRow]]:
     """The one pool factory: an opened pool (autocommit, dict rows, idle connections
-    health-checked by :class:`~langgraph_recall._pg.pool.IdleHealthCheck`).
+    health-checked by :class:`~langgraph_recall._pg.pool.IdleHealthCheck`, no server-side
+    prepared statements behind a transaction pooler: :func:`notice_pooler`).
 
     Call :func:`probe` first: it names a refused or unreachable server clearly.
 
     Raises:
         BackendUnavailableError: The pool could not open its first connections in time.
     """
+    health = IdleHealthCheck()
     pool: ConnectionPool[Connection[DictRow]] = ConnectionPool(
         conn_string,
-        check=IdleHealthCheck().check,
+        check=health.check,
+        configure=notice_pooler,
         **pool_options(pool_config, prepare_threshold, connect_timeout, role),
     )
+    health.watch(pool)
     try:
         pool.open(wait=True, timeout=float(connect_timeout) + 5.0)
     except Exception as exc:

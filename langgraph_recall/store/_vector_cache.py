@@ -8,7 +8,10 @@ store keeps a :class:`VectorCache` (row ids + the stored float32 matrix) and kee
 it in sync incrementally: rows carry the writing transaction id (``txid``); the cache
 remembers the snapshot ``xmin`` of its last refresh and re-reads only rows written by
 transactions at or after it (every earlier transaction has finished, so nothing is
-missed). A deleted row leaves no trace there, so each refresh also reads how many
+missed). Transaction ids are comparable only within one server history: each refresh also
+reads the server's epoch, and a cache filled on another history (a promoted standby whose
+ids restarted lower, a restore) is emptied and read again (:meth:`VectorCache.same_history`).
+A deleted row leaves no trace there, so each refresh also reads how many
 indexed rows the scope holds (``lgm_memory_ns_stats``, kept exact by triggers): once the
 cache holds more than that by :func:`VectorCache.dead_rows` above
 ``max(RECONCILE_MIN_DEAD, live / RECONCILE_DEAD_FRACTION)``, the store reads the scope's
@@ -143,9 +146,13 @@ class VectorCache:
 
     def __init__(self, dims: int) -> None:
         self.dims = dims
+        self.epoch: str | None = None
+        self._empty()
+
+    def _empty(self) -> None:
         self.watermark = "0"
         self._ids: IntArray = np.zeros(0, dtype=np.int64)
-        self._matrix: FloatArray = np.zeros((0, dims), dtype=np.float32)
+        self._matrix: FloatArray = np.zeros((0, self.dims), dtype=np.float32)
         self._size = 0
         self._row_of: dict[int, int] = {}
         self._free: list[int] = []
@@ -157,6 +164,33 @@ class VectorCache:
     def nbytes(self) -> int:
         """Bytes held by the id array and the matrix (allocated capacity, not just rows)."""
         return int(self._ids.nbytes + self._matrix.nbytes)
+
+    def same_history(self, epoch: str) -> bool:
+        """Whether the rows just read since :attr:`watermark` complete the cache: they do
+        within one server history (``epoch``, see :mod:`langgraph_recall._pg.epoch`). After
+        a promotion or a restore transaction ids may restart lower, so a watermark from the
+        previous history would miss rows: the cache is emptied (and returns ``False``) so the
+        caller reads the scope again from the start.
+
+        Example:
+            ```python
+            from langgraph_recall.store._vector_cache import VectorCache, encode_vector
+
+            cache = VectorCache(dims=2)
+            assert cache.same_history("1/00000001/5")
+            cache.apply([(1, encode_vector([1.0, 0.0]))])
+            cache.watermark = "900"
+            assert not cache.same_history("1/00000002/7")
+            assert len(cache) == 0 and cache.watermark == "0"
+            assert cache.same_history("1/00000002/7")
+            ```
+        """
+        if self.epoch is None or self.epoch == epoch:
+            self.epoch = epoch
+            return True
+        self._empty()
+        self.epoch = epoch
+        return False
 
     def dead_rows(self, live: int) -> int:
         """How many cached rows exceed ``live``, the number of indexed rows in the scope."""

@@ -18,6 +18,8 @@ primary + replica, each on free ports in a private temporary directory, no Docke
   (``REPLICAOF NO ONE``, what Sentinel does).
 * :class:`OwnedSentinel` — a Redis Sentinel watching a :class:`RedisPair`, which fails it
   over by itself once the primary dies (down after 500 ms, quorum 1).
+* :class:`OwnedPgBouncer` — PgBouncer (Debian's package) in transaction mode in front of a
+  Postgres server, as deployments run it.
 
 Later HA tests (pool hygiene, replicas, Sentinel, durability) build on these.
 
@@ -50,6 +52,7 @@ from tests.reliability._servers import FreezingProxy, OwnedRedis, free_port, red
 
 __all__ = [
     "PG_BIN_ENV",
+    "OwnedPgBouncer",
     "OwnedPostgres",
     "OwnedSentinel",
     "PostgresPair",
@@ -491,3 +494,71 @@ class OwnedSentinel:
             except subprocess.TimeoutExpired:
                 self.process.kill()
                 self.process.wait(10)
+
+
+class OwnedPgBouncer:
+    """PgBouncer in ``pool_mode`` (default transaction) in front of the server at
+    ``host:port``, on a free port, run as the ``postgres`` OS user (it refuses root)."""
+
+    def __init__(self, workdir: Path, host: str, port: int, pool_mode: str) -> None:
+        self.workdir = workdir
+        self.port = free_port()
+        self.config = workdir / "pgbouncer.ini"
+        self.config.write_text(
+            "[databases]\n"
+            f"* = host={host} port={port} user=postgres\n"
+            "[pgbouncer]\n"
+            f"listen_addr = 127.0.0.1\nlisten_port = {self.port}\nunix_socket_dir =\n"
+            f"auth_type = any\npool_mode = {pool_mode}\nmax_client_conn = 500\n"
+            "default_pool_size = 4\n"
+            f"logfile = {workdir / 'pgbouncer.log'}\npidfile = {workdir / 'pgbouncer.pid'}\n"
+            "ignore_startup_parameters = extra_float_digits,options\n"
+        )
+        _give_to_postgres(self.config)
+
+    @classmethod
+    @contextlib.contextmanager
+    def running(
+        cls, host: str = "127.0.0.1", port: int = 5432, pool_mode: str = "transaction"
+    ) -> Iterator[OwnedPgBouncer]:
+        binary = shutil.which("pgbouncer") or "/usr/sbin/pgbouncer"
+        if not Path(binary).exists():
+            pytest.fail("pgbouncer not found (apt-get install pgbouncer; scripts/services.sh)")
+        workdir = Path(tempfile.mkdtemp(prefix="lgm-pgbouncer-"))
+        _give_to_postgres(workdir)
+        bouncer = cls(workdir, host, port, pool_mode)
+        user = ["-u", "postgres"] if os.geteuid() == 0 else []
+        process = subprocess.Popen(
+            [binary, *user, str(bouncer.config)],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        try:
+            bouncer._wait_ready(process)
+            yield bouncer
+        finally:
+            process.terminate()
+            try:
+                process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+            shutil.rmtree(workdir, ignore_errors=True)
+
+    def dsn(self, dbname: str) -> str:
+        return f"host=127.0.0.1 port={self.port} user=postgres dbname={dbname}"
+
+    def _wait_ready(self, process: subprocess.Popen[bytes], timeout: float = 20.0) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if process.poll() is not None:
+                log = self.workdir / "pgbouncer.log"
+                text = log.read_text() if log.exists() else ""
+                raise RuntimeError(f"pgbouncer exited ({process.returncode}): {text[-2000:]}")
+            try:
+                with psycopg.connect(self.dsn("postgres"), connect_timeout=2) as conn:
+                    conn.execute("SELECT 1")
+                return
+            except psycopg.Error:
+                time.sleep(0.1)
+        raise RuntimeError("pgbouncer did not accept connections")

@@ -27,6 +27,7 @@ never the token.
 
 from __future__ import annotations
 
+from langgraph_recall._pg.epoch import EPOCH_FUNCTION
 from langgraph_recall.lease._tokens import CLOCK_BASE_MS, SECRET_SPAN
 
 __all__ = [
@@ -48,26 +49,6 @@ CREATE OR REPLACE FUNCTION lgm_next_token(p_previous bigint, p_secret integer)
 RETURNS bigint LANGUAGE sql VOLATILE AS $f$
 SELECT greatest(coalesce(p_previous / {SECRET_SPAN} + 1, 0), lgm_clock_ms(), 0) * {SECRET_SPAN}
     + p_secret
-$f$"""
-
-_EPOCH = """
-CREATE OR REPLACE FUNCTION lgm_epoch() RETURNS text LANGUAGE plpgsql VOLATILE AS $f$
-DECLARE
-    v_epoch text := current_setting('lgm.epoch', true);
-BEGIN
-    IF v_epoch IS NOT NULL AND v_epoch <> '' THEN RETURN v_epoch; END IF;
-    IF pg_is_in_recovery() THEN RETURN 'recovery'; END IF;
-    BEGIN
-        SELECT s.system_identifier::text || '/'
-            || substr(pg_walfile_name(pg_current_wal_lsn()), 1, 8) || '/'
-            || floor(extract(epoch FROM pg_postmaster_start_time()) * 1000)::bigint::text
-        INTO v_epoch FROM pg_control_system() AS s;
-    EXCEPTION WHEN OTHERS THEN
-        v_epoch := 'unknown';
-    END;
-    PERFORM set_config('lgm.epoch', v_epoch, false);
-    RETURN v_epoch;
-END
 $f$"""
 
 _LEASE_LIVE = """
@@ -161,7 +142,7 @@ def lease_migrations(thread_lock_class: int) -> list[str]:
         "ALTER TABLE lgm_thread_leases ADD COLUMN IF NOT EXISTS epoch TEXT NOT NULL DEFAULT ''",
         _CLOCK_MS,
         _NEXT_TOKEN,
-        _EPOCH,
+        EPOCH_FUNCTION,
         _LEASE_LIVE,
         _CLOCK_PAST,
         _write_guard(thread_lock_class),

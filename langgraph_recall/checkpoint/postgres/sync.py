@@ -31,6 +31,7 @@ from psycopg import Cursor
 from psycopg.pq import TransactionStatus
 from psycopg.rows import DictRow, dict_row
 
+from langgraph_recall._pg.durability import SYNC_SETTINGS, check_replicas, checked_replicas_option
 from langgraph_recall._pg.pool import DEFAULT_CONNECT_TIMEOUT, PoolConfig
 from langgraph_recall.checkpoint import _config, _guard
 from langgraph_recall.checkpoint._config import ThreadTTLConfig
@@ -39,7 +40,7 @@ from langgraph_recall.checkpoint.postgres._retention import SweepResult
 from langgraph_recall.errors import ConfigurationError
 
 from langgraph_recall._pg.run_sync import SyncConn, SyncConnector, build_pool, probe
-from langgraph_recall._pg.run_sync import run_program
+from langgraph_recall._pg.run_sync import behind_pooler, run_program
 from langgraph_recall.checkpoint._threaded import ThreadedAsyncMethods
 from langgraph_recall.checkpoint.postgres._retention import ThreadedSweep
 from langgraph_recall.checkpoint.postgres.lease import PostgresLeaseBackend
@@ -79,6 +80,10 @@ class PostgresSaver(_SaverBase):
         keep_last: Keep only the newest N checkpoints per thread and namespace: every put
             trims the namespace it writes, in its transaction (``DeltaChannel`` chains are
             kept long enough), as on the Redis savers.
+        replicas: Acknowledge a write only once this many standbys hold it: :meth:`setup`
+            checks that the server's commits wait for them (``synchronous_standby_names``,
+            ``synchronous_commit``) and raises ``ConfigurationError`` saying what to set if
+            not. ``0`` (default): whatever the server does.
     """
 
     def __init__(
@@ -88,6 +93,7 @@ class PostgresSaver(_SaverBase):
         serde: SerializerProtocol | None = None,
         ttl: ThreadTTLConfig | None = None,
         keep_last: int | None = None,
+        replicas: int = 0,
     ) -> None:
         self._connector = SyncConnector(conn)
         super().__init__(serde=serde)
@@ -95,6 +101,7 @@ class PostgresSaver(_SaverBase):
         self.lock = self._connector.lock
         self.ttl = _common.thread_ttl_seconds(ttl)
         self.keep_last = _common.check_keep_last(keep_last)
+        self.replicas = checked_replicas_option(replicas)
         self._sweeper: threading.Thread | None = None
         self._sweeper_stop = threading.Event()
 
@@ -112,6 +119,7 @@ class PostgresSaver(_SaverBase):
         keep_last: int | None = None,
         sweep_interval: float | timedelta | None = None,
         connect_timeout: int = DEFAULT_CONNECT_TIMEOUT,
+        replicas: int = 0,
     ) -> Iterator[PostgresSaver]:
         """Build a saver on a correctly configured connection pool, closed on exit.
 
@@ -121,11 +129,13 @@ class PostgresSaver(_SaverBase):
             serde: Serializer for values and writes.
             pool_config: Pool sizes and timeouts (:class:`PoolConfig`).
             prepare_threshold: psycopg ``prepare_threshold``; ``None`` disables server-side
-                prepared statements (required behind PgBouncer in transaction mode).
+                prepared statements (the pool does so by itself on connections that go
+                through a pooler such as PgBouncer in transaction mode).
             ttl: ``{"default_ttl": minutes}``: threads idle longer are deleted by :meth:`sweep`.
             keep_last: Checkpoints kept per thread/namespace (applied by every put).
             sweep_interval: If set, run :meth:`sweep` in the background this often.
             connect_timeout: Seconds to wait for the server when connecting.
+            replicas: Standbys a commit must wait for (checked by :meth:`setup`).
 
         Raises:
             InvalidConnectionStringError: The DSN is malformed.
@@ -140,7 +150,7 @@ class PostgresSaver(_SaverBase):
         pool = build_pool(conn_string, pool_config, prepare_threshold, connect_timeout)
         saver = None
         try:
-            saver = cls(pool, serde=serde, ttl=ttl, keep_last=keep_last)
+            saver = cls(pool, serde=serde, ttl=ttl, keep_last=keep_last, replicas=replicas)
             if sweep_interval is not None:
                 saver.start_sweeper(sweep_interval)
             yield saver
@@ -159,12 +169,25 @@ class PostgresSaver(_SaverBase):
         Idempotent and safe to call from several workers at once (advisory lock). Inside
         an open transaction (a connection with ``autocommit=False`` or an explicit
         ``conn.transaction()``) the ``CREATE INDEX CONCURRENTLY`` steps run as plain
-        ``CREATE INDEX`` so everything commits or rolls back with that transaction.
+        ``CREATE INDEX`` so everything commits or rolls back with that transaction; so they
+        do behind a pooler (PgBouncer), where a session lock taken in one transaction could
+        stay held on a server connection another transaction never reaches.
         """
         with self._connector.connection() as conn:
             status = conn.info.transaction_status
             in_transaction = not conn.autocommit or status != TransactionStatus.IDLE
+            in_transaction = in_transaction or behind_pooler(conn)
             with conn.cursor(row_factory=dict_row) as cur:
+                if self.replicas:
+                    cur.execute(SYNC_SETTINGS)
+                    settings = cur.fetchone()
+                    assert settings is not None
+                    check_replicas(
+                        self._connector.target,
+                        self.replicas,
+                        settings["commit_mode"],
+                        settings["standby_names"],
+                    )
                 if in_transaction:
                     with conn.transaction():
                         self._take_migration_lock(cur, _sql.TRY_MIGRATION_XACT_LOCK)

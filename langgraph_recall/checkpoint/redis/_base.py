@@ -59,6 +59,7 @@ from langgraph_recall.errors import (
     InvalidConnectionStringError,
     LangGraphRecallError,
     MigrationError,
+    NotReplicatedError,
 )
 from langgraph_recall.lease._tokens import secret_text
 
@@ -73,6 +74,7 @@ __all__ = [
     "Plan",
     "WriteContext",
     "check_server_version",
+    "checked_replicas",
     "client_defaults",
     "client_url_options",
     "describe_client",
@@ -333,6 +335,31 @@ def translate_errors(where: str, context: WriteContext | None = None) -> Iterato
         ) from exc
 
 
+def checked_replicas(replicas: int, timeout: float, cluster: bool) -> tuple[int, int]:
+    """``(replicas, timeout in ms)`` of the durability option, checked.
+
+    Example:
+        ```python
+        from langgraph_recall.checkpoint.redis._base import checked_replicas
+
+        assert checked_replicas(1, 0.5, False) == (1, 500)
+        ```
+    """
+    if isinstance(replicas, bool) or not isinstance(replicas, int) or replicas < 0:
+        raise ConfigurationError(f"replicas must be an integer >= 0, got {replicas!r}")
+    if not (isinstance(timeout, (int, float)) and 0 < timeout <= 3600):
+        raise ConfigurationError(
+            f"replica_timeout must be a number of seconds in (0, 3600], got {timeout!r}"
+        )
+    if replicas and cluster:
+        raise ConfigurationError(
+            "replicas= is not supported on Redis Cluster (WAIT counts the replicas of the node "
+            "a connection writes to; each slot's master has its own); use the cluster's own "
+            "replication settings, or replicas=0"
+        )
+    return replicas, max(1, round(timeout * 1000))
+
+
 def _decodes_responses(client: Any) -> bool:
     getter = getattr(client, "get_encoder", None)
     encoder = getter() if callable(getter) else getattr(client, "encoder", None)
@@ -359,6 +386,13 @@ class BaseRedisSaver(BaseCheckpointSaver[str]):
         keep_last: Keep only the newest N checkpoints per thread and namespace (applied
             atomically by each ``put``; ``DeltaChannel`` chains are kept long enough).
         serde: Serializer, e.g. ``EncryptedSerializer.from_pycryptodome_aes()``.
+        replicas: Acknowledge a checkpoint or pending write only once this many replicas
+            hold it (Redis ``WAIT``, sent after the write on the same connection); ``0``
+            (default) acknowledges what the primary holds. A write the replicas do not
+            confirm within ``replica_timeout`` seconds raises
+            :class:`~langgraph_recall.errors.NotReplicatedError` (the turn fails instead of
+            being lost by a failover). Not on Redis Cluster.
+        replica_timeout: Seconds a write waits for its replicas (default 1).
     """
 
     def __init__(
@@ -369,6 +403,8 @@ class BaseRedisSaver(BaseCheckpointSaver[str]):
         ttl: ThreadTTLConfig | Mapping[str, Any] | None = None,
         keep_last: int | None = None,
         serde: SerializerProtocol | None = None,
+        replicas: int = 0,
+        replica_timeout: float = 1.0,
     ) -> None:
         super().__init__(serde=serde)
         # Checkpoints are binary: with a client that decodes replies (decode_responses=True,
@@ -386,6 +422,7 @@ class BaseRedisSaver(BaseCheckpointSaver[str]):
         self.keep_last = keep_last
         self.is_cluster = _is_cluster(client)
         self.where = describe_client(client)
+        self.replicas, self._wait_ms = checked_replicas(replicas, replica_timeout, self.is_cluster)
         self._slots = _keys.slots_key(self.prefix)
         self._legacy_registry = _keys.legacy_registry_key(self.prefix)
         # slot tags this saver has seen listed in P:slots (entries are never removed)
@@ -447,6 +484,31 @@ class BaseRedisSaver(BaseCheckpointSaver[str]):
 
     def _decode(self, thread_id: str, row: Any) -> CheckpointTuple:
         return _codec.decode_row(self.serde, thread_id, row)
+
+    # ----- durability ------------------------------------------------------------------
+
+    def _durable(self, commands: Sequence[Command]) -> list[Command]:
+        """``commands``, followed by ``WAIT`` when they hold a checkpoint or pending write
+        and this saver acknowledges only what ``replicas`` replicas hold."""
+        if not self.replicas or not any(command.context for command in commands):
+            return list(commands)
+        return [*commands, Command.call("WAIT", self.replicas, self._wait_ms)]
+
+    def _acknowledged(self, commands: Sequence[Command], replies: list[Any]) -> list[Any]:
+        """The replies of ``commands`` (sent as :meth:`_durable` made them); raises
+        :class:`NotReplicatedError` when ``WAIT`` counted fewer replicas than asked."""
+        if len(replies) == len(commands):
+            return replies
+        confirmed = int(replies[-1])
+        if confirmed < self.replicas:
+            raise NotReplicatedError(
+                f"Redis at {self.where} holds the write, but {confirmed} of the "
+                f"{self.replicas} replica(s) this saver waits for confirmed it within "
+                f"{self._wait_ms / 1000:g} s (replicas=, replica_timeout=): it is not "
+                "acknowledged, since a failover now could lose it. Check the replicas' "
+                "link (INFO replication) or lower replicas="
+            )
+        return replies[:-1]
 
     # ----- single-step operations ----------------------------------------------------
 

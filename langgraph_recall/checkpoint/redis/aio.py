@@ -89,6 +89,12 @@ class AsyncRedisSaver(LoopBridgedSyncMethods, BaseRedisSaver):
         keep_last: After every ``aput`` the thread's namespace keeps its N newest
             checkpoints (atomically, in the same script).
         serde: Serializer, e.g. an ``EncryptedSerializer``.
+        replicas: Acknowledge a checkpoint or pending write only once this many replicas
+            hold it (``WAIT`` after the write, on the same connection); a write they do not
+            confirm within ``replica_timeout`` seconds (default 1) raises
+            :class:`~langgraph_recall.errors.NotReplicatedError`. ``0`` (default): what the
+            primary holds. Not on Redis Cluster.
+        replica_timeout: Seconds a write waits for its replicas.
 
     Example:
         ```python
@@ -126,8 +132,18 @@ class AsyncRedisSaver(LoopBridgedSyncMethods, BaseRedisSaver):
         ttl: ThreadTTLConfig | Mapping[str, Any] | None = None,
         keep_last: int | None = None,
         serde: SerializerProtocol | None = None,
+        replicas: int = 0,
+        replica_timeout: float = 1.0,
     ) -> None:
-        super().__init__(client, prefix=prefix, ttl=ttl, keep_last=keep_last, serde=serde)
+        super().__init__(
+            client,
+            prefix=prefix,
+            ttl=ttl,
+            keep_last=keep_last,
+            serde=serde,
+            replicas=replicas,
+            replica_timeout=replica_timeout,
+        )
         # unasync: async-only
         try:
             self.loop = asyncio.get_running_loop()
@@ -154,6 +170,8 @@ class AsyncRedisSaver(LoopBridgedSyncMethods, BaseRedisSaver):
         keep_last: int | None = None,
         serde: SerializerProtocol | None = None,
         cluster: bool = False,
+        replicas: int = 0,
+        replica_timeout: float = 1.0,
         **client_options: Any,
     ) -> AsyncIterator[AsyncRedisSaver]:
         """Connect to ``url`` (``redis://``, ``rediss://``, ``unix://``), check that the
@@ -166,6 +184,9 @@ class AsyncRedisSaver(LoopBridgedSyncMethods, BaseRedisSaver):
             keep_last: Keep-last-N retention per thread and namespace.
             serde: Serializer.
             cluster: Connect with ``RedisCluster`` (``url`` names any node).
+            replicas: Acknowledge writes only once this many replicas hold them (see the
+                class).
+            replica_timeout: Seconds a write waits for its replicas.
             **client_options: Passed to ``from_url``; ``socket_connect_timeout`` and
                 ``socket_timeout`` default to 5 s, so one call against a hung server fails
                 after 5 s with ``BackendUnavailableError`` (on every redis-py version).
@@ -188,7 +209,15 @@ class AsyncRedisSaver(LoopBridgedSyncMethods, BaseRedisSaver):
         try:
             with translate_errors(where):
                 await client.ping()
-            yield cls(client, prefix=prefix, ttl=ttl, keep_last=keep_last, serde=serde)
+            yield cls(
+                client,
+                prefix=prefix,
+                ttl=ttl,
+                keep_last=keep_last,
+                serde=serde,
+                replicas=replicas,
+                replica_timeout=replica_timeout,
+            )
         finally:
             await client.aclose()
 
@@ -354,12 +383,14 @@ class AsyncRedisSaver(LoopBridgedSyncMethods, BaseRedisSaver):
         if self.loop is None:
             self.loop = asyncio.get_running_loop()
         # unasync: end
+        sent = self._durable(commands)
         with translate_errors(self.where, write_context(commands)):
             try:
-                return await self._send(commands)
+                replies = await self._send(sent)
             except NoScriptError:
                 await self._load_scripts()
-                return await self._send(commands)
+                replies = await self._send(sent)
+        return self._acknowledged(commands, replies)
 
     async def _run(self, plan: Plan[T]) -> T:
         reply: Any = None

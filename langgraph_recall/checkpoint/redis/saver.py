@@ -86,6 +86,12 @@ class RedisSaver(ThreadedAsyncMethods, BaseRedisSaver):
         keep_last: After every ``put`` the thread's namespace keeps its N newest
             checkpoints (atomically, in the same script).
         serde: Serializer, e.g. an ``EncryptedSerializer``.
+        replicas: Acknowledge a checkpoint or pending write only once this many replicas
+            hold it (``WAIT`` after the write, on the same connection); a write they do not
+            confirm within ``replica_timeout`` seconds (default 1) raises
+            :class:`~langgraph_recall.errors.NotReplicatedError`. ``0`` (default): what the
+            primary holds. Not on Redis Cluster.
+        replica_timeout: Seconds a write waits for its replicas.
 
     Example:
         ```python
@@ -119,8 +125,18 @@ class RedisSaver(ThreadedAsyncMethods, BaseRedisSaver):
         ttl: ThreadTTLConfig | Mapping[str, Any] | None = None,
         keep_last: int | None = None,
         serde: SerializerProtocol | None = None,
+        replicas: int = 0,
+        replica_timeout: float = 1.0,
     ) -> None:
-        super().__init__(client, prefix=prefix, ttl=ttl, keep_last=keep_last, serde=serde)
+        super().__init__(
+            client,
+            prefix=prefix,
+            ttl=ttl,
+            keep_last=keep_last,
+            serde=serde,
+            replicas=replicas,
+            replica_timeout=replica_timeout,
+        )
         # Standalone clients: a lean request path on connections kept out of the client's
         # pool (see _kept_connections.py); they go back to the pool when the saver is
         # collected.
@@ -139,6 +155,8 @@ class RedisSaver(ThreadedAsyncMethods, BaseRedisSaver):
         keep_last: int | None = None,
         serde: SerializerProtocol | None = None,
         cluster: bool = False,
+        replicas: int = 0,
+        replica_timeout: float = 1.0,
         **client_options: Any,
     ) -> Iterator[RedisSaver]:
         """Connect to ``url`` (``redis://``, ``rediss://``, ``unix://``), check that the
@@ -151,6 +169,9 @@ class RedisSaver(ThreadedAsyncMethods, BaseRedisSaver):
             keep_last: Keep-last-N retention per thread and namespace.
             serde: Serializer.
             cluster: Connect with ``RedisCluster`` (``url`` names any node).
+            replicas: Acknowledge writes only once this many replicas hold them (see the
+                class).
+            replica_timeout: Seconds a write waits for its replicas.
             **client_options: Passed to ``from_url``; ``socket_connect_timeout`` and
                 ``socket_timeout`` default to 5 s, so one call against a hung server fails
                 after 5 s with ``BackendUnavailableError`` (on every redis-py version).
@@ -173,7 +194,15 @@ class RedisSaver(ThreadedAsyncMethods, BaseRedisSaver):
         try:
             with translate_errors(where):
                 client.ping()
-            yield cls(client, prefix=prefix, ttl=ttl, keep_last=keep_last, serde=serde)
+            yield cls(
+                client,
+                prefix=prefix,
+                ttl=ttl,
+                keep_last=keep_last,
+                serde=serde,
+                replicas=replicas,
+                replica_timeout=replica_timeout,
+            )
         finally:
             client.close()
 
@@ -317,12 +346,14 @@ class RedisSaver(ThreadedAsyncMethods, BaseRedisSaver):
         return builtins.list(pipe.execute())
 
     def _execute(self, commands: Sequence[Command]) -> builtins.list[Any]:
+        sent = self._durable(commands)
         with translate_errors(self.where, write_context(commands)):
             try:
-                return self._send(commands)
+                replies = self._send(sent)
             except NoScriptError:
                 self._load_scripts()
-                return self._send(commands)
+                replies = self._send(sent)
+        return self._acknowledged(commands, replies)
 
     def _run(self, plan: Plan[T]) -> T:
         reply: Any = None

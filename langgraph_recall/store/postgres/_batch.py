@@ -217,14 +217,19 @@ class BatchPrograms(BookkeepingPrograms):
 
     def _refreshed_cache(self, prefix: tuple[str, ...]) -> Program[VectorCache]:
         scope = encode_namespace(prefix)
-        with self._cache_lock:
-            cache = self._caches.get(scope)
-            since = cache.watermark
         scope_params = self._scope_params(prefix)
-        rows = yield Stmt(
-            _sql.cache_refresh_sql(bool(prefix)), {"since": since, **scope_params}, fetch=True
-        )
-        head = next(row for row in rows if row["xmin"] is not None)
+        while True:
+            with self._cache_lock:
+                cache = self._caches.get(scope)
+                since = cache.watermark
+            rows = yield Stmt(
+                _sql.cache_refresh_sql(bool(prefix)), {"since": since, **scope_params}, fetch=True
+            )
+            head = next(row for row in rows if row["xmin"] is not None)
+            with self._cache_lock:
+                if cache.same_history(head["epoch"]):
+                    break
+            # another server history (a promoted standby, a restore): re-read everything
         with self._cache_lock:
             cache.apply((row["id"], row["embedding"]) for row in rows if row["id"] is not None)
             cache.watermark = head["xmin"]

@@ -89,10 +89,6 @@ class MemoryStoreCore(MemoryPrograms, BaseStore):
     # ------------------------------------------------------------------ runners
     # A program given as a factory (every public method) may run again when the server
     # breaks its transaction as a deadlock victim or serialization failure.
-    def _target(self) -> str:  # pragma: no cover
-        """The server, as error messages name it."""
-        raise NotImplementedError
-
     def _run(self, program: Program[T] | Callable[[], Program[T]]) -> T:  # pragma: no cover
         raise NotImplementedError
 

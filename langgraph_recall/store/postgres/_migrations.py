@@ -19,6 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
+from langgraph_recall._pg.epoch import EPOCH_FUNCTION
 from langgraph_recall.store._bounds import MAX_TIME, MAX_TTL_MINUTES, MIN_TIME
 
 __all__ = [
@@ -462,6 +463,21 @@ BEGIN
 END $$"""
 
 
+def _server_epoch(_: MigrationContext) -> str:
+    # the exact-path cache compares it on each refresh: a watermark (a transaction id) is
+    # meaningful only within one server history (a promoted standby's ids restart lower)
+    return f"""
+DO $epoch$ BEGIN
+    IF to_regprocedure('lgm_epoch()') IS NULL THEN
+        EXECUTE {_dollar_quoted(EPOCH_FUNCTION)};
+    END IF;
+END $epoch$"""
+
+
+def _dollar_quoted(text: str) -> str:
+    return f"$body${text}$body$"
+
+
 MIGRATIONS: list[Callable[[MigrationContext], str]] = [
     _meta,
     _items,
@@ -479,4 +495,5 @@ MIGRATIONS: list[Callable[[MigrationContext], str]] = [
     _time_bounds,
     _erasure_lineage,
     _lock_order,
+    _server_epoch,
 ]

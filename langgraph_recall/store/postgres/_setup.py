@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 
+from langgraph_recall._pg.durability import SYNC_SETTINGS, check_replicas
 from langgraph_recall._pg.program import Stmt
 from langgraph_recall.errors import ConfigurationError
 from langgraph_recall.store.postgres import _sql
@@ -30,6 +31,11 @@ class SetupPrograms(StoreState):
             raise ConfigurationError(
                 f"the memory store needs a UTF8 database, this one is {encoding}; "
                 "create it with CREATE DATABASE ... ENCODING 'UTF8'"
+            )
+        if self.replicas:
+            sync = (yield Stmt(SYNC_SETTINGS, fetch=True))[0]
+            check_replicas(
+                self._target(), self.replicas, sync["commit_mode"], sync["standby_names"]
             )
         yield Stmt(_sql.ADVISORY_LOCK)
         yield Stmt(MIGRATIONS_TABLE_SQL)

@@ -70,6 +70,8 @@ BOOKKEEPING_SETTINGS = """
 SELECT set_config('synchronous_commit', 'off', true), set_config('lock_timeout', %(wait)s, true)"""
 # What an isolated bookkeeping statement may give way to (sent back, retried later).
 BOOKKEEPING_GAVE_WAY = (psycopg.errors.LockNotAvailable, psycopg.errors.DeadlockDetected)
+BOOKKEEPING_REFUSED = psycopg.errors.ReadOnlySqlTransaction
+"""A read-only server (a hot standby): bookkeeping is dropped there, never the read."""
 SET_HNSW_SEARCH = """
 SELECT set_config('hnsw.ef_search', %(ef)s, true),
        set_config('hnsw.iterative_scan', 'relaxed_order', true)"""
@@ -624,18 +626,19 @@ def cache_refresh_sql(scoped: bool) -> sql.Composed:
     """Rows written since the exact-path cache watermark (``txid >= %(since)s``).
 
     The first row carries the new watermark (``xmin`` of this statement's snapshot, so
-    every transaction older than it is visible here) and ``live``, the number of indexed
-    rows in the scope (they are the rows with an embedding); the others carry ``id,
-    embedding``.
+    every transaction older than it is visible here), the server's ``epoch``
+    (:mod:`langgraph_recall._pg.epoch`: a watermark from another server history means
+    nothing here) and ``live``, the number of indexed rows in the scope (they are the rows
+    with an embedding); the others carry ``id, embedding``.
     """
     return sql.SQL(
         """
-SELECT pg_snapshot_xmin(pg_current_snapshot())::text AS xmin,
+SELECT pg_snapshot_xmin(pg_current_snapshot())::text AS xmin, lgm_epoch() AS epoch,
        (SELECT coalesce(sum(s.n_docs), 0) FROM lgm_memory_ns_stats s WHERE {stats_scope})::bigint
            AS live,
        NULL::bigint AS id, NULL::bytea AS embedding
 UNION ALL
-SELECT NULL, NULL, i.id, i.embedding::bytea FROM lgm_memory_items i
+SELECT NULL, NULL, NULL, i.id, i.embedding::bytea FROM lgm_memory_items i
 WHERE i.txid >= %(since)s::xid8 AND {scope}"""
     ).format(scope=scope_clause(scoped), stats_scope=_stats_scope(scoped))
 

@@ -14,6 +14,7 @@ from typing import Any, TypedDict
 
 from langgraph.store.base import IndexConfig, TTLConfig, ensure_embeddings
 
+from langgraph_recall._pg.durability import checked_replicas_option
 from langgraph_recall._pg.program import Stmt
 from langgraph_recall.errors import ConfigurationError, InvalidValueError, MigrationError
 from langgraph_recall.retrieval import RetrievalConfig
@@ -51,6 +52,10 @@ class StoreOptions(TypedDict, total=False):
         hnsw_ef_construction: HNSW ``ef_construction`` (default 64).
         exact_cache_scopes: Namespace scopes whose vectors the exact search (no pgvector)
             keeps in memory (default 32).
+        replicas: Acknowledge a write only once this many standbys hold it: ``setup()``
+            checks that the server's commits wait for them (``synchronous_standby_names``,
+            ``synchronous_commit``) and raises ``ConfigurationError`` saying what to set if
+            not (default 0: whatever the server does).
     """
 
     max_value_bytes: int
@@ -61,6 +66,7 @@ class StoreOptions(TypedDict, total=False):
     hnsw_m: int
     hnsw_ef_construction: int
     exact_cache_scopes: int
+    replicas: int
 
 
 def _from_ann(from_ann: int | None, given: int, default: int, ann_name: str, name: str) -> int:
@@ -77,6 +83,10 @@ def _from_ann(from_ann: int | None, given: int, default: int, ann_name: str, nam
 class StoreState:
     """Configuration, validation and the state behind both stores' programs."""
 
+    def _target(self) -> str:  # pragma: no cover
+        """The server, as error messages name it (each store class says)."""
+        raise NotImplementedError
+
     def __init__(
         self,
         *,
@@ -91,7 +101,9 @@ class StoreState:
         hnsw_m: int = 16,
         hnsw_ef_construction: int = 64,
         exact_cache_scopes: int = 32,
+        replicas: int = 0,
     ) -> None:
+        self.replicas = checked_replicas_option(replicas)
         if index is None:
             self.embeddings, self.dims = default_embeddings()
             self.fields: list[str] | None = None
@@ -131,6 +143,8 @@ class StoreState:
         if not (math.isfinite(access_flush_interval) and access_flush_interval >= 0):
             raise ConfigurationError("access_flush_interval must be a number of seconds >= 0")
         self._access = AccessLog(access_flush_interval)
+        self._read_only_until = 0.0  # monotonic time until which bookkeeping is skipped
+        self._read_only_warned = False
         if not (isinstance(ef_search, int) and 1 <= ef_search <= MAX_EF_SEARCH):
             raise ConfigurationError(f"ef_search must be an integer from 1 to {MAX_EF_SEARCH}")
         self.ef_search = ef_search

@@ -15,7 +15,11 @@ import psycopg
 
 from langgraph_recall._pg.program import Rows, Stmt
 from langgraph_recall._pg.run_async import aexecute
-from langgraph_recall.store.postgres._sql import BOOKKEEPING_GAVE_WAY, BOOKKEEPING_SETTINGS
+from langgraph_recall.store.postgres._sql import (
+    BOOKKEEPING_GAVE_WAY,
+    BOOKKEEPING_REFUSED,
+    BOOKKEEPING_SETTINGS,
+)
 from langgraph_recall.store.postgres._types import BOOKKEEPING_LOCK_TIMEOUT
 
 __all__ = ["STORE_PREPARE", "execute_isolated"]
@@ -29,7 +33,7 @@ ACursor = psycopg.AsyncCursor[dict[str, Any]]
 
 async def execute_isolated(conn: AConn, cursor: ACursor, stmt: Stmt) -> Rows | psycopg.Error:
     """Run bookkeeping alone in its own short transaction (``Stmt.isolated``); a lock
-    timeout or deadlock is returned, not raised."""
+    timeout, a deadlock or a read-only server is returned, not raised."""
     prepare = STORE_PREPARE if stmt.prepare is None else stmt.prepare
     try:
         async with conn.transaction():
@@ -39,5 +43,5 @@ async def execute_isolated(conn: AConn, cursor: ACursor, stmt: Stmt) -> Rows | p
             if stmt.locks is not None:
                 await cursor.execute(stmt.locks, stmt.params, prepare=prepare)
             return await aexecute(cursor, stmt, prepare=STORE_PREPARE)
-    except BOOKKEEPING_GAVE_WAY as exc:
+    except (*BOOKKEEPING_GAVE_WAY, BOOKKEEPING_REFUSED) as exc:
         return exc

@@ -18,7 +18,11 @@ import psycopg
 
 from langgraph_recall._pg.program import Rows, Stmt
 from langgraph_recall._pg.run_sync import execute
-from langgraph_recall.store.postgres._sql import BOOKKEEPING_GAVE_WAY, BOOKKEEPING_SETTINGS
+from langgraph_recall.store.postgres._sql import (
+    BOOKKEEPING_GAVE_WAY,
+    BOOKKEEPING_REFUSED,
+    BOOKKEEPING_SETTINGS,
+)
 from langgraph_recall.store.postgres._types import BOOKKEEPING_LOCK_TIMEOUT
 
 __all__ = ["STORE_PREPARE", "execute_isolated"]
@@ -32,7 +36,7 @@ Cursor = psycopg.Cursor[dict[str, Any]]
 
 def execute_isolated(conn: Conn, cursor: Cursor, stmt: Stmt) -> Rows | psycopg.Error:
     """Run bookkeeping alone in its own short transaction (``Stmt.isolated``); a lock
-    timeout or deadlock is returned, not raised."""
+    timeout, a deadlock or a read-only server is returned, not raised."""
     prepare = STORE_PREPARE if stmt.prepare is None else stmt.prepare
     try:
         with conn.transaction():
@@ -40,5 +44,5 @@ def execute_isolated(conn: Conn, cursor: Cursor, stmt: Stmt) -> Rows | psycopg.E
             if stmt.locks is not None:
                 cursor.execute(stmt.locks, stmt.params, prepare=prepare)
             return execute(cursor, stmt, prepare=STORE_PREPARE)
-    except BOOKKEEPING_GAVE_WAY as exc:
+    except (*BOOKKEEPING_GAVE_WAY, BOOKKEEPING_REFUSED) as exc:
         return exc

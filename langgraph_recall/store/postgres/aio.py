@@ -33,6 +33,7 @@ from langgraph_recall._pg.pool import (
     PoolConfig,
     check_connection_settings,
     connection_kwargs,
+    note_failure,
     prepare_threshold_of,
 )
 from langgraph_recall._pg.run_async import abuild_pool, aexecute, aprobe
@@ -213,6 +214,7 @@ class AsyncPostgresMemoryStore(AsyncStoreBase):
                     await self._apause(retry_pause(attempt))
                     attempt += 1
                     continue
+                note_failure(self.conn, exc)
                 translated = translate_error(self._target(), exc, STORE, self.conn)
                 if translated is exc:
                     raise

@@ -26,6 +26,7 @@ from langgraph_recall._pg.pool import (
     PoolConfig,
     check_connection_settings,
     connection_kwargs,
+    note_failure,
     prepare_threshold_of,
 )
 from langgraph_recall._pg.run_sync import build_pool, execute, probe
@@ -164,6 +165,7 @@ class PostgresMemoryStore(SyncStoreBase):
                     self._pause(retry_pause(attempt))
                     attempt += 1
                     continue
+                note_failure(self.conn, exc)
                 translated = translate_error(self._target(), exc, STORE, self.conn)
                 if translated is exc:
                     raise
