@@ -2,7 +2,8 @@
 
 Runs before any extraction model call, so greetings, thanks and questions ("What's my
 name?") cost nothing. A turn passes when at least one sentence that is not a question
-speaks in the first person ("I", "I'm", "my", "we", "our", "我") or asks to remember, or
+speaks in the first person ("I", "I'm", "my", "we", "our", "我") or asks to remember or
+gives an instruction for later ("from now on", "以后", "记住", "请不要"), or
 when the speaker introduces themselves ("Gina here", "This is Gina", "I'm Al").
 
 Example:
@@ -28,7 +29,7 @@ __all__ = ["looks_memorable", "split_sentences"]
 _SENTENCE_END = re.compile(r"(?<=[.!?;])\s+|(?<=[。！？；])\s*|\n+")
 _FIRST_PERSON = re.compile(
     r"(?i)\b(?:i|i'm|im|i've|i'd|i'll|my|mine|me|we|we're|our|ours|myself)\b"
-    r"|我|remember|from now on"
+    r"|我|remember|from now on|以后|今后|从现在起|从现在开始|从今以后|记住|请不要|永远不要"
 )
 _CJK = re.compile(r"[\u4e00-\u9fff]")
 _QUESTION_START = re.compile(
