@@ -10,18 +10,17 @@ first. A property: every substring of two or more characters of a CJK text match
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Iterator
 
 import psycopg
 import pytest
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from psycopg import sql
 
 from langgraph_recall.store._types import ExplainedSearchItem
-from langgraph_recall.store.postgres._migrations import MIGRATIONS, MigrationContext, _cjk_lexical
-from tests.integration.store.conftest import Driver, open_store
+from langgraph_recall.store.postgres import PostgresMemoryStore
+from langgraph_recall.store.postgres._migrations import MIGRATIONS
+from tests.integration.store.conftest import Driver, index_config, open_store
 
 pytestmark = [pytest.mark.postgres]
 
@@ -160,29 +159,21 @@ CJK_TEXT = st.text(
 )
 
 
-@pytest.fixture(scope="module")
-def lexical_db() -> Iterator[psycopg.Connection[tuple[object, ...]]]:
-    """The store's lexical functions in a schema of their own on the shared server."""
-    from tests.conftest import service_missing
-
-    try:
-        conn = psycopg.connect("postgresql://postgres@127.0.0.1:5432/postgres", autocommit=True)
-    except psycopg.Error as exc:
-        service_missing("Postgres", exc)
-        raise
-    schema = f"lgm_cjk_{uuid.uuid4().hex[:12]}"
-    conn.execute(sql.SQL("CREATE SCHEMA {}").format(sql.Identifier(schema)))
-    conn.execute(sql.SQL("SET search_path = {}").format(sql.Identifier(schema)))
-    conn.execute("CREATE TABLE lgm_memory_items (id bigint, text text, tsv tsvector, doc_len int)")
-    conn.execute(_cjk_lexical(MigrationContext(vector_mode="exact", dims=1)))
-    try:
+@pytest.fixture
+def lexical_db(postgres_dsn: str) -> Iterator[psycopg.Connection[tuple[object, ...]]]:
+    """A connection to a fresh database the store has been set up in."""
+    with PostgresMemoryStore.from_conn_string(postgres_dsn, index=index_config()) as store:
+        store.setup()
+    with psycopg.connect(postgres_dsn, autocommit=True) as conn:
         yield conn
-    finally:
-        conn.execute(sql.SQL("DROP SCHEMA {} CASCADE").format(sql.Identifier(schema)))
-        conn.close()
 
 
-@settings(max_examples=200, deadline=None, database=None)
+@settings(
+    max_examples=200,
+    deadline=None,
+    database=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],  # pure SQL functions
+)
 @given(data=st.data(), text=CJK_TEXT, prefix=st.text(max_size=12), suffix=st.text(max_size=12))
 def test_every_cjk_substring_of_two_or_more_characters_matches_its_text(
     lexical_db: psycopg.Connection[tuple[object, ...]],
