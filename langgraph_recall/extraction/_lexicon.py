@@ -97,7 +97,7 @@ SECRET_VALUE_STOPWORDS = _words(
     "being been be going gonna working broken locked unlocked enabled disabled ok okay "
     "fine good bad great important useless redacted hidden removed censored masked omitted "
     "xxx xxxx tbd n/a crucial essential critical present absent found available unavailable "
-    "active inactive"
+    "active inactive used"
     # de / fr / es / it / pt
     " falsch richtig sicher unsicher geändert abgelaufen zu nicht sehr neu alt das der die "
     "ein eine mein dein sein ihr unser geheim vertraulich gleich anders leer "

@@ -297,8 +297,8 @@ _CJK_TAIL = re.compile(r"(?:です|でした|だよ|だ|よ|입니다|이에요|
 
 
 _PLACEHOLDER_VALUE = re.compile(
-    r"pass(?:wo?r?d)?|secret|api_?key|token|your|example|placeholder|changeme|^(?:test|dummy|"
-    r"sample|fake|demo)",
+    r"pass(?:word|wd|phrase)|^pass\d*$|secret|api_?key|token|your|example|placeholder|changeme"
+    r"|^(?:test|dummy|sample|fake|demo)",
     re.I,
 )  # "mysecretpassword", 'YOUR_API_KEY_HERE', "testpass": a stand-in in an example
 
@@ -400,7 +400,7 @@ def _secret_value(text: str, match: re.Match[str]) -> tuple[int, int] | None:
         return None
     if _PLACEHOLDER_VALUE.search(value):
         return None
-    if value.isalpha() and value.isascii() and value.lower().endswith(("ed", "ly")):
+    if len(value) >= 6 and value.isalpha() and value.isascii() and value.endswith(("ed", "ly")):
         return None  # "the CSRF token is included", "is securely hashed"
     keyword = text[match.start() : match.start("connector")].lower()
     if keyword in _WEAK_KEYWORDS and value.isalpha():

@@ -51,6 +51,8 @@ SECRETS_IN_CODE = [  # (text, the secret)
     ("password = 'Tr0ub4dor3'", "Tr0ub4dor3"),
     ('conn = connect(user="app", password="s3cr3t-Pa55")', "s3cr3t-Pa55"),
     ("my password is sunshine", "sunshine"),
+    ("my password is Fred", "Fred"),
+    ("the password is passion7", "passion7"),
     ("postgresql://admin:S3cr3t9@db.internal:5432/app", None),
     ("export OPENAI_API_KEY=sk-proj-abcdefghijklmnopqrstuvwxyz012345", None),
     ("token: 9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08", None),
