@@ -441,26 +441,29 @@ def _cjk_lexical(ctx: MigrationContext) -> str:
     Postgres' parsers keep a run of CJK characters as one token, so "西湖" never matched
     "用户住在杭州西湖区". ``lgm_lexical_text`` rewrites every run of CJK characters
     as its overlapping character bigrams (a single character stays a unigram), separated
-    by spaces from the text around it; text without CJK characters is returned as it is.
+    by spaces from the text around it (one pass over the characters: linear in the text);
+    text without CJK characters is returned as it is.
     ``lgm_lexical_vector(cfg, text)`` is the one ``tsvector`` of a document *and* of a query,
     so a query's bigrams are found in every document containing them. Stored rows with
     CJK characters are re-derived with the text-search configuration of the store that
     runs ``setup()`` (the statistics triggers keep BM25's document frequencies exact).
     """
     cls = f"[{CJK_CHARACTERS}]"
-    not_cls = f"[^{CJK_CHARACTERS}]"
     cfg = _sql_literal(ctx.text_search_config)
     return rf"""
 CREATE OR REPLACE FUNCTION lgm_lexical_text(doc text) RETURNS text
 LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE AS $$
     SELECT CASE WHEN doc !~ '{cls}' THEN doc ELSE (
-        SELECT string_agg(
-                   CASE WHEN m.parts[1] !~ '^{cls}' OR char_length(m.parts[1]) = 1
-                        THEN m.parts[1]
-                        ELSE (SELECT string_agg(substr(m.parts[1], g.i, 2), ' ' ORDER BY g.i)
-                              FROM generate_series(1, char_length(m.parts[1]) - 1) AS g(i))
-                   END, ' ' ORDER BY m.n)
-        FROM regexp_matches(doc, '{cls}+|{not_cls}+', 'g') WITH ORDINALITY AS m(parts, n)
+        SELECT string_agg(CASE WHEN NOT c.cjk THEN c.ch
+                               WHEN c.next_cjk THEN ' ' || c.ch || c.next_ch || ' '
+                               WHEN NOT c.prev_cjk THEN ' ' || c.ch || ' '
+                               ELSE ' ' END, '' ORDER BY c.i)
+        FROM (SELECT u.ch, u.i, u.cjk, lead(u.ch) OVER w AS next_ch,
+                     coalesce(lead(u.cjk) OVER w, false) AS next_cjk,
+                     coalesce(lag(u.cjk) OVER w, false) AS prev_cjk
+              FROM (SELECT x.ch, x.i, x.ch ~ '{cls}' AS cjk
+                    FROM unnest(string_to_array(doc, NULL)) WITH ORDINALITY AS x(ch, i)) u
+              WINDOW w AS (ORDER BY u.i)) c
     ) END
 $$;
 CREATE OR REPLACE FUNCTION lgm_lexical_vector(cfg regconfig, doc text) RETURNS tsvector

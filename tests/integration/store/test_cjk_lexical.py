@@ -195,3 +195,22 @@ def test_every_cjk_substring_of_two_or_more_characters_matches_its_text(
         {"q": text[start:end], "d": doc},
     ).fetchone()
     assert row == (True, True), (text[start:end], doc)
+
+
+def test_the_largest_indexed_cjk_text_is_stored_and_found(postgres_dsn: str) -> None:
+    """Bigrams double the lexeme bytes of a CJK text: the largest indexed text still fits a
+    ``tsvector`` (its lexemes at most 1 MiB) and is found by any two of its characters."""
+    import random
+
+    from langgraph_recall.store._bounds import MAX_INDEXED_TEXT_BYTES
+
+    rng = random.Random(7)
+    text = "".join(chr(rng.randint(0x4E00, 0x9FFF)) for _ in range(MAX_INDEXED_TEXT_BYTES // 3 - 8))
+    with PostgresMemoryStore.from_conn_string(
+        postgres_dsn, index=index_config(), max_value_bytes=2 * MAX_INDEXED_TEXT_BYTES
+    ) as store:
+        store.setup()
+        store.put(("big",), "k", {"content": text})
+        store.put(("big",), "other", {"content": "用户住在杭州。"})
+        items = store.search(("big",), query=text[50_000:50_002], explain=True)
+        assert items[0].key == "k" and items[0].explanation.lexical > 0
