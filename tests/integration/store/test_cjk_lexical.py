@@ -214,3 +214,30 @@ def test_the_largest_indexed_cjk_text_is_stored_and_found(postgres_dsn: str) -> 
         store.put(("big",), "other", {"content": "用户住在杭州。"})
         items = store.search(("big",), query=text[50_000:50_002], explain=True)
         assert items[0].key == "k" and items[0].explanation.lexical > 0
+
+
+NOT_CJK = st.text(
+    st.characters(
+        blacklist_characters="\x00",
+        blacklist_categories=["Cs"],
+        max_codepoint=0x10FF,  # every script before Hangul Jamo, the first CJK block
+    ),
+    max_size=60,
+)
+
+
+@settings(
+    max_examples=200,
+    deadline=None,
+    database=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],  # pure SQL functions
+)
+@given(text=NOT_CJK, config=st.sampled_from(["english", "simple", "german"]))
+def test_text_without_cjk_characters_is_indexed_as_before(
+    lexical_db: psycopg.Connection[tuple[object, ...]], text: str, config: str
+) -> None:
+    row = lexical_db.execute(
+        "SELECT lgm_lexical_vector(%(c)s::regconfig, %(t)s) = to_tsvector(%(c)s::regconfig, %(t)s)",
+        {"c": config, "t": text},
+    ).fetchone()
+    assert row == (True,), text
