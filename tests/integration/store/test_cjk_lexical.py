@@ -217,10 +217,11 @@ def test_the_largest_indexed_cjk_text_is_stored_and_found(postgres_dsn: str) -> 
 
 
 NOT_CJK = st.text(
-    st.characters(
-        blacklist_characters="\x00",
-        blacklist_categories=["Cs"],
-        max_codepoint=0x10FF,  # every script before Hangul Jamo, the first CJK block
+    st.one_of(  # every script around the CJK blocks (Hangul Jamo starts at U+1100)
+        st.characters(
+            blacklist_characters="\x00", blacklist_categories=["Cs"], max_codepoint=0x10FF
+        ),
+        st.characters(min_codepoint=0x1200, max_codepoint=0x2FFF),
     ),
     max_size=60,
 )
