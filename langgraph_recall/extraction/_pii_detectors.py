@@ -33,6 +33,14 @@ from langgraph_recall.extraction._lexicon import (
     PHONE_WEAK,
     SECRET_VALUE_STOPWORDS,
 )
+from langgraph_recall.extraction._pii_code import (
+    WEAK_KEYWORDS,
+    code_value,
+    not_a_token,
+    placeholder_credentials,
+    placeholder_value,
+    quoted_code,
+)
 
 __all__ = ["Finding", "detect", "luhn_valid"]
 
@@ -296,94 +304,15 @@ _PLACEHOLDER = re.compile(r"\[(?:EMAIL|PHONE|CARD|NATIONAL_ID|SECRET)\](?:[.,;:!
 _CJK_TAIL = re.compile(r"(?:です|でした|だよ|だ|よ|입니다|이에요|예요|吧|哦|呢|啊).*$")
 
 
-_PLACEHOLDER_VALUE = re.compile(
-    r"pass(?:word|wd|phrase)|^pass\d*$|secret|api_?key|token|your|example|placeholder|changeme"
-    r"|^(?:test|dummy|sample|fake|demo)",
-    re.I,
-)  # "mysecretpassword", 'YOUR_API_KEY_HERE', "testpass": a stand-in in an example
-
-
-def _placeholder_credentials(url_part: str) -> bool:
-    """ "postgresql://user:password@", "mongodb://<user>:<password>@", an f-string's
-    "{os.environ['DB_PASSWORD']}": a template for credentials, not credentials."""
-    password = url_part.rsplit(":", 1)[-1].rstrip("@")
-    if re.search(r"[{}<>$%]", password):
-        return True
-    return _PLACEHOLDER_VALUE.search(password) is not None
-
-
-_CODE_VALUE = re.compile(r"[(){}\[\]<>;`]|^[$&*]|=>|->|::")
-_IDENTIFIER = re.compile(r"[A-Za-z]+(?:[._][A-Za-z]+)+|[a-z]+(?:[A-Z][a-z]+)+")
-_HASHED = re.compile(r"^(?:pbkdf2|argon2|scrypt|bcrypt|sha\d+)[:$_]|\$2[aby]?\$\d\d\$", re.I)
-_PATH = re.compile(r"^(?:[~.]{0,2}/|[A-Za-z]:\\)")
-_WEAK_KEYWORDS = frozenset({"token", "tokens", "secret", "secrets", "key", "keys"})
-_CODE_WORDS = frozenset(
-    [
-        "return",
-        "true",
-        "false",
-        "nil",
-        "self",
-        "this",
-        "cls",
-        "await",
-        "async",
-        "yield",
-        "new",
-        "def",
-        "function",
-        "lambda",
-        "var",
-        "let",
-        "const",
-        "if",
-        "else",
-        "elif",
-        "while",
-        "for",
-        "str",
-        "string",
-        "int",
-        "integer",
-        "text",
-        "varchar",
-        "char",
-        "bytes",
-        "bool",
-        "boolean",
-        "object",
-        "field",
-        "column",
-        "required",
-        "optional",
-        "input",
-        "hash",
-        "none",
-        "null",
-        "undefined",
-    ]
-)
-
-
-def _code_value(value: str, connector: str) -> bool:
-    """The "value" after a password keyword is code: a call, a subscript, an identifier."""
-    if _CODE_VALUE.search(value) or value.lower() in _CODE_WORDS or _HASHED.search(value):
-        return True  # "password = db.Column(…", "if not password: return", "pbkdf2:sha256:…"
-    if _PATH.match(value):
-        return True  # "API_KEY=/path/to/api/key": where a secret is kept
-    assigned = "=" in connector or ":" in connector
-    return assigned and _IDENTIFIER.fullmatch(value) is not None  # "= hashed_password"
-
-
 def _secret_value(text: str, match: re.Match[str]) -> tuple[int, int] | None:
     connector = match["connector"].strip().lower()
     if connector == "are":
         return None  # "tokens are often stored in cookies": no one secret is named
     if match["quoted"] is not None:
         quoted = match["quoted"]
-        if len(quoted) < (2 if _CJK.match(quoted[0]) else 3) or _PLACEHOLDER_VALUE.search(quoted):
+        if len(quoted) < (2 if _CJK.match(quoted[0]) else 3) or placeholder_value(quoted):
             return None
-        if quoted[0] in " ," or _CODE_VALUE.search(quoted) or _HASHED.search(quoted):
+        if quoted[0] in " ," or quoted_code(quoted):
             return None  # "password:', err); … log('": between two string literals of code
         return match.start("quoted"), match.end("quoted")
     value, start = match["value"], match.start("value")
@@ -396,14 +325,14 @@ def _secret_value(text: str, match: re.Match[str]) -> tuple[int, int] | None:
     value = value.rstrip(".:)]}>'")  # sentence punctuation; "hunter2!" keeps its "!"
     if value[-1:] == "?" and value[:-1].isalpha():
         value = value[:-1]  # "once the token is refreshed?"
-    if _code_value(value.rstrip(",;'\""), match["connector"]):
+    if code_value(value.rstrip(",;'\""), match["connector"]):
         return None
-    if _PLACEHOLDER_VALUE.search(value):
+    if placeholder_value(value):
         return None
     if len(value) >= 6 and value.isalpha() and value.isascii() and value.endswith(("ed", "ly")):
         return None  # "the CSRF token is included", "is securely hashed"
     keyword = text[match.start() : match.start("connector")].lower()
-    if keyword in _WEAK_KEYWORDS and value.isalpha():
+    if keyword in WEAK_KEYWORDS and value.isalpha():
         return None  # "the token is close to expiring": a word, not a token
     if len(value) < (2 if value and _CJK.match(value[0]) else 3):
         return None
@@ -417,42 +346,14 @@ def _secret_value(text: str, match: re.Match[str]) -> tuple[int, int] | None:
     return start, start + len(value)
 
 
-_PLACEHOLDER_TOKEN = re.compile(r"your[_\-]|x{4}|placeholder|dummy|changeme", re.I)
-_CAMEL_WORDS = re.compile(r"(?:[A-Z][a-z]{2,}|[A-Z0-9]{1,4}(?=[A-Z]|$))+")
-_DIGEST_CONTEXT = re.compile(
-    r"(?:commit|sha(?:1|256|384|512)?|hash|digest|checksum|etag|version|revision|rev|"
-    r"integrity|fingerprint|md5|build|object|tree|blob)\W{0,3}(?:[\w\-]{0,12}\W{1,3})?$",
-    re.I,
-)
-
-
-def _not_a_token(text: str, kind: str, start: int, end: int) -> bool:
-    """A placeholder, an identifier, a password hash or a published digest."""
-    value = text[start:end]
-    if _PLACEHOLDER_TOKEN.search(value):
-        return True  # "xoxb-your-slack-token"
-    if kind != "token" or value.startswith(("eyJ", "eyj")):
-        return False
-    if re.match(r"sha(?:256|384|512)-", value, re.I) or re.search(
-        r"sha(?:256|384|512)-[A-Za-z0-9+/=_\-]*$", text[max(0, start - 120) : start], re.I
-    ):
-        return True  # subresource integrity: integrity="sha384-…", base64 with "/" in it
-    if re.search(r"(?:pbkdf2|argon2|scrypt|\$2[aby]?\$\d\d)\S*$", text[max(0, start - 80) : start]):
-        return True  # the digest of a password hash ("pbkdf2:sha256:…$…", "$2b$12$…")
-    if _CAMEL_WORDS.fullmatch(value):
-        return True  # "AmazonEC2ContainerRegistryPowerUser": an identifier
-    hexadecimal = re.fullmatch(r"[0-9a-fA-F]+", value) is not None
-    return hexadecimal and _DIGEST_CONTEXT.search(text[max(0, start - 40) : start]) is not None
-
-
 def _secrets(text: str, lowered: str) -> Iterator[Finding]:
     for kind, needles, pattern in _TOKEN_PATTERNS:
         if not any(needle in lowered for needle in needles):
             continue  # a literal the pattern needs is absent: skip the scan
         for match in pattern.finditer(text):
-            if kind == "url_credentials" and _placeholder_credentials(match.group()):
+            if kind == "url_credentials" and placeholder_credentials(match.group()):
                 continue
-            if not _not_a_token(text, kind, match.start(), match.end()):
+            if not not_a_token(text, kind, match.start(), match.end()):
                 yield Finding("secret", kind, match.start(), match.end())
     phrases = [_CJK_SECRET]
     if any(stem in lowered for stem in _SECRET_STEMS):
