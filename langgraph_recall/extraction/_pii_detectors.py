@@ -511,7 +511,7 @@ def _not_a_phone(text: str, run: _Run) -> bool:
         return True  # an IPv4 address
     if run.seps == {"."} and len(sizes) == 2 and values[0] == 0 and sizes[0] == 1:
         return True  # a decimal fraction: "0.268435456"
-    if run.plus and re.search(r"[\d)\]][ ]*$", text[max(0, run.start - 8) : run.start]):
+    if run.plus and re.search(r"\d[ ]*$", text[max(0, run.start - 8) : run.start]):
         return True  # "0.30 + 0.26…": a plus between operands, not a country code
     before = text[: run.start].rstrip()
     after = text[run.end :].lstrip().lower()

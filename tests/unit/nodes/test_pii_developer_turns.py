@@ -57,6 +57,7 @@ SECRETS_IN_CODE = [  # (text, the secret)
     ("export OPENAI_API_KEY=sk-proj-abcdefghijklmnopqrstuvwxyz012345", None),
     ("token: 9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08", None),
     ("mail ann @ example.com or ann@example.com", None),
+    ("call (UK) +44 20 7946 0958", "+44 20 7946 0958"),
 ]
 
 
