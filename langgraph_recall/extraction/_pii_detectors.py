@@ -205,7 +205,7 @@ _CJK_COPULA = re.compile(r".*[是为為：:は]")
 
 def _emails(text: str) -> Iterator[Finding]:
     for match in _EMAIL.finditer(text):
-        if match["at"].startswith(" ") != match["at"].endswith(" "):
+        if match["at"] == " @":
             continue  # "pass @app.route": a decorator after a word, not "ann @ example.com"
         start, end = match.start("local"), match.end("domain")
         local = match["local"]

@@ -42,6 +42,7 @@ DEVELOPER_TEXT = [
     "password = \"mysecretpassword\" wrong_password = 'wrongpassword'",
     "curl -d 'username=testuser&password=testpass' http://localhost:5000/register",
     "API_KEY=/path/to/api/key",
+    "password: $DB_PASSWORD",
     "console.error('Error comparing password:', err); return; } if (isMatch) { log('ok')",
     "const rateLimiter = new RateLimiter(1000, 86400000); // 1,200 calls per day",
     "P = 0.301989888 + 0.268435456 + 0.1073741824 = 0.6777995264",
@@ -52,11 +53,13 @@ SECRETS_IN_CODE = [  # (text, the secret)
     ('conn = connect(user="app", password="s3cr3t-Pa55")', "s3cr3t-Pa55"),
     ("my password is sunshine", "sunshine"),
     ("my password is Fred", "Fred"),
+    ("my password is $ecret99", "$ecret99"),
     ("the password is passion7", "passion7"),
     ("postgresql://admin:S3cr3t9@db.internal:5432/app", None),
     ("export OPENAI_API_KEY=sk-proj-abcdefghijklmnopqrstuvwxyz012345", None),
     ("token: 9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08", None),
     ("mail ann @ example.com or ann@example.com", None),
+    ("mail me at ann@ example.com", None),
     ("call (UK) +44 20 7946 0958", "+44 20 7946 0958"),
 ]
 
