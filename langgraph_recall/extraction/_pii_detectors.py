@@ -305,15 +305,15 @@ _CJK_TAIL = re.compile(r"(?:です|でした|だよ|だ|よ|입니다|이에요|
 
 
 def _secret_value(text: str, match: re.Match[str]) -> tuple[int, int] | None:
-    connector = match["connector"].strip().lower()
-    if connector == "are":
-        return None  # "tokens are often stored in cookies": no one secret is named
+    plural = match["connector"].strip().lower() == "are"  # "tokens are often stored in …"
     if match["quoted"] is not None:
         quoted = match["quoted"]
         if len(quoted) < (2 if _CJK.match(quoted[0]) else 3) or placeholder_value(quoted):
             return None
         if quoted[0] in " ," or quoted_code(quoted):
             return None  # "password:', err); … log('": between two string literals of code
+        if plural and not any(char.isdigit() for char in quoted):
+            return None
         return match.start("quoted"), match.end("quoted")
     value, start = match["value"], match.start("value")
     if not value[0].isascii() and _CJK.match(value[0]):
@@ -334,6 +334,8 @@ def _secret_value(text: str, match: re.Match[str]) -> tuple[int, int] | None:
     keyword = text[match.start() : match.start("connector")].lower()
     if keyword in WEAK_KEYWORDS and value.isalpha():
         return None  # "the token is close to expiring": a word, not a token
+    if plural and not any(char.isdigit() for char in value):
+        return None  # "tokens are often stored in cookies": no one secret is named
     if len(value) < (2 if value and _CJK.match(value[0]) else 3):
         return None
     if value.lower().strip("[](){}<>.") in SECRET_VALUE_STOPWORDS:

@@ -54,6 +54,7 @@ SECRETS_IN_CODE = [  # (text, the secret)
     ("my password is sunshine", "sunshine"),
     ("my password is Fred", "Fred"),
     ("my password is $ecret99", "$ecret99"),
+    ("my passwords are hunter2 and tiger3", "hunter2"),
     ("the password is passion7", "passion7"),
     ("postgresql://admin:S3cr3t9@db.internal:5432/app", None),
     ("export OPENAI_API_KEY=sk-proj-abcdefghijklmnopqrstuvwxyz012345", None),
