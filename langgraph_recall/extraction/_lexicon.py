@@ -33,7 +33,7 @@ def _words(text: str) -> frozenset[str]:
 
 PHONE_STRONG = _words(
     # en
-    "phone phones telephone tel ph cell cellphone mobile mob call calls calling ring text "
+    "phone phones telephone tel ph cell cellphone mobile mob call calling ring text "
     "sms whatsapp signal viber telegram wechat fax landline hotline dial extension ext "
     # de / fr / es / it / pt / nl / ru
     "telefon telefonnummer handy handynummer mobil mobilnummer rufnummer festnetz anrufen "
@@ -96,7 +96,8 @@ SECRET_VALUE_STOPWORDS = _words(
     "just only always never every each all any some no none null undefined please "
     "being been be going gonna working broken locked unlocked enabled disabled ok okay "
     "fine good bad great important useless redacted hidden removed censored masked omitted "
-    "xxx xxxx tbd n/a"
+    "xxx xxxx tbd n/a crucial essential critical present absent found available unavailable "
+    "active inactive used"
     # de / fr / es / it / pt
     " falsch richtig sicher unsicher geändert abgelaufen zu nicht sehr neu alt das der die "
     "ein eine mein dein sein ihr unser geheim vertraulich gleich anders leer "

@@ -33,6 +33,14 @@ from langgraph_recall.extraction._lexicon import (
     PHONE_WEAK,
     SECRET_VALUE_STOPWORDS,
 )
+from langgraph_recall.extraction._pii_code import (
+    WEAK_KEYWORDS,
+    code_value,
+    not_a_token,
+    placeholder_credentials,
+    placeholder_value,
+    quoted_code,
+)
 
 __all__ = ["Finding", "detect", "luhn_valid"]
 
@@ -187,7 +195,7 @@ _LABEL = r"[^\W_](?:[\w\-]{0,61}[^\W_])?"
 _DOT = r"(?:\.|[ ]?[\[(]dot[\])][ ]?)"
 _EMAIL = re.compile(
     rf"(?<![\w!#$%&'*+=?^`{{|}}~.\-])(?P<local>{_LOCAL_CHARS}+(?:\.{_LOCAL_CHARS}+)*)"
-    r"(?:[ ]?@[ ]?|[ ]?[\[({<]at[\])}>][ ]?)"
+    r"(?P<at>[ ]?@[ ]?|[ ]?[\[({<]at[\])}>][ ]?)"
     rf"(?P<domain>(?:{_LABEL}{_DOT})+(?:[^\W\d_]{{2,63}}|xn--[a-z0-9\-]{{1,59}}))(?![\w\-])",
     re.IGNORECASE,
 )
@@ -197,8 +205,12 @@ _CJK_COPULA = re.compile(r".*[是为為：:は]")
 
 def _emails(text: str) -> Iterator[Finding]:
     for match in _EMAIL.finditer(text):
+        if match["at"] == " @":
+            continue  # "pass @app.route": a decorator after a word, not "ann @ example.com"
         start, end = match.start("local"), match.end("domain")
         local = match["local"]
+        if local.endswith("}"):
+            continue  # "https://{GITHUB_TOKEN}@github.com": a template's placeholder
         copula = _CJK_COPULA.match(local)
         if copula is not None:  # "邮箱是张三@…": the address starts after the copula
             start += copula.end()
@@ -293,7 +305,15 @@ _CJK_TAIL = re.compile(r"(?:です|でした|だよ|だ|よ|입니다|이에요|
 
 
 def _secret_value(text: str, match: re.Match[str]) -> tuple[int, int] | None:
+    plural = match["connector"].strip().lower() == "are"  # "tokens are often stored in …"
     if match["quoted"] is not None:
+        quoted = match["quoted"]
+        if len(quoted) < (2 if _CJK.match(quoted[0]) else 3) or placeholder_value(quoted):
+            return None
+        if quoted[0] in " ," or quoted_code(quoted):
+            return None  # "password:', err); … log('": between two string literals of code
+        if plural and not any(char.isdigit() for char in quoted):
+            return None
         return match.start("quoted"), match.end("quoted")
     value, start = match["value"], match.start("value")
     if not value[0].isascii() and _CJK.match(value[0]):
@@ -302,7 +322,20 @@ def _secret_value(text: str, match: re.Match[str]) -> tuple[int, int] | None:
         value = value[: cjk.start()]
     if _PLACEHOLDER.match(value) or not any(char.isalnum() for char in value):
         return None  # already redacted ("[SECRET]") or masked ("********")
-    value = value.rstrip(".:)]}>")  # sentence punctuation; "hunter2!" keeps its "!"
+    value = value.rstrip(".:)]}>'")  # sentence punctuation; "hunter2!" keeps its "!"
+    if value[-1:] == "?" and value[:-1].isalpha():
+        value = value[:-1]  # "once the token is refreshed?"
+    if code_value(value.rstrip(",;'\""), match["connector"]):
+        return None
+    if placeholder_value(value):
+        return None
+    if len(value) >= 6 and value.isalpha() and value.isascii() and value.endswith(("ed", "ly")):
+        return None  # "the CSRF token is included", "is securely hashed"
+    keyword = text[match.start() : match.start("connector")].lower()
+    if keyword in WEAK_KEYWORDS and value.isalpha():
+        return None  # "the token is close to expiring": a word, not a token
+    if plural and not any(char.isdigit() for char in value):
+        return None  # "tokens are often stored in cookies": no one secret is named
     if len(value) < (2 if value and _CJK.match(value[0]) else 3):
         return None
     if value.lower().strip("[](){}<>.") in SECRET_VALUE_STOPWORDS:
@@ -320,7 +353,10 @@ def _secrets(text: str, lowered: str) -> Iterator[Finding]:
         if not any(needle in lowered for needle in needles):
             continue  # a literal the pattern needs is absent: skip the scan
         for match in pattern.finditer(text):
-            yield Finding("secret", kind, match.start(), match.end())
+            if kind == "url_credentials" and placeholder_credentials(match.group()):
+                continue
+            if not not_a_token(text, kind, match.start(), match.end()):
+                yield Finding("secret", kind, match.start(), match.end())
     phrases = [_CJK_SECRET]
     if any(stem in lowered for stem in _SECRET_STEMS):
         phrases.append(_SECRET_PHRASE)
@@ -475,6 +511,10 @@ def _not_a_phone(text: str, run: _Run) -> bool:
         return True  # a list of years
     if run.seps == {"."} and len(sizes) == 4 and all(v <= 255 for v in values):
         return True  # an IPv4 address
+    if run.seps == {"."} and len(sizes) == 2 and values[0] == 0 and sizes[0] == 1:
+        return True  # a decimal fraction: "0.268435456"
+    if run.plus and re.search(r"\d[ ]*$", text[max(0, run.start - 8) : run.start]):
+        return True  # "0.30 + 0.26…": a plus between operands, not a country code
     before = text[: run.start].rstrip()
     after = text[run.end :].lstrip().lower()
     if before[-1:] in CURRENCY_BEFORE or after[:1] in CURRENCY_BEFORE:

@@ -2,10 +2,11 @@
 
 Runs before any extraction model call, so greetings, thanks and questions ("What's my
 name?") cost nothing. Two filters, one per kind of extractor (``ExtractNode`` picks by
-default): :func:`looks_memorable` for the rule-based extractor, whose rules read English
-first-person statements only, and :func:`states_something` for a model, which reads any
-language. :func:`looks_memorable`: a turn passes when at least one sentence that is not a question
-speaks in the first person ("I", "I'm", "my", "we", "our", "我") or asks to remember, or
+default): :func:`looks_memorable` for the rule-based extractor, whose rules read English and
+Chinese first-person statements only, and :func:`states_something` for a model, which reads
+any language. :func:`looks_memorable`: a turn passes when at least one sentence that is not a
+question speaks in the first person ("I", "I'm", "my", "we", "our", "我") or asks to remember
+or gives an instruction for later ("from now on", "以后", "记住", "请不要"), or
 when the speaker introduces themselves ("Gina here", "This is Gina", "I'm Al").
 
 Example:
@@ -31,7 +32,7 @@ __all__ = ["looks_memorable", "split_sentences", "states_something"]
 _SENTENCE_END = re.compile(r"(?<=[.!?;])\s+|(?<=[。！？；])\s*|\n+")
 _FIRST_PERSON = re.compile(
     r"(?i)\b(?:i|i'm|im|i've|i'd|i'll|my|mine|me|we|we're|our|ours|myself)\b"
-    r"|我|remember|from now on"
+    r"|我|remember|from now on|以后|今后|从现在起|从现在开始|从今以后|记住|请不要|永远不要"
 )
 _CJK = re.compile(r"[\u4e00-\u9fff]")
 _QUESTION_START = re.compile(

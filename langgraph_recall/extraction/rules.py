@@ -1,6 +1,6 @@
 """``RuleBasedExtractor``: a deterministic, offline extractor for first-person facts.
 
-This is **not** an LLM. It recognises a documented set of English (and a few Chinese)
+This is **not** an LLM. It recognises a documented set of English and Chinese
 first-person statements in the user's messages and turns each into a
 :class:`~langgraph_recall.extraction.types.MemoryCandidate` with a ``slot``, so that
 consolidation is deterministic too (same subject + slot ⇒ the newer fact supersedes):
@@ -24,6 +24,10 @@ statement                                                  slot
 "always/never …", "from now on …" (instructions)            ``instruction:<text>``
 "remember (that) …"                                        none (free-form)
 ========================================================  ==========================
+
+Chinese statements beyond the ones above (我在X工作, 我来自X, 我是X工程师, 我不吃X,
+以后…) are listed in :mod:`langgraph_recall.extraction._rules_zh`; a clause that drops
+its "我" ("我叫张伟，住在杭州") is read with it.
 
 Stated dates in the same sentence ("since last May", "in 2021") set ``valid_from``.
 Consolidation uses :func:`~langgraph_recall.extraction.consolidation.rule_decisions`:
@@ -59,6 +63,7 @@ from langgraph_recall.extraction._names import (
     name_value,
     plain_text,
 )
+from langgraph_recall.extraction._rules_zh import ZH_RULES, zh_clauses
 from langgraph_recall.extraction.consolidation import rule_decisions
 from langgraph_recall.extraction.dates import resolve_date_phrase
 from langgraph_recall.extraction.pii import find_pii
@@ -264,7 +269,10 @@ _RULES: list[Rule] = [
         _one("User lives in {v}.", "location", importance=7),
     ),
     (
-        re.compile(r"(?:我住在|我搬到了?|我现在在)(?P<v>[\u4e00-\u9fff]{2,})"),
+        re.compile(  # "我现在在上海工作" says where the user works, not lives
+            r"(?:我住在|我搬到了?|我现在在(?![\u4e00-\u9fff]{2,}?(?:工作|上班|任职|实习|读书)))"
+            r"(?P<v>[\u4e00-\u9fff]{2,})"
+        ),
         _one("User lives in {v}.", "location", importance=7),
     ),
     (
@@ -550,8 +558,9 @@ class RuleBasedExtractor:
                 continue
             stated = resolve_date_phrase(sentence, now)
             before = len(found)
-            for position, clause in enumerate(_clauses(sentence)):
-                for pattern, build in _RULES:
+            clauses = [part for clause in _clauses(sentence) for part in zh_clauses(clause)]
+            for position, clause in enumerate(clauses):
+                for pattern, build in (*_RULES, *ZH_RULES):
                     for match in pattern.finditer(clause):
                         for candidate in build(match):
                             found.append(candidate)

@@ -23,6 +23,7 @@ from langgraph_recall._pg.epoch import EPOCH_FUNCTION
 from langgraph_recall.store._bounds import MAX_TIME, MAX_TTL_MINUTES, MIN_TIME
 
 __all__ = [
+    "CJK_CHARACTERS",
     "GLOBAL_LOCK",
     "LOCK_BUCKETS",
     "LOCK_CLASS",
@@ -48,6 +49,7 @@ class MigrationContext:
     hnsw_m: int = 16
     hnsw_ef_construction: int = 64
     vector_type: str = "vector"  # pgvector column type: "vector" (float4) or "halfvec"
+    text_search_config: str = "english"  # the regconfig lexical text is re-derived with
 
 
 MIGRATIONS_TABLE_SQL = """
@@ -422,6 +424,65 @@ CREATE INDEX IF NOT EXISTS lgm_memory_history_derived ON lgm_memory_history (id)
     WHERE old_value ? 'derived_from' OR new_value ? 'derived_from'"""
 
 
+CJK_CHARACTERS = (
+    r"\u1100-\u11ff\u3040-\u30ff\u3130-\u318f\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff"
+    r"\ua960-\ua97f\uac00-\ud7af\ud7b0-\ud7ff\uf900-\ufaff\uff66-\uff9f\U00020000-\U0003134f"
+)
+"""Han ideographs, kana and Hangul as a Postgres regex character-class body (written without
+spaces between words, so the text-search parsers keep a whole run as one token)."""
+
+
+def _sql_literal(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
+
+
+def _cjk_lexical(ctx: MigrationContext) -> str:
+    """Lexical text that matches Chinese, Japanese and Korean as it matches English.
+
+    Postgres' parsers keep a run of CJK characters as one token, so "西湖" never matched
+    "用户住在杭州西湖区". ``lgm_lexical_text`` rewrites every run of CJK characters
+    as its overlapping character bigrams (a single character stays a unigram), separated
+    by spaces from the text around it (one pass over the characters: linear in the text);
+    text without CJK characters is returned as it is.
+    ``lgm_lexical_vector(cfg, text)`` is the one ``tsvector`` of a document *and* of a query,
+    so a query's bigrams are found in every document containing them. Stored rows with
+    CJK characters are re-derived with the text-search configuration of the store that
+    runs ``setup()`` (the statistics triggers keep BM25's document frequencies exact).
+    """
+    cls = f"[{CJK_CHARACTERS}]"
+    cfg = _sql_literal(ctx.text_search_config)
+    return rf"""
+CREATE OR REPLACE FUNCTION lgm_lexical_text(doc text) RETURNS text
+LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE AS $$
+    SELECT CASE WHEN doc !~ '{cls}' THEN doc ELSE (
+        SELECT string_agg(CASE WHEN NOT c.cjk THEN c.ch
+                               WHEN c.next_cjk THEN ' ' || c.ch || c.next_ch || ' '
+                               WHEN NOT c.prev_cjk THEN ' ' || c.ch || ' '
+                               ELSE ' ' END, '' ORDER BY c.i)
+        FROM (SELECT u.ch, u.i, u.cjk, lead(u.ch) OVER w AS next_ch,
+                     coalesce(lead(u.cjk) OVER w, false) AS next_cjk,
+                     coalesce(lag(u.cjk) OVER w, false) AS prev_cjk
+              FROM (SELECT x.ch, x.i, x.ch ~ '{cls}' AS cjk
+                    FROM unnest(string_to_array(doc, NULL)) WITH ORDINALITY AS x(ch, i)) u
+              WINDOW w AS (ORDER BY u.i)) c
+    ) END
+$$;
+CREATE OR REPLACE FUNCTION lgm_lexical_vector(cfg regconfig, doc text) RETURNS tsvector
+LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE AS $$
+    SELECT to_tsvector(cfg, lgm_lexical_text(doc))
+$$;
+UPDATE lgm_memory_items i SET tsv = d.tsv, doc_len = d.doc_len
+FROM (
+    SELECT r.id, v.tsv,
+           (SELECT coalesce(sum(coalesce(array_length(u.positions, 1), 1)), 0)
+            FROM unnest(v.tsv) u)::integer AS doc_len
+    FROM lgm_memory_items r
+    CROSS JOIN LATERAL (SELECT lgm_lexical_vector({cfg}::regconfig, r.text) AS tsv) v
+    WHERE r.text ~ '{cls}'
+) d
+WHERE i.id = d.id AND i.tsv IS DISTINCT FROM d.tsv"""
+
+
 LOCK_CLASS = 0x4C474D
 """``"LGM"``: the first key of the store's two-int advisory locks (apart from bigint keys)."""
 LOCK_BUCKETS = 128
@@ -496,4 +557,5 @@ MIGRATIONS: list[Callable[[MigrationContext], str]] = [
     _erasure_lineage,
     _lock_order,
     _server_epoch,
+    _cjk_lexical,
 ]

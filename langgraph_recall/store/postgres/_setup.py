@@ -57,6 +57,7 @@ class SetupPrograms(StoreState):
             hnsw_m=self.hnsw_m,
             hnsw_ef_construction=self.hnsw_ef_construction,
             vector_type=meta.get("vector_type", "vector" if 0 in applied else self.vector_type),
+            text_search_config=self.retrieval.text_search_config,
         )
         new: list[int] = []
         if any(version not in applied for version in range(len(MIGRATIONS))):

@@ -391,7 +391,7 @@ WITH incoming AS (
         SELECT v.tsv, (SELECT coalesce(sum(coalesce(array_length(u.positions, 1), 1)), 0)
                        FROM unnest(v.tsv) u)::integer AS doc_len
         FROM (SELECT CASE WHEN n.text IS NULL THEN NULL
-                          ELSE to_tsvector(%(cfg)s::regconfig, n.text) END AS tsv) v
+                          ELSE lgm_lexical_vector(%(cfg)s::regconfig, n.text) END AS tsv) v
     ) t
     ON CONFLICT (ns, key) DO UPDATE SET
         value = excluded.value, text = excluded.text, tsv = excluded.tsv,
@@ -533,7 +533,7 @@ vec_top AS (
     return sql.SQL(
         """
 WITH q AS (
-    SELECT tsvector_to_array(to_tsvector(%(cfg)s::regconfig, %(query)s)) AS lexemes
+    SELECT tsvector_to_array(lgm_lexical_vector(%(cfg)s::regconfig, %(query)s)) AS lexemes
 ), corpus AS MATERIALIZED (
     SELECT coalesce(sum(s.n_docs), 0)::float8 AS n,
            coalesce(sum(s.total_len), 0)::float8 / greatest(coalesce(sum(s.n_docs), 0), 1)

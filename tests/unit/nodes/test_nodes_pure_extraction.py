@@ -5,6 +5,8 @@ from __future__ import annotations
 from datetime import datetime, timedelta, timezone
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from langchain_core.messages import AIMessage, HumanMessage
 
 from langgraph_recall._internal.identity import format_namespace, require_identity
@@ -387,3 +389,70 @@ def test_slotless_update_only_enriches() -> None:
     other = [MemoryCandidate("User has a cat.")]
     plan = plan_writes(other, [dog], [ConsolidationDecision(0, Action.UPDATE, target="d")], now=NOW)
     assert [w.action for w in plan.writes] == [Action.ADD]
+
+
+# -- Chinese statements --------------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            "我叫张伟，住在杭州。",
+            [("User's name is 张伟.", "name"), ("User lives in 杭州.", "location")],
+        ),
+        ("我在阿里巴巴工作", [("User works at 阿里巴巴.", "employer")]),
+        (
+            "我住在北京，在腾讯上班。",
+            [("User lives in 北京.", "location"), ("User works at 腾讯.", "employer")],
+        ),
+        ("我就职于字节跳动。", [("User works at 字节跳动.", "employer")]),
+        ("我是一名软件工程师。", [("User is a 软件工程师.", "role")]),
+        ("我来自成都。", [("User is from 成都.", "hometown")]),
+        ("我是北京人。", [("User is from 北京.", "hometown")]),
+        (
+            "我吃素，也不吃鸡蛋。",
+            [("User is vegetarian.", "diet"), ("User doesn't eat 鸡蛋.", "diet:鸡蛋")],
+        ),
+        ("我不喜欢香菜。", [("User doesn't like 香菜.", "preference:香菜")]),
+        ("我会说日语。", [("User speaks 日语.", "language:日语")]),
+        (
+            "以后代码注释都用英文。",
+            [("User's instruction: 代码注释都用英文.", "instruction:代码注释都用英文")],
+        ),
+        (
+            "请不要在回答里用表情符号。",
+            [("User's instruction: 不要在回答里用表情符号.", "instruction:不要在回答里用表情符号")],
+        ),
+        ("我现在在杭州。", [("User lives in 杭州.", "location")]),
+        ("他住在北京，在腾讯上班。", []),  # someone else's facts
+        ("我是个好人。", []),
+        ("我以后想去日本。", []),  # a plan, not an instruction
+        ("你在哪里工作？", []),
+    ],
+)
+def test_chinese_rules(text: str, expected: list[tuple[str, str]]) -> None:
+    if expected:  # the pre-filter lets every statement the rules read through
+        assert looks_memorable(text)
+    found = RuleBasedExtractor().extract_text(text, now=NOW)
+    assert [(c.content, c.slot) for c in found] == expected
+
+
+@settings(max_examples=200, deadline=None, database=None)
+@given(
+    name=st.sampled_from(["张伟", "李娜", "欧阳娜娜", "王芳"]),
+    city=st.sampled_from(["杭州", "成都", "乌鲁木齐", "深圳"]),
+    company=st.sampled_from(["阿里巴巴", "腾讯", "华为", "字节跳动", "小米"]),
+    order=st.permutations(["name", "city", "company"]),
+    joint=st.sampled_from(["，", ",", "；"]),
+)
+def test_chinese_facts_in_any_order_are_each_extracted(
+    name: str, city: str, company: str, order: list[str], joint: str
+) -> None:
+    """One sentence, "我" said once, the facts in any order: each fact is found with its value."""
+    phrases = {"name": f"叫{name}", "city": f"住在{city}", "company": f"在{company}工作"}
+    text = "我" + joint.join(phrases[part] for part in order) + "。"
+    found = {c.slot: c.content for c in RuleBasedExtractor().extract_text(text, now=NOW)}
+    assert found == {
+        "name": f"User's name is {name}.",
+        "location": f"User lives in {city}.",
+        "employer": f"User works at {company}.",
+    }, text
