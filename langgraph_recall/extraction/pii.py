@@ -292,14 +292,18 @@ class PIIFilter:
             return text
         return None if self.mode == "drop" else self.redact(text, matches)
 
-    def clean_window(self, texts: Sequence[str], separator: str = " ") -> list[str | None]:
+    def clean_window(
+        self, texts: Sequence[str], separators: Sequence[str] = (" ", "")
+    ) -> list[str | None]:
         """Clean texts that are read together (a turn and its neighbouring turns), so PII
         split across them — a card number in two messages, an e-mail address cut at the
         ``@`` — is not whole in what they make up.
 
-        The texts are searched joined by ``separator``; every text a finding touches is
-        redacted where the finding covers it (``"redact"``), or is ``None`` (``"drop"``;
-        the others are searched again joined without it, until nothing is found).
+        The texts are searched joined by each of ``separators`` (a space: a number split in
+        groups; nothing: an address cut at the ``@``, which a space would make look like
+        code); every text a finding touches is redacted where the finding covers it
+        (``"redact"``), or is ``None`` (``"drop"``; the others are searched again joined
+        without it, until nothing is found).
 
         Returns:
             One entry per text: the text to keep, or ``None``.
@@ -318,29 +322,42 @@ class PIIFilter:
         """
         pieces: list[str | None] = list(texts)
         for attempt in range(len(pieces) + 1):
-            spans: list[tuple[int, int, int]] = []  # (piece, start, end) in the joined text
-            joined = ""
-            for index, piece in enumerate(pieces):
-                if piece:
-                    joined += separator if joined else ""
-                    spans.append((index, len(joined), len(joined) + len(piece)))
-                    joined += piece
-            matches = self.find(joined)
-            if not matches:
+            found: dict[int, list[PIIMatch]] = {}
+            for separator in separators:
+                for index, matches in self._window_matches(pieces, separator).items():
+                    found.setdefault(index, []).extend(matches)
+            if not found:
                 return pieces
             last_try = attempt == len(pieces)
-            for index, start, end in spans:
-                inside = [
-                    PIIMatch(m.category, max(m.start, start) - start, min(m.end, end) - start)
-                    for m in matches
-                    if m.start < end and m.end > start
-                ]
-                if inside:
-                    piece = pieces[index]
-                    assert piece is not None
-                    keep = self.mode == "redact" and not last_try
-                    pieces[index] = self.redact(piece, inside) if keep else None
+            for index, inside in found.items():
+                piece = pieces[index]
+                assert piece is not None
+                keep = self.mode == "redact" and not last_try
+                pieces[index] = self.redact(piece, _merged(inside)) if keep else None
         return pieces
+
+    def _window_matches(
+        self, pieces: Sequence[str | None], separator: str
+    ) -> dict[int, list[PIIMatch]]:
+        """The findings in ``pieces`` joined by ``separator``, cut to each piece they touch."""
+        spans: list[tuple[int, int, int]] = []  # (piece, start, end) in the joined text
+        joined = ""
+        for index, piece in enumerate(pieces):
+            if piece:
+                joined += separator if joined else ""
+                spans.append((index, len(joined), len(joined) + len(piece)))
+                joined += piece
+        matches = self.find(joined)
+        found: dict[int, list[PIIMatch]] = {}
+        for index, start, end in spans:
+            inside = [
+                PIIMatch(m.category, max(m.start, start) - start, min(m.end, end) - start)
+                for m in matches
+                if m.start < end and m.end > start
+            ]
+            if inside:
+                found[index] = inside
+        return found
 
     # -- the gate: whole values, candidates and plans -----------------------------------------
     def _walk(self, value: Any, path: str, found: dict[str, set[str]]) -> Any:
@@ -464,3 +481,15 @@ class PIIFilter:
             found = ", ".join(categories)
             result.notes.append(f"candidate {group}: not stored, it contains {found}")
         return ScreenedPlan(result, len(dropped_groups), redacted)
+
+
+def _merged(matches: Sequence[PIIMatch]) -> list[PIIMatch]:
+    """``matches`` sorted, overlapping spans merged (the first one's category kept)."""
+    merged: list[PIIMatch] = []
+    for match in sorted(matches, key=lambda m: (m.start, m.end)):
+        if merged and match.start < merged[-1].end:
+            last = merged[-1]
+            merged[-1] = PIIMatch(last.category, last.start, max(last.end, match.end), last.kind)
+        else:
+            merged.append(match)
+    return merged
