@@ -13,6 +13,7 @@ forget     erase everything of one user: memories, embeddings, history, bookkeep
            and every conversation thread run for the user, then check nothing is left
 export     one user's memories (or a namespace prefix) as versioned JSON Lines
 import     memories from such a file, or from LangGraph's ``PostgresStore``
+mcp        one user's memories as MCP tools (recall, remember, forget, list) over stdio
 =========  ===================================================================
 
 Every command runs on the embedded Postgres in ``$LANGGRAPH_RECALL_HOME`` unless
@@ -133,6 +134,24 @@ def _import(args: argparse.Namespace) -> int:
     from langgraph_recall.cli.transfer import cmd_import
 
     return cmd_import(args)
+
+
+def _mcp(args: argparse.Namespace) -> int:
+    from langgraph_recall.cli.mcp import cmd_mcp
+
+    return cmd_mcp(args)
+
+
+def _add_mcp(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    server = commands.add_parser(
+        "mcp",
+        help="serve a user's memories to MCP clients over stdio (needs the mcp extra)",
+        description="An MCP server over standard input/output with the tools recall, "
+        "remember, forget and list_memories, all scoped to the one user given here.",
+    )
+    server.add_argument("--user", required=True, help="the user whose memories are served")
+    _add_postgres(server)
+    server.set_defaults(handler=_mcp)
 
 
 def _add_transfer(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -313,6 +332,7 @@ def build_parser() -> argparse.ArgumentParser:
     forget.add_argument("--yes", action="store_true", help="do not ask for confirmation")
     forget.set_defaults(handler=_forget)
     _add_transfer(commands)
+    _add_mcp(commands)
     return parser
 
 
