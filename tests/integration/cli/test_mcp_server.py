@@ -67,4 +67,5 @@ async def test_tools_over_stdio_are_scoped_to_one_user(postgres_dsn: str) -> Non
 def test_mcp_needs_a_user() -> None:
     from langgraph_recall.cli import main
 
+    assert main(["mcp", "--help"]) == 0
     assert main(["mcp", "--user", " ", "--postgres", "postgresql://127.0.0.1/x"]) == 2

@@ -244,3 +244,44 @@ def test_cli_export_import(postgres_dsn: str, second_dsn: str, tmp_path: Any, ca
     assert main(["import", str(path), "--postgres", second_dsn]) == 2
     assert "line 2: importance" in capsys.readouterr().err
     assert main(["export", "--postgres", postgres_dsn]) == 2
+
+
+def test_cli_migrates_langgraph_postgres_store(
+    postgres_dsn: str, second_dsn: str, capsys: Any
+) -> None:
+    from langgraph.store.postgres import PostgresStore
+
+    with PostgresStore.from_conn_string(postgres_dsn) as official:
+        official.setup()
+        for n in range(3):
+            official.put(("memories", "user_id:fay"), f"k{n}", {"content": f"Fay fact {n}"})
+        official.put(("cache",), "c", {"content": "not a memory"})
+    argv = ["import", "--from-langgraph-store", postgres_dsn, "--postgres", second_dsn]
+    assert main([*argv, "--prefix", '["memories"]', "--batch-size", "2"]) == 0
+    err = capsys.readouterr().err
+    assert "imported 3 memories from LangGraph's PostgresStore" in err and "(2 transactions)" in err
+    with PostgresMemoryStore.from_conn_string(second_dsn) as store:
+        assert sorted(_items(store, "fay")) == [
+            (("memories", "user_id:fay"), f"k{n}") for n in range(3)
+        ]
+        assert store.get(("cache",), "c") is None
+    assert main([*argv, "--prefix", "memories"]) == 2  # not a JSON list
+    assert "--prefix must be a JSON list" in capsys.readouterr().err
+
+
+def test_import_applies_the_stores_default_ttl(second_dsn: str) -> None:
+    lines = [
+        header_line({}),
+        json.dumps(
+            {"namespace": ["memories", "user_id:gus"], "key": "k", "value": {"content": "x"}}
+        ),
+    ]
+    with PostgresMemoryStore.from_conn_string(
+        second_dsn, index=index_config(), ttl={"default_ttl": 60.0}
+    ) as store:
+        store.setup()
+        import_memories(store, lines)
+    with psycopg.connect(second_dsn) as conn:
+        row = conn.execute("SELECT ttl_minutes, expires_at FROM lgm_memory_items WHERE key = 'k'")
+        ttl_minutes, expires_at = row.fetchone() or (None, None)
+    assert ttl_minutes == 60.0 and expires_at is not None
