@@ -518,5 +518,8 @@ def _source_lines(store: BaseStore, prefix: tuple[str, ...]) -> Iterator[str]:
     """The items of ``store`` as export lines (numbered from 2, as in a file after its
     header), so a copied item is checked exactly as an imported one."""
     for namespace in _namespaces(store, prefix):
+        seen: set[str] = set()  # a page boundary between equal update times can repeat one
         for item in _items(store, namespace, exact=True):
-            yield record_line(_record(store, item, history=False))
+            if item.key not in seen:
+                seen.add(item.key)
+                yield record_line(_record(store, item, history=False))
