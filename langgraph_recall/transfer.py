@@ -56,6 +56,7 @@ from langgraph_recall.store._values import DEFAULT_MAX_VALUE_BYTES, prepare_valu
 __all__ = [
     "FORMAT",
     "FORMAT_VERSION",
+    "ExportReport",
     "ImportReport",
     "MemoryRecord",
     "copy_memories",
