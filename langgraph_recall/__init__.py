@@ -7,6 +7,9 @@
 * Erasing one user everywhere: :func:`forget_user` / :func:`aforget_user`, and finding what
   exists of a user first: :func:`find_user_data` / :func:`afind_user_data`
   (``langgraph_recall.erasure``).
+* A user's memories in and out as versioned JSON Lines: :func:`export_memories`,
+  :func:`import_memories`, and :func:`copy_memories` from any ``BaseStore``
+  (``langgraph_recall.transfer``).
 
 Backends are optional extras and are imported from their own modules, so importing
 this package needs none of them.
@@ -30,6 +33,7 @@ from langgraph_recall.errors import (
     EmbeddingError,
     InvalidConnectionStringError,
     InvalidFilterError,
+    InvalidImportError,
     InvalidNamespaceError,
     InvalidValueError,
     LangGraphRecallError,
@@ -50,6 +54,7 @@ __all__ = [
     "EmbeddingError",
     "InvalidConnectionStringError",
     "InvalidFilterError",
+    "InvalidImportError",
     "InvalidNamespaceError",
     "InvalidValueError",
     "LangGraphRecallError",
@@ -66,12 +71,16 @@ __all__ = [
 __all__ += [
     "afind_user_data",
     "aforget_user",
+    "copy_memories",
+    "export_memories",
     "find_user_data",
     "forget_user",
+    "import_memories",
     "with_thread_lease",
 ]
 
 _ERASURE = ("afind_user_data", "aforget_user", "find_user_data", "forget_user")
+_TRANSFER = ("copy_memories", "export_memories", "import_memories")
 
 from typing import TYPE_CHECKING, Any  # noqa: E402
 
@@ -83,6 +92,7 @@ if TYPE_CHECKING:
         forget_user,
     )
     from langgraph_recall.lease import with_thread_lease
+    from langgraph_recall.transfer import copy_memories, export_memories, import_memories
 
 
 def __getattr__(name: str) -> Any:
@@ -94,4 +104,8 @@ def __getattr__(name: str) -> Any:
         from langgraph_recall import erasure
 
         return getattr(erasure, name)
+    if name in _TRANSFER:
+        from langgraph_recall import transfer
+
+        return getattr(transfer, name)
     raise AttributeError(f"module 'langgraph_recall' has no attribute {name!r}")

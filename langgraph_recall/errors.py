@@ -31,6 +31,7 @@ __all__ = [
     "EventLoopStalledError",
     "InvalidConnectionStringError",
     "InvalidFilterError",
+    "InvalidImportError",
     "InvalidNamespaceError",
     "InvalidValueError",
     "LangGraphRecallError",
@@ -103,6 +104,11 @@ class TransientError(LangGraphRecallError, RuntimeError):
 
 class InvalidValueError(LangGraphRecallError, ValueError):
     """A stored value or key is malformed (not a dict, NaN, too large, ...)."""
+
+
+class InvalidImportError(InvalidValueError):
+    """A line of a memory export cannot be imported (malformed JSON, unknown format
+    version, a value ``put`` would refuse); the message names the line."""
 
 
 class InvalidFilterError(LangGraphRecallError, ValueError):

@@ -11,6 +11,9 @@ inspect    one user's memories with kind, importance, validity and history; with
            ``--query`` why each memory is recalled (the terms of its score)
 forget     erase everything of one user: memories, embeddings, history, bookkeeping
            and every conversation thread run for the user, then check nothing is left
+export     one user's memories (or a namespace prefix) as versioned JSON Lines
+import     memories from such a file, or from LangGraph's ``PostgresStore``
+mcp        one user's memories as MCP tools (recall, remember, forget, list) over stdio
 =========  ===================================================================
 
 Every command runs on the embedded Postgres in ``$LANGGRAPH_RECALL_HOME`` unless
@@ -119,6 +122,81 @@ def _forget(args: argparse.Namespace) -> int:
     from langgraph_recall.cli.admin import cmd_forget
 
     return cmd_forget(args)
+
+
+def _export(args: argparse.Namespace) -> int:
+    from langgraph_recall.cli.transfer import cmd_export
+
+    return cmd_export(args)
+
+
+def _import(args: argparse.Namespace) -> int:
+    from langgraph_recall.cli.transfer import cmd_import
+
+    return cmd_import(args)
+
+
+def _mcp(args: argparse.Namespace) -> int:
+    from langgraph_recall.cli.mcp import cmd_mcp
+
+    return cmd_mcp(args)
+
+
+def _add_mcp(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    server = commands.add_parser(
+        "mcp",
+        help="serve a user's memories to MCP clients over stdio (needs the mcp extra)",
+        description="An MCP server over standard input/output with the tools recall, "
+        "remember, forget and list_memories, all scoped to the one user given here.",
+    )
+    server.add_argument("--user", required=True, help="the user whose memories are served")
+    _add_postgres(server)
+    server.set_defaults(handler=_mcp)
+
+
+def _add_transfer(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    export = commands.add_parser(
+        "export",
+        help="write a user's memories as JSON Lines (validity, kind, links, history)",
+        description="Write one user's memories — or every item under a namespace prefix — "
+        "as versioned JSON Lines: a header, then one line per memory with its value "
+        "(content, kind, importance, validity, links), times and audit history. "
+        "Embeddings are not exported.",
+    )
+    export.add_argument("--user", default=None, help="the user id (as the app passes it)")
+    export.add_argument(
+        "--prefix", metavar="JSON", default=None, help="instead of --user: '[\"memories\"]'"
+    )
+    export.add_argument("--out", metavar="FILE", default=None, help="default: standard output")
+    export.add_argument(
+        "--no-history", dest="history", action="store_false", help="leave out audit history"
+    )
+    _add_postgres(export)
+    export.set_defaults(handler=_export)
+
+    imp = commands.add_parser(
+        "import",
+        help="put memories from an export (or LangGraph's PostgresStore) into the store",
+        description="Validate and write memories batch by batch (one transaction each); "
+        "a bad line stops the import naming it, with nothing of its batch written. "
+        "Importing again gives the same memories.",
+    )
+    imp.add_argument("file", nargs="?", default=None, help="the export (- for standard input)")
+    imp.add_argument(
+        "--from-langgraph-store",
+        metavar="DSN",
+        default=None,
+        help="copy the items of LangGraph's PostgresStore on DSN instead of reading a file",
+    )
+    imp.add_argument(
+        "--prefix",
+        metavar="JSON",
+        default=None,
+        help="with --from-langgraph-store: only this prefix",
+    )
+    imp.add_argument("--batch-size", type=int, default=100, help="memories per transaction")
+    _add_postgres(imp)
+    imp.set_defaults(handler=_import)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -253,6 +331,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     forget.add_argument("--yes", action="store_true", help="do not ask for confirmation")
     forget.set_defaults(handler=_forget)
+    _add_transfer(commands)
+    _add_mcp(commands)
     return parser
 
 

@@ -29,6 +29,7 @@ from langgraph.store.base import BaseStore, SearchItem, SearchOp
 from langgraph_recall._internal.identity import format_namespace, lookup_identity
 from langgraph_recall.errors import ConfigurationError
 from langgraph_recall.extraction.dates import parse_iso_datetime
+from langgraph_recall.telemetry import span
 
 __all__ = [
     "DEFAULT_NAMESPACE",
@@ -295,12 +296,14 @@ class MemoryNode(Runnable[Any, dict[str, Any]]):
     def _invoke(
         self, state: Any, run_manager: CallbackManagerForChainRun, config: RunnableConfig
     ) -> dict[str, Any]:
-        return self._run(state, self._context(config))
+        with span(f"memory_node {self.label}", {"langgraph_recall.node": self.label}):
+            return self._run(state, self._context(config))
 
     async def _ainvoke(
         self, state: Any, run_manager: AsyncCallbackManagerForChainRun, config: RunnableConfig
     ) -> dict[str, Any]:
-        return await self._arun(state, self._context(config))
+        with span(f"memory_node {self.label}", {"langgraph_recall.node": self.label}):
+            return await self._arun(state, self._context(config))
 
     def invoke(
         self, input: Any, config: RunnableConfig | None = None, **kwargs: Any

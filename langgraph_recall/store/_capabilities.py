@@ -23,11 +23,12 @@ from typing import Literal
 
 __all__ = ["Capability", "store_supports"]
 
-Capability = Literal["ttl", "as_of", "explain", "include_invalid", "forget"]
+Capability = Literal["ttl", "as_of", "explain", "include_invalid", "forget", "history"]
 """``ttl``: LangGraph's own flag. ``as_of``: ``search(as_of=...)`` reads memories valid at a
 moment. ``explain``: ``search(explain=True)`` returns score components. ``include_invalid``:
 ``search(include_invalid=True)`` also returns invalidated memories. ``forget``: ``forget(prefix)``
-erases a namespace with its history and bookkeeping."""
+erases a namespace with its history and bookkeeping. ``history``: ``history(namespace, key)``
+returns a memory's audit records."""
 
 
 def store_supports(store: object, capability: Capability) -> bool:

@@ -36,6 +36,7 @@ from psycopg import AsyncCursor
 from psycopg.pq import TransactionStatus
 from psycopg.rows import DictRow, dict_row
 
+from langgraph_recall.telemetry import span
 from langgraph_recall._pg.durability import SYNC_SETTINGS, check_replicas, checked_replicas_option
 from langgraph_recall._pg.pool import DEFAULT_CONNECT_TIMEOUT, PoolConfig
 from langgraph_recall.checkpoint import _config, _guard
@@ -66,6 +67,10 @@ from langgraph_recall.checkpoint.postgres.lease import AsyncPostgresLeaseBackend
 # unasync: end
 
 __all__ = ["AsyncPostgresSaver"]
+
+_PG: dict[str, str | bool | int | float] = {
+    "db.system.name": "postgresql"
+}  # the spans' attributes: no thread or user ids
 
 logger = logging.getLogger(__name__)
 
@@ -263,10 +268,13 @@ class AsyncPostgresSaver(_SaverBase):
         Raises:
             ConfigurationError: ``thread_id`` is missing or not storable text.
         """
-        program = _read.get_tuple_program(self.serde, _config.normalized_config(config))
-        async with self._connector.cursor() as cur:
-            row = await arun_program(cur, program)
-        return None if row is None else await self._decoded(row)
+        with span("checkpoint get_tuple", _PG) as current:
+            program = _read.get_tuple_program(self.serde, _config.normalized_config(config))
+            async with self._connector.cursor() as cur:
+                row = await arun_program(cur, program)
+            if current is not None:
+                current.set_attribute("langgraph_recall.checkpoint.found", row is not None)
+            return None if row is None else await self._decoded(row)
 
     async def _decoded(self, row: DictRow) -> CheckpointTuple:
         """Decode a row (after the connection went back to the pool)."""
@@ -319,12 +327,13 @@ class AsyncPostgresSaver(_SaverBase):
             StaleWriteError: The config's fencing token is no longer the thread's current
                 one; nothing was written.
         """
-        missing = await self._put_once(config, checkpoint, metadata, new_versions)
-        if missing:  # reused values with no stored blob: store them from the checkpoint
-            widened = _common.widened_versions(checkpoint, new_versions, missing)
-            if await self._put_once(config, checkpoint, metadata, widened):
-                raise AssertionError("a put that reuses nothing reported a missing blob")
-        return _common.put_config(config, checkpoint)
+        with span("checkpoint put", _PG):
+            missing = await self._put_once(config, checkpoint, metadata, new_versions)
+            if missing:  # reused values with no stored blob: store them from the checkpoint
+                widened = _common.widened_versions(checkpoint, new_versions, missing)
+                if await self._put_once(config, checkpoint, metadata, widened):
+                    raise AssertionError("a put that reuses nothing reported a missing blob")
+            return _common.put_config(config, checkpoint)
 
     async def _put_once(
         self,
@@ -353,9 +362,12 @@ class AsyncPostgresSaver(_SaverBase):
         task_path: str = "",
     ) -> None:
         """Store a task's pending writes atomically and idempotently (fenced like a put)."""
-        await self._connector.run(
-            _common.put_writes_program(self.serde, config, writes, task_id, task_path)
-        )
+        with span(
+            "checkpoint put_writes", {**_PG, "langgraph_recall.checkpoint.writes": len(writes)}
+        ):
+            await self._connector.run(
+                _common.put_writes_program(self.serde, config, writes, task_id, task_path)
+            )
 
     async def aforget_threads(self, thread_ids: Sequence[str]) -> None:
         """Erase threads: delete them (as a thread delete does) in one transaction and

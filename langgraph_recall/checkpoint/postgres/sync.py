@@ -31,6 +31,7 @@ from psycopg import Cursor
 from psycopg.pq import TransactionStatus
 from psycopg.rows import DictRow, dict_row
 
+from langgraph_recall.telemetry import span
 from langgraph_recall._pg.durability import SYNC_SETTINGS, check_replicas, checked_replicas_option
 from langgraph_recall._pg.pool import DEFAULT_CONNECT_TIMEOUT, PoolConfig
 from langgraph_recall.checkpoint import _config, _guard
@@ -46,6 +47,10 @@ from langgraph_recall.checkpoint.postgres._retention import ThreadedSweep
 from langgraph_recall.checkpoint.postgres.lease import PostgresLeaseBackend
 
 __all__ = ["PostgresSaver"]
+
+_PG: dict[str, str | bool | int | float] = {
+    "db.system.name": "postgresql"
+}  # the spans' attributes: no thread or user ids
 
 logger = logging.getLogger(__name__)
 
@@ -219,10 +224,13 @@ class PostgresSaver(_SaverBase):
         Raises:
             ConfigurationError: ``thread_id`` is missing or not storable text.
         """
-        program = _read.get_tuple_program(self.serde, _config.normalized_config(config))
-        with self._connector.cursor() as cur:
-            row = run_program(cur, program)
-        return None if row is None else self._decoded(row)
+        with span("checkpoint get_tuple", _PG) as current:
+            program = _read.get_tuple_program(self.serde, _config.normalized_config(config))
+            with self._connector.cursor() as cur:
+                row = run_program(cur, program)
+            if current is not None:
+                current.set_attribute("langgraph_recall.checkpoint.found", row is not None)
+            return None if row is None else self._decoded(row)
 
     def _decoded(self, row: DictRow) -> CheckpointTuple:
         """Decode a row (after the connection went back to the pool)."""
@@ -271,12 +279,13 @@ class PostgresSaver(_SaverBase):
             StaleWriteError: The config's fencing token is no longer the thread's current
                 one; nothing was written.
         """
-        missing = self._put_once(config, checkpoint, metadata, new_versions)
-        if missing:  # reused values with no stored blob: store them from the checkpoint
-            widened = _common.widened_versions(checkpoint, new_versions, missing)
-            if self._put_once(config, checkpoint, metadata, widened):
-                raise AssertionError("a put that reuses nothing reported a missing blob")
-        return _common.put_config(config, checkpoint)
+        with span("checkpoint put", _PG):
+            missing = self._put_once(config, checkpoint, metadata, new_versions)
+            if missing:  # reused values with no stored blob: store them from the checkpoint
+                widened = _common.widened_versions(checkpoint, new_versions, missing)
+                if self._put_once(config, checkpoint, metadata, widened):
+                    raise AssertionError("a put that reuses nothing reported a missing blob")
+            return _common.put_config(config, checkpoint)
 
     def _put_once(
         self,
@@ -305,9 +314,12 @@ class PostgresSaver(_SaverBase):
         task_path: str = "",
     ) -> None:
         """Store a task's pending writes atomically and idempotently (fenced like a put)."""
-        self._connector.run(
-            _common.put_writes_program(self.serde, config, writes, task_id, task_path)
-        )
+        with span(
+            "checkpoint put_writes", {**_PG, "langgraph_recall.checkpoint.writes": len(writes)}
+        ):
+            self._connector.run(
+                _common.put_writes_program(self.serde, config, writes, task_id, task_path)
+            )
 
     def forget_threads(self, thread_ids: Sequence[str]) -> None:
         """Erase threads: delete them (as a thread delete does) in one transaction and

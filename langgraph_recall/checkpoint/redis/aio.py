@@ -43,6 +43,7 @@ from langgraph_recall.checkpoint.redis._base import (
 from langgraph_recall.checkpoint.redis._scripts import SCRIPTS
 from langgraph_recall.checkpoint.redis.lease import AsyncRedisLeaseBackend
 from langgraph_recall.errors import InvalidConnectionStringError
+from langgraph_recall.telemetry import span
 
 # unasync: sync-only
 # import weakref
@@ -58,6 +59,10 @@ __all__ = [
     "AsyncRedisSaver",
     "BoundedAsyncRedisCluster",
 ]
+
+_REDIS: dict[str, str | bool | int | float] = {
+    "db.system.name": "redis"
+}  # the spans' attributes: no thread or user ids
 
 T = TypeVar("T")
 
@@ -254,8 +259,12 @@ class AsyncRedisSaver(LoopBridgedSyncMethods, BaseRedisSaver):
 
     async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
         """The checkpoint ``config`` names (or the thread's latest), with pending writes."""
-        thread_id, commands = self._get_commands(config)
-        return self._get_result(thread_id, await self._execute(commands))
+        with span("checkpoint get_tuple", _REDIS) as current:
+            thread_id, commands = self._get_commands(config)
+            found = self._get_result(thread_id, await self._execute(commands))
+            if current is not None:
+                current.set_attribute("langgraph_recall.checkpoint.found", found is not None)
+            return found
 
     async def alist(
         self,
@@ -294,7 +303,8 @@ class AsyncRedisSaver(LoopBridgedSyncMethods, BaseRedisSaver):
     ) -> RunnableConfig:
         """Store a checkpoint atomically (blobs only for ``new_versions``, and for reused
         values that have no stored blob)."""
-        return await self._run(self._put_plan(config, checkpoint, metadata, new_versions))
+        with span("checkpoint put", _REDIS):
+            return await self._run(self._put_plan(config, checkpoint, metadata, new_versions))
 
     async def aput_writes(
         self,
@@ -304,7 +314,9 @@ class AsyncRedisSaver(LoopBridgedSyncMethods, BaseRedisSaver):
         task_path: str = "",
     ) -> None:
         """Store a task's pending writes (idempotent per task and index)."""
-        await self._execute(self._put_writes_commands(config, writes, task_id, task_path))
+        attributes = {**_REDIS, "langgraph_recall.checkpoint.writes": len(writes)}
+        with span("checkpoint put_writes", attributes):
+            await self._execute(self._put_writes_commands(config, writes, task_id, task_path))
 
     async def aget_delta_channel_history(
         self, *, config: RunnableConfig, channels: Sequence[str]

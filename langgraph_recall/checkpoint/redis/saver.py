@@ -48,6 +48,7 @@ from langgraph_recall.checkpoint.redis._kept_connections import KeptConnections,
 from langgraph_recall.checkpoint.redis._scripts import SCRIPTS
 from langgraph_recall.checkpoint.redis.lease import RedisLeaseBackend
 from langgraph_recall.errors import InvalidConnectionStringError
+from langgraph_recall.telemetry import span
 
 __all__ = [
     "DEFAULT_CONNECT_TIMEOUT",
@@ -55,6 +56,10 @@ __all__ = [
     "BoundedRedisCluster",
     "RedisSaver",
 ]
+
+_REDIS: dict[str, str | bool | int | float] = {
+    "db.system.name": "redis"
+}  # the spans' attributes: no thread or user ids
 
 T = TypeVar("T")
 
@@ -231,8 +236,12 @@ class RedisSaver(ThreadedAsyncMethods, BaseRedisSaver):
 
     def get_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
         """The checkpoint ``config`` names (or the thread's latest), with pending writes."""
-        thread_id, commands = self._get_commands(config)
-        return self._get_result(thread_id, self._execute(commands))
+        with span("checkpoint get_tuple", _REDIS) as current:
+            thread_id, commands = self._get_commands(config)
+            found = self._get_result(thread_id, self._execute(commands))
+            if current is not None:
+                current.set_attribute("langgraph_recall.checkpoint.found", found is not None)
+            return found
 
     def list(
         self,
@@ -265,7 +274,8 @@ class RedisSaver(ThreadedAsyncMethods, BaseRedisSaver):
     ) -> RunnableConfig:
         """Store a checkpoint atomically (blobs only for ``new_versions``, and for reused
         values that have no stored blob)."""
-        return self._run(self._put_plan(config, checkpoint, metadata, new_versions))
+        with span("checkpoint put", _REDIS):
+            return self._run(self._put_plan(config, checkpoint, metadata, new_versions))
 
     def put_writes(
         self,
@@ -275,7 +285,9 @@ class RedisSaver(ThreadedAsyncMethods, BaseRedisSaver):
         task_path: str = "",
     ) -> None:
         """Store a task's pending writes (idempotent per task and index)."""
-        self._execute(self._put_writes_commands(config, writes, task_id, task_path))
+        attributes = {**_REDIS, "langgraph_recall.checkpoint.writes": len(writes)}
+        with span("checkpoint put_writes", attributes):
+            self._execute(self._put_writes_commands(config, writes, task_id, task_path))
 
     def get_delta_channel_history(
         self, *, config: RunnableConfig, channels: Sequence[str]

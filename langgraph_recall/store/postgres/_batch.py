@@ -13,7 +13,7 @@ from datetime import datetime, timezone
 from typing import Any
 
 import numpy as np
-from langgraph.store.base import Item, ListNamespacesOp, Op, Result, SearchItem
+from langgraph.store.base import Item, ListNamespacesOp, Op, PutOp, Result, SearchItem
 from psycopg import sql
 
 from langgraph_recall._pg.program import Stmt
@@ -42,6 +42,7 @@ from langgraph_recall.store.postgres._bookkeeping import BookkeepingPrograms
 from langgraph_recall.store.postgres._float4_array import Float4Array
 from langgraph_recall.store.postgres._state import MAX_EF_SEARCH
 from langgraph_recall.store.postgres._types import Program
+from langgraph_recall.telemetry import end_span, records, start_store_span
 
 Clause = sql.Composable
 
@@ -52,6 +53,28 @@ class BatchPrograms(BookkeepingPrograms):
     """Batch programs of the Postgres memory store."""
 
     def _batch_program(self, ops: list[Op]) -> Program[list[Result]]:
+        started = start_store_span(ops)
+        if started is None:
+            return (yield from self._batch_steps(ops))
+        try:
+            results = yield from self._batch_steps(ops)
+        except GeneratorExit:  # abandoned by the runner: the span still ends
+            end_span(started)
+            raise
+        except Exception as exc:
+            end_span(started, exc, {"langgraph_recall.store.vector_mode": self.vector_mode or ""})
+            raise
+        writes = sum(isinstance(op, PutOp) for op in ops)
+        end_span(
+            started,
+            attributes={
+                "gen_ai.memory.records": records(results) + writes,
+                "langgraph_recall.store.vector_mode": self.vector_mode or "",
+            },
+        )
+        return results
+
+    def _batch_steps(self, ops: list[Op]) -> Program[list[Result]]:
         plan = plan_batch(
             ops,
             fields=self.fields,

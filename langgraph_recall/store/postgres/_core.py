@@ -58,6 +58,7 @@ class MemoryStoreCore(MemoryPrograms, BaseStore):
     supports_explain = True
     supports_include_invalid = True
     supports_forget = True
+    supports_history = True
 
     def __init__(
         self,

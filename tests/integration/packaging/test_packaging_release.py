@@ -68,7 +68,17 @@ def test_the_wheel_ships_the_package_and_its_benchmarks_and_the_sdist_the_source
         metadata = Parser().parsestr(wheel.read(metadata_name).decode())
     assert metadata["Name"] == "langgraph-recall" and metadata["Version"] == __version__
     extras = set(metadata.get_all("Provides-Extra") or [])
-    assert {"all", "bench", "postgres", "redis", "embedded", "embeddings", "langchain"} <= extras
+    assert {
+        "all",
+        "bench",
+        "postgres",
+        "redis",
+        "embedded",
+        "embeddings",
+        "langchain",
+        "otel",
+        "mcp",
+    } <= extras
     entry_points = next(n for n in names if n.endswith(".dist-info/entry_points.txt"))
     assert (
         "langgraph-recall = langgraph_recall.cli:main"
@@ -228,3 +238,5 @@ def test_the_demo_and_the_version_run_from_the_installed_wheel(
     assert "Your name is Zhang San (from memory)." in demo.stdout
     assert "You live in Lisbon (from memory)." in demo.stdout
     assert "no model given" not in demo.stderr  # offline mode chose its extractor on purpose
+    served = run_in_venv(installed_venv, [cli, "mcp", "--help"], tmp_path)
+    assert served.returncode == 0 and "usage: langgraph-recall mcp" in served.stdout, served.stderr

@@ -1,0 +1,157 @@
+"""``langgraph-recall export`` and ``import``: one user's memories in and out as JSON Lines.
+
+``export --user ID [--out FILE]`` writes the user's memories (with validity, kind,
+importance, links and audit history) in the format of :mod:`langgraph_recall.transfer`;
+``import FILE`` (``-`` for standard input) puts them into the store, batch by batch, with
+progress on standard error; ``import --from-langgraph-store DSN`` copies the items of
+LangGraph's ``PostgresStore`` on ``DSN`` instead.
+
+Example:
+    ```python
+    import os
+    import tempfile
+
+    from langgraph_recall.cli import main
+
+    db = ["--postgres", DB_URI]
+    path = os.path.join(tempfile.mkdtemp(), "doc-cli.jsonl")
+    assert main(["export", "--user", "doc-cli", "--out", path, *db]) == 0
+    assert main(["import", path, *db]) == 0
+    ```
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import sys
+from collections.abc import Iterator
+from typing import Any, TextIO
+
+from langgraph_recall.cli._backends import describe_dsn, open_store, resolve_dsn
+from langgraph_recall.cli._console import CliError, Console
+
+__all__ = ["cmd_export", "cmd_import", "parse_prefix"]
+
+
+def parse_prefix(text: str | None) -> tuple[str, ...] | None:
+    """``--prefix`` as a JSON list of labels (labels may hold ``/`` or spaces).
+
+    Example:
+        ```python
+        from langgraph_recall.cli.transfer import parse_prefix
+
+        assert parse_prefix('["memories", "team"]') == ("memories", "team")
+        assert parse_prefix(None) is None
+        ```
+    """
+    if text is None:
+        return None
+    try:
+        labels = json.loads(text)
+    except ValueError:
+        labels = None
+    if not isinstance(labels, list) or not all(isinstance(label, str) for label in labels):
+        raise CliError(
+            f"--prefix must be a JSON list of labels, e.g. '[\"memories\"]', got {text!r}"
+        )
+    return tuple(labels)
+
+
+@contextlib.contextmanager
+def _output(path: str | None) -> Iterator[TextIO]:
+    if path is None or path == "-":
+        yield sys.stdout
+        return
+    try:
+        stream = open(path, "w", encoding="utf-8")  # noqa: SIM115 - closed below
+    except OSError as exc:
+        raise CliError(f"cannot write {path!r}: {exc.strerror}") from None
+    with stream:
+        yield stream
+
+
+@contextlib.contextmanager
+def _input(path: str) -> Iterator[TextIO]:
+    if path == "-":
+        yield sys.stdin
+        return
+    try:
+        stream = open(path, encoding="utf-8")  # noqa: SIM115 - closed below
+    except OSError as exc:
+        raise CliError(f"cannot read {path!r}: {exc.strerror}") from None
+    with stream:
+        yield stream
+
+
+def cmd_export(args: Any, console: Console | None = None) -> int:
+    """``langgraph-recall export --user ID | --prefix JSON [--out FILE] [--no-history]``."""
+    from langgraph_recall.transfer import export_memories
+
+    out = console or Console(sys.stderr)
+    prefix = parse_prefix(args.prefix)
+    user = args.user
+    if (user is None) == (prefix is None):
+        raise CliError("export needs exactly one of --user ID and --prefix JSON")
+    if user is not None and not user.strip():
+        raise CliError("--user must be a non-empty user id (e.g. --user demo-1234abcd)")
+    dsn = resolve_dsn(args.postgres)
+    with open_store(dsn) as store, _output(args.out) as stream:
+        report = export_memories(
+            store, stream, user_id=user, namespace_prefix=prefix, history=args.history
+        )
+    where = args.out if args.out not in (None, "-") else "standard output"
+    out.ok(f"exported {report.items} memories from {describe_dsn(dsn)} to {where}")
+    return 0
+
+
+def _open_langgraph_store(dsn: str) -> contextlib.AbstractContextManager[Any]:
+    try:
+        from langgraph.store.postgres import PostgresStore
+    except ImportError as exc:
+        raise CliError(
+            "reading LangGraph's PostgresStore needs langgraph-checkpoint-postgres: pip install "
+            '"langgraph-recall[postgres]"'
+        ) from exc
+    return PostgresStore.from_conn_string(dsn)
+
+
+def cmd_import(args: Any, console: Console | None = None) -> int:
+    """``langgraph-recall import FILE`` / ``import --from-langgraph-store DSN``."""
+    from langgraph_recall.transfer import copy_memories, import_memories
+
+    out = console or Console(sys.stderr)
+    if (args.file is None) == (args.from_langgraph_store is None):
+        raise CliError(
+            "import needs a FILE (or - for standard input) or --from-langgraph-store DSN"
+        )
+    if args.batch_size < 1:
+        raise CliError("--batch-size must be >= 1")
+
+    def progress(done: int) -> None:
+        out.line(f"  {done} memories imported")
+
+    dsn = resolve_dsn(args.postgres)
+    with open_store(dsn) as store:
+        if args.file is not None:
+            with _input(args.file) as stream:
+                report = import_memories(
+                    store, stream, batch_size=args.batch_size, progress=progress
+                )
+            source = "standard input" if args.file == "-" else args.file
+        else:
+            prefix = parse_prefix(args.prefix) or ()
+            with _open_langgraph_store(args.from_langgraph_store) as old:
+                report = copy_memories(
+                    old,
+                    store,
+                    namespace_prefix=prefix,
+                    batch_size=args.batch_size,
+                    progress=progress,
+                )
+            source = f"LangGraph's PostgresStore ({describe_dsn(args.from_langgraph_store)})"
+    out.ok(
+        f"imported {report.items} memories from {source} into {describe_dsn(dsn)} "
+        f"({report.batches} transactions)"
+    )
+    return 0
