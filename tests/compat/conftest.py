@@ -26,9 +26,6 @@ from typing import Any
 import pytest
 
 from tests.compat import _adapters, _checkpointer_adapters, _suites
-from tests.integration.conftest import embedded_server
-
-__all__ = ["embedded_server"]
 
 BACKENDS = {"exact": _adapters.exact_backend, "pgvector": _adapters.pgvector_backend}
 
