@@ -217,13 +217,13 @@ def _group_of(item: pytest.Item) -> str | None:
     return None
 
 
-@pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the groups from the markers
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    for item in items:
-        used = set(item.fixturenames)
-        for marker, fixtures in COMPONENT_FIXTURES.items():
-            if used & fixtures and item.get_closest_marker(marker) is None:
-                item.add_marker(marker)
-        group = _group_of(item)
-        if group is not None and item.get_closest_marker("xdist_group") is None:
-            item.add_marker(pytest.mark.xdist_group(group))
+def pytest_itemcollected(item: pytest.Item) -> None:
+    """Marks each test as it is collected: before any ``pytest_collection_modifyitems``
+    (pytest-xdist reads the groups there, ``-m`` the markers)."""
+    used = set(item.fixturenames)
+    for marker, fixtures in COMPONENT_FIXTURES.items():
+        if used & fixtures and item.get_closest_marker(marker) is None:
+            item.add_marker(marker)
+    group = _group_of(item)
+    if group is not None and item.get_closest_marker("xdist_group") is None:
+        item.add_marker(pytest.mark.xdist_group(group))
