@@ -4,8 +4,8 @@
 #
 # Without arguments (what CI runs): every test, once, in stages --
 #   1. ruff; mypy --strict in the background;
-#   2. pytest on $LANGGRAPH_RECALL_TEST_WORKERS processes (pytest-xdist, default: the CPU
-#      count, at most 4): every test but those marked `serial`, each property with its full
+#   2. pytest on $LANGGRAPH_RECALL_TEST_WORKERS processes (pytest-xdist, one module per
+#      worker; default: the CPU count, at most 4): every test but those marked `serial`, each property with its full
 #      example count (Hypothesis profile "thorough");
 #   3. pytest on one process: the `serial` tests (timeouts and time bounds, measured alone);
 #   4. langgraph-redis's checkpointer tests, then the Redis tests on Valkey and on the
@@ -56,7 +56,7 @@ python -m tests.compat._suites
 export LANGGRAPH_RECALL_HYPOTHESIS="${LANGGRAPH_RECALL_HYPOTHESIS:-thorough}"
 workers="${LANGGRAPH_RECALL_TEST_WORKERS:-$(python -c 'import os; print(min(os.cpu_count() or 1, 4))')}"
 stage "pytest: all but the serial tests, $workers processes"
-"${PYTEST[@]}" -n "$workers" --dist loadgroup -m "not serial"
+"${PYTEST[@]}" -n "$workers" --dist loadscope -m "not serial"
 stage "mypy --strict (result)"
 mypy_status=0
 wait "$mypy_pid" || mypy_status=$?

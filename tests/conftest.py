@@ -196,10 +196,12 @@ COMPONENT_FIXTURES = {
     "embedded": {"embedded_server", "embedded_dsn", "embedded_databases"},
 }
 
-# Tests sharing an expensive fixture run in one process under pytest-xdist (``--dist
-# loadgroup``, scripts/test.sh), so it is built once: the session's wheel install, and any
-# module- or class-scoped fixture (a test-built Redis Cluster, a notebook kernel, the
-# docstring examples' Redis database, which their teardown empties).
+# Tests sharing an expensive fixture are one pytest-xdist group (``--dist loadgroup``), so it is
+# built once. (scripts/test.sh uses ``--dist loadscope``, one module per worker: pytest-xdist
+# 3.8 does not apply groups under pytest 9, whose nodes ignore the ``_nodeid`` it rewrites.)
+# Shared: the session's wheel install, and any module- or class-scoped fixture (a test-built
+# Redis Cluster, a notebook kernel, the docstring examples' Redis database, which their
+# teardown empties).
 SHARED_SESSION_FIXTURES = {"installed_venv": "installed-venv"}
 
 
