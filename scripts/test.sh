@@ -1,9 +1,23 @@
 #!/usr/bin/env bash
 # Set up everything and run the whole test suite: lint, types, unit, integration, conformance.
-# Usage: bash scripts/test.sh [extra pytest args]
+# Usage: bash scripts/test.sh [pytest args]
+#
+# Without arguments (what CI runs): every test, once, in stages --
+#   1. ruff; mypy --strict in the background;
+#   2. pytest on $LANGGRAPH_RECALL_TEST_WORKERS processes (pytest-xdist, one module per
+#      worker; default: the CPU count, at most 4): every test but those marked `serial`, each property with its full
+#      example count (Hypothesis profile "thorough");
+#   3. pytest on one process: the `serial` tests (timeouts and time bounds, measured alone);
+#   4. langgraph-redis's checkpointer tests, then the Redis tests on Valkey and on the
+#      lowest redis-py allowed.
+# With arguments: one pytest run of those (profile "fast" unless LANGGRAPH_RECALL_HYPOTHESIS
+# says otherwise), e.g. `bash scripts/test.sh tests/unit -n 2` or `-m "redis and not serial"`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+started=$SECONDS
+stage() { echo "==> $1 ($((SECONDS - started)) s since start)"; }
 source scripts/_env.sh
+stage "installed"
 bash scripts/services.sh
 export LANGGRAPH_RECALL_REQUIRE_SERVICES="${LANGGRAPH_RECALL_REQUIRE_SERVICES:-1}"
 # LoCoMo dev data lives beside the repository (../shared/data/locomo-dev). A clone made
@@ -16,30 +30,55 @@ if [ -z "${LANGGRAPH_RECALL_LOCOMO_DIR:-}" ] && [ ! -d "../shared/data/locomo-de
     echo "==> LoCoMo data: $LANGGRAPH_RECALL_LOCOMO_DIR (beside the origin repository)"
   fi
 fi
-echo "==> ruff"
+stage "ruff"
 ruff check langgraph_recall graphs tests notebooks
 ruff format --check langgraph_recall graphs tests notebooks
-echo "==> mypy --strict"
-mypy  # [tool.mypy] files: langgraph_recall (graphs/ and bench/ included), notebooks/src + build.py
+PYTEST=(python -m pytest -p no:cacheprovider --timeout=900)
+if [ "$#" -gt 0 ]; then
+  stage "mypy --strict"
+  mypy
+  python -m tests.compat._suites
+  stage "pytest $*"
+  "${PYTEST[@]}" "$@"
+  exit 0
+fi
+# [tool.mypy] files: langgraph_recall (graphs/ and bench/ included), notebooks/src + build.py;
+# in the background, beside the parallel tests (its result is checked after them)
+stage "mypy --strict (in the background)"
+mypy_log="$(mktemp)"
+mypy >"$mypy_log" 2>&1 &
+mypy_pid=$!
+trap '[ -n "$mypy_pid" ] && kill "$mypy_pid" 2>/dev/null; rm -f "$mypy_log"' EXIT
 # --- store-compat: LangGraph's own store test suites (tests/compat), fetched from the PyPI
 # sdists pinned in tests/compat/langgraph_suites.lock (sha256-checked, cached in .cache/) ---
 python -m tests.compat._suites
 # --- end store-compat ---
-echo "==> pytest"
-python -m pytest -p no:cacheprovider --timeout=900 "$@"
+export LANGGRAPH_RECALL_HYPOTHESIS="${LANGGRAPH_RECALL_HYPOTHESIS:-thorough}"
+workers="${LANGGRAPH_RECALL_TEST_WORKERS:-$(python -c 'import os; print(min(os.cpu_count() or 1, 4))')}"
+stage "pytest: all but the serial tests, $workers processes"
+"${PYTEST[@]}" -n "$workers" --dist loadscope -m "not serial"
+stage "mypy --strict (result)"
+mypy_status=0
+wait "$mypy_pid" || mypy_status=$?
+mypy_pid=""
+cat "$mypy_log"
+[ "$mypy_status" -eq 0 ] || exit "$mypy_status"
+stage "pytest: the serial tests, one process"
+"${PYTEST[@]}" -m serial
 # --- peer-suites: redis-developer/langgraph-redis's checkpointer tests against our Redis savers
 # (tests/compat/redis_peer_run.py: the sdist pinned in tests/compat/redis_peer_suite.lock, a
 # private redis-server, their fixtures replaced; not run: tests/compat/redis_peer.deselect).
 # langgraph-checkpoint-postgres's saver suites run inside pytest (checkpointer_suites.lock).
 # LangGraph's own graph tests with our savers as checkpointers (~1,300 tests, long) run with
 # LANGGRAPH_RECALL_PEER_PREGEL=1: python -m tests.compat.pregel_peer_run.
-if [ "$#" -eq 0 ]; then
-  python -m tests.compat.redis_peer_run
-  if [ "${LANGGRAPH_RECALL_PEER_PREGEL:-0}" = "1" ]; then python -m tests.compat.pregel_peer_run; fi
-fi
+stage "langgraph-redis's checkpointer tests"
+python -m tests.compat.redis_peer_run
+if [ "${LANGGRAPH_RECALL_PEER_PREGEL:-0}" = "1" ]; then python -m tests.compat.pregel_peer_run; fi
 # --- end peer-suites ---
 # ---- Redis savers on Valkey and on the lowest redis-py allowed (issue 14 item 9) ------------
 # Full runs only (no pytest arguments); LANGGRAPH_RECALL_SKIP_REDIS_COMPAT=1 skips it.
-if [ "$#" -eq 0 ] && [ "${LANGGRAPH_RECALL_SKIP_REDIS_COMPAT:-0}" != "1" ]; then
+if [ "${LANGGRAPH_RECALL_SKIP_REDIS_COMPAT:-0}" != "1" ]; then
+  stage "Redis savers on Valkey and the lowest redis-py"
   bash scripts/test_redis_compat.sh
 fi
+stage "done"

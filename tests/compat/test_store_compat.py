@@ -18,9 +18,6 @@ from langgraph_recall.store.postgres import (
     PostgresMemoryStore,
 )
 from tests.fakes import HashingEmbeddings
-from tests.integration.conftest import embedded_dsn, embedded_server
-
-__all__ = ["embedded_dsn", "embedded_server"]
 
 DIMS = 32
 DOCS = {

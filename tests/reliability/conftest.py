@@ -20,13 +20,10 @@ import pytest
 from langgraph_recall.store.postgres import PostgresMemoryStore
 from tests.conftest import service_missing
 from tests.fakes import HashingEmbeddings
-from tests.integration.conftest import embedded_dsn, embedded_server
 from tests.reliability._figures import FIGURES_ENV, Figures
 from tests.reliability._servers import OwnedRedis, redis_server_binary
 
 DIMS = 32
-
-__all__ = ["embedded_dsn", "embedded_server"]  # the embedded PG 18 + pgvector fixtures
 
 
 _FIGURES = Figures()

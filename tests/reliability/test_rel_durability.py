@@ -25,7 +25,7 @@ from tests.reliability._figures import Figures
 from tests.reliability._workload import thread_config, turn_input
 from tests.reliability.conftest import index_config
 
-pytestmark = [pytest.mark.slow, pytest.mark.failover]
+pytestmark = [pytest.mark.serial, pytest.mark.slow, pytest.mark.failover]
 
 TURNS = 8
 
@@ -47,7 +47,7 @@ def test_no_acknowledged_turn_is_lost_when_the_saver_waits_for_a_replica(
     refused = 0
     with RedisPair.running() as pair:
         with RedisSaver.from_conn_string(
-            pair.primary.url, prefix=prefix, replicas=replicas, replica_timeout=0.3
+            pair.primary.url, prefix=prefix, replicas=replicas, replica_timeout=2.0
         ) as saver:
             saver.setup()
             graph = chat_graph(saver)
@@ -89,7 +89,7 @@ async def test_the_async_saver_waits_for_its_replicas_too() -> None:
     prefix = f"adur{uuid.uuid4().hex[:8]}"
     with RedisPair.running() as pair:
         async with AsyncRedisSaver.from_conn_string(
-            pair.primary.url, prefix=prefix, replicas=1, replica_timeout=0.3
+            pair.primary.url, prefix=prefix, replicas=1, replica_timeout=2.0
         ) as saver:
             await saver.asetup()
             graph = chat_graph(saver)

@@ -37,7 +37,8 @@ from tests.reliability._figures import Figures
 from tests.reliability._servers import OwnedRedis
 from tests.reliability._workload import thread_config
 
-pytestmark = [pytest.mark.slow, pytest.mark.failover]
+# serial: its time bounds are measured alone (scripts/test.sh)
+pytestmark = [pytest.mark.slow, pytest.mark.failover, pytest.mark.serial]
 
 PER_GROUP = 8
 

@@ -27,7 +27,7 @@ from tests.reliability._clusters import PostgresPair
 from tests.reliability._figures import Figures
 from tests.reliability.conftest import index_config
 
-pytestmark = [pytest.mark.slow, pytest.mark.failover, pytest.mark.postgres]
+pytestmark = [pytest.mark.serial, pytest.mark.slow, pytest.mark.failover, pytest.mark.postgres]
 
 NS = ("memories", "user_id:u")
 THREAD = {"configurable": {"thread_id": "t", "checkpoint_ns": ""}}
@@ -76,9 +76,12 @@ def test_the_first_call_after_a_promotion_finds_a_live_connection(
     label = "idle" if idle else "busy"
     for name, count in failed.items():
         figures.put(f"failover_pool_first_calls_failed[{name}-{label}]", count)
-    # an idle pool pings before use: no call fails; a busy one: only the call that held a
-    # connection killed in use
-    assert failed == ({"saver": 0, "store": 0} if idle else {"saver": 1, "store": 1})
+    # an idle pool pings before use: no call fails; a busy one: at most the call that held a
+    # connection killed in use (0 when the promotion took longer than the idle window)
+    if idle:
+        assert failed == {"saver": 0, "store": 0}
+    else:
+        assert max(failed.values()) <= 1, failed
 
 
 async def test_the_async_saver_s_idle_pool_recovers_on_its_first_call() -> None:

@@ -23,7 +23,7 @@ from tests.reliability._clusters import PostgresPair
 from tests.reliability._figures import Figures
 from tests.reliability.conftest import index_config
 
-pytestmark = [pytest.mark.slow, pytest.mark.failover, pytest.mark.postgres]
+pytestmark = [pytest.mark.serial, pytest.mark.slow, pytest.mark.failover, pytest.mark.postgres]
 
 NS = ("memories", "user_id:u")
 UNRELATED = "qqqq zzzz"  # shares no word with any memory: only vector search finds them

@@ -30,7 +30,8 @@ from tests.reliability._servers import BackendKiller
 from tests.reliability._workload import Ledger, check_thread, run_turns, thread_config, turn_input
 from tests.reliability.conftest import index_config
 
-pytestmark = [pytest.mark.postgres, pytest.mark.slow]
+# serial: its time bounds are measured alone (scripts/test.sh)
+pytestmark = [pytest.mark.postgres, pytest.mark.slow, pytest.mark.serial]
 
 THREADS = [f"pthread-{i}" for i in range(12)]
 ROUNDS = 10

@@ -24,7 +24,8 @@ from tests.reliability._figures import Figures
 from tests.reliability._servers import OwnedRedis
 from tests.reliability._workload import Ledger, check_thread, run_turns, thread_config, turn_input
 
-pytestmark = [pytest.mark.redis, pytest.mark.slow]
+# serial: its time bounds are measured alone (scripts/test.sh)
+pytestmark = [pytest.mark.redis, pytest.mark.slow, pytest.mark.serial]
 
 THREADS = [f"rthread-{i}" for i in range(12)]
 KILLS = 3

@@ -29,7 +29,8 @@ from tests.reliability._figures import Figures
 from tests.reliability._servers import OwnedRedis
 from tests.reliability._workload import thread_config, turn_input
 
-pytestmark = [pytest.mark.redis, pytest.mark.slow]
+# serial: its time bounds are measured alone (scripts/test.sh)
+pytestmark = [pytest.mark.redis, pytest.mark.slow, pytest.mark.serial]
 
 EPSILON = 1.5
 """Seconds a failing call may take beyond its timeout (scheduling on a loaded 2-core box)."""

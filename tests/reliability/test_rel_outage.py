@@ -25,7 +25,8 @@ from tests.reliability._servers import TcpProxy, admin_dsn_for
 from tests.reliability._workload import check_thread, thread_config, turn_input
 from tests.reliability.conftest import index_config
 
-pytestmark = [pytest.mark.postgres, pytest.mark.slow]
+# serial: its time bounds are measured alone (scripts/test.sh)
+pytestmark = [pytest.mark.postgres, pytest.mark.slow, pytest.mark.serial]
 
 FAIL_FAST_SECONDS = 10.0
 OUTAGE_SECONDS = 3.0

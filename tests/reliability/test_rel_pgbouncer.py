@@ -27,7 +27,7 @@ from tests.reliability._clusters import OwnedPgBouncer
 from tests.reliability._figures import Figures
 from tests.reliability.conftest import index_config
 
-pytestmark = [pytest.mark.postgres, pytest.mark.slow]
+pytestmark = [pytest.mark.serial, pytest.mark.postgres, pytest.mark.slow]
 
 TURNS = 200
 NS = ("memories", "user_id:u")

@@ -18,7 +18,7 @@ from langgraph_recall.store.postgres import AsyncPostgresMemoryStore, PostgresMe
 from tests.reliability._clusters import PostgresPair
 from tests.reliability.conftest import index_config
 
-pytestmark = [pytest.mark.slow, pytest.mark.failover, pytest.mark.postgres]
+pytestmark = [pytest.mark.serial, pytest.mark.slow, pytest.mark.failover, pytest.mark.postgres]
 
 NS = ("memories", "user_id:u")
 

@@ -14,6 +14,7 @@ import asyncio
 import time
 from typing import Any
 
+import pytest
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
 from langgraph_recall.errors import BackendUnavailableError
@@ -21,6 +22,9 @@ from langgraph_recall.store.postgres import AsyncPostgresMemoryStore
 from tests.reliability._figures import Figures
 from tests.reliability._servers import FreezingProxy
 from tests.reliability.conftest import index_config
+
+# serial: its time bounds are measured alone (scripts/test.sh)
+pytestmark = pytest.mark.serial
 
 TIMEOUT = 1.0
 EPSILON = 1.5

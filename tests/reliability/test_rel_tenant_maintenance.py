@@ -35,7 +35,8 @@ from tests.reliability._figures import Figures
 from tests.reliability._servers import residue
 from tests.reliability.conftest import index_config
 
-pytestmark = [pytest.mark.postgres]
+# serial: its time bounds are measured alone (scripts/test.sh)
+pytestmark = [pytest.mark.postgres, pytest.mark.serial]
 
 WAIT = 120.0  # a bound for "never happens", not a timing
 

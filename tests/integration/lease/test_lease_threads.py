@@ -126,6 +126,7 @@ async def test_async_reject_and_wait(savers: SaverFactory) -> None:
         assert state.values["log"] == [item for name in order for item in (name, "done")]
 
 
+@pytest.mark.serial  # the TTL is timed
 def test_killed_lease_holder_frees_the_thread_after_ttl(savers: SaverFactory) -> None:
     ttl = 1.5
     command = [sys.executable, "-m", "tests.integration.lease.lease_holder", savers.kind]

@@ -110,6 +110,7 @@ async def test_pooled_async_calls_are_not_serialised(async_saver: AsyncPostgresS
         assert found is not None
 
 
+@pytest.mark.serial  # races the pool timeout
 async def test_more_concurrent_calls_than_connections_queue_at_the_gate(
     postgres_dsn: str,
 ) -> None:
@@ -127,6 +128,7 @@ async def test_more_concurrent_calls_than_connections_queue_at_the_gate(
         assert stats.get("requests_queued", 0) == 0  # waited on the gate, not in the pool
 
 
+@pytest.mark.serial  # a time bound
 async def test_waiting_for_a_connection_is_bounded_by_the_pool_timeout(
     postgres_dsn: str,
 ) -> None:

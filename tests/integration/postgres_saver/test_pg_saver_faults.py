@@ -21,7 +21,8 @@ from langgraph_recall.checkpoint.postgres import AsyncPostgresSaver, PostgresSav
 from langgraph_recall.errors import BackendUnavailableError
 from tests.graph_helpers import chat_graph
 
-pytestmark = [pytest.mark.postgres, pytest.mark.slow]
+# serial: its time bounds are measured alone (scripts/test.sh)
+pytestmark = [pytest.mark.postgres, pytest.mark.slow, pytest.mark.serial]
 
 THREADS = [f"fault-{i}" for i in range(20)]
 KILL_ROUNDS = 12

@@ -138,6 +138,7 @@ async def test_from_conn_string_with_cluster_option(
         assert contents(loaded.checkpoint["channel_values"]) == ["hi", "a saw 1", "b saw 2"]
 
 
+@pytest.mark.serial  # a time bound
 async def test_one_timeout_bounds_a_call_to_a_frozen_cluster_node(
     redis_cluster_servers: list[LocalServer],
 ) -> None:

@@ -16,7 +16,7 @@ from langgraph_recall.errors import BackendUnavailableError
 from langgraph_recall.store.postgres import AsyncPostgresMemoryStore
 from tests.fakes import HashingEmbeddings
 
-pytestmark = pytest.mark.postgres
+pytestmark = [pytest.mark.serial, pytest.mark.postgres]
 
 NS = ("memories", "user_id:u1")
 

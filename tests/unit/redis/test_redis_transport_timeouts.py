@@ -60,6 +60,7 @@ def server() -> Iterator[FreezableServer]:
     fake.close()
 
 
+@pytest.mark.serial  # a time bound
 def test_a_hung_server_is_one_timeout_on_the_kept_connections(server: FreezableServer) -> None:
     client = redis.Redis(port=server.port, socket_timeout=0.3, protocol=2)
     kept = KeptConnections.for_client(client)

@@ -13,6 +13,9 @@ from langgraph.store.base import GetOp, Op, PutOp
 from langgraph_recall.errors import InvalidValueError
 from langgraph_recall.store._coalesce import Coalescer, Stall
 
+# serial: its time bounds are measured alone (scripts/test.sh)
+pytestmark = pytest.mark.serial
+
 
 def _fake_store() -> tuple[list[list[Op]], Any]:
     """A batch runner that answers each op with its own key, failing batches with a "bad" key."""
