@@ -31,7 +31,7 @@ from pathlib import Path
 
 from langgraph_recall.errors import BenchmarkDataError
 
-__all__ = ["LOCOMO_DOWNLOAD", "LOCOMO_ENV", "locomo_data_dir"]
+__all__ = ["BEAM_ENV", "LOCOMO_DOWNLOAD", "LOCOMO_ENV", "beam_data_dir", "locomo_data_dir"]
 
 LOCOMO_ENV = "LANGGRAPH_RECALL_LOCOMO_DIR"
 """Environment variable naming the LoCoMo folder (``--data DIR`` wins over it)."""
@@ -65,3 +65,35 @@ def locomo_data_dir(given: str | Path | None = None) -> Path:
     else:
         where = f"no LoCoMo conversations (*.json) in {str(folder)!r}"
     raise BenchmarkDataError(f"{where}. {LOCOMO_DOWNLOAD}")
+
+
+BEAM_ENV = "LANGGRAPH_RECALL_BEAM_DIR"
+"""Environment variable naming the BEAM folder (``--data DIR`` wins over it)."""
+BEAM_DOWNLOAD = (
+    "BEAM is not shipped with langgraph-recall. Get its chats from "
+    "https://github.com/mohammadtavakoli78/BEAM (each chat a folder with chat.json and "
+    f"probing_questions.json), then pass --data DIR or set {BEAM_ENV}=DIR"
+)
+"""The instructions every "no BEAM data" error carries."""
+_CHECKOUT_BEAM = Path(__file__).resolve().parents[3] / "shared" / "data" / "beam-dev"
+
+
+def beam_data_dir(given: str | Path | None = None) -> Path:
+    """The BEAM folder: ``given``, else ``$LANGGRAPH_RECALL_BEAM_DIR``, else (in a source
+    checkout) ``../shared/data/beam-dev`` beside the repository. It holds one or more chat
+    folders (``chat.json`` + ``probing_questions.json``) at any depth.
+
+    Raises:
+        BenchmarkDataError: No chat folder there; the message says where to get BEAM.
+    """
+    named = given if given is not None else os.environ.get(BEAM_ENV) or None
+    folder = Path(named).expanduser() if named is not None else _CHECKOUT_BEAM
+    if folder.is_dir() and any(folder.rglob("chat.json")):
+        return folder
+    if named is None:
+        where = f"no BEAM data given (--data DIR or {BEAM_ENV})"
+    elif not folder.is_dir():
+        where = f"the BEAM folder {str(folder)!r} does not exist"
+    else:
+        where = f"no BEAM chat (chat.json) under {str(folder)!r}"
+    raise BenchmarkDataError(f"{where}. {BEAM_DOWNLOAD}")

@@ -237,7 +237,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     bench = commands.add_parser(
         "bench",
-        help="run benchmarks (checkpointers, store, locomo) side by side",
+        help="run benchmarks (checkpointers, store, locomo, beam) side by side",
         description="Run the package's benchmarks side by side and print one results table.",
     )
     bench.add_argument(
@@ -245,7 +245,7 @@ def build_parser() -> argparse.ArgumentParser:
         nargs="*",
         default=["all"],
         metavar="BENCH",
-        help="checkpointers | postgres_saver | store | locomo | all (default: all); "
+        help="checkpointers | postgres_saver | store | locomo | beam | all (default: all); "
         "locomo-qa (end-to-end QA with an LLM judge; needs a model) runs alone",
     )
     bench.add_argument("--quick", action="store_true", help="small sizes (about a minute each)")
@@ -258,8 +258,9 @@ def build_parser() -> argparse.ArgumentParser:
         "--data",
         metavar="DIR",
         default=None,
-        help="the LoCoMo folder for locomo and locomo-qa (default $LANGGRAPH_RECALL_LOCOMO_DIR; "
-        "LoCoMo is not shipped: the error without it says how to download it)",
+        help="the data folder of locomo and locomo-qa (default $LANGGRAPH_RECALL_LOCOMO_DIR) "
+        "or of beam (default $LANGGRAPH_RECALL_BEAM_DIR); the data sets are not shipped: "
+        "the error without one says where to get it",
     )
     qa = bench.add_argument_group(
         "locomo-qa options",

@@ -3,7 +3,8 @@
 The benchmarks ship in the wheel (:mod:`langgraph_recall.bench`): ``checkpointers`` (our
 Redis/Postgres savers against InMemory, SQLite and the official Postgres saver),
 ``postgres_saver`` (ours vs the official saver: latency and concurrent throughput), ``store``
-(search latency / put throughput) and ``locomo`` (LoCoMo retrieval quality). ``locomo-qa``
+(search latency / put throughput), ``locomo`` (LoCoMo retrieval quality) and ``beam`` (BEAM
+retrieval quality, instructions and updates in the model's context). ``locomo-qa``
 (end-to-end LoCoMo QA with an LLM judge, :mod:`langgraph_recall.bench.locomo_qa`) needs a chat
 model, so ``all`` never runs it; run it on its own: ``langgraph-recall bench locomo-qa
 --limit-conversations 1``. Each is called through its typed ``run(..., progress=...)`` function,
@@ -32,6 +33,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from langgraph_recall.cli._console import CliError, Console, format_table
 
 if TYPE_CHECKING:  # the benchmark modules are imported when a benchmark runs
+    from langgraph_recall.bench.beam import BeamReport
     from langgraph_recall.bench.checkpointers import SaverResult
     from langgraph_recall.bench.locomo import LocomoReport
     from langgraph_recall.bench.postgres_saver import SaverComparison
@@ -48,8 +50,10 @@ __all__ = [
     "to_plain",
 ]
 
-BENCHES = ("checkpointers", "postgres_saver", "store", "locomo")
+BENCHES = ("checkpointers", "postgres_saver", "store", "locomo", "beam")
 """Benchmark modules of ``bench/``, in the order ``all`` runs them."""
+DATA_BENCHES = ("locomo", "beam")
+"""Benchmarks that read a data set (``--data DIR`` is given to the ones named)."""
 QA_BENCH = "locomo-qa"
 """The end-to-end QA benchmark (``bench/locomo_qa.py``): needs a model, never in ``all``."""
 QA_QUICK = {"limit_conversations": 1, "limit_questions": 20}
@@ -70,6 +74,7 @@ QUICK: dict[str, dict[str, Any]] = {
         "retrievers": ("ours-pgvector", "bm25-stemmed"),
         "ingest_turns": 30,
     },
+    "beam": {"limit_chats": 1, "limit_questions": 6},
 }
 """Keyword arguments of each benchmark's ``run`` for ``--quick``."""
 
@@ -169,6 +174,12 @@ def _run_locomo(options: Mapping[str, Any], progress: OnProgress) -> LocomoRepor
     from langgraph_recall.bench import locomo
 
     return locomo.run(**options, progress=progress)
+
+
+def _run_beam(options: Mapping[str, Any], progress: OnProgress) -> BeamReport:
+    from langgraph_recall.bench import beam
+
+    return beam.run(**options, progress=progress)
 
 
 def _normalise_checkpointers(raw: Sequence[SaverResult], result: BenchResult) -> None:
@@ -313,6 +324,32 @@ def _normalise_store(raw: Sequence[StoreResult], result: BenchResult) -> None:
     }
 
 
+def _normalise_beam(raw: BeamReport, result: BenchResult) -> None:
+    from langgraph_recall.bench.beam import report_rows
+
+    header, rows = report_rows(raw)
+    ingest = raw.ingest
+    result.title = (
+        f"BEAM turn retrieval: {len(raw.chats)} chat(s), {raw.questions} questions "
+        f"(ours: {ingest.episodes} episodes + {ingest.facts} extracted memories from "
+        f"{ingest.messages} messages, {ingest.evidence_lost} evidence messages not stored)"
+    )
+    result.tables.append(Table("", header, rows))
+    ran = [r for r in raw.results if r.error is None]
+    result.plot = {
+        "labels": [r.name for r in ran],
+        "title": "BEAM retrieval",
+        "series": {
+            "Recall@5": [r.overall.recall_at_5 for r in ran],
+            "Recall@10": [r.overall.recall_at_10 for r in ran],
+        },
+        "ylabel": "percent (higher is better)",
+    }
+    for r in raw.results:
+        if r.error:
+            result.tables.append(Table(f"{r.name} failed", ["error"], [[r.error[:200]]]))
+
+
 _Raw = TypeVar("_Raw")
 _Adapter = Callable[[Mapping[str, Any], "OnProgress", "BenchResult"], None]
 
@@ -336,6 +373,7 @@ _ADAPTERS: dict[str, _Adapter] = {
     "postgres_saver": _adapter(_run_postgres_saver, _normalise_postgres_saver),
     "store": _adapter(_run_store, _normalise_store),
     "locomo": _adapter(_run_locomo, _normalise_locomo),
+    "beam": _adapter(_run_beam, _normalise_beam),
 }
 
 
@@ -491,7 +529,7 @@ def cmd_bench(args: Any, console: Console | None = None) -> int:
     size = "quick sizes" if args.quick else "full sizes (use --quick for a short run)"
     out.heading(f"langgraph-recall bench: {', '.join(names)} ({size})")
     data = getattr(args, "data", None)
-    options = {"locomo": {"data_dir": Path(data)}} if data else None
+    options = {name: {"data_dir": Path(data)} for name in DATA_BENCHES} if data else None
     results = run_benchmarks(names, quick=args.quick, verbose=args.verbose, options=options)
     out.heading("Results")
     out.lines(render(results))

@@ -35,6 +35,13 @@ _FIRST_PERSON = re.compile(
     r"|我|remember|from now on|以后|今后|从现在起|从现在开始|从今以后|记住|请不要|永远不要"
 )
 _CJK = re.compile(r"[\u4e00-\u9fff]")
+# Standing instructions and stated preferences are worth keeping even without "I" ("Always
+# format code with syntax highlighting.") or inside a question ("I prefer X, how do I ...?").
+_STANDING = re.compile(
+    r"(?i)^\W*(?:please,?\s+)?(?:always|never(?!\s+mind)|don't ever|do not ever|from now on)\b"
+    r"|\b(?:i (?:really |strongly |generally |usually |always )?prefer|i'd rather|"
+    r"i would rather|my preference (?:is|for))\b"
+)
 _QUESTION_START = re.compile(
     r"(?i)^(?:what|which|who|whom|whose|where|when|why|how|do|does|did|is|are|am|can|could"
     r"|would|will|should|shall)\b"
@@ -59,7 +66,9 @@ def _is_question(sentence: str) -> bool:
 
 
 def looks_memorable(text: str, *, min_chars: int = 8) -> bool:
-    """True when some non-question sentence of ``text`` is a first-person statement.
+    """True when some non-question sentence of ``text`` is a first-person statement, or
+    some sentence gives a standing instruction ("Always ...", "Never ...") or states a
+    preference ("I prefer ...", even inside a question).
 
     Args:
         text: The user's message.
@@ -74,6 +83,8 @@ def looks_memorable(text: str, *, min_chars: int = 8) -> bool:
     """
     opening = True
     for sentence in split_sentences(plain_text(text)):
+        if _STANDING.search(sentence):
+            return True
         if _is_question(sentence):
             opening = False
             continue

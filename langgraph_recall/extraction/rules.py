@@ -84,6 +84,10 @@ _FREE = r"(?P<v>[^,;:!?。]+?)"
 _END = r"\s*(?:[,;:!?。]|\.(?=\s|$)|$|\s+(?:because|since|but|as|when|for|from|now|too)\b)"
 _LIST = r"(?P<v>[^;:!?。]+?)"
 _LIST_END = r"\s*(?:[;:!?。]|\.(?=\s|$)|$|\s+(?:because|but|when|for|since)\b)"
+_PREFER_END = (
+    r"\s*(?:[;:!?。]|\.(?=\s|$)|$|,\s*(?=(?i:how|can|could|what|which|so|but|and i|"
+    r"please|while|is there|do you|would)\b)|\s+(?i:because|since|but|so|when|as|to keep)\b)"
+)
 _ROLES = (
     r"engineer|developer|designer|manager|scientist|teacher|student|doctor|nurse|lawyer|"
     r"analyst|architect|consultant|writer|researcher|programmer|founder|ceo|cto|professor|"
@@ -224,6 +228,38 @@ def _preference(match: re.Match[str]) -> Iterator[MemoryCandidate]:
     )
 
 
+_QUESTION_TAIL = re.compile(
+    r",\s*(?:so\s+|and\s+|but\s+)?(?=(?i:how|can|could|what|which|would|will|should|do you|"
+    r"is there|are there|any)\b)"
+)
+_ASKS = re.compile(
+    r"(?i)^\W*(?:what|which|who|where|when|why|how|do|does|did|is|are|am|can|could|would|"
+    r"will|should|shall)\b"
+)
+
+
+def _statement_before_question(sentence: str) -> str | None:
+    """The statement a question opens with ("I prefer X, how do I start?" -> "I prefer
+    X."), or ``None`` when the whole sentence asks."""
+    head = _QUESTION_TAIL.split(sentence, maxsplit=1)
+    if len(head) < 2 or _ASKS.match(head[0]):
+        return None
+    return head[0].rstrip(" ,") + "."
+
+
+def _preferred(match: re.Match[str]) -> Iterator[MemoryCandidate]:
+    """A stated preference, kept whole (commas included) as one ``preference`` memory."""
+    value = _clean(match["v"])
+    if not value or value.lower() in {"it", "that", "this", "you", "them", "not"}:
+        return
+    yield MemoryCandidate(
+        content=f"User prefers {value}.",
+        kind="preference",
+        importance=6,
+        slot=f"preference:{_slug(value)}",
+    )
+
+
 def _tech(match: re.Match[str]) -> Iterator[MemoryCandidate]:
     items = re.split(r"\s*(?:,|/|\band\b|&)\s*", _clean(match["v"]))
     for item in items:
@@ -321,7 +357,7 @@ _RULES: list[Rule] = [
         re.compile(
             r"\b"
             + _i(
-                r"i (?P<verb>really like|love|adore|like|enjoy|prefer|hate|dislike|"
+                r"i (?P<verb>really like|love|adore|like|enjoy|hate|dislike|"
                 r"don't like|do not like|can't stand)"
             )
             + r"\s+"
@@ -329,6 +365,19 @@ _RULES: list[Rule] = [
             + _END
         ),
         _preference,
+    ),
+    (  # "I prefer simple, minimal dependencies, how can I ...": a list may hold commas
+        re.compile(
+            r"\b"
+            + _i(
+                r"i (?:really |strongly |generally |usually |always )?prefer|"
+                r"my preference (?:is|for)(?: to)?|i(?:'d| would) rather"
+            )
+            + r"\s+"
+            + _LIST
+            + _PREFER_END
+        ),
+        lambda m: _preferred(m),
     ),
     (
         re.compile(r"我(?:很|非常)?喜欢(?P<v>[^，。！？,.!?]+)"),
@@ -404,7 +453,7 @@ _RULES: list[Rule] = [
         _one("User speaks {v}.", "language:{v}", importance=5),
     ),
     (
-        re.compile(r"^\s*" + _i(r"(?:please\s+)?(?P<v>(?:always|never)\s+[^.!?]+)")),
+        re.compile(r"^\s*" + _i(r"(?:please\s+)?(?P<v>(?:always|never(?!\s+mind))\s+[^.!?]+)")),
         _one("User's instruction: {v}.", "instruction:{v}", "procedural", 7),
     ),
     (
@@ -555,7 +604,10 @@ class RuleBasedExtractor:
         for sentence in split_sentences(text):
             if sentence.endswith(("?", "？")):
                 opening = False
-                continue
+                statement = _statement_before_question(sentence)
+                if statement is None:
+                    continue
+                sentence = statement
             stated = resolve_date_phrase(sentence, now)
             before = len(found)
             clauses = [part for clause in _clauses(sentence) for part in zh_clauses(clause)]

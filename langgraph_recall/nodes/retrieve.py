@@ -65,7 +65,11 @@ from langgraph_recall.nodes.inject import block_update
 from langgraph_recall.prompts import DEFAULT_MEMORY_BLOCK_PROMPT
 from langgraph_recall.store._capabilities import store_supports
 
-__all__ = ["RetrieveNode", "explain_lines"]
+__all__ = ["STANDING_KINDS", "RetrieveNode", "explain_lines", "standing_first"]
+
+STANDING_KINDS = ("procedural", "preference")
+"""Kinds of memory brought into the context on every turn, whatever the user asks: standing
+instructions ("always format code with syntax highlighting") and stable preferences."""
 
 logger = logging.getLogger(__name__)
 
@@ -93,6 +97,13 @@ class RetrieveNode(MemoryNode):
             recency, importance, access, time match; see :func:`explain_lines`). On a
             store whose ``search`` takes ``explain`` (``PostgresMemoryStore``) the
             search asks for them; on others only the score is logged.
+        always: How many standing memories (kinds :data:`STANDING_KINDS`: instructions
+            and preferences) join the context on every turn, whatever the query — the
+            most important first, the newest first among equals — so "Always format code
+            with syntax highlighting" applies to "show me a login feature". ``0`` turns
+            this off; so does a ``filter`` that names kinds.
+        always_budget: Max tokens of those standing memories (their own budget: they do
+            not take the room of the query-ranked memories).
         episodes: An :class:`~langgraph_recall.episodes.EpisodeConfig`: search facts and
             ``episodic`` memories side by side (``limit`` facts, ``retrieve_limit``
             episodes, one store round trip), merge them by score and keep them under
@@ -133,6 +144,8 @@ class RetrieveNode(MemoryNode):
         inject: bool = False,
         prompt: str = DEFAULT_MEMORY_BLOCK_PROMPT,
         explain: bool | logging.Logger = False,
+        always: int = 5,
+        always_budget: int = 200,
         episodes: EpisodeConfig | None = None,
         name: str | None = None,
     ) -> None:
@@ -142,9 +155,13 @@ class RetrieveNode(MemoryNode):
         self.episodes = episodes
         if limit < 1 or token_budget < 1:
             raise ConfigurationError("RetrieveNode: limit and token_budget must be >= 1")
+        if always < 0 or always_budget < 1:
+            raise ConfigurationError("RetrieveNode: always must be >= 0, always_budget >= 1")
         if max_query_chars < 16:
             raise ConfigurationError("RetrieveNode: max_query_chars must be >= 16")
         self.namespace = namespace
+        self.always = always
+        self.always_budget = always_budget
         self.limit = limit
         self.token_budget = token_budget
         self.context_messages = context_messages
@@ -182,7 +199,17 @@ class RetrieveNode(MemoryNode):
                 if self.episodes.retrieve_limit:
                     limit = self.episodes.retrieve_limit * spare
                     ops.append(self._search_op(store, namespace, episodes, limit, query))
+        ops += [
+            SearchOp(namespace, filter={**(self.filter or {}), "kind": kind}, limit=pool)
+            for kind, pool in self._standing_pools()
+        ]
         return store, ops, node_thread_link(ctx, [self.namespace], self.label)
+
+    def _standing_pools(self) -> list[tuple[str, int]]:
+        """``(kind, how many to fetch)`` of the standing searches (none when off)."""
+        if not self.always or (self.filter and "kind" in self.filter):
+            return []
+        return [(kind, self.always * 4) for kind in STANDING_KINDS]
 
     def _search_op(
         self,
@@ -206,6 +233,28 @@ class RetrieveNode(MemoryNode):
         return items
 
     def _finish(self, state: Any, store: BaseStore, results: Sequence[Any]) -> dict[str, Any]:
+        pools = self._standing_pools()
+        ranked_results = list(results)[: len(results) - len(pools)] if pools else list(results)
+        pooled = [item for items in results[len(ranked_results) :] for item in (items or [])]
+        standing = standing_first(self._current(store, pooled, len(pooled)), limit=self.always)
+        standing_memories = select_within_budget(
+            items_to_memories(standing),
+            token_budget=self.always_budget,
+            token_counter=self.token_counter,
+        )
+        memories = self._ranked(store, ranked_results)
+        shown = {(tuple(m["namespace"]), m["key"]) for m in standing_memories}
+        memories = standing_memories + [
+            m for m in memories if (tuple(m["namespace"]), m["key"]) not in shown
+        ]
+        update: dict[str, Any] = {self.memories_key: memories}
+        if self.inject:
+            messages = messages_of(state, self.messages_key)
+            update.update(block_update(memories, messages, self.prompt, self.messages_key))
+        return update
+
+    def _ranked(self, store: BaseStore, results: Sequence[Any]) -> list[dict[str, Any]]:
+        """The query-ranked memories kept under ``token_budget``."""
         if self.episodes is None:
             found = [self._current(store, results[0] if results else None, self.limit)]
             memories = select_within_budget(
@@ -229,11 +278,7 @@ class RetrieveNode(MemoryNode):
             kept = [m["key"] for m in memories]
             for line in explain_lines([item for items in found for item in items], kept):
                 self.explain_logger.info("%s %s", self.label, line)
-        update: dict[str, Any] = {self.memories_key: memories}
-        if self.inject:
-            messages = messages_of(state, self.messages_key)
-            update.update(block_update(memories, messages, self.prompt, self.messages_key))
-        return update
+        return memories
 
     def _run(self, state: Any, ctx: NodeContext) -> dict[str, Any]:
         store, ops, link = self._prepare(state, ctx)
@@ -248,6 +293,36 @@ class RetrieveNode(MemoryNode):
         if put is not None:
             await store.abatch([put])
         return self._finish(state, store, results)
+
+
+def standing_first(items: Sequence[SearchItem], *, limit: int) -> list[SearchItem]:
+    """The standing memories to show (pure): the most important first, the newest first
+    among equals, each once, at most ``limit``.
+
+    Example:
+        ```python
+        from datetime import datetime, timedelta, timezone
+
+        from langgraph.store.base import SearchItem
+
+        from langgraph_recall.nodes.retrieve import standing_first
+
+        now = datetime.now(timezone.utc)
+        def item(key, importance, age):
+            value = {"content": key, "kind": "procedural", "importance": importance}
+            return SearchItem(("m",), key, value, now, now - timedelta(days=age))
+        found = [item("old", 7, 9), item("new", 7, 1), item("minor", 3, 0)]
+        assert [i.key for i in standing_first(found, limit=2)] == ["new", "old"]
+        ```
+    """
+
+    def rank(item: SearchItem) -> tuple[float, float]:
+        importance = item.value.get("importance")
+        weight = float(importance) if isinstance(importance, (int, float)) else 0.0
+        return (-weight, -item.updated_at.timestamp())
+
+    unique = {(tuple(i.namespace), i.key): i for i in reversed(items)}
+    return sorted(unique.values(), key=rank)[:limit]
 
 
 def explain_lines(items: Sequence[SearchItem], keys: Sequence[str]) -> list[str]:

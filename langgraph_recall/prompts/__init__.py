@@ -53,7 +53,10 @@ numbers, passwords or API keys into a memory.
 For each memory give:
 - content: one short self-contained sentence in the third person ("User lives in Beijing.")
   in the user's language;
-- kind: one of {kinds};
+- kind: one of {kinds}; a standing instruction for the assistant ("always ...",
+  "never ...", "from now on ...", "don't ever ...") is "procedural", a stable taste or
+  preference ("I prefer ...", "I like ...", "I'd rather ...") is "preference": these two
+  kinds are shown to the assistant on every later turn, whatever the user asks;
 - importance: 1 (trivia) to 10 (critical, e.g. an allergy);
 - subject: who the fact is about ("user" unless it is about someone else, e.g. "user's wife");
 - slot: the attribute the fact fills, lower case, stable across turns so that a newer fact

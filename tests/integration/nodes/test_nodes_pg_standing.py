@@ -1,0 +1,110 @@
+"""Standing instructions and preferences reach the model on every later turn (real Postgres)."""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
+
+from langgraph_recall.extraction.rules import RuleBasedExtractor
+from langgraph_recall.graphs import build_graph
+from langgraph_recall.store.postgres import PostgresMemoryStore
+from tests.fakes import TextOnlyChatModel
+
+pytestmark = pytest.mark.postgres
+
+FILLER = [
+    "I live in Lisbon.",
+    "I work at Initech.",
+    "I use Python and Postgres.",
+    "My favorite color is green.",
+    "I'm a backend developer.",
+]
+
+
+def _system(messages: list[BaseMessage]) -> str:
+    return "\n".join(str(m.content) for m in messages if isinstance(m, SystemMessage))
+
+
+def _graph(store: PostgresMemoryStore) -> tuple[object, TextOnlyChatModel]:
+    model = TextOnlyChatModel(reply=lambda _messages: "Sure.")
+    graph = build_graph(model, store=store, extractor=RuleBasedExtractor())
+    return graph, model
+
+
+def _say(graph: object, thread: str, text: str) -> None:
+    config = {"configurable": {"user_id": "ann", "thread_id": thread}}
+    graph.invoke({"messages": [HumanMessage(text)]}, config=config)  # type: ignore[attr-defined]
+
+
+def test_an_instruction_from_session_one_is_in_the_system_message_of_session_two(
+    memory_store: PostgresMemoryStore,
+) -> None:
+    graph, model = _graph(memory_store)
+    _say(graph, "s1", "Always format all code snippets with syntax highlighting.")
+    _say(graph, "s1", "I prefer simple, minimal dependencies, how do I start?")
+    for n, fact in enumerate(FILLER):
+        _say(graph, f"f{n}", fact)
+    _say(graph, "s2", "Could you show me how to implement a login feature?")
+    system = _system(model.calls[-1])
+    assert "syntax highlighting" in system
+    assert "simple, minimal dependencies" in system
+    kinds = {
+        item.value["kind"]
+        for item in memory_store.search(("memories", "user_id:ann"), limit=50)
+        if "highlighting" in item.value["content"] or "minimal" in item.value["content"]
+    }
+    assert kinds == {"procedural", "preference"}
+
+
+def test_a_replaced_instruction_is_not_shown_and_the_newest_comes_first(
+    memory_store: PostgresMemoryStore,
+) -> None:
+    graph, model = _graph(memory_store)
+    _say(graph, "s1", "Always answer in English.")
+    _say(graph, "s1", "From now on, reply with short bullet points.")
+    _say(graph, "s2", "What is the capital of Peru?")
+    system = _system(model.calls[-1])
+    assert "Always answer in English" in system and "short bullet points" in system
+    assert system.index("short bullet points") < system.index("Always answer in English")
+
+
+@settings(
+    max_examples=8, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    count=st.integers(min_value=1, max_value=12),
+    query=st.sampled_from(["hello", "how do I deploy?", "plan a trip", "什么是缓存?"]),
+)
+def test_the_standing_set_is_bounded_and_present_whatever_the_query(
+    memory_store: PostgresMemoryStore, count: int, query: str
+) -> None:
+    from langgraph_recall.nodes import RetrieveNode
+
+    namespace = ("memories", f"user_id:p{count}")
+    now = datetime.now(timezone.utc).isoformat()
+    for i in range(count):
+        memory_store.put(
+            namespace,
+            f"rule-{i}",
+            {
+                "content": f"User's instruction: never use tool number {i}.",
+                "kind": "procedural",
+                "importance": 5 + i % 3,
+                "valid_from": now,
+            },
+        )
+    node = RetrieveNode(store=memory_store, always=5, always_budget=200)
+    out = node.invoke(
+        {"messages": [("user", query)]}, config={"configurable": {"user_id": f"p{count}"}}
+    )
+    shown = min(count, 5)  # the standing set leads the context, bounded by ``always``
+    standing = out["memories"][:shown]
+    assert all(m["kind"] == "procedural" for m in standing)
+    keys = [m["key"] for m in out["memories"]]
+    assert len(keys) == len(set(keys))  # a standing memory is not shown twice
+    importances = [m["importance"] for m in standing]
+    assert importances == sorted(importances, reverse=True)
