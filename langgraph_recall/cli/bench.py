@@ -529,7 +529,15 @@ def cmd_bench(args: Any, console: Console | None = None) -> int:
     size = "quick sizes" if args.quick else "full sizes (use --quick for a short run)"
     out.heading(f"langgraph-recall bench: {', '.join(names)} ({size})")
     data = getattr(args, "data", None)
-    options = {name: {"data_dir": Path(data)} for name in DATA_BENCHES} if data else None
+    selected = BENCHES if "all" in names else tuple(names)
+    readers = [name for name in DATA_BENCHES if name in selected]
+    if data and len(readers) > 1:
+        raise CliError(
+            f"--data names one data set, but {' and '.join(readers)} each read their own: "
+            "run them one at a time (`bench locomo --data DIR`, `bench beam --data DIR`) or "
+            "set LANGGRAPH_RECALL_LOCOMO_DIR / LANGGRAPH_RECALL_BEAM_DIR"
+        )
+    options = {name: {"data_dir": Path(data)} for name in readers} if data else None
     results = run_benchmarks(names, quick=args.quick, verbose=args.verbose, options=options)
     out.heading("Results")
     out.lines(render(results))
