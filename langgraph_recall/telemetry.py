@@ -46,7 +46,7 @@ Example:
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence, Sized
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -55,6 +55,7 @@ if TYPE_CHECKING:
 __all__ = [
     "SCOPE",
     "end_span",
+    "length",
     "records",
     "span",
     "start_span",
@@ -101,7 +102,10 @@ def start_store_span(ops: Sequence[Any]) -> Span | None:
     tracer = _tracer()
     if tracer is None:
         return None
-    name, attributes = store_operation(ops)
+    try:
+        name, attributes = store_operation(ops)
+    except (TypeError, AttributeError):  # malformed ops: the batch itself says what is wrong
+        name, attributes = "batch_memory", {"gen_ai.operation.name": "batch_memory"}
     return tracer.start_span(name, attributes=attributes)
 
 
@@ -222,3 +226,17 @@ def records(results: Sequence[Any]) -> int:
         elif result is not None:
             count += 1
     return count
+
+
+def length(value: object) -> int:
+    """``len(value)`` for an attribute, ``0`` for what has no length: spans start before a
+    call checks its arguments, and a bad argument must get the call's own error.
+
+    Example:
+        ```python
+        from langgraph_recall.telemetry import length
+
+        assert length([1, 2]) == 2 and length(None) == 0
+        ```
+    """
+    return len(value) if isinstance(value, Sized) else 0

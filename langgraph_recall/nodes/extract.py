@@ -644,12 +644,16 @@ class ExtractNode(MemoryNode):
 
     # -- background work: only unfinished jobs are held ---------------------------------
     def _settle(self, outcome: Future[ExtractionReport] | asyncio.Task[ExtractionReport]) -> None:
-        """Done-callback of a background job: drop it, keep its report or first failure."""
+        """Done-callback of a background job: drop it, keep its report or first failure
+        (a thread's job kept them itself, before its future completed: :meth:`_recorded`)."""
         with self._lock:
             if isinstance(outcome, asyncio.Task):
                 self._tasks.pop(outcome, None)
             else:
                 self._futures.pop(outcome, None)
+                self._slots.release()
+                if not outcome.cancelled():
+                    return
             if outcome.cancelled():
                 error: BaseException | None = RuntimeError(
                     "a background extraction job was cancelled before it finished "
@@ -661,8 +665,21 @@ class ExtractNode(MemoryNode):
                 self._finished.append(outcome.result())
             elif self._error is None:
                 self._error = error
-        if not isinstance(outcome, asyncio.Task):
-            self._slots.release()
+
+    def _recorded(self, job: ExtractionJob) -> ExtractionReport:
+        """Run a thread's job and keep its report or failure before its future completes:
+        a done-callback runs after the future's waiters wake, so :meth:`flush` could return
+        before a callback kept what the job it waited for produced."""
+        try:
+            report = self.execute(job)
+        except BaseException as exc:
+            with self._lock:
+                if self._error is None:
+                    self._error = exc
+            raise
+        with self._lock:
+            self._finished.append(report)
+        return report
 
     def _submit(self, job: ExtractionJob) -> None:
         self._slots.acquire()  # back-pressure: at most max_pending jobs wait
@@ -670,7 +687,7 @@ class ExtractNode(MemoryNode):
             with self._lock:
                 if self._executor is None:
                     self._executor = ThreadPoolExecutor(1, thread_name_prefix="memory-extract")
-                future = self._executor.submit(self.execute, job)
+                future = self._executor.submit(self._recorded, job)
                 self._futures[future] = None
         except BaseException:
             self._slots.release()

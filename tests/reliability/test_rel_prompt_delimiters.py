@@ -60,7 +60,7 @@ def _forged(store: PostgresMemoryStore, texts: list[str], items: list[Any]) -> i
     memories = [{"content": t, "kind": "semantic"} for t in stored]
     checks = 0
     # the memory block, as the retrieve node injected it
-    block = RetrieveNode(inject=True, token_budget=100_000)._finish(
+    block = RetrieveNode(inject=True, token_budget=100_000, always=0)._finish(
         {"messages": []}, store, [items]
     )["messages"][0]
     assert block.id == MEMORY_BLOCK_ID

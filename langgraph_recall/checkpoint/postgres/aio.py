@@ -36,7 +36,7 @@ from psycopg import AsyncCursor
 from psycopg.pq import TransactionStatus
 from psycopg.rows import DictRow, dict_row
 
-from langgraph_recall.telemetry import span
+from langgraph_recall.telemetry import length, span
 from langgraph_recall._pg.durability import SYNC_SETTINGS, check_replicas, checked_replicas_option
 from langgraph_recall._pg.pool import DEFAULT_CONNECT_TIMEOUT, PoolConfig
 from langgraph_recall.checkpoint import _config, _guard
@@ -363,7 +363,7 @@ class AsyncPostgresSaver(_SaverBase):
     ) -> None:
         """Store a task's pending writes atomically and idempotently (fenced like a put)."""
         with span(
-            "checkpoint put_writes", {**_PG, "langgraph_recall.checkpoint.writes": len(writes)}
+            "checkpoint put_writes", {**_PG, "langgraph_recall.checkpoint.writes": length(writes)}
         ):
             await self._connector.run(
                 _common.put_writes_program(self.serde, config, writes, task_id, task_path)

@@ -43,7 +43,7 @@ from langgraph_recall.checkpoint.redis._base import (
 from langgraph_recall.checkpoint.redis._scripts import SCRIPTS
 from langgraph_recall.checkpoint.redis.lease import AsyncRedisLeaseBackend
 from langgraph_recall.errors import InvalidConnectionStringError
-from langgraph_recall.telemetry import span
+from langgraph_recall.telemetry import length, span
 
 # unasync: sync-only
 # import weakref
@@ -314,7 +314,7 @@ class AsyncRedisSaver(LoopBridgedSyncMethods, BaseRedisSaver):
         task_path: str = "",
     ) -> None:
         """Store a task's pending writes (idempotent per task and index)."""
-        attributes = {**_REDIS, "langgraph_recall.checkpoint.writes": len(writes)}
+        attributes = {**_REDIS, "langgraph_recall.checkpoint.writes": length(writes)}
         with span("checkpoint put_writes", attributes):
             await self._execute(self._put_writes_commands(config, writes, task_id, task_path))
 

@@ -48,7 +48,7 @@ from langgraph_recall.checkpoint.redis._kept_connections import KeptConnections,
 from langgraph_recall.checkpoint.redis._scripts import SCRIPTS
 from langgraph_recall.checkpoint.redis.lease import RedisLeaseBackend
 from langgraph_recall.errors import InvalidConnectionStringError
-from langgraph_recall.telemetry import span
+from langgraph_recall.telemetry import length, span
 
 __all__ = [
     "DEFAULT_CONNECT_TIMEOUT",
@@ -285,7 +285,7 @@ class RedisSaver(ThreadedAsyncMethods, BaseRedisSaver):
         task_path: str = "",
     ) -> None:
         """Store a task's pending writes (idempotent per task and index)."""
-        attributes = {**_REDIS, "langgraph_recall.checkpoint.writes": len(writes)}
+        attributes = {**_REDIS, "langgraph_recall.checkpoint.writes": length(writes)}
         with span("checkpoint put_writes", attributes):
             self._execute(self._put_writes_commands(config, writes, task_id, task_path))
 

@@ -19,6 +19,7 @@ from urllib.parse import unquote, urlparse
 import pytest
 
 from langgraph_recall import __version__
+from langgraph_recall.bench._data import BEAM_ENV, LOCOMO_ENV
 from tests.integration.packaging._readme import parse_readme
 from tests.integration.packaging._venv import ROOT, InstalledVenv, server_env
 
@@ -28,10 +29,14 @@ pytestmark = [pytest.mark.slow]
 def run_in_venv(
     venv: InstalledVenv, command: list[str], cwd: Path, env: dict[str, str] | None = None
 ) -> subprocess.CompletedProcess[str]:
+    environment = server_env(env or {})
+    for name in (LOCOMO_ENV, BEAM_ENV):  # a user with only the wheel has no data folder set
+        if name not in (env or {}):
+            environment.pop(name, None)
     return subprocess.run(
         command,
         cwd=cwd,
-        env=server_env(env or {}),
+        env=environment,
         capture_output=True,
         text=True,
         timeout=600,
