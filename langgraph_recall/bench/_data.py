@@ -54,17 +54,9 @@ def locomo_data_dir(given: str | Path | None = None) -> Path:
         BenchmarkDataError: The folder holds no ``*.json`` file (or none was named and no
             checkout folder exists); the message has the download instructions.
     """
-    named = given if given is not None else os.environ.get(LOCOMO_ENV) or None
-    folder = Path(named).expanduser() if named is not None else _CHECKOUT_DATA
-    if folder.is_dir() and any(folder.glob("*.json")):
-        return folder
-    if named is None:
-        where = f"no LoCoMo data given (--data DIR or {LOCOMO_ENV})"
-    elif not folder.is_dir():
-        where = f"the LoCoMo folder {str(folder)!r} does not exist"
-    else:
-        where = f"no LoCoMo conversations (*.json) in {str(folder)!r}"
-    raise BenchmarkDataError(f"{where}. {LOCOMO_DOWNLOAD}")
+    return _data_folder(
+        given, LOCOMO_ENV, _CHECKOUT_DATA, "*.json", "LoCoMo", "conversations", LOCOMO_DOWNLOAD
+    )
 
 
 BEAM_ENV = "LANGGRAPH_RECALL_BEAM_DIR"
@@ -86,14 +78,30 @@ def beam_data_dir(given: str | Path | None = None) -> Path:
     Raises:
         BenchmarkDataError: No chat folder there; the message says where to get BEAM.
     """
-    named = given if given is not None else os.environ.get(BEAM_ENV) or None
-    folder = Path(named).expanduser() if named is not None else _CHECKOUT_BEAM
-    if folder.is_dir() and any(folder.rglob("chat.json")):
+    return _data_folder(
+        given, BEAM_ENV, _CHECKOUT_BEAM, "**/chat.json", "BEAM", "chat", BEAM_DOWNLOAD
+    )
+
+
+def _data_folder(
+    given: str | Path | None,
+    env: str,
+    checkout: Path,
+    pattern: str,
+    name: str,
+    holds: str,
+    download: str,
+) -> Path:
+    """``given``, else ``$env``, else ``checkout``, if it holds a file matching ``pattern``;
+    else a :class:`BenchmarkDataError` saying which of these was missing and ``download``."""
+    named = given if given is not None else os.environ.get(env) or None
+    folder = Path(named).expanduser() if named is not None else checkout
+    if folder.is_dir() and any(folder.glob(pattern)):
         return folder
     if named is None:
-        where = f"no BEAM data given (--data DIR or {BEAM_ENV})"
+        where = f"no {name} data given (--data DIR or {env})"
     elif not folder.is_dir():
-        where = f"the BEAM folder {str(folder)!r} does not exist"
+        where = f"the {name} folder {str(folder)!r} does not exist"
     else:
-        where = f"no BEAM chat (chat.json) under {str(folder)!r}"
-    raise BenchmarkDataError(f"{where}. {BEAM_DOWNLOAD}")
+        where = f"no {name} {holds} ({pattern.rsplit('/', 1)[-1]}) in {str(folder)!r}"
+    raise BenchmarkDataError(f"{where}. {download}")
