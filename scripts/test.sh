@@ -5,8 +5,9 @@
 # Without arguments (what CI runs): every test, once, in stages --
 #   1. ruff; mypy --strict in the background;
 #   2. pytest on $LANGGRAPH_RECALL_TEST_WORKERS processes (pytest-xdist, one module per
-#      worker; default: the CPU count, at most 4): every test but those marked `serial`, each property with its full
-#      example count (Hypothesis profile "thorough");
+#      worker; default: the CPU count, at most 4): every test but those marked `serial`, each
+#      property with at most 20 examples (Hypothesis profile "fast"; `.ci/run slow` sets
+#      LANGGRAPH_RECALL_HYPOTHESIS=thorough: every property with its full example count);
 #   3. pytest on one process: the `serial` tests (timeouts and time bounds, measured alone);
 #   4. langgraph-redis's checkpointer tests, then the Redis tests on Valkey and on the
 #      lowest redis-py allowed.
@@ -53,7 +54,7 @@ trap '[ -n "$mypy_pid" ] && kill "$mypy_pid" 2>/dev/null; rm -f "$mypy_log"' EXI
 # sdists pinned in tests/compat/langgraph_suites.lock (sha256-checked, cached in .cache/) ---
 python -m tests.compat._suites
 # --- end store-compat ---
-export LANGGRAPH_RECALL_HYPOTHESIS="${LANGGRAPH_RECALL_HYPOTHESIS:-thorough}"
+export LANGGRAPH_RECALL_HYPOTHESIS="${LANGGRAPH_RECALL_HYPOTHESIS:-fast}"
 workers="${LANGGRAPH_RECALL_TEST_WORKERS:-$(python -c 'import os; print(min(os.cpu_count() or 1, 4))')}"
 stage "pytest: all but the serial tests, $workers processes"
 "${PYTEST[@]}" -n "$workers" --dist loadscope -m "not serial"

@@ -26,23 +26,11 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from hypothesis import settings
 
+import tests._hypothesis  # noqa: F401  (loads the profile)
 from tests._databases import ScratchDatabases
 
-# Hypothesis profiles, chosen by $LANGGRAPH_RECALL_HYPOTHESIS (default "fast"):
-# * "thorough": every property with its full example count (its own ``max_examples``, else
-#   Hypothesis' 100). CI runs every test under it (scripts/test.sh).
-# * "fast": properties without a count of their own try FAST_EXAMPLES examples, for quick
-#   local runs; properties that set ``max_examples`` keep it.
-# No deadlines in either: a deadline is a timing assert, and on a loaded 2-core machine an
-# example's first run (imports, caches) can take longer than any sane bound. Speed is
-# measured by the benchmarks (bench/), never by the tests.
-HYPOTHESIS_PROFILE_ENV = "LANGGRAPH_RECALL_HYPOTHESIS"
-FAST_EXAMPLES = 20
-settings.register_profile("thorough", deadline=None)
-settings.register_profile("fast", deadline=None, max_examples=FAST_EXAMPLES)
-settings.load_profile(os.environ.get(HYPOTHESIS_PROFILE_ENV) or "fast")
+# Hypothesis profiles (fast by default, thorough in `.ci/run slow`): tests/_hypothesis.py
 
 POSTGRES_URI = os.environ.get(
     "LANGGRAPH_RECALL_TEST_POSTGRES_URI", "postgresql://postgres@127.0.0.1:5432/postgres"

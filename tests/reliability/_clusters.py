@@ -291,6 +291,11 @@ class PostgresPair:
             )
             if rows and (not self.synchronous or rows[0][0] == "sync"):
                 return
+            if rows:
+                # A standby counts as synchronous once it has confirmed a flush; an idle
+                # primary sends it WAL to confirm only every ~15 s. One commit that does not
+                # wait for it (it is not sync yet) gives it something to confirm now.
+                self.primary.execute("SET synchronous_commit = local; SELECT txid_current()")
             time.sleep(0.05)
         raise RuntimeError("the standby did not start streaming")
 

@@ -33,6 +33,7 @@ from langgraph_recall.errors import (
     LangGraphRecallError,
 )
 from langgraph_recall.store.postgres import PostgresMemoryStore
+from tests._hypothesis import thorough
 from tests.reliability._figures import Figures
 from tests.reliability._servers import table_snapshot
 from tests.reliability.conftest import DIMS, index_config
@@ -40,7 +41,7 @@ from tests.reliability.conftest import DIMS, index_config
 pytestmark = [pytest.mark.postgres]
 
 FUZZ = settings(
-    max_examples=50,
+    max_examples=thorough(50),
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
     database=None,

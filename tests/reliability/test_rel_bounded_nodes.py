@@ -35,6 +35,7 @@ from langgraph_recall.nodes import ExtractNode, RetrieveNode, create_memory_tool
 from langgraph_recall.nodes._messages import DEFAULT_MAX_QUERY_CHARS, build_query
 from langgraph_recall.offline import ScriptedChatModel, tool_call_message
 from langgraph_recall.store.postgres import PostgresMemoryStore
+from tests._hypothesis import thorough
 from tests.reliability._figures import Figures
 from tests.reliability.conftest import index_config
 
@@ -136,7 +137,7 @@ async def test_async_background_extraction_stays_bounded(figures: Figures) -> No
     figures.put("extract_async_jobs_held_max", most_pending)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=thorough(200), deadline=None)
 @given(
     st.lists(
         st.tuples(st.booleans(), st.integers(0, 50_000)),

@@ -34,6 +34,7 @@ from langgraph.graph import END, START, MessagesState, StateGraph
 from langgraph_recall.errors import LangGraphRecallError
 from langgraph_recall.lease import FENCE_CONFIG_KEY, Lease, with_thread_lease
 from langgraph_recall.lease._tokens import sequence_of
+from tests._hypothesis import thorough
 from tests.graph_helpers import chat_graph
 from tests.reliability._figures import Figures
 from tests.reliability._savers import BACKENDS, FLAVORS, async_saver, sync_saver, target
@@ -265,7 +266,7 @@ def test_no_refusal_discloses_a_token(
     with harness(backend, flavor, request) as h:
 
         @settings(
-            max_examples=40,
+            max_examples=thorough(40),
             deadline=None,
             suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
         )

@@ -32,6 +32,7 @@ from langgraph_recall.errors import (
     LangGraphRecallError,
 )
 from langgraph_recall.store.postgres import AsyncPostgresMemoryStore, PostgresMemoryStore
+from tests._hypothesis import thorough
 from tests.conftest import POSTGRES_URI, service_missing
 from tests.reliability._figures import Figures
 from tests.reliability.conftest import index_config
@@ -126,7 +127,7 @@ def test_the_one_variable_is_the_only_source_and_empty_is_an_error(
         PostgresMemoryStore.from_conn_string(None, index=index_config()).__enter__()
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=thorough(40), deadline=None)
 @given(st.text(max_size=12))
 def test_every_connection_string_gets_one_clear_outcome(text: str) -> None:
     """Property: whatever string is passed, opening the store either works or raises one of

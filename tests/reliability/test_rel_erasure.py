@@ -26,6 +26,7 @@ from langgraph_recall.cli import main
 from langgraph_recall.errors import ConfigurationError
 from langgraph_recall.nodes._registry import user_meta_namespace
 from langgraph_recall.store.postgres import AsyncPostgresMemoryStore, PostgresMemoryStore
+from tests._hypothesis import thorough
 from tests.reliability._erasure import (
     WAYS,
     arun_user,
@@ -329,7 +330,7 @@ def populations(draw: st.DrawFn) -> list[tuple[str, str]]:
 
 @pytest.mark.parametrize("kind", ["postgres", "redis"])
 @settings(
-    max_examples=8,
+    max_examples=thorough(8),
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )

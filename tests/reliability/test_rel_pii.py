@@ -49,6 +49,7 @@ from langgraph_recall.nodes import (
 )
 from langgraph_recall.offline import ScriptedChatModel, tool_call_message
 from langgraph_recall.store.postgres import PostgresMemoryStore
+from tests._hypothesis import thorough
 from tests.conftest import locomo_dir
 from tests.fakes import TextOnlyChatModel
 from tests.reliability._figures import Figures
@@ -63,10 +64,10 @@ from tests.reliability._servers import user_tables
 
 pytestmark = [pytest.mark.postgres]
 
-PURE = settings(max_examples=300, deadline=None, database=None)
-GATE = settings(max_examples=150, deadline=None, database=None)
+PURE = settings(max_examples=thorough(300), deadline=None, database=None)
+GATE = settings(max_examples=thorough(150), deadline=None, database=None)
 STORE = settings(
-    max_examples=30,
+    max_examples=thorough(30),
     deadline=None,
     database=None,
     phases=[Phase.explicit, Phase.generate],  # slow examples: report, do not shrink

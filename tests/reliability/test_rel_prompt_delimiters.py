@@ -33,6 +33,7 @@ from langgraph_recall.nodes._messages import MEMORY_BLOCK_ID, SummaryPlan
 from langgraph_recall.offline import ScriptedChatModel
 from langgraph_recall.prompts.encoding import encode_inline
 from langgraph_recall.store.postgres import PostgresMemoryStore
+from tests._hypothesis import thorough
 from tests.reliability._figures import Figures
 from tests.unit.nodes.test_prompt_delimiters import (
     MEMORY_LINE,
@@ -111,7 +112,7 @@ def _now() -> Any:
 
 
 @settings(
-    max_examples=120,
+    max_examples=thorough(120),
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
@@ -138,7 +139,7 @@ CONTROLS = st.lists(
 
 
 @settings(
-    max_examples=40,
+    max_examples=thorough(40),
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )

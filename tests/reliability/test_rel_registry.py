@@ -25,6 +25,7 @@ from redis import exceptions as redis_errors
 from langgraph_recall.checkpoint.redis import AsyncRedisSaver, RedisSaver
 from langgraph_recall.checkpoint.redis._keys import ThreadKeys
 from langgraph_recall.errors import BackendUnavailableError
+from tests._hypothesis import thorough
 from tests.reliability._figures import Figures
 
 pytestmark = pytest.mark.redis
@@ -157,7 +158,7 @@ OPS = st.lists(
     max_size=10,
 )
 PROPERTY = settings(
-    max_examples=40,
+    max_examples=thorough(40),
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture],
     database=None,

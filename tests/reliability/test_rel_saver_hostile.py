@@ -33,6 +33,7 @@ from langgraph_recall.checkpoint._values import MAX_VALUE_BYTES
 from langgraph_recall.checkpoint.postgres import AsyncPostgresSaver, PostgresSaver
 from langgraph_recall.checkpoint.redis import AsyncRedisSaver, RedisSaver
 from langgraph_recall.errors import InvalidValueError
+from tests._hypothesis import thorough
 from tests.graph_helpers import chat_graph
 from tests.reliability._figures import Figures
 from tests.reliability._hostile import Call, is_ours, redis_snapshot, saver_calls
@@ -40,7 +41,7 @@ from tests.reliability._servers import table_snapshot
 from tests.reliability._workload import thread_config, turn_input
 
 HOSTILE = settings(
-    max_examples=60,
+    max_examples=thorough(60),
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
     database=None,

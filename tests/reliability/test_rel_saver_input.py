@@ -14,12 +14,13 @@ from hypothesis import strategies as st
 from langgraph_recall.checkpoint.postgres import PostgresSaver
 from langgraph_recall.checkpoint.redis import RedisSaver
 from langgraph_recall.errors import ConfigurationError, InvalidFilterError, LangGraphRecallError
+from tests._hypothesis import thorough
 from tests.graph_helpers import chat_graph
 from tests.reliability._figures import Figures
 from tests.reliability._workload import thread_config, turn_input
 
 FUZZ = settings(
-    max_examples=40,
+    max_examples=thorough(40),
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture],
     database=None,

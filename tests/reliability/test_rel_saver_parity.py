@@ -35,13 +35,14 @@ from langgraph_recall.checkpoint.postgres import PostgresSaver
 from langgraph_recall.checkpoint.redis import RedisSaver
 from langgraph_recall.checkpoint.redis._codec import matches_filter
 from langgraph_recall.errors import CheckpointIntegrityError, LangGraphRecallError
+from tests._hypothesis import thorough
 from tests.reliability._figures import Figures
 from tests.reliability._hostile import HOSTILE_TEXT, same_value
 
 pytestmark = [pytest.mark.redis, pytest.mark.postgres]
 
 PARITY = settings(
-    max_examples=60,
+    max_examples=thorough(60),
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
     database=None,
@@ -326,7 +327,7 @@ def test_redis_filters_are_postgres_containment() -> None:
 # --------------------------------------------------------------------------- official semantics
 
 OFFICIAL = settings(
-    max_examples=40,
+    max_examples=thorough(40),
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
     database=None,

@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 from psycopg import sql
 
 from langgraph_recall.store.postgres import PostgresMemoryStore
+from tests._hypothesis import thorough
 from tests.reliability._figures import Figures
 from tests.reliability._servers import residue, rows_containing, stats_containing, user_tables
 from tests.reliability.conftest import index_config
@@ -217,7 +218,7 @@ def lineage_dsn(request: pytest.FixtureRequest) -> str:
 
 @pytest.mark.slow
 @settings(
-    max_examples=25,
+    max_examples=thorough(25),
     deadline=None,
     database=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],

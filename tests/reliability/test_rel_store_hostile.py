@@ -45,6 +45,7 @@ from langgraph_recall.store.postgres import (
     MemorySearchOp,
     PostgresMemoryStore,
 )
+from tests._hypothesis import thorough
 from tests.reliability._figures import Figures
 from tests.reliability._servers import table_snapshot
 from tests.reliability.conftest import index_config
@@ -53,7 +54,7 @@ from tests.reliability.test_rel_bad_input import FILTERS, KEYS, LIMITS, NAMESPAC
 pytestmark = [pytest.mark.postgres]
 
 HOSTILE = settings(
-    max_examples=60,
+    max_examples=thorough(60),
     deadline=None,
     database=None,
     suppress_health_check=[

@@ -32,6 +32,7 @@ from langgraph_recall.store.postgres import (
     DecayConfig,
     PostgresMemoryStore,
 )
+from tests._hypothesis import thorough
 from tests.reliability._figures import Figures
 from tests.reliability.conftest import index_config
 
@@ -154,7 +155,7 @@ def _deadlocks(dsn: str) -> int:
 
 
 @settings(
-    max_examples=12,
+    max_examples=thorough(12),
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )

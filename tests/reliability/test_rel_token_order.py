@@ -30,6 +30,7 @@ from hypothesis import strategies as st
 from langgraph_recall.errors import StaleWriteError, ThreadBusyError
 from langgraph_recall.lease import FENCE_CONFIG_KEY, Lease
 from langgraph_recall.lease._tokens import CLOCK_BASE_MS, sequence_of
+from tests._hypothesis import thorough
 from tests.graph_helpers import chat_graph
 from tests.reliability._figures import Figures
 from tests.reliability._savers import BACKENDS, Target, sync_saver, target
@@ -130,7 +131,7 @@ def test_tokens_strictly_increase_across_state_loss(
         counts = {"issued": 0, "writes": 0, "lost": 0, "revoked": 0}
 
         @settings(
-            max_examples=40,
+            max_examples=thorough(40),
             deadline=None,
             suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
         )

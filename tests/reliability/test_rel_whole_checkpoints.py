@@ -29,6 +29,7 @@ from redis import exceptions as redis_errors
 from langgraph_recall.checkpoint.redis._keys import ThreadKeys
 from langgraph_recall.errors import BackendUnavailableError, CheckpointIntegrityError
 from langgraph_recall.lease import with_thread_lease
+from tests._hypothesis import thorough
 from tests.reliability._figures import Figures
 from tests.reliability._savers import BACKENDS, Target, async_saver, sync_saver, target
 from tests.reliability._servers import terminate_backends
@@ -177,7 +178,7 @@ OPS = st.lists(
     max_size=14,
 )
 PROPERTY = settings(
-    max_examples=30,
+    max_examples=thorough(30),
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
     database=None,

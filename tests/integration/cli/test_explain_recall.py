@@ -25,6 +25,7 @@ from langgraph_recall.cli.admin import EXPLAIN_HEADER, cmd_inspect, explain_rows
 from langgraph_recall.nodes import RetrieveNode, user_namespace
 from langgraph_recall.retrieval import RetrievalConfig
 from langgraph_recall.store.postgres import ExplainedSearchItem, PostgresMemoryStore
+from tests._hypothesis import thorough
 from tests.fakes import HashingEmbeddings
 
 pytestmark = [pytest.mark.postgres]
@@ -56,7 +57,7 @@ queries = st.lists(st.sampled_from([*WORDS, "in May 2024", "last year"]), min_si
 
 
 @settings(
-    max_examples=25,
+    max_examples=thorough(25),
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture],
 )

@@ -12,6 +12,7 @@ from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 from langgraph_recall.extraction.rules import RuleBasedExtractor
 from langgraph_recall.graphs import build_graph
 from langgraph_recall.store.postgres import PostgresMemoryStore
+from tests._hypothesis import thorough
 from tests.fakes import TextOnlyChatModel
 
 pytestmark = pytest.mark.postgres
@@ -73,7 +74,9 @@ def test_a_replaced_instruction_is_not_shown_and_the_newest_comes_first(
 
 
 @settings(
-    max_examples=8, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=thorough(8),
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
 )
 @given(
     count=st.integers(min_value=1, max_value=12),

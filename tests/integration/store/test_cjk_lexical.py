@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 from langgraph_recall.store._types import ExplainedSearchItem
 from langgraph_recall.store.postgres import PostgresMemoryStore
 from langgraph_recall.store.postgres._migrations import MIGRATIONS
+from tests._hypothesis import thorough
 from tests.integration.store.conftest import Driver, index_config, open_store
 
 pytestmark = [pytest.mark.postgres]
@@ -169,7 +170,7 @@ def lexical_db(postgres_dsn: str) -> Iterator[psycopg.Connection[tuple[object, .
 
 
 @settings(
-    max_examples=200,
+    max_examples=thorough(200),
     deadline=None,
     database=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture],  # pure SQL functions
@@ -228,7 +229,7 @@ NOT_CJK = st.text(
 
 
 @settings(
-    max_examples=200,
+    max_examples=thorough(200),
     deadline=None,
     database=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture],  # pure SQL functions

@@ -27,6 +27,7 @@ from langgraph_recall.transfer import (
     header_line,
     import_memories,
 )
+from tests._hypothesis import thorough
 from tests.conftest import POSTGRES_URI, _dsn_with_db
 from tests.integration.store.conftest import index_config
 
@@ -101,7 +102,7 @@ def memories(draw: st.DrawFn) -> dict[str, Any]:
 
 
 @settings(
-    max_examples=15,
+    max_examples=thorough(15),
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )

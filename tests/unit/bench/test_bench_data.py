@@ -16,6 +16,7 @@ from langgraph_recall.bench import _qa_data, locomo
 from langgraph_recall.bench._data import LOCOMO_ENV, locomo_data_dir
 from langgraph_recall.cli import main
 from langgraph_recall.errors import BenchmarkDataError, LangGraphRecallError
+from tests._hypothesis import thorough
 
 
 def conversation(name: str) -> dict[str, Any]:
@@ -123,7 +124,7 @@ def test_the_cli_passes_data_and_reports_the_download(
     names=st.lists(st.integers(0, 999), min_size=1, max_size=5, unique=True),
     upstream=st.booleans(),
 )
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=thorough(25), deadline=None)
 def test_both_layouts_load_the_same_conversations(
     tmp_path_factory: pytest.TempPathFactory, names: list[int], upstream: bool
 ) -> None:

@@ -23,6 +23,7 @@ from langgraph_recall.bench._qa_metrics import (
     normalize_answer,
     parse_judgement,
 )
+from tests._hypothesis import thorough
 
 words = st.lists(
     st.sampled_from(["paris", "may", "2023", "dog", "the", "a", "violin", "Pepper", "7"]),
@@ -49,7 +50,7 @@ def test_f1_and_bleu1_on_known_answers() -> None:
     assert f1_score("", "") == 1.0 and bleu1("", "x") == 0.0
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=thorough(200), deadline=None)
 @given(words, words)
 def test_scores_are_bounded_symmetric_and_perfect_on_identity(a: str, b: str) -> None:
     assert 0.0 <= f1_score(a, b) <= 1.0 and 0.0 <= bleu1(a, b) <= 1.0
@@ -83,7 +84,7 @@ def test_judge_prompt_shows_question_gold_and_answer_and_asks_for_json() -> None
     assert "Generated answer: in May" in text and '{"label": "CORRECT"}' in text
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=thorough(100), deadline=None)
 @given(
     st.lists(
         st.tuples(st.none() | st.booleans(), st.floats(0.0, 1.0), st.floats(0.0, 1.0)),

@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 from langgraph_recall._internal.terminal import is_dangerous, printable
 from langgraph_recall.cli._console import Console, format_table, shorten
+from tests._hypothesis import thorough
 
 CONTROLS = st.sampled_from(
     [chr(c) for c in range(0x20)]
@@ -30,7 +31,7 @@ def _unescape_count(text: str) -> int:
     return len(ESCAPE.findall(text))
 
 
-@settings(max_examples=500, deadline=None)
+@settings(max_examples=thorough(500), deadline=None)
 @given(hostile)
 def test_printable_shows_every_dangerous_code_point_and_keeps_the_rest(text: str) -> None:
     shown = printable(text)
@@ -46,7 +47,7 @@ def test_printable_shows_every_dangerous_code_point_and_keeps_the_rest(text: str
     assert printable(shown) == shown  # idempotent: printing twice changes nothing
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=thorough(300), deadline=None)
 @given(hostile, hostile, st.booleans())
 def test_console_never_writes_a_control_it_did_not_make(text: str, other: str, color: bool) -> None:
     out = io.StringIO()
@@ -72,7 +73,7 @@ def test_a_forged_line_stays_in_its_cell() -> None:
     assert table.splitlines()[-1] == "k1   tea\\nOK erased everything\\x1b[2J"
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=thorough(100), deadline=None)
 @given(hostile)
 def test_log_lines_about_failures_show_controls_as_escapes(text: str) -> None:
     from langgraph_recall.errors import BackendUnavailableError

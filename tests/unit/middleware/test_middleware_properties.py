@@ -33,6 +33,7 @@ from langgraph_recall.middleware import MemoryMiddleware, SummaryMiddleware
 from langgraph_recall.middleware._core import lift_blocks, summary_rewrite
 from langgraph_recall.middleware.react import llm_input
 from langgraph_recall.nodes import MEMORY_BLOCK_ID, SUMMARY_BLOCK_ID
+from tests._hypothesis import thorough
 from tests.unit.middleware.middleware_support import (
     memory_agent,
     mentions_memory_block,
@@ -56,7 +57,9 @@ turns = st.one_of(
 
 
 @settings(
-    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=thorough(25),
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
 )
 @given(
     script=st.lists(turns, min_size=1, max_size=9),

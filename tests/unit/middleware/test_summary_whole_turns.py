@@ -16,12 +16,13 @@ from langgraph.graph.message import add_messages
 
 from langgraph_recall.middleware import SummaryMiddleware
 from langgraph_recall.nodes import SUMMARY_BLOCK_ID
+from tests._hypothesis import thorough
 from tests.unit.middleware.middleware_support import get_weather, scripted_model
 from tests.unit.nodes.nodes_support import pairs_intact
 from tests.unit.nodes.test_nodes_summary import agent_conversations
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=thorough(150), deadline=None)
 @given(agent_conversations(), st.integers(60, 3000), st.integers(0, 3))
 def test_the_kept_conversation_opens_with_the_user(
     msgs: list[BaseMessage], max_tokens: int, keep_turns: int

@@ -15,6 +15,7 @@ from langgraph.store.memory import InMemoryStore
 from langgraph_recall.episodes import EpisodeConfig, EpisodeTurn, ingest_history, plan_episodes
 from langgraph_recall.extraction.pii import PIIFilter, find_pii
 from langgraph_recall.nodes import ExtractNode
+from tests._hypothesis import thorough
 
 words = st.lists(
     st.sampled_from(["tea", "ok", "sure", "later", "thanks", "so", "write"]), min_size=1, max_size=4
@@ -58,7 +59,7 @@ def _records_clean(values: list[dict[str, Any]], order: dict[str, int], user: se
         assert find_pii(" ".join(said)) == [], value
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=thorough(300), deadline=None)
 @given(
     secrets,
     st.integers(0, 100),

@@ -50,6 +50,7 @@ from langgraph_recall.nodes import (
 from langgraph_recall.nodes._messages import count_tokens, memory_line
 from langgraph_recall.nodes.tools import _bad_importance
 from langgraph_recall.offline import tool_call_message
+from tests._hypothesis import thorough
 from tests.docexamples import examples, package_modules
 
 CONFIG: Any = {"configurable": {"user_id": "u1", "thread_id": "t1"}}
@@ -233,7 +234,7 @@ def conversations(draw: st.DrawFn) -> list[EpisodeTurn]:
     return turns
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=thorough(200), deadline=None)
 @given(
     conversations(),
     st.integers(0, 4),
@@ -424,7 +425,7 @@ def _memory(position: int, kind: str, words: int, score: float) -> dict[str, Any
     return {"content": "w " * words, "kind": kind, "score": score, "key": f"m{position}"}
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=thorough(200), deadline=None)
 @given(
     st.lists(
         st.tuples(st.sampled_from(["episodic", "semantic"]), st.integers(1, 60), st.floats(0, 1)),

@@ -20,6 +20,7 @@ from langgraph_recall._internal.identity import (
 from langgraph_recall.errors import ConfigurationError, InvalidNamespaceError
 from langgraph_recall.nodes import ExtractNode, RetrieveNode
 from langgraph_recall.store._namespace import validate_namespace
+from tests._hypothesis import thorough
 
 ANY_CHAR = st.characters(blacklist_categories=())  # surrogates and controls included
 IDS = st.text(ANY_CHAR, min_size=1, max_size=40)
@@ -32,7 +33,7 @@ TEMPLATES = [
 ]
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=thorough(400), deadline=None)
 @given(IDS)
 def test_identity_labels_are_reversible(value: str) -> None:
     label = encode_label(value)
@@ -41,14 +42,14 @@ def test_identity_labels_are_reversible(value: str) -> None:
     assert not any(char in label for char in ".*\x00")
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=thorough(400), deadline=None)
 @given(IDS, IDS)
 def test_identity_labels_are_collision_free(first: str, second: str) -> None:
     if first != second:
         assert encode_label(first) != encode_label(second)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=thorough(300), deadline=None)
 @given(st.text(ANY_CHAR, max_size=20))
 def test_decoding_accepts_only_canonical_labels(label: str) -> None:
     """Every label decodes to at most one id, and only the id's own encoding decodes."""
@@ -71,7 +72,7 @@ def test_ids_that_need_no_encoding_keep_their_label(value: str) -> None:
     assert encode_label(value) == value
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=thorough(300), deadline=None)
 @given(st.sampled_from(TEMPLATES), IDS, IDS, IDS)
 def test_templates_with_several_fields_are_reversible(
     template: tuple[str, ...], org: str, user: str, thread: str
@@ -83,7 +84,7 @@ def test_templates_with_several_fields_are_reversible(
     assert parse_namespace(template, namespace) == wanted
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=thorough(300), deadline=None)
 @given(st.sampled_from(TEMPLATES), IDS, IDS, IDS, IDS)
 def test_templates_with_several_fields_are_collision_free(
     template: tuple[str, ...], org1: str, user1: str, org2: str, user2: str
@@ -190,7 +191,7 @@ def overlap(mine: set[tuple[str, ...]], theirs: set[tuple[str, ...]]) -> list[tu
     return [ns for ns in theirs for own in mine if ns[: len(own)] == own]
 
 
-@settings(max_examples=500, deadline=None)
+@settings(max_examples=thorough(500), deadline=None)
 @given(
     st.lists(LAYOUTS, min_size=1, max_size=4),
     SMALL_IDS,

@@ -22,10 +22,11 @@ from langgraph_recall.extraction.types import (
     ExistingMemory,
     MemoryCandidate,
 )
+from tests._hypothesis import thorough
 from tests.docexamples import examples, package_modules
 
 NOW = datetime(2026, 11, 29, tzinfo=timezone.utc)
-FAST = settings(max_examples=300, deadline=None, database=None)
+FAST = settings(max_examples=thorough(300), deadline=None, database=None)
 
 
 # -- the offset map ------------------------------------------------------------------------

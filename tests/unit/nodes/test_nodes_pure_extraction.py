@@ -25,6 +25,7 @@ from langgraph_recall.extraction import (
     resolve_date_phrase,
     rule_decisions,
 )
+from tests._hypothesis import thorough
 
 NOW = datetime(2026, 11, 29, 15, 30, tzinfo=timezone.utc)
 
@@ -436,7 +437,7 @@ def test_chinese_rules(text: str, expected: list[tuple[str, str]]) -> None:
     assert [(c.content, c.slot) for c in found] == expected
 
 
-@settings(max_examples=200, deadline=None, database=None)
+@settings(max_examples=thorough(200), deadline=None, database=None)
 @given(
     name=st.sampled_from(["张伟", "李娜", "欧阳娜娜", "王芳"]),
     city=st.sampled_from(["杭州", "成都", "乌鲁木齐", "深圳"]),

@@ -42,6 +42,7 @@ from langgraph_recall.prompts import (
     DEFAULT_SUMMARY_PROMPT,
     DEFAULT_SYSTEM_PROMPT,
 )
+from tests._hypothesis import thorough
 from tests.unit.nodes.nodes_support import pairs_intact
 
 
@@ -154,7 +155,7 @@ def conversations(draw: st.DrawFn) -> list[BaseMessage]:
     return msgs
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=thorough(150), deadline=None)
 @given(conversations(), st.integers(300, 3000), st.integers(0, 4))
 def test_summary_plan_never_splits_tool_calls(
     msgs: list[BaseMessage], max_tokens: int, keep_turns: int

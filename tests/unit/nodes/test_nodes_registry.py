@@ -35,6 +35,7 @@ from langgraph_recall.nodes._registry import (
     thread_key,
 )
 from langgraph_recall.offline import tool_call_message
+from tests._hypothesis import thorough
 
 
 @dataclass
@@ -205,7 +206,7 @@ _CRAFTED = st.builds(
 )
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=thorough(300), deadline=None)
 @given(st.lists(st.one_of(st.text(max_size=40), _LONG, _CRAFTED), min_size=2, max_size=6))
 def test_registry_keys_of_distinct_threads_never_collide(thread_ids: list[str]) -> None:
     """Short ids keep their label as key, ids longer than a label get a digest key, and a

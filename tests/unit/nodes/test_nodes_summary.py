@@ -25,6 +25,7 @@ from langgraph_recall.nodes._messages import (
     plan_summary,
     shrink_tool_result,
 )
+from tests._hypothesis import thorough
 from tests.unit.nodes.nodes_support import pairs_intact
 
 
@@ -52,7 +53,7 @@ def _current_turn(msgs: list[BaseMessage]) -> list[BaseMessage]:
     return msgs[last:]
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=thorough(200), deadline=None)
 @given(
     agent_conversations(),
     st.integers(200, 4000),

@@ -14,6 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from langgraph_recall.extraction import PIIFilter, find_pii
+from tests._hypothesis import thorough
 
 DEVELOPER_TEXT = [
     "password = db.Column(db.String(120), nullable=False)",
@@ -84,7 +85,7 @@ IDENTIFIER = st.from_regex(r"[a-z]{2,8}(_[a-z]{2,8}){0,2}", fullmatch=True)
 KEYWORD = st.sampled_from(["password", "passwd", "token", "secret", "api_key", "PASSWORD"])
 
 
-@settings(max_examples=300, deadline=None, database=None)
+@settings(max_examples=thorough(300), deadline=None, database=None)
 @given(
     keyword=KEYWORD,
     name=IDENTIFIER,
@@ -114,7 +115,7 @@ def test_code_that_names_a_secret_is_not_a_secret(
     assert find_pii(text) == [], (text, [text[m.start : m.end] for m in find_pii(text)])
 
 
-@settings(max_examples=300, deadline=None, database=None)
+@settings(max_examples=thorough(300), deadline=None, database=None)
 @given(
     keyword=st.sampled_from(["password", "PASSWORD", "db_password", "passwd", "pwd"]),
     word=st.sampled_from(["hunter", "dragon", "Sonne", "tulip", "gato"]),

@@ -33,6 +33,7 @@ from langgraph_recall.prompts.encoding import (
     encode_inline,
     encode_label,
 )
+from tests._hypothesis import thorough
 
 TAG_NAMES = ["memory", "MEMORY", "Memory", "conversation_summary", "summary", "messages", "system"]
 BREAKS = ["\n", "\r\n", "\r", "\u2028", "\u2029", "\x85", "\x0b", "\x0c", "\x1c", "\x1d", "\x1e"]
@@ -105,7 +106,7 @@ def _between(text: str, name: str) -> list[str]:
 MEMORY_LINE = re.compile(r"^- \[(?P<kind>[^\]]*)\] (?P<content>.*) \((?P<when>[^()]*)\)$")
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=thorough(300), deadline=None)
 @given(st.lists(st.tuples(payloads, payloads), min_size=1, max_size=5))
 def test_memory_block_lists_exactly_its_memories(pairs: list[tuple[str, str]]) -> None:
     memories = [{"content": content, "kind": kind} for content, kind in pairs]
@@ -128,7 +129,7 @@ CANDIDATE_LINE = re.compile(r"^C(\d+): \[")
 EXISTING_LINE = re.compile(r"^M(\d+): \[")
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=thorough(200), deadline=None)
 @given(
     st.lists(st.tuples(payloads, payloads, payloads), min_size=1, max_size=4),
     st.lists(st.tuples(payloads, payloads, payloads, payloads), min_size=0, max_size=4),
@@ -180,7 +181,7 @@ def _conversation(texts: list[str]) -> list[Any]:
     return messages
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=thorough(200), deadline=None)
 @given(st.lists(payloads, min_size=1, max_size=6))
 def test_extraction_transcript_has_one_line_per_message(texts: list[str]) -> None:
     messages = _conversation(texts)
@@ -204,7 +205,7 @@ def test_extraction_transcript_has_one_line_per_message(texts: list[str]) -> Non
 SOURCE_LINE = re.compile(r"^(\d+): (.*)$")
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=thorough(200), deadline=None)
 @given(st.lists(payloads, min_size=1, max_size=6))
 def test_reflection_prompt_numbers_exactly_its_sources(texts: list[str]) -> None:
     node = ReflectNode(model=ScriptedChatModel(responses=[]), threshold=1)
@@ -216,7 +217,7 @@ def test_reflection_prompt_numbers_exactly_its_sources(texts: list[str]) -> None
     assert [m[2] for m in sources] == [encode_inline(t) for t in texts]
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=thorough(200), deadline=None)
 @given(payloads, st.lists(payloads, min_size=1, max_size=6))
 def test_summary_prompt_keeps_summary_and_messages_in_their_blocks(
     previous: str, texts: list[str]
@@ -235,7 +236,7 @@ def test_summary_prompt_keeps_summary_and_messages_in_their_blocks(
     assert summary == (encode_block(previous) if previous.strip() else "(none yet)")
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=thorough(200), deadline=None)
 @given(payloads, st.lists(payloads, min_size=1, max_size=4))
 def test_summary_block_holds_the_whole_summary(summary: str, texts: list[str]) -> None:
     node = SummarizeNode(max_tokens=4000)
@@ -247,7 +248,7 @@ def test_summary_block_holds_the_whole_summary(summary: str, texts: list[str]) -
         assert "\n".join(_between(block, "conversation_summary")[1:]) == encode_block(written)
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=thorough(100), deadline=None)
 @given(st.lists(st.tuples(payloads, payloads), min_size=1, max_size=4))
 def test_recall_tool_lists_one_line_per_memory(pairs: list[tuple[str, str]]) -> None:
     now = datetime.now(timezone.utc)
@@ -263,7 +264,7 @@ def test_recall_tool_lists_one_line_per_memory(pairs: list[tuple[str, str]]) -> 
         )
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=thorough(100), deadline=None)
 @given(payloads)
 def test_retry_note_is_one_line_whatever_the_failure_said(reason: str) -> None:
     caller = StructuredCaller(ScriptedChatModel(responses=[]), ReflectionOutput, mode="json")
@@ -273,7 +274,7 @@ def test_retry_note_is_one_line_whatever_the_failure_said(reason: str) -> None:
     assert encode_inline(reason) in note
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=thorough(300), deadline=None)
 @given(payloads)
 def test_encoders_never_emit_a_bracket_or_a_stray_line(text: str) -> None:
     inline = encode_inline(text)
@@ -284,7 +285,7 @@ def test_encoders_never_emit_a_bracket_or_a_stray_line(text: str) -> None:
     assert not [ch for ch in block if ch != "\n" and ch in "".join(BREAKS)]  # only \n breaks
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=thorough(60), deadline=None)
 @given(
     st.lists(
         st.tuples(st.integers(1, 10), st.sampled_from(["semantic", "preference", "procedural"])),

@@ -14,6 +14,7 @@ from langgraph_recall.retrieval import (
     rank,
     rank_explained,
 )
+from tests._hypothesis import thorough
 
 NOW = datetime(2026, 6, 1, tzinfo=timezone.utc)
 
@@ -49,7 +50,7 @@ windows = st.none() | st.just(
 )
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=thorough(300), deadline=None)
 @given(candidates, configs, windows)
 def test_explained_terms_add_up_to_the_score_rank_orders_by(
     found: list[Candidate], config: RetrievalConfig, window: TimeWindow | None

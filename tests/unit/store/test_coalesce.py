@@ -12,6 +12,7 @@ from langgraph.store.base import GetOp, Op, PutOp
 
 from langgraph_recall.errors import InvalidValueError
 from langgraph_recall.store._coalesce import Coalescer, Stall
+from tests._hypothesis import thorough
 
 # serial: its time bounds are measured alone (scripts/test.sh)
 pytestmark = pytest.mark.serial
@@ -56,7 +57,7 @@ async def test_two_writes_of_one_key_never_share_a_run() -> None:
     assert [ops[0].value for ops in runs] == [{"n": i} for i in range(5)]  # FIFO
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=thorough(60), deadline=None)
 @given(
     st.lists(
         st.lists(st.sampled_from(["a", "b", "c", "bad", "d"]), min_size=1, max_size=4),
