@@ -29,6 +29,7 @@ import pytest
 
 import tests._hypothesis  # noqa: F401  (loads the profile)
 from tests._databases import ScratchDatabases
+from tests._run_dir import pytest_configure, pytest_unconfigure  # noqa: F401  (hooks)
 
 # Hypothesis profiles (fast by default, thorough in `.ci/run slow`): tests/_hypothesis.py
 

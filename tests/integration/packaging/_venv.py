@@ -1,7 +1,8 @@
 """The package as users get it: our wheel in a fresh virtualenv, and ``langgraph dev``.
 
 The fixture is registered for every integration test in ``tests/integration/conftest.py``
-(one install per session, shared by the README, server and notebook tests).
+(one install per test run, shared by the README, server and notebook tests and by every
+pytest-xdist worker).
 
 ``installed_venv`` (session) builds the release from this checkout as CI and a maintainer
 do (``python -m build``: the sdist, then the wheel built from that sdist) and installs it
@@ -17,6 +18,7 @@ analytics and tracing off) and stops it — its whole process group — afterwar
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import json
 import os
 import shutil
@@ -24,7 +26,6 @@ import signal
 import socket
 import subprocess
 import sys
-import tempfile
 import time
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
@@ -34,6 +35,7 @@ from typing import Any
 import httpx
 import pytest
 
+from tests._run_dir import SHARED_DIR_ENV
 from tests.integration.packaging._readme import pip_install_line
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -79,19 +81,51 @@ def _run(command: list[str], **kwargs: object) -> None:
 
 
 @pytest.fixture(scope="session")
-def installed_venv() -> Iterator[InstalledVenv]:
+def installed_venv() -> InstalledVenv:
     """Build the sdist and wheel and install them by name (+ the README's extras and
-    langgraph-cli[inmem]).
+    langgraph-cli[inmem]) -- once per test run: the first test process to need it builds it
+    under a lock in the run's shared folder, the others (pytest-xdist workers) reuse it.
 
-    In a ``mkdtemp`` folder opened to every account (0755), not under pytest's 0700
+    That folder is a ``mkdtemp`` opened to every account (0755), not pytest's 0700
     ``tmp_path``: run as root, the embedded Postgres refuses binaries whose parent folders
-    it would have to open to its own account."""
-    base = Path(tempfile.mkdtemp(prefix="lgm-wheel-venv-"))
-    base.chmod(0o755)
-    try:
-        yield _install(base)
-    finally:
-        shutil.rmtree(base, ignore_errors=True)
+    it would have to open to its own account. It is removed when the run ends."""
+    base = Path(os.environ[SHARED_DIR_ENV]) / "wheel-venv"
+    with open(f"{base}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            recorded = base / "installed.json"
+            if recorded.exists():
+                return _from_json(json.loads(recorded.read_text()))
+            if base.exists():  # a build that failed in another process: start again
+                shutil.rmtree(base)
+            base.mkdir()
+            venv = _install(base)
+            recorded.write_text(json.dumps(_to_json(venv)))
+            return venv
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+
+
+def _to_json(venv: InstalledVenv) -> dict[str, Any]:
+    return {
+        "root": str(venv.root),
+        "wheel": str(venv.wheel),
+        "sdist": str(venv.sdist),
+        "requirements": list(venv.requirements),
+        "report": venv.report,
+        "seconds": venv.seconds,
+    }
+
+
+def _from_json(data: dict[str, Any]) -> InstalledVenv:
+    return InstalledVenv(
+        Path(data["root"]),
+        Path(data["wheel"]),
+        Path(data["sdist"]),
+        tuple(data["requirements"]),
+        data["report"],
+        data["seconds"],
+    )
 
 
 def build_release(dist: Path) -> tuple[Path, Path]:
