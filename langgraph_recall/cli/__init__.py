@@ -246,7 +246,14 @@ def build_parser() -> argparse.ArgumentParser:
         default=["all"],
         metavar="BENCH",
         help="checkpointers | postgres_saver | store | locomo | beam | all (default: all); "
-        "locomo-qa (end-to-end QA with an LLM judge; needs a model) runs alone",
+        "store-users (ours vs LangGraph's PostgresStore over many users' namespaces) and "
+        "locomo-qa (end-to-end QA with an LLM judge; needs a model) run only when named",
+    )
+    scale = bench.add_argument_group("store-users options")
+    scale.add_argument("--users", type=int, default=None, help="users (default 2000)")
+    scale.add_argument("--per-user", type=int, default=None, help="memories per user (default 100)")
+    scale.add_argument(
+        "--heavy", type=int, default=None, help="memories of one extra heavy user (default 0)"
     )
     bench.add_argument("--quick", action="store_true", help="small sizes (about a minute each)")
     bench.add_argument("--json", metavar="FILE", default=None, help="write all results as JSON")

@@ -39,6 +39,7 @@ if TYPE_CHECKING:  # the benchmark modules are imported when a benchmark runs
     from langgraph_recall.bench.postgres_saver import SaverComparison
     from langgraph_recall.bench.progress import OnProgress
     from langgraph_recall.bench.store import StoreResult
+    from langgraph_recall.bench.store_users import UsersReport
 
 __all__ = [
     "BENCHES",
@@ -52,6 +53,8 @@ __all__ = [
 
 BENCHES = ("checkpointers", "postgres_saver", "store", "locomo", "beam")
 """Benchmark modules of ``bench/``, in the order ``all`` runs them."""
+STORE_USERS = "store_users"
+"""The multi-user store benchmark (``bench store-users``): hours at full size, never in ``all``."""
 DATA_BENCHES = ("locomo", "beam")
 """Benchmarks that read a data set (``--data DIR`` is given to the ones named)."""
 QA_BENCH = "locomo-qa"
@@ -68,6 +71,7 @@ QUICK: dict[str, dict[str, Any]] = {
         "repeats": 1,
     },
     "store": {"sizes": [2000], "queries": 20},
+    "store_users": {"users": 20, "per_user": 50, "heavy": 200, "queries": 30},
     "locomo": {
         "limit_conversations": 1,
         "limit_questions": 30,
@@ -168,6 +172,12 @@ def _run_store(options: Mapping[str, Any], progress: OnProgress) -> list[StoreRe
     from langgraph_recall.bench import store
 
     return store.run(**options, progress=progress)
+
+
+def _run_store_users(options: Mapping[str, Any], progress: OnProgress) -> UsersReport:
+    from langgraph_recall.bench import store_users
+
+    return store_users.run(**options, progress=progress)
 
 
 def _run_locomo(options: Mapping[str, Any], progress: OnProgress) -> LocomoReport:
@@ -324,6 +334,31 @@ def _normalise_store(raw: Sequence[StoreResult], result: BenchResult) -> None:
     }
 
 
+def _normalise_store_users(raw: UsersReport, result: BenchResult) -> None:
+    from langgraph_recall.bench.store_users import ratios, report_rows
+
+    header, rows = report_rows(raw)
+    result.title = (
+        f"Store at multi-user scale: {raw.users:,} users x {raw.per_user} memories"
+        + (f" + one with {raw.heavy}" if raw.heavy else "")
+        + ", ours (hybrid) vs LangGraph's PostgresStore (vector-only), HNSW on both, "
+        "embedding excluded"
+    )
+    result.tables.append(Table("", header, rows))
+    found = ratios(raw)
+    if found:
+        result.tables.append(
+            Table("ours / langgraph", list(found), [[round(v, 2) for v in found.values()]])
+        )
+    ran = [r for r in raw.results if r.error is None]
+    result.plot = {
+        "labels": [r.name for r in ran],
+        "title": "store at multi-user scale: search p95",
+        "series": {"search p95 ms": [r.search_p95_ms for r in ran]},
+        "ylabel": "ms (lower is better)",
+    }
+
+
 def _normalise_beam(raw: BeamReport, result: BenchResult) -> None:
     from langgraph_recall.bench.beam import report_rows
 
@@ -372,6 +407,7 @@ _ADAPTERS: dict[str, _Adapter] = {
     "checkpointers": _adapter(_run_checkpointers, _normalise_checkpointers),
     "postgres_saver": _adapter(_run_postgres_saver, _normalise_postgres_saver),
     "store": _adapter(_run_store, _normalise_store),
+    "store_users": _adapter(_run_store_users, _normalise_store_users),
     "locomo": _adapter(_run_locomo, _normalise_locomo),
     "beam": _adapter(_run_beam, _normalise_beam),
 }
@@ -505,7 +541,7 @@ def cmd_bench(args: Any, console: Console | None = None) -> int:
     """``langgraph-recall bench [checkpointers|postgres_saver|store|locomo|all]`` handler;
     ``bench locomo-qa`` runs the QA benchmark alone."""
     out = console or Console()
-    names = list(args.which or ["all"])
+    names = [STORE_USERS if n == "store-users" else n for n in (args.which or ["all"])]
     if QA_BENCH in names:
         if names != [QA_BENCH]:
             raise CliError(f"run {QA_BENCH} on its own (it needs a chat model)")
@@ -522,7 +558,7 @@ def cmd_bench(args: Any, console: Console | None = None) -> int:
             out.ok(f"wrote {args.json}")
         return 0
     for name in names:
-        if name != "all" and name not in BENCHES:
+        if name != "all" and name not in (*BENCHES, STORE_USERS):
             raise CliError(
                 f"unknown benchmark {name!r}; choose from {', '.join(BENCHES)}, all or {QA_BENCH}"
             )
@@ -537,7 +573,16 @@ def cmd_bench(args: Any, console: Console | None = None) -> int:
             "run them one at a time (`bench locomo --data DIR`, `bench beam --data DIR`) or "
             "set LANGGRAPH_RECALL_LOCOMO_DIR / LANGGRAPH_RECALL_BEAM_DIR"
         )
-    options = {name: {"data_dir": Path(data)} for name in readers} if data else None
+    options: dict[str, dict[str, Any]] = (
+        {name: {"data_dir": Path(data)} for name in readers} if data else {}
+    )
+    scale = {
+        key: getattr(args, key)
+        for key in ("users", "per_user", "heavy")
+        if getattr(args, key, None) is not None
+    }
+    if scale:
+        options.setdefault(STORE_USERS, {}).update(scale)
     results = run_benchmarks(names, quick=args.quick, verbose=args.verbose, options=options)
     out.heading("Results")
     out.lines(render(results))

@@ -96,9 +96,11 @@ class BatchPrograms(BookkeepingPrograms):
 
         if plan.gets:
             yield from self._get_all(plan)
+        # a batch that is one search needs no transaction: its statement runs alone
+        alone = len(ops) == 1
         for position, search, clause, params in plan.searches:
             plan.results[position] = yield from self._search(
-                search, clause, params, query_vectors, plan
+                search, clause, params, query_vectors, plan, alone=alone
             )
         for position, list_op in plan.lists:
             plan.results[position] = yield from self._list_namespaces(list_op)
@@ -161,6 +163,8 @@ class BatchPrograms(BookkeepingPrograms):
         filter_params: dict[str, Any],
         query_vectors: Mapping[str, list[float]],
         plan: Plan[Clause],
+        *,
+        alone: bool = False,
     ) -> Program[list[SearchItem]]:
         if op.limit == 0:
             return []
@@ -176,12 +180,14 @@ class BatchPrograms(BookkeepingPrograms):
             query = _sql.search_recent_sql(
                 scoped=scoped, include_invalid=op.include_invalid, filter_clause=clause
             )
-            rows = yield Stmt(query, params, fetch=True)
+            rows = yield Stmt(query, params, fetch=True, alone=alone)
             scored: Sequence[tuple[dict[str, Any], ScoreBreakdown | None]] = [
                 (row, None) for row in rows
             ]
         else:
-            scored = yield from self._hybrid(op, clause, params, query_vectors[op.query])
+            scored = yield from self._hybrid(
+                op, clause, params, query_vectors[op.query], alone=alone
+            )
         plan.accessed.extend(row["id"] for row, _ in scored)
         if op.refresh_ttl:
             plan.refresh.extend(row["id"] for row, _ in scored if row["ttl_minutes"] is not None)
@@ -193,6 +199,8 @@ class BatchPrograms(BookkeepingPrograms):
         clause: Clause | None,
         params: dict[str, Any],
         query_vector: list[float],
+        *,
+        alone: bool = False,
     ) -> Program[list[tuple[dict[str, Any], ScoreBreakdown]]]:
         config = self.retrieval
         wanted = min(op.offset + op.limit, MAX_ROWS)  # a bigint parameter
@@ -207,6 +215,30 @@ class BatchPrograms(BookkeepingPrograms):
             n_lex=n_lex,
             n_vec=n_vec,
         )
+        scope = encode_namespace(op.namespace_prefix)
+        if (
+            self.vector_mode == "pgvector"
+            and op.namespace_prefix
+            and not self._large_scopes.contains(scope)
+        ):
+            params.update(
+                qvec=Float4Array(unit_vector(query_vector)), scan_rows=_sql.SCOPE_SCAN_ROWS
+            )
+            scan = (
+                _sql.unfiltered_scope_search_sql(op.include_invalid, self.vector_type)
+                if clause is None
+                else _sql.scope_search_sql(
+                    include_invalid=op.include_invalid,
+                    filter_clause=clause,
+                    vector_type=self.vector_type,
+                )
+            )
+            rows = yield Stmt(scan, params, fetch=True, alone=alone, prepare=True)
+            if not rows or rows[0]["scope_rows"] <= _sql.SCOPE_SCAN_ROWS:
+                rows = [row for row in rows if row["id"] is not None]
+                nearness = {row["id"]: row["vector_similarity"] for row in rows}
+                return rank_rows(rows, nearness, op, config)
+            self._large_scopes.add(scope)  # the candidate path from now on
         statement = _sql.search_hybrid_sql(
             vector_mode=self.vector_mode or "exact",
             scoped=bool(op.namespace_prefix),

@@ -710,3 +710,113 @@ WITH doomed AS ({candidates}), changed AS ({change}), logged AS (
 )
 SELECT count(*) AS n FROM changed"""
     ).format(candidates=candidates, change=change, action=action)
+
+
+SCOPE_SCAN_ROWS = 2000
+"""Namespace scopes of at most this many memories are searched by one scan of the scope
+(:func:`scope_search_sql`): BM25 statistics counted from the scope's own rows and exact
+vector distances, in one statement, no index but the scope's btree. Larger scopes take the
+candidate path (:func:`build_search_hybrid_sql`: full-text index, HNSW)."""
+
+
+def scope_search_sql(
+    *, include_invalid: bool, filter_clause: sql.Composable | None, vector_type: str = "vector"
+) -> sql.Composed:
+    """Hybrid search of one small scope in one statement (pgvector path).
+
+    Reads the scope's rows once (at most ``%(scan_rows)s + 1``: the ``scope_rows``
+    column says how many it saw; more than ``scan_rows`` means the scope is too large and
+    the answer incomplete, so the caller takes the candidate path). It ranks exactly as
+    :func:`build_search_hybrid_sql` does: document frequencies, corpus size and average
+    length over every row of the scope (what ``lgm_memory_ns_stats`` and the lexicon
+    hold), lexical candidates are the visible rows holding one of the rarest query lexemes
+    within ``lex_budget``, vector candidates the ``n_vec`` nearest visible rows — by exact
+    distance here, not the HNSW approximation — and every candidate is BM25-scored on all
+    query lexemes.
+    """
+    element = _element(vector_type)
+    shown = sql.SQL("{} AND {}").format(
+        visible_clause(include_invalid), filter_clause or sql.SQL("true")
+    )
+    return sql.SQL(
+        """
+WITH q AS (
+    SELECT tsvector_to_array(lgm_lexical_vector(%(cfg)s::regconfig, %(query)s)) AS lexemes
+), tq AS (
+    SELECT string_agg(
+        '''' || replace(replace(l, '\\', '\\\\'), '''', '''''') || '''', ' | '
+    )::tsquery AS query
+    FROM unnest((SELECT lexemes FROM q)) AS l
+), scope_rows AS MATERIALIZED (
+    SELECT i.id, i.tsv, i.doc_len, s.shown,
+           CASE WHEN s.shown AND i.embedding IS NOT NULL
+                THEN i.embedding <#> %(qvec)s::real[]::{t} END AS dist
+    FROM lgm_memory_items i CROSS JOIN LATERAL (SELECT {shown} AS shown) s
+    WHERE {scope}
+    LIMIT %(scan_rows)s + 1
+), corpus AS MATERIALIZED (
+    SELECT count(*) FILTER (WHERE r.tsv IS NOT NULL)::float8 AS n,
+           coalesce(sum(r.doc_len) FILTER (WHERE r.tsv IS NOT NULL), 0)::float8
+               / greatest(count(*) FILTER (WHERE r.tsv IS NOT NULL), 1) AS avgdl,
+           count(*) AS n_rows
+    FROM scope_rows r
+), terms AS MATERIALIZED (
+    SELECT r.id, r.doc_len, r.shown, u.lexeme,
+           coalesce(array_length(u.positions, 1), 1)::float8 AS tf
+    FROM scope_rows r
+    CROSS JOIN LATERAL unnest(ts_filter(setweight(r.tsv, 'A', (SELECT lexemes FROM q)), '{{a}}')) u
+    WHERE r.tsv @@ (SELECT query FROM tq) AND u.lexeme = ANY((SELECT lexemes FROM q)::text[])
+), stats AS (
+    SELECT t.lexeme, count(*)::float8 AS df FROM terms t GROUP BY t.lexeme
+), chosen AS (
+    SELECT c.lexeme FROM (
+        SELECT s.lexeme, sum(s.df) OVER (ORDER BY s.df, s.lexeme) AS cumulative
+        FROM stats s) c
+    WHERE c.cumulative <= %(lex_budget)s
+), vec_top AS (
+    SELECT r.id, r.dist, row_number() OVER (ORDER BY r.dist, r.id) AS rnk
+    FROM scope_rows r WHERE r.dist IS NOT NULL
+    ORDER BY r.dist, r.id LIMIT %(n_vec)s
+), scored AS (
+    SELECT t.id FROM terms t JOIN chosen c ON c.lexeme = t.lexeme WHERE t.shown
+    UNION SELECT v.id FROM vec_top v
+), lex AS (
+    SELECT t.id,
+           sum(ln(1 + (greatest(c.n, s.df) - s.df + 0.5) / (s.df + 0.5))
+               * t.tf * (%(k1)s::float8 + 1)
+               / (t.tf + %(k1)s::float8 * (1 - %(b)s::float8
+                  + %(b)s::float8 * t.doc_len / greatest(c.avgdl, 1))))
+               AS score
+    FROM terms t JOIN scored d ON d.id = t.id JOIN stats s ON s.lexeme = t.lexeme
+    CROSS JOIN corpus c
+    GROUP BY t.id
+), lex_ranked AS (
+    SELECT l.id, l.score, row_number() OVER (ORDER BY l.score DESC, l.id) AS rnk FROM lex l
+), cand AS (
+    SELECT id FROM lex_ranked WHERE rnk <= %(n_lex)s UNION SELECT id FROM vec_top
+)
+SELECT {cols}, CASE WHEN lr.rnk <= %(n_lex)s THEN lr.rnk END AS lexical_rank,
+       coalesce(lr.score, 0)::float8 AS lexical_score,
+       vt.rnk AS vector_rank, -r.dist AS vector_similarity,
+       (SELECT n_rows FROM corpus) AS scope_rows
+FROM (SELECT id FROM cand UNION ALL SELECT NULL::bigint WHERE NOT EXISTS (SELECT 1 FROM cand)) c
+LEFT JOIN lgm_memory_items i ON i.id = c.id
+{access}
+LEFT JOIN scope_rows r ON r.id = c.id
+LEFT JOIN lex_ranked lr ON lr.id = c.id
+LEFT JOIN vec_top vt ON vt.id = c.id"""
+    ).format(
+        t=element,
+        shown=shown,
+        scope=SCOPE,
+        cols=CANDIDATE_COLUMNS,
+        access=ACCESS_JOIN,
+    )
+
+
+@functools.lru_cache(maxsize=8)
+def unfiltered_scope_search_sql(include_invalid: bool, vector_type: str) -> sql.Composed:
+    """:func:`scope_search_sql` without a filter, built once per shape."""
+    return scope_search_sql(
+        include_invalid=include_invalid, filter_clause=None, vector_type=vector_type
+    )

@@ -31,8 +31,40 @@ from langgraph_recall.store.postgres._types import Program, SetupReport
 
 __all__ = ["ANALYZE_FIRST_AT", "MAX_EF_SEARCH", "StoreOptions", "StoreState"]
 
+LARGE_SCOPES_KEPT = 4096  # large scopes remembered (least recently added forgotten first)
 ANALYZE_FIRST_AT = 2000  # rows this store wrote before it first refreshes planner statistics
 MAX_EF_SEARCH = 1000  # pgvector's upper bound of hnsw.ef_search
+
+
+class ScopeSet:
+    """A bounded set of namespace scopes (thread-safe; the oldest addition goes first).
+
+    Example:
+        ```python
+        from langgraph_recall.store.postgres._state import ScopeSet
+
+        scopes = ScopeSet(1)
+        scopes.add("a")
+        scopes.add("b")
+        assert scopes.contains("b") and not scopes.contains("a")
+        ```
+    """
+
+    def __init__(self, size: int) -> None:
+        self._size = size
+        self._scopes: dict[str, None] = {}
+        self._lock = threading.Lock()
+
+    def add(self, scope: str) -> None:
+        """Remember ``scope``."""
+        with self._lock:
+            self._scopes[scope] = None
+            while len(self._scopes) > self._size:
+                del self._scopes[next(iter(self._scopes))]
+
+    def contains(self, scope: str) -> bool:
+        """Whether ``scope`` is remembered."""
+        return scope in self._scopes
 
 
 class StoreOptions(TypedDict, total=False):
@@ -167,6 +199,8 @@ class StoreState:
         self._cache_lock = threading.Lock()
         self._refresh_lock = threading.Lock()
         self._refresh_retry: set[int] = set()
+        # scopes seen holding more than SCOPE_SCAN_ROWS memories (searched by candidates)
+        self._large_scopes = ScopeSet(LARGE_SCOPES_KEPT)
 
     # ------------------------------------------------------------------ helpers
     @property

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import logging
 from collections.abc import AsyncIterator, Callable, Generator
 from typing import Any, TypeVar
@@ -249,6 +250,14 @@ class AsyncPostgresMemoryStore(AsyncStoreBase):
                             transaction = None
                             committed.append(True)
                         reply = await execute_isolated(conn, cursor, request)
+                    elif request.alone and transaction is None and conn.autocommit:
+                        # one statement outside a transaction: its own implicit one, in
+                        # one round trip; prepared unless the connection prepares nothing
+                        # (a transaction pooler)
+                        prepare = bool(request.prepare) and conn.prepare_threshold is not None
+                        reply = await aexecute(
+                            cursor, dataclasses.replace(request, prepare=prepare)
+                        )
                     else:
                         if transaction is None:
                             transaction = await stack.enter_async_context(

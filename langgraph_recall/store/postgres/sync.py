@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import logging
 import threading
 from collections.abc import Callable, Generator, Iterator
@@ -200,6 +201,12 @@ class PostgresMemoryStore(SyncStoreBase):
                             transaction = None
                             committed.append(True)
                         reply = execute_isolated(conn, cursor, request)
+                    elif request.alone and transaction is None and conn.autocommit:
+                        # one statement outside a transaction: its own implicit one, in
+                        # one round trip; prepared unless the connection prepares nothing
+                        # (a transaction pooler)
+                        prepare = bool(request.prepare) and conn.prepare_threshold is not None
+                        reply = execute(cursor, dataclasses.replace(request, prepare=prepare))
                     else:
                         if transaction is None:
                             transaction = stack.enter_context(contextlib.ExitStack())

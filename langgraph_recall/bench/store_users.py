@@ -1,0 +1,321 @@
+"""Store benchmark at multi-user scale: our hybrid search vs LangGraph's ``PostgresStore``.
+
+``--users`` users with ``--per-user`` memories each (plus, with ``--heavy N``, one user
+with N memories), every memory in its user's namespace ``("users", <id>, "memories")``.
+Both stores get the same data in the same order, on one embedded PostgreSQL 18 +
+pgvector server (a database each, HNSW on both). Vectors are precomputed random unit
+384-d vectors handed out by a lookup embedder: **embedding is excluded**, only the
+stores are measured. Searches go to random users' namespaces (the same users, queries
+and order for both stores); ``recall@10`` is the share of the exact vector top-10 (the
+user's memories ranked by cosine similarity, computed in numpy) among the ten results.
+Ours is hybrid (BM25 + vector, fused), so its recall against the vector-only truth is
+not expected to be 1.0; LangGraph's is the HNSW index's recall.
+
+Bytes per memory: every table and index of the store's database (``pg_total_relation_size``)
+over the memories loaded, with our history, lexicon and statistics tables apart.
+
+Run::
+
+    python -m langgraph_recall.bench.store_users --users 2000 --per-user 100 --heavy 400
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import random
+import sys
+import time
+from collections.abc import Iterator, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import numpy as np
+
+from langgraph_recall.bench._common import format_table, median, percentile, temp_database
+from langgraph_recall.bench.progress import OnProgress, Progress, ProgressBar, print_progress
+from langgraph_recall.bench.store import DIMS, PrecomputedEmbeddings, random_texts
+
+__all__ = ["StoreUsersResult", "UsersReport", "format_report", "main", "run"]
+
+STORES = ("ours", "langgraph")
+OUR_SIDE_TABLES = ("lgm_memory_history", "lgm_memory_lexicon", "lgm_memory_ns_stats")
+
+
+@dataclass
+class StoreUsersResult:
+    """One store's measurements."""
+
+    name: str
+    search_kind: str
+    put_per_second: float = 0.0
+    search_p50_ms: float = 0.0
+    search_p95_ms: float = 0.0
+    heavy_first_ms: float | None = None
+    heavy_p50_ms: float | None = None
+    recall_at_10: float = 0.0
+    bytes_per_memory: float = 0.0
+    table_bytes: dict[str, int] = field(default_factory=dict)
+    error: str | None = None
+
+
+@dataclass
+class UsersReport:
+    """The configuration and both stores' results."""
+
+    users: int
+    per_user: int
+    heavy: int
+    memories: int
+    queries: int
+    results: list[StoreUsersResult] = field(default_factory=list)
+
+
+def _namespace(user: int) -> tuple[str, ...]:
+    return ("users", f"u{user}", "memories")
+
+
+@contextlib.contextmanager
+def _server() -> Iterator[str]:
+    import tempfile
+    from pathlib import Path
+
+    from langgraph_recall.embedded import EmbeddedPostgres
+
+    with (
+        tempfile.TemporaryDirectory(prefix="lgm-bench-users-") as home,
+        EmbeddedPostgres(Path(home), cleanup="stop") as server,
+    ):
+        yield server.dsn()
+
+
+@contextlib.contextmanager
+def _open(name: str, dsn: str, embeddings: PrecomputedEmbeddings) -> Iterator[Any]:
+    index: dict[str, Any] = {"dims": DIMS, "embed": embeddings, "fields": ["content"]}
+    if name == "ours":
+        from langgraph_recall.store.postgres import PostgresMemoryStore
+
+        with PostgresMemoryStore.from_conn_string(dsn, index=index) as store:  # type: ignore[arg-type]
+            store.setup()
+            yield store
+        return
+    from langgraph.store.postgres import PostgresStore
+
+    index.update(ann_index_config={"kind": "hnsw"}, distance_type="cosine")
+    with PostgresStore.from_conn_string(dsn, index=index) as store:  # type: ignore[arg-type]
+        store.setup()
+        yield store
+
+
+def _table_bytes(dsn: str) -> dict[str, int]:
+    import psycopg
+
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        conn.execute("VACUUM ANALYZE")
+        rows = conn.execute(
+            "SELECT c.relname, pg_total_relation_size(c.oid) FROM pg_class c "
+            "JOIN pg_namespace n ON n.oid = c.relnamespace "
+            "WHERE n.nspname = 'public' AND c.relkind IN ('r', 'p')"
+        ).fetchall()
+    return {str(name): int(size) for name, size in rows}
+
+
+def run(
+    *,
+    users: int = 2000,
+    per_user: int = 100,
+    heavy: int = 0,
+    queries: int = 300,
+    batch_size: int = 500,
+    stores: Sequence[str] = STORES,
+    seed: int = 5,
+    progress: OnProgress = print_progress,
+) -> UsersReport:
+    """Load both stores with the same memories and time searches in random users' scopes.
+
+    Args:
+        users: Users with ``per_user`` memories each.
+        per_user: Memories per user.
+        heavy: Memories of one extra user (0: none); its first search and p50 are reported.
+        queries: Timed searches (after 10 warm-up searches), spread over random users.
+        batch_size: Puts per ``batch`` call (in user order).
+        stores: ``ours`` and/or ``langgraph``.
+        seed: Seed of the query choice.
+        progress: Receives the progress events.
+    """
+    from langgraph.store.base import PutOp
+
+    owners = [u for u in range(users) for _ in range(per_user)] + [users] * heavy
+    texts = random_texts(len(owners))
+    embeddings = PrecomputedEmbeddings()
+    embeddings.register(texts)
+    rng = random.Random(seed)
+    asked: list[tuple[int, str]] = []
+    for _ in range(queries + 10):
+        user = rng.randrange(users)
+        source = texts[user * per_user + rng.randrange(per_user)]
+        words = source.rstrip(".").split()
+        asked.append((user, " ".join(rng.sample(words, min(4, len(words))))))
+    embeddings.register([q for _, q in asked])
+    vectors = np.asarray(embeddings.embed_documents(texts), dtype=np.float32)
+    truth: list[set[str]] = []
+    for user, query in asked[10:]:
+        own = np.arange(user * per_user, (user + 1) * per_user)
+        sims = vectors[own] @ np.asarray(embeddings.embed_query(query), dtype=np.float32)
+        truth.append({f"m{own[j]}" for j in np.argsort(-sims)[:10]})
+    heavy_query = texts[-1].rstrip(".").split()[:4] if heavy else []
+    report = UsersReport(users, per_user, heavy, len(owners), queries)
+    with _server() as admin:
+        for step, name in enumerate(stores, start=1):
+            result = StoreUsersResult(name, "hybrid" if name == "ours" else "vector")
+            report.results.append(result)
+            try:
+                with temp_database(admin) as dsn, _open(name, dsn, embeddings) as store:
+                    started = time.perf_counter()
+                    for start in range(0, len(owners), batch_size):
+                        store.batch(
+                            [
+                                PutOp(_namespace(owners[i]), f"m{i}", {"content": texts[i]})
+                                for i in range(start, min(start + batch_size, len(owners)))
+                            ]
+                        )
+                    result.put_per_second = len(owners) / (time.perf_counter() - started)
+                    progress(Progress(f"{name}: {len(owners):,} memories loaded"))
+                    result.table_bytes = _table_bytes(dsn)
+                    result.bytes_per_memory = sum(result.table_bytes.values()) / len(owners)
+                    if heavy:
+                        query = " ".join(heavy_query)
+                        began = time.perf_counter()
+                        store.search(_namespace(users), query=query, limit=10)
+                        result.heavy_first_ms = (time.perf_counter() - began) * 1000
+                        heavy_samples = []
+                        for _ in range(10):
+                            began = time.perf_counter()
+                            store.search(_namespace(users), query=query, limit=10)
+                            heavy_samples.append((time.perf_counter() - began) * 1000)
+                        result.heavy_p50_ms = median(heavy_samples)
+                    for user, query in asked[:10]:
+                        store.search(_namespace(user), query=query, limit=10)
+                    samples: list[float] = []
+                    hits = 0
+                    for (user, query), exact in zip(asked[10:], truth, strict=True):
+                        began = time.perf_counter()
+                        found = store.search(_namespace(user), query=query, limit=10)
+                        samples.append((time.perf_counter() - began) * 1000)
+                        hits += len(exact & {item.key for item in found})
+                    result.search_p50_ms = median(samples)
+                    result.search_p95_ms = percentile(samples, 0.95)
+                    result.recall_at_10 = hits / (10 * max(len(truth), 1))
+                    progress(
+                        Progress(
+                            f"{name}: search p50 {result.search_p50_ms:.2f} ms, "
+                            f"p95 {result.search_p95_ms:.2f} ms",
+                            step,
+                            len(stores),
+                        )
+                    )
+            except Exception as exc:  # one store failing must not hide the other
+                result.error = f"{type(exc).__name__}: {exc}"
+                progress(Progress(f"{name} failed: {result.error}", step, len(stores)))
+    return report
+
+
+def ratios(report: UsersReport) -> dict[str, float]:
+    """Ours over LangGraph's: p50, p95, bytes per memory (missing stores: no entry)."""
+    by_name = {r.name: r for r in report.results if r.error is None}
+    ours, theirs = by_name.get("ours"), by_name.get("langgraph")
+    if ours is None or theirs is None:
+        return {}
+    return {
+        "p50": ours.search_p50_ms / theirs.search_p50_ms,
+        "p95": ours.search_p95_ms / theirs.search_p95_ms,
+        "bytes_per_memory": ours.bytes_per_memory / theirs.bytes_per_memory,
+    }
+
+
+def report_rows(report: UsersReport) -> tuple[list[str], list[list[Any]]]:
+    """One row per store: latency, recall and disk."""
+    header = [
+        "store",
+        "search",
+        "puts/s",
+        "p50 ms",
+        "p95 ms",
+        "heavy first ms",
+        "recall@10",
+        "bytes/memory",
+        "of which history/lexicon/stats",
+        "note",
+    ]
+    rows: list[list[Any]] = []
+    for r in report.results:
+        side = "/".join(f"{r.table_bytes.get(t, 0) / report.memories:.0f}" for t in OUR_SIDE_TABLES)
+        rows.append(
+            [
+                r.name,
+                r.search_kind,
+                round(r.put_per_second),
+                round(r.search_p50_ms, 2),
+                round(r.search_p95_ms, 2),
+                None if r.heavy_first_ms is None else round(r.heavy_first_ms, 1),
+                round(r.recall_at_10, 3),
+                round(r.bytes_per_memory),
+                side if r.name == "ours" else "",
+                (r.error or "")[:60],
+            ]
+        )
+    return header, rows
+
+
+def format_report(report: UsersReport) -> str:
+    """The results table with the ratios under it."""
+    header, rows = report_rows(report)
+    text = [[("" if c is None else str(c)) for c in row] for row in rows]
+    found = ratios(report)
+    lines = [
+        f"Store at multi-user scale: {report.users:,} users x {report.per_user} memories"
+        + (f" + one user with {report.heavy}" if report.heavy else "")
+        + f" = {report.memories:,} memories, {report.queries} searches; embedded PostgreSQL "
+        "+ pgvector (HNSW on both), precomputed vectors: embedding excluded",
+        "",
+        format_table(header, text),
+    ]
+    if found:
+        lines.append(
+            "\nours / langgraph: p50 {p50:.2f}x, p95 {p95:.2f}x, bytes per memory "
+            "{bytes_per_memory:.2f}x".format(**found)
+        )
+    return "\n".join(lines)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """CLI entry point (``python -m langgraph_recall.bench.store_users``)."""
+    parser = argparse.ArgumentParser(
+        prog="python -m langgraph_recall.bench.store_users", description=__doc__
+    )
+    parser.add_argument("--users", type=int, default=2000)
+    parser.add_argument("--per-user", type=int, default=100)
+    parser.add_argument("--heavy", type=int, default=0)
+    parser.add_argument("--queries", type=int, default=300)
+    parser.add_argument("--stores", default=",".join(STORES))
+    parser.add_argument("--json", default=None, help="write the results here")
+    args = parser.parse_args(argv)
+    with ProgressBar("store_users") as bar:
+        report = run(
+            users=args.users,
+            per_user=args.per_user,
+            heavy=args.heavy,
+            queries=args.queries,
+            stores=[s.strip() for s in args.stores.split(",") if s.strip()],
+            progress=bar,
+        )
+    print(format_report(report))
+    if args.json:
+        with open(args.json, "w") as handle:
+            json.dump(asdict(report), handle, indent=2)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
