@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
@@ -30,7 +32,9 @@ def _system(messages: list[BaseMessage]) -> str:
     return "\n".join(str(m.content) for m in messages if isinstance(m, SystemMessage))
 
 
-def _contents(store: PostgresMemoryStore, *, include_invalid: bool = False) -> dict[str, dict]:
+def _contents(
+    store: PostgresMemoryStore, *, include_invalid: bool = False
+) -> dict[str, dict[str, Any]]:
     items = store.search(NS, limit=100, include_invalid=include_invalid)
     return {item.value["content"]: item.value for item in items}
 
@@ -137,3 +141,33 @@ def test_an_updated_figure_outranks_the_original_in_search(
     parts = {item.key: item.explanation for item in found}  # type: ignore[attr-defined]
     assert parts["old"].update == 0.0
     assert abs(sum(parts["new"].contributions().values()) - found[keys.index("new")].score) < 1e-6
+
+
+def test_the_profile_is_compact_current_and_injected_whatever_the_query(
+    memory_store: PostgresMemoryStore,
+) -> None:
+    from langgraph_recall.nodes import RetrieveNode
+
+    graph, _ = _graph(memory_store)
+    for text in [
+        "My name is Ann Lee.",
+        "I live in Hangzhou.",
+        "I work at Initech.",
+        "I'm vegetarian.",
+        "我对花生过敏。",
+        "Remember that the release is on Friday.",
+    ]:
+        _say(graph, "s1", text)
+    _say(graph, "s2", "I moved to Beijing.")
+    profile = [item.value["content"] for item in memory_store.user_profile(NS)]
+    assert profile[:2] == ["User's name is Ann Lee.", "User lives in Beijing."]
+    assert {"User works at Initech.", "User is vegetarian.", "User is allergic to 花生."} <= set(
+        profile
+    )
+    assert not any("Hangzhou" in c or "release" in c for c in profile)
+    node = RetrieveNode(store=memory_store, profile=8, profile_budget=120)
+    config: Any = {"configurable": {"user_id": "ann"}}
+    out = node.invoke({"messages": [("user", "Suggest a dinner recipe.")]}, config=config)
+    shown = [m["content"] for m in out["memories"]]
+    assert shown[0] == "User's name is Ann Lee." and "User is vegetarian." in shown
+    assert "User is allergic to 花生." in shown
