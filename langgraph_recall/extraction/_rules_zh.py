@@ -34,7 +34,7 @@ from collections.abc import Callable, Iterator
 
 from langgraph_recall.extraction.types import MemoryCandidate
 
-__all__ = ["ZH_RULES", "zh_clauses"]
+__all__ = ["ZH_RULES", "ZH_SWITCH_RULES", "zh_clauses"]
 
 _HAN = r"\u3400-\u4dbf\u4e00-\u9fff"
 _NAME = rf"[{_HAN}A-Za-z0-9&·\-]"  # a company or place: Han, Latin letters, digits
@@ -114,6 +114,63 @@ ZH_RULES: list[tuple[re.Pattern[str], Build]] = [
     (
         re.compile(r"^\s*(?:请)?(?P<v>(?:永远不要|不要|别|总是|一定要|务必)[^。！？!?]+)"),
         _fact("User's instruction: {v}.", "instruction:{v}", "procedural", 7),
+    ),
+]
+
+
+_TOOL = r"[A-Za-z0-9.+#\-]+|[\u3400-\u4dbf\u4e00-\u9fff]{2,8}?"
+
+
+def _switch(content: str, slot: str, kind: str = "semantic", family: str = "uses:*") -> Build:
+    def build(match: re.Match[str]) -> Iterator[MemoryCandidate]:
+        groups = match.groupdict()
+        value = (groups.get("v") or "").strip(" 　")
+        old = (groups.get("old") or "").strip(" 　")
+        if not value:
+            return
+        yield MemoryCandidate(
+            content=content.format(v=value),
+            kind=kind,
+            importance=6,
+            slot=slot.format(v=value.lower()),
+            replaces=(old,) if old else (family,),
+        )
+
+    return build
+
+
+def _no_longer(match: re.Match[str]) -> Iterator[MemoryCandidate]:
+    value = match["v"].strip()
+    yield MemoryCandidate(
+        content=f"User no longer uses {value}.",
+        importance=5,
+        slot=f"uses:{value.lower()}",
+        replaces=(value,),
+    )
+
+
+ZH_SWITCH_RULES: list[tuple[re.Pattern[str], Build]] = [
+    (  # 我从Django换成了FastAPI / 从Django改用FastAPI
+        re.compile(
+            rf"从(?P<old>{_TOOL})(?:换成了?|改用了?|转向了?|切换到了?|迁移到了?)(?P<v>{_TOOL})(?=$|[，。！？,.!?了])"
+        ),
+        _switch("User uses {v}.", "uses:{v}"),
+    ),
+    (  # 现在改用FastAPI / 我换成了FastAPI / 又用回Django了
+        re.compile(
+            rf"(?:现在|目前|已经|我)?(?:改用|换成了?|换用|切换到了?|又用回了?|用回了?)(?P<v>{_TOOL})(?=$|[，。！？,.!?了])"
+        ),
+        _switch("User uses {v}.", "uses:{v}"),
+    ),
+    (  # 我不用Python了 / 我不再用Python
+        re.compile(rf"我(?:已经)?(?:不再用|不用|不再使用)(?P<v>{_TOOL})(?:了|$)"),
+        _no_longer,
+    ),
+    (  # 我现在更喜欢X / 现在我喜欢X
+        re.compile(
+            r"(?:我现在|现在我|我如今)(?:更|比较)?(?:喜欢|偏好|倾向于)(?P<v>[^，。！？,.!?]+)"
+        ),
+        _switch("User prefers {v}.", "preference:{v}", "preference", "preference:*"),
     ),
 ]
 

@@ -12,6 +12,10 @@ LLM or the rules):
 * ``NOOP`` on a same-slot memory naming different things (different proper nouns or
   numbers: "works at Google" vs "works at Microsoft") is a real update: it becomes
   ``INVALIDATE`` — a repeat must not swallow a change.
+* A candidate that names what it replaces (``MemoryCandidate.replaces``: "I switched from
+  Django to FastAPI") closes those memories too, whatever their slot — only memories of the
+  same subject whose text contains the named phrase, or the newest of a named slot family
+  (:func:`replaced_memories`); an ``ADD`` of such a candidate becomes ``INVALIDATE``.
 * ``ADD`` of text identical to a current memory becomes ``NOOP`` (reinforce).
 * A candidate without a decision is added (nothing is silently dropped).
 
@@ -32,6 +36,7 @@ Example:
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import unicodedata
 import uuid
@@ -56,7 +61,10 @@ __all__ = [
     "key_terms",
     "normalize_content",
     "plan_writes",
+    "replaced_memories",
     "rule_decisions",
+    "same_topic",
+    "topic_terms",
 ]
 
 
@@ -174,6 +182,158 @@ class WritePlan:
     notes: list[str] = field(default_factory=list)
 
 
+_STOP_WORDS = frozenset(
+    [
+        "a",
+        "an",
+        "the",
+        "and",
+        "or",
+        "of",
+        "to",
+        "in",
+        "on",
+        "at",
+        "for",
+        "with",
+        "by",
+        "from",
+        "is",
+        "are",
+        "be",
+        "it",
+        "its",
+        "this",
+        "that",
+        "user",
+        "user's",
+        "users",
+        "always",
+        "never",
+        "please",
+        "do",
+        "don't",
+        "not",
+        "no",
+        "now",
+        "use",
+        "using",
+        "any",
+        "all",
+        "every",
+        "my",
+        "your",
+        "when",
+    ]
+)
+_CJK_RUN = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]+")
+_WORD = re.compile(r"[^\W\d_][\w'\-+#]*|\d[\d.,]*")
+
+
+def topic_terms(text: str) -> frozenset[str]:
+    """The words a memory is about: lower-case words minus stop words, numbers, and each
+    CJK run as character bigrams ("代码注释" → 代码, 码注, 注释) (pure).
+
+    Example:
+        ```python
+        from langgraph_recall.extraction.consolidation import topic_terms
+
+        assert topic_terms("User's instruction: always answer in English.") == {
+            "answer", "english"}
+        assert "注释" in topic_terms("以后代码注释都用英文")
+        ```
+    """
+    text = unicodedata.normalize("NFKC", text).lower()
+    terms: set[str] = set()
+    for run in _CJK_RUN.findall(text):
+        terms.update(run[i : i + 2] for i in range(max(len(run) - 1, 1)))
+    for word in _WORD.findall(_CJK_RUN.sub(" ", text)):
+        word = word.rstrip(".,:")
+        if word and word not in _STOP_WORDS and not word.startswith("instruction"):
+            terms.add(word)
+    return frozenset(terms)
+
+
+def same_topic(first: str, second: str) -> bool:
+    """Whether two instructions speak about the same thing (pure): they share a topic term
+    and either half of their terms, or differ by at most one term on each side ("answer in
+    English" / "answer in Chinese"; "代码注释都用英文" / "代码注释都用中文").
+
+    Example:
+        ```python
+        from langgraph_recall.extraction.consolidation import same_topic
+
+        assert same_topic("Always answer in English.", "Always answer in Chinese.")
+        assert not same_topic("Always use type hints.", "Always write docstrings.")
+        ```
+    """
+    a, b = topic_terms(first), topic_terms(second)
+    common = a & b
+    if not common:
+        return False
+    return len(common) / len(a | b) >= 0.5 or (len(a - b) <= 1 and len(b - a) <= 1)
+
+
+def _started(memory: ExistingMemory) -> float:
+    moment = parse_iso_datetime(memory.value.get("valid_from"))
+    return moment.timestamp() if moment is not None else float("-inf")
+
+
+def replaced_memories(
+    candidate: MemoryCandidate, existing: Sequence[ExistingMemory]
+) -> list[ExistingMemory]:
+    """The memories among ``existing`` that ``candidate.replaces`` names (pure).
+
+    An instruction (kind ``procedural``) also replaces the earlier instructions on the same
+    topic (:func:`same_topic`): the newest wins. Each entry of ``replaces`` names a key,
+    a slot family ending in ``*`` (its newest memory) or a phrase the old memory's text
+    contains (case- and width-insensitive). Only memories of the candidate's subject
+    count, never one repeating the candidate itself.
+
+    Example:
+        ```python
+        from langgraph_recall.extraction.consolidation import replaced_memories
+        from langgraph_recall.extraction.types import ExistingMemory, MemoryCandidate
+
+        old = ExistingMemory("k1", {"content": "User uses Django.", "slot": "uses:django"})
+        tea = ExistingMemory("k2", {"content": "User likes tea.", "slot": "preference:tea"})
+        new = MemoryCandidate("User uses FastAPI.", slot="uses:fastapi", replaces=("Django",))
+        assert [m.key for m in replaced_memories(new, [old, tea])] == ["k1"]
+        ```
+    """
+    text = normalize_content(candidate.content)
+    pool = [
+        m
+        for m in existing
+        if m.subject == candidate.subject and normalize_content(m.content) != text
+    ]
+    found: dict[str, ExistingMemory] = {}
+    if candidate.kind == "procedural":  # newest wins among instructions on one topic
+        for memory in pool:
+            if memory.value.get("kind") == "procedural" and same_topic(
+                candidate.content, memory.content
+            ):
+                found.setdefault(memory.key, memory)
+    for named in candidate.replaces:
+        named = named.strip()
+        if not named:
+            continue
+        if named.endswith("*"):
+            prefix = named[:-1].lower()
+            family = [
+                m for m in pool if m.slot and m.slot.startswith(prefix) and m.slot != candidate.slot
+            ]
+            if family:
+                newest = max(family, key=_started)
+                found.setdefault(newest.key, newest)
+            continue
+        phrase = normalize_content(named)
+        for memory in pool:
+            if memory.key == named or (phrase and phrase in normalize_content(memory.content)):
+                found.setdefault(memory.key, memory)
+    return list(found.values())
+
+
 def rule_decisions(
     candidates: Sequence[MemoryCandidate], existing: Sequence[ExistingMemory]
 ) -> list[ConsolidationDecision]:
@@ -198,6 +358,7 @@ def rule_decisions(
             for e in existing
             if candidate.slot and e.slot == candidate.slot and e.subject == candidate.subject
         ]
+        same_slot += [e for e in replaced_memories(candidate, existing) if e not in same_slot]
         if repeat is not None:
             decisions.append(ConsolidationDecision(index, Action.NOOP, target=repeat.key))
         elif same_slot:
@@ -305,8 +466,18 @@ def plan_writes(
             continue
         seen_texts.add(text)
         decision = chosen.get(index, ConsolidationDecision(index, Action.ADD))
+        replaced = {m.key for m in replaced_memories(candidate, existing)}
+        if decision.action is Action.ADD and replaced:
+            first, *others = sorted(replaced)
+            decision = ConsolidationDecision(
+                index, Action.INVALIDATE, target=first, extra_targets=tuple(others)
+            )
+        elif decision.action is Action.INVALIDATE and replaced:
+            more = tuple(k for k in sorted(replaced) if k != decision.target)
+            decision = dataclasses.replace(decision, extra_targets=decision.extra_targets + more)
         target = by_key.get(decision.target) if decision.target else None
         action = decision.action
+
         if action is not Action.ADD and target is None:
             plan.notes.append(f"candidate {index}: {action.value} names unknown target; added")
             action = Action.ADD
@@ -327,6 +498,7 @@ def plan_writes(
             action in (Action.UPDATE, Action.INVALIDATE)
             and target is not None
             and not _same_slot(candidate, target)
+            and not (action is Action.INVALIDATE and target.key in replaced)
             and not (action is Action.UPDATE and _enriches(candidate, target))
         ):
             plan.notes.append(
@@ -354,7 +526,9 @@ def plan_writes(
             targets = [target] + [
                 by_key[key]
                 for key in decision.extra_targets
-                if key in by_key and _same_slot(candidate, by_key[key])
+                if key in by_key
+                and key != target.key
+                and (_same_slot(candidate, by_key[key]) or key in replaced)
             ]
             newest_start = max(
                 (parse_iso_datetime(t.value.get("valid_from")) or starts for t in targets),

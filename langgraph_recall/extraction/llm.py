@@ -64,6 +64,10 @@ class ExtractedMemory(BaseModel):
     subject: str = "user"
     slot: str | None = Field(default=None, description="Attribute the fact fills.")
     valid_from: str | None = Field(default=None, description="Stated date expression, verbatim.")
+    replaces: list[str] = Field(
+        default_factory=list,
+        description="What earlier fact this one replaces, as a word or phrase of it.",
+    )
 
 
 class ExtractionOutput(BaseModel):
@@ -262,6 +266,7 @@ class LLMExtractor:
                     subject=(item.subject or "user").strip().lower(),
                     slot=(item.slot or "").strip().lower() or None,
                     valid_from=valid_from,
+                    replaces=tuple(r.strip() for r in item.replaces if r and r.strip())[:5],
                 )
             )
         found.sort(key=lambda c: -c.importance)

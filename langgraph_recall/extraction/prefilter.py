@@ -33,6 +33,7 @@ _SENTENCE_END = re.compile(r"(?<=[.!?;])\s+|(?<=[。！？；])\s*|\n+")
 _FIRST_PERSON = re.compile(
     r"(?i)\b(?:i|i'm|im|i've|i'd|i'll|my|mine|me|we|we're|our|ours|myself)\b"
     r"|我|remember|from now on|以后|今后|从现在起|从现在开始|从今以后|记住|请不要|永远不要"
+    r"|改用|换成|用回"
 )
 _CJK = re.compile(r"[\u4e00-\u9fff]")
 # Standing instructions and stated preferences are worth keeping even without "I" ("Always

@@ -25,6 +25,14 @@ statement                                                  slot
 "remember (that) …"                                        none (free-form)
 ========================================================  ==========================
 
+Switches say what they replace (``MemoryCandidate.replaces``), so consolidation closes the
+earlier memory (kept as history) even though its slot differs: "I switched from Django to
+FastAPI", "I use FastAPI instead of Django" (the one named), "I switched to FastAPI", "now I
+use FastAPI", "I use Django again" (the newest ``uses:`` memory), "I no longer use Django",
+"I now prefer tabs" / "I prefer tabs over spaces" (the newest preference / the one named);
+in Chinese "我从Django换成了FastAPI", "现在改用FastAPI", "我不用Python了", "我现在更喜欢X". A
+new instruction closes the earlier instructions on the same topic (newest wins).
+
 Chinese statements beyond the ones above (我在X工作, 我来自X, 我是X工程师, 我不吃X,
 以后…) are listed in :mod:`langgraph_recall.extraction._rules_zh`; a clause that drops
 its "我" ("我叫张伟，住在杭州") is read with it.
@@ -63,7 +71,7 @@ from langgraph_recall.extraction._names import (
     name_value,
     plain_text,
 )
-from langgraph_recall.extraction._rules_zh import ZH_RULES, zh_clauses
+from langgraph_recall.extraction._rules_zh import ZH_RULES, ZH_SWITCH_RULES, zh_clauses
 from langgraph_recall.extraction.consolidation import rule_decisions
 from langgraph_recall.extraction.dates import resolve_date_phrase
 from langgraph_recall.extraction.pii import find_pii
@@ -274,6 +282,123 @@ def _i(pattern: str) -> str:
     """Case-insensitive lead words, case-sensitive captures."""
     return "(?i:" + pattern + ")"
 
+
+_ITEM = r"(?P<v>[\w.+#\-]+(?:\s+[A-Z][\w.+#\-]*)?)"
+_OLD = r"(?P<old>[\w.+#\-]+(?:\s+[A-Z][\w.+#\-]*)?)"
+
+
+def _switch(match: re.Match[str]) -> Iterator[MemoryCandidate]:
+    """ "I switched from Django to FastAPI", "now I use FastAPI", "I use Django again"."""
+    value = _clean(match["v"])
+    if not value or value.lower() in {"it", "that", "this", "them", "a", "the"}:
+        return
+    groups = match.groupdict()
+    old = (groups.get("old") or "").strip()
+    yield MemoryCandidate(
+        content=f"User uses {value}.",
+        importance=6,
+        slot=f"uses:{_slug(value)}",
+        replaces=(old,) if old else ("uses:*",),
+    )
+
+
+def _no_longer(match: re.Match[str]) -> Iterator[MemoryCandidate]:
+    value = _clean(match["v"])
+    yield MemoryCandidate(
+        content=f"User no longer uses {value}.",
+        importance=5,
+        slot=f"uses:{_slug(value)}",
+        replaces=(value,),
+    )
+
+
+def _preference_switch(match: re.Match[str]) -> Iterator[MemoryCandidate]:
+    value = _clean(match["v"])
+    old = (match.groupdict().get("old") or "").strip()
+    yield MemoryCandidate(
+        content=f"User prefers {value}.",
+        kind="preference",
+        importance=6,
+        slot=f"preference:{_slug(value)}",
+        replaces=(old,) if old else ("preference:*",),
+    )
+
+
+SWITCH_RULES: list[Rule] = [
+    (
+        re.compile(
+            r"\b"
+            + _i(r"i (?:have |'ve )?(?:just |recently )?(?:switched|changed|migrated|moved over)")
+            + r"\s+"
+            + _i("from")
+            + r"\s+"
+            + _OLD
+            + r"\s+"
+            + _i("to")
+            + r"\s+"
+            + _ITEM
+        ),
+        _switch,
+    ),
+    (
+        re.compile(
+            r"\b"
+            + _i(
+                r"i (?:have |'ve )?(?:just |recently |now )?(?:switched|migrated|moved over) to|"
+                r"(?:now|these days),? i (?:use|code in|work with)|i now use|i(?:'m| am) back to"
+            )
+            + r"\s+"
+            + _ITEM
+        ),
+        _switch,
+    ),
+    (
+        re.compile(r"\b" + _i(r"i use") + r"\s+" + _ITEM + r"\s+" + _i(r"(?:now|again)\b")),
+        _switch,
+    ),
+    (
+        re.compile(
+            r"\b"
+            + _i(r"i (?:now )?use")
+            + r"\s+"
+            + _ITEM
+            + r"\s+"
+            + _i("instead of")
+            + r"\s+"
+            + _OLD
+        ),
+        _switch,
+    ),
+    (
+        re.compile(r"\b" + _i(r"i no longer use") + r"\s+(?P<v>[\w.+#\-]+)"),
+        _no_longer,
+    ),
+    (
+        re.compile(
+            r"\b" + _i(r"i don't use|i do not use") + r"\s+(?P<v>[\w.+#\-]+)\s+" + _i(r"any ?more")
+        ),
+        _no_longer,
+    ),
+    (
+        re.compile(
+            r"\b"
+            + _i(r"i (?:now prefer|prefer)")
+            + r"\s+"
+            + r"(?P<v>[^,;.!?。]+?)"
+            + r"\s+"
+            + _i(r"(?:instead of|rather than|over)")
+            + r"\s+"
+            + r"(?P<old>[^,;.!?。]+)"
+        ),
+        _preference_switch,
+    ),
+    (
+        re.compile(
+            r"\b" + _i(r"(?:now|these days),? i prefer|i now prefer") + r"\s+(?P<v>[^,;.!?。]+)"
+        ),
+        _preference_switch,
+    ),
+]
 
 _RULES: list[Rule] = [
     (
@@ -612,7 +737,7 @@ class RuleBasedExtractor:
             before = len(found)
             clauses = [part for clause in _clauses(sentence) for part in zh_clauses(clause)]
             for position, clause in enumerate(clauses):
-                for pattern, build in (*_RULES, *ZH_RULES):
+                for pattern, build in (*SWITCH_RULES, *ZH_SWITCH_RULES, *_RULES, *ZH_RULES):
                     for match in pattern.finditer(clause):
                         for candidate in build(match):
                             found.append(candidate)
@@ -627,10 +752,11 @@ class RuleBasedExtractor:
                     )
                 )
             if stated is not None:
-                found[before:] = [
-                    MemoryCandidate(c.content, c.kind, c.importance, c.subject, c.slot, stated)
-                    for c in found[before:]
-                ]
+                found[before:] = [dataclasses.replace(c, valid_from=stated) for c in found[before:]]
+        switched = [c.content.rstrip(".") + " " for c in found if c.replaces]
+        found = [  # "I use Django again": the switch, not "User uses Django again."
+            c for c in found if c.replaces or not any(c.content.startswith(p) for p in switched)
+        ]
         unique: dict[str, MemoryCandidate] = {}
         for candidate in found:
             if candidate.importance >= self.min_importance:

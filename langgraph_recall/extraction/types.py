@@ -64,6 +64,11 @@ class MemoryCandidate:
             each other. ``None`` for free-form facts.
         valid_from: When the fact became true (a stated date, resolved), else ``None``
             meaning "when it was said".
+        replaces: Earlier memories this one supersedes, each named by a phrase the old
+            memory's text contains ("Django" for "I switched from Django to FastAPI"), by
+            its key, or by a slot family ending in ``*`` (``"uses:*"``: the newest memory
+            of that family, for "I switched to FastAPI"). Consolidation closes those memories
+            (same subject only; kept as history) even when their slot differs.
 
     Example:
         ```python
@@ -80,6 +85,7 @@ class MemoryCandidate:
     subject: str = "user"
     slot: str | None = None
     valid_from: datetime | None = None
+    replaces: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -55,6 +55,7 @@ from langgraph_recall.nodes._messages import (
     count_tokens,
     select_within_budget,
 )
+from langgraph_recall.nodes._profile import profile_items
 from langgraph_recall.nodes._registry import (
     ThreadLink,
     abatch_with_link,
@@ -104,6 +105,10 @@ class RetrieveNode(MemoryNode):
             this off; so does a ``filter`` that names kinds.
         always_budget: Max tokens of those standing memories (their own budget: they do
             not take the room of the query-ranked memories).
+        profile: How many profile facts (name, home, work, diet, tools, preferences:
+            :data:`~langgraph_recall.nodes._profile.PROFILE_SLOTS`, one per slot) join the
+            context on every turn, first, whatever the query. ``0`` (default) turns it off.
+        profile_budget: Max tokens of the profile facts (their own budget).
         episodes: An :class:`~langgraph_recall.episodes.EpisodeConfig`: search facts and
             ``episodic`` memories side by side (``limit`` facts, ``retrieve_limit``
             episodes, one store round trip), merge them by score and keep them under
@@ -147,6 +152,8 @@ class RetrieveNode(MemoryNode):
         always: int = 5,
         always_budget: int = 200,
         episodes: EpisodeConfig | None = None,
+        profile: int = 0,
+        profile_budget: int = 120,
         name: str | None = None,
     ) -> None:
         super().__init__(store=store, name=name)
@@ -159,6 +166,10 @@ class RetrieveNode(MemoryNode):
             raise ConfigurationError("RetrieveNode: always must be >= 0, always_budget >= 1")
         if max_query_chars < 16:
             raise ConfigurationError("RetrieveNode: max_query_chars must be >= 16")
+        if profile < 0 or profile_budget < 1:
+            raise ConfigurationError("RetrieveNode: profile must be >= 0, profile_budget >= 1")
+        self.profile = profile
+        self.profile_budget = profile_budget
         self.namespace = namespace
         self.always = always
         self.always_budget = always_budget
@@ -203,7 +214,15 @@ class RetrieveNode(MemoryNode):
             SearchOp(namespace, filter={**(self.filter or {}), "kind": kind}, limit=pool)
             for kind, pool in self._standing_pools()
         ]
+        if self.profile:
+            ops.append(SearchOp(namespace, filter=self._profile_filter(store), limit=500))
         return store, ops, node_thread_link(ctx, [self.namespace], self.label)
+
+    @staticmethod
+    def _profile_filter(store: BaseStore) -> dict[str, Any]:
+        if store_supports(store, "as_of"):  # our store: slotted memories only
+            return {"slot": {"$exists": True}}
+        return {"kind": {"$ne": "episodic"}}
 
     def _standing_pools(self) -> list[tuple[str, int]]:
         """``(kind, how many to fetch)`` of the standing searches (none when off)."""
@@ -233,6 +252,15 @@ class RetrieveNode(MemoryNode):
         return items
 
     def _finish(self, state: Any, store: BaseStore, results: Sequence[Any]) -> dict[str, Any]:
+        profile_memories: list[dict[str, Any]] = []
+        if self.profile:
+            results, found = list(results)[:-1], results[-1]
+            chosen = profile_items(self._current(store, found, 500), limit=self.profile)
+            profile_memories = select_within_budget(
+                items_to_memories(chosen),
+                token_budget=self.profile_budget,
+                token_counter=self.token_counter,
+            )
         pools = self._standing_pools()
         ranked_results = list(results)[: len(results) - len(pools)] if pools else list(results)
         pooled = [item for items in results[len(ranked_results) :] for item in (items or [])]
@@ -243,10 +271,14 @@ class RetrieveNode(MemoryNode):
             token_counter=self.token_counter,
         )
         memories = self._ranked(store, ranked_results)
-        shown = {(tuple(m["namespace"]), m["key"]) for m in standing_memories}
-        memories = standing_memories + [
-            m for m in memories if (tuple(m["namespace"]), m["key"]) not in shown
+        first = profile_memories + [
+            m
+            for m in standing_memories
+            if (tuple(m["namespace"]), m["key"])
+            not in {(tuple(p["namespace"]), p["key"]) for p in profile_memories}
         ]
+        shown = {(tuple(m["namespace"]), m["key"]) for m in first}
+        memories = first + [m for m in memories if (tuple(m["namespace"]), m["key"]) not in shown]
         update: dict[str, Any] = {self.memories_key: memories}
         if self.inject:
             messages = messages_of(state, self.messages_key)

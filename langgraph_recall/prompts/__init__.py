@@ -65,6 +65,10 @@ For each memory give:
   "instruction:<topic>"; leave empty for free-form facts;
 - valid_from: the date expression the user stated for when the fact became true, copied
   verbatim ("since last May", "in 2021", "2024-03-01"), or empty when none was stated.
+- replaces: when the user says a fact changed ("I moved to Berlin", "I switched from
+  Django to FastAPI", "now I use Y", "我搬到了…", "现在改用…", "I no longer …"), the word or
+  phrase of the earlier fact it replaces (["Django"], ["Hamburg"]), else an empty list; the
+  earlier memory is then kept as history, no longer current.
 
 Return an empty list when the turn contains nothing worth remembering."""
 

@@ -49,6 +49,10 @@ store-wide lock, exclusive): reached only when other writers keep adding memorie
 from the erased ones in namespaces it has not locked yet."""
 
 
+_PROFILE_POOL = 500
+"""How many slotted memories ``user_profile`` reads (the newest first) to pick from."""
+
+
 class MemoryStoreCore(MemoryPrograms, BaseStore):
     """Public API of both Postgres memory stores, written once over ``_run``/``_arun``."""
 
@@ -277,6 +281,26 @@ class MemoryStoreCore(MemoryPrograms, BaseStore):
     ) -> bool:
         """Async :meth:`invalidate`."""
         return await self._arun(functools.partial(self._invalidate_program, namespace, key, at))
+
+    def user_profile(self, namespace: tuple[str, ...], *, limit: int = 8) -> list[SearchItem]:
+        """The user's profile: current memories of the profile slots (name, home, work,
+        diet, tools, preferences; ``langgraph_recall.nodes.PROFILE_SLOTS``), one per slot,
+        identity first, at most ``limit``."""
+        from langgraph_recall.nodes._profile import profile_items
+
+        found = self.search(namespace, filter={"slot": {"$exists": True}}, limit=_PROFILE_POOL)
+        return profile_items(found, limit=limit)
+
+    async def auser_profile(
+        self, namespace: tuple[str, ...], *, limit: int = 8
+    ) -> list[SearchItem]:
+        """Async :meth:`user_profile`."""
+        from langgraph_recall.nodes._profile import profile_items
+
+        found = await self.asearch(
+            namespace, filter={"slot": {"$exists": True}}, limit=_PROFILE_POOL
+        )
+        return profile_items(found, limit=limit)
 
     def history(self, namespace: tuple[str, ...], key: str) -> list[HistoryEntry]:
         """Audit history of one memory, oldest first."""
