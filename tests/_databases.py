@@ -10,6 +10,11 @@ Cloning a database on which ``setup()`` already ran (``CREATE DATABASE ... TEMPL
 measured slower than ``CREATE DATABASE`` + ``setup()`` here (0.13 s against 0.07 + 0.03 s on
 PG 15, 0.3 s against 0.16 + 0.07 s on the embedded PG 18), so the tests keep running
 ``setup()`` themselves, which also keeps the migrations under test on every run.
+
+Each database commits without waiting for its WAL to reach the disk
+(``ALTER DATABASE ... SET synchronous_commit = off``): a commit costs 0.3 ms instead of 2 ms on
+the shared PG 15 here, and no test crashes the shared server, the one event that setting
+gives up data on. Durability is tested on the clusters the reliability tests build for it.
 """
 
 from __future__ import annotations
@@ -17,13 +22,25 @@ from __future__ import annotations
 import threading
 import uuid
 from collections import deque
+from typing import Any
 
 import psycopg
 
-__all__ = ["ScratchDatabases"]
+__all__ = ["ScratchDatabases", "create_database"]
 
 AHEAD = 2
 """Empty databases kept ready per server and test process."""
+
+
+def create_database(
+    admin: psycopg.Connection[Any], name: str, *, template: str | None = None
+) -> None:
+    """``CREATE DATABASE name`` (a copy of ``template``, if given) on ``admin``'s server, set
+    to commit without waiting for the disk (see the module's docstring); every test
+    database is made by it."""
+    copy = f' TEMPLATE "{template}"' if template else ""
+    admin.execute(f'CREATE DATABASE "{name}"{copy}')
+    admin.execute(f'ALTER DATABASE "{name}" SET synchronous_commit = off')
 
 
 def _new_name() -> str:
@@ -59,7 +76,7 @@ class ScratchDatabases:
         if name is None:
             name = _new_name()
             with psycopg.connect(self._admin_dsn, autocommit=True, connect_timeout=10) as admin:
-                admin.execute(f'CREATE DATABASE "{name}"')
+                create_database(admin, name)
         return name
 
     def give_back(self, name: str) -> None:
@@ -105,7 +122,7 @@ class ScratchDatabases:
                     if action == "drop":
                         admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
                         continue
-                    admin.execute(f'CREATE DATABASE "{name}"')
+                    create_database(admin, name)
                     with self._changed:
                         self._ready.append(name)
                         self._changed.notify_all()

@@ -29,6 +29,7 @@ from psycopg_pool import ConnectionPool
 
 from langgraph_recall.store._namespace import encode_namespace
 from langgraph_recall.store.postgres import AsyncPostgresMemoryStore, PostgresMemoryStore
+from tests._databases import create_database
 from tests.conftest import POSTGRES_URI, _dsn_with_db
 
 __all__ = ["Backend", "activate", "additions", "conftest_standin", "replacements"]
@@ -50,7 +51,7 @@ class Backend:
     def new_database(self) -> str:
         name = f"lgm_compat_{uuid.uuid4().hex[:12]}"
         with psycopg.connect(self.admin_dsn, autocommit=True) as admin:
-            admin.execute(f'CREATE DATABASE "{name}"')
+            create_database(admin, name)
         self.databases.append(name)
         return self.dsn_for(name)
 

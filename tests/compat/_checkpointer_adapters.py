@@ -29,6 +29,7 @@ from psycopg.rows import dict_row
 from psycopg_pool import AsyncConnectionPool, ConnectionPool
 
 from langgraph_recall.checkpoint.postgres import AsyncPostgresSaver, PostgresSaver
+from tests._databases import create_database
 from tests.conftest import POSTGRES_URI, _dsn_with_db
 
 __all__ = ["additions", "conftest_standin", "replacements"]
@@ -43,7 +44,7 @@ def _template() -> str:
     if not _TEMPLATE:
         name = f"lgm_compat_tpl_{uuid.uuid4().hex[:12]}"
         with psycopg.connect(POSTGRES_URI, autocommit=True) as admin:
-            admin.execute(f'CREATE DATABASE "{name}"')
+            create_database(admin, name)
         with PostgresSaver.from_conn_string(_dsn_with_db(POSTGRES_URI, name)) as saver:
             saver.setup()
         _TEMPLATE.append(name)
@@ -68,7 +69,7 @@ class Databases:
         name = f"lgm_compat_{uuid.uuid4().hex[:12]}"
         template = _template()
         with psycopg.connect(POSTGRES_URI, autocommit=True) as admin:
-            admin.execute(f'CREATE DATABASE "{name}" TEMPLATE "{template}"')
+            create_database(admin, name, template=template)
         self.names.append(name)
         return _dsn_with_db(POSTGRES_URI, name)
 

@@ -30,6 +30,7 @@ from typing import Any
 import pytest
 
 import langgraph_recall
+from tests._databases import create_database
 from tests.conftest import POSTGRES_URI, _dsn_with_db, service_missing
 from tests.docexamples import Example, all_examples
 
@@ -52,7 +53,7 @@ class _Databases:
         name = f"lgm_doc_{uuid.uuid4().hex[:12]}"
         try:
             with psycopg.connect(admin_dsn, autocommit=True, connect_timeout=5) as admin:
-                admin.execute(f'CREATE DATABASE "{name}"')
+                create_database(admin, name)
         except psycopg.OperationalError as exc:
             service_missing(f"Postgres at {admin_dsn}", exc)
         self._drops.append((admin_dsn, name))

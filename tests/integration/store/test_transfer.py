@@ -27,6 +27,7 @@ from langgraph_recall.transfer import (
     header_line,
     import_memories,
 )
+from tests._databases import create_database
 from tests._hypothesis import thorough
 from tests.conftest import POSTGRES_URI, _dsn_with_db
 from tests.integration.store.conftest import index_config
@@ -39,7 +40,7 @@ def second_dsn() -> Iterator[str]:
     """A second fresh database: the store an export is imported into."""
     name = f"lgm_test_{uuid.uuid4().hex[:12]}"
     with psycopg.connect(POSTGRES_URI, autocommit=True) as admin:
-        admin.execute(f'CREATE DATABASE "{name}"')
+        create_database(admin, name)
     try:
         yield _dsn_with_db(POSTGRES_URI, name)
     finally:
