@@ -55,7 +55,6 @@ from langgraph_recall.nodes._messages import (
     count_tokens,
     select_within_budget,
 )
-from langgraph_recall.nodes._profile import profile_items
 from langgraph_recall.nodes._registry import (
     ThreadLink,
     abatch_with_link,
@@ -64,6 +63,7 @@ from langgraph_recall.nodes._registry import (
 )
 from langgraph_recall.nodes.inject import block_update
 from langgraph_recall.prompts import DEFAULT_MEMORY_BLOCK_PROMPT
+from langgraph_recall.retrieval._profile import profile_items
 from langgraph_recall.store._capabilities import store_supports
 
 __all__ = ["STANDING_KINDS", "RetrieveNode", "explain_lines", "standing_first"]
@@ -106,7 +106,7 @@ class RetrieveNode(MemoryNode):
         always_budget: Max tokens of those standing memories (their own budget: they do
             not take the room of the query-ranked memories).
         profile: How many profile facts (name, home, work, diet, tools, preferences:
-            :data:`~langgraph_recall.nodes._profile.PROFILE_SLOTS`, one per slot) join the
+            :data:`~langgraph_recall.retrieval._profile.PROFILE_SLOTS`, one per slot) join the
             context on every turn, first, whatever the query. ``0`` (default) turns it off.
         profile_budget: Max tokens of the profile facts (their own budget).
         episodes: An :class:`~langgraph_recall.episodes.EpisodeConfig`: search facts and

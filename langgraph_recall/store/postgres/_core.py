@@ -28,6 +28,7 @@ from typing_extensions import Unpack
 
 from langgraph_recall.errors import ConfigurationError, InvalidValueError
 from langgraph_recall.retrieval import RetrievalConfig
+from langgraph_recall.retrieval._profile import profile_items
 from langgraph_recall.store._namespace import (
     validate_namespace,
     validate_prefix,
@@ -284,10 +285,8 @@ class MemoryStoreCore(MemoryPrograms, BaseStore):
 
     def user_profile(self, namespace: tuple[str, ...], *, limit: int = 8) -> list[SearchItem]:
         """The user's profile: current memories of the profile slots (name, home, work,
-        diet, tools, preferences; ``langgraph_recall.nodes.PROFILE_SLOTS``), one per slot,
-        identity first, at most ``limit``."""
-        from langgraph_recall.nodes._profile import profile_items
-
+        diet, tools, preferences: ``langgraph_recall.retrieval._profile.PROFILE_SLOTS``), one
+        per slot, identity first, at most ``limit``."""
         found = self.search(namespace, filter={"slot": {"$exists": True}}, limit=_PROFILE_POOL)
         return profile_items(found, limit=limit)
 
@@ -295,8 +294,6 @@ class MemoryStoreCore(MemoryPrograms, BaseStore):
         self, namespace: tuple[str, ...], *, limit: int = 8
     ) -> list[SearchItem]:
         """Async :meth:`user_profile`."""
-        from langgraph_recall.nodes._profile import profile_items
-
         found = await self.asearch(
             namespace, filter={"slot": {"$exists": True}}, limit=_PROFILE_POOL
         )

@@ -6,7 +6,7 @@ Example:
 
     from langgraph.store.base import SearchItem
 
-    from langgraph_recall.nodes._profile import profile_items
+    from langgraph_recall.retrieval._profile import profile_items
 
     now = datetime.now(timezone.utc)
     name = SearchItem(("m",), "n", {"content": "User's name is Ann.", "slot": "name"}, now, now)
