@@ -116,33 +116,6 @@ def test_a_changed_preference_and_a_newer_instruction_win(
     assert history["User's instruction: 代码注释都用英文."]["invalid_at"]
 
 
-def test_an_updated_figure_outranks_the_original_in_search(
-    memory_store: PostgresMemoryStore,
-) -> None:
-    from datetime import datetime, timedelta, timezone
-
-    now = datetime.now(timezone.utc)
-    old = {
-        "content": "The dashboard API averages 400 ms.",
-        "kind": "semantic",
-        "valid_from": (now - timedelta(days=40)).isoformat(),
-    }
-    new = {
-        "content": "The dashboard API now averages 250 ms.",
-        "kind": "semantic",
-        "valid_from": (now - timedelta(days=2)).isoformat(),
-    }
-    memory_store.put(NS, "old", old)
-    memory_store.put(NS, "new", new)
-    memory_store.put(NS, "tea", {"content": "User likes green tea.", "kind": "preference"})
-    found = memory_store.search(NS, query="what does the dashboard API average?", explain=True)
-    keys = [item.key for item in found]
-    assert keys.index("new") < keys.index("old")
-    parts = {item.key: item.explanation for item in found}  # type: ignore[attr-defined]
-    assert parts["old"].update == 0.0
-    assert abs(sum(parts["new"].contributions().values()) - found[keys.index("new")].score) < 1e-6
-
-
 def test_the_profile_is_compact_current_and_injected_whatever_the_query(
     memory_store: PostgresMemoryStore,
 ) -> None:
