@@ -64,12 +64,6 @@ class RetrievalConfig:
         text_search_config: Postgres text-search configuration (``regconfig``) used for
             both indexing and querying, e.g. ``"english"`` (stemming and stop words) or
             ``"simple"`` (any language, no stemming).
-        update_lift: The most a newer memory may gain (the ``update`` term of
-            ``explain``) to rank just above an older memory about the same subject — one
-            it updates ("the dashboard API now averages 250 ms" over "... averages 400 ms").
-            0 turns it off.
-        update_overlap: How alike two memories' words must be (Jaccard overlap of their
-            content words, CJK as character bigrams) to count as the same subject.
         min_relevance: Drop candidates whose fused relevance is below this (0–1 for the
             weighted fusion); ``None`` keeps all.
 
@@ -95,8 +89,6 @@ class RetrievalConfig:
     bm25_b: float = 0.75
     text_search_config: str = "english"
     min_relevance: float | None = None
-    update_lift: float = 0.1
-    update_overlap: float = 0.5
 
     def __post_init__(self) -> None:
         for name in ("lexical_candidates", "vector_candidates", "rrf_k"):
@@ -118,7 +110,6 @@ class RetrievalConfig:
             "access_weight",
             "time_match_weight",
             "bm25_k1",
-            "update_lift",
         ):
             value = getattr(self, name)
             if not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
@@ -129,10 +120,6 @@ class RetrievalConfig:
             raise ConfigurationError(
                 "RetrievalConfig: lexical_weight + vector_weight must be > 0 "
                 "(set one of them to a positive value)"
-            )
-        if not 0.0 < self.update_overlap <= 1.0:
-            raise ConfigurationError(
-                f"RetrievalConfig.update_overlap must be in (0, 1], got {self.update_overlap}"
             )
         if not 0.0 <= self.bm25_b <= 1.0:
             raise ConfigurationError(f"RetrievalConfig.bm25_b must be in [0, 1], got {self.bm25_b}")

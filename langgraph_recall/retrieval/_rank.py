@@ -70,8 +70,6 @@ class Candidate:
     event_time: datetime | None = None
     last_accessed: datetime | None = None
     access_count: int = 0
-    terms: frozenset[str] = frozenset()
-    """The words the memory is about (for the update lift; empty: never lifted)."""
 
 
 def _merge(first: Candidate, second: Candidate) -> Candidate:
@@ -95,7 +93,6 @@ def _merge(first: Candidate, second: Candidate) -> Candidate:
         event_time=first.event_time or second.event_time,
         last_accessed=first.last_accessed or second.last_accessed,
         access_count=max(first.access_count, second.access_count),
-        terms=first.terms or second.terms,
     )
 
 
@@ -219,12 +216,9 @@ class ScoreBreakdown:
     similarity: float | None = None
     lexical_rank: int | None = None
     vector_rank: int | None = None
-    update: float = 0.0
-    """The update lift: what this memory gained to rank just above an older memory about
-    the same subject (``RetrievalConfig.update_lift``); part of :attr:`score`."""
 
     def contributions(self) -> dict[str, float]:
-        """The terms by name (they sum to :attr:`score`)."""
+        """The six terms by name (they sum to :attr:`score`)."""
         return {
             "lexical": self.lexical,
             "vector": self.vector,
@@ -232,43 +226,7 @@ class ScoreBreakdown:
             "importance": self.importance,
             "access": self.access,
             "time_match": self.time_match,
-            "update": self.update,
         }
-
-
-_Row = tuple[float, int, int, Candidate, ScoreBreakdown]
-
-
-def _overlap(first: frozenset[str], second: frozenset[str]) -> float:
-    union = first | second
-    return len(first & second) / len(union) if union else 0.0
-
-
-def _lift_updates(scored: list[_Row], config: RetrievalConfig) -> list[_Row]:
-    """Rank a newer memory just above an older one about the same subject (term overlap at
-    least ``update_overlap``) when it trails it by at most ``update_lift``."""
-    rows = list(scored)
-    dated = sorted(
-        (i for i, row in enumerate(rows) if row[3].event_time is not None and row[3].terms),
-        key=lambda i: rows[i][3].event_time,  # type: ignore[arg-type,return-value]
-    )
-    for later_pos, j in enumerate(dated):
-        newer = rows[j][3]
-        need = 0.0
-        for i in dated[:later_pos]:
-            older = rows[i][3]
-            if older.event_time == newer.event_time:
-                continue
-            if _overlap(older.terms, newer.terms) < config.update_overlap:
-                continue
-            gap = rows[i][0] - rows[j][0]
-            if 0.0 <= gap <= config.update_lift:
-                need = max(need, gap + 1e-6)
-        if need:
-            score, best, position, candidate, parts = rows[j]
-            parts = replace(parts, update=parts.update + need, score=parts.score + need)
-            rows[j] = (score + need, best, position, candidate, parts)
-    return rows
 
 
 def recency_score(event_time: datetime | None, *, now: datetime, config: RetrievalConfig) -> float:
@@ -429,7 +387,5 @@ def rank_explained(
             default=1 << 30,
         )
         scored.append((score, best_rank, position, candidate, breakdown))
-    if config.update_lift:
-        scored = _lift_updates(scored, config)
     scored.sort(key=lambda row: (-row[0], row[1], row[2]))
     return [(candidate, breakdown) for _, _, _, candidate, breakdown in scored]

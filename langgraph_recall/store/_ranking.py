@@ -52,13 +52,6 @@ def _as_utc(moment: datetime) -> datetime:
     return moment if moment.tzinfo is not None else moment.replace(tzinfo=timezone.utc)
 
 
-def _terms(raw: str) -> frozenset[str]:
-    from langgraph_recall.extraction.consolidation import topic_terms
-
-    content = json.loads(raw).get("content")
-    return topic_terms(content) if isinstance(content, str) else frozenset()
-
-
 def rank_rows(
     rows: Sequence[Mapping[str, Any]],
     similarity: Mapping[int, float | None],
@@ -85,7 +78,6 @@ def rank_rows(
             event_time=row["valid_from"] or row["updated_at"],
             last_accessed=row["last_accessed_at"],
             access_count=row["access_count"],
-            terms=_terms(row["value"]) if config.update_lift else frozenset(),
         )
         for row in rows
     ]
