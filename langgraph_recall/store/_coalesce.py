@@ -4,7 +4,9 @@ Each call to ``AsyncPostgresMemoryStore.abatch`` (every ``aget``/``aput``/``asea
 is one) becomes a *unit* in a FIFO queue. Up to ``max_running`` drains run at once,
 each taking the units waiting at the head of the queue — its fair share of what waits
 (``ceil(waiting / max_running)`` operations, at most ``max_ops``), leaving for a later
-drain any unit that writes a key already written in this one — and running them as ONE batch
+drain any unit that writes a key already written in this one, or writes in a namespace a
+drain still running writes in (one key's writes stay in order, and no drain waits on the
+namespace lock another holds) — and running them as ONE batch
 (one connection, one transaction, one embedding call). The fair share keeps every
 connection busy: a batch runs its searches one after another, so 1,000 waiting searches
 go to 10 connections as 10 batches of 100, not to 2 as batches of 500. 5,000 concurrent
@@ -52,7 +54,7 @@ from __future__ import annotations
 import asyncio
 import collections
 import contextlib
-from collections.abc import Awaitable, Callable, Iterator, Sequence
+from collections.abc import Awaitable, Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass, field
 
 from langgraph.store.base import Op, PutOp, Result
@@ -119,14 +121,21 @@ def _written_keys(ops: Sequence[Op]) -> frozenset[tuple[tuple[str, ...], str]]:
     return frozenset(keys)
 
 
-def take_units(queue: collections.deque[Unit], max_ops: int) -> list[Unit]:
+def take_units(
+    queue: collections.deque[Unit],
+    max_ops: int,
+    busy: Collection[tuple[str, ...]] = frozenset(),
+) -> list[Unit]:
     """Pop the units one drain runs together (pure; see the module docstring).
 
-    Takes the head unit, then later ones while they fit in ``max_ops``. A unit that writes
-    a key a taken unit writes is left for a later drain, and so is every later unit writing
-    one of its keys: writes of one key keep their order and never share a batch (so each
-    is recorded in the history), while other calls flow past. At most ``4 * max_ops``
-    units are looked at.
+    Takes the first unit it may, then later ones while they fit in ``max_ops``. A unit
+    that writes a key a taken unit writes, or writes in a namespace of ``busy`` (one a
+    drain still running writes in), is left for a later drain, and so is every later unit
+    writing one of its keys: writes of one key keep their order and never share a batch
+    (so each is recorded in the history), two drains never write one namespace at once
+    (writers of a namespace serialise on its lock in the database: a drain would only
+    wait there), while other calls flow past. At most ``4 * max_ops`` units are looked
+    at; when every one of them waits for a busy namespace, nothing is taken.
 
     Example:
         ```python
@@ -142,22 +151,25 @@ def take_units(queue: collections.deque[Unit], max_ops: int) -> list[Unit]:
         queue = collections.deque([put("x"), put("x"), put("y"), put("x")])
         taken = take_units(queue, 100)
         assert [u.ops[0].key for u in taken] == ["x", "y"] and len(queue) == 2
+        assert take_units(queue, 100, busy={("a",)}) == []  # a drain writes in ("a",)
         loop.close()
         ```
     """
-    taken = [queue.popleft()]
-    size = len(taken[0].ops)
-    written = set(taken[0].writes)
-    blocked: set[tuple[tuple[str, ...], str]] = set()
+    taken: list[Unit] = []
+    size = 0
+    written: set[tuple[tuple[str, ...], str]] = set()
+    blocked = set(busy)
     deferred: list[Unit] = []
     looked = 0
-    while queue and size < max_ops and looked < 4 * max_ops:
+    while queue and (not taken or size < max_ops) and looked < 4 * max_ops:
         unit = queue.popleft()
         looked += 1
-        if size + len(unit.ops) > max_ops:
+        if taken and size + len(unit.ops) > max_ops:
             deferred.append(unit)
             break
-        if not (written.isdisjoint(unit.writes) and blocked.isdisjoint(unit.writes)):
+        if not (written.isdisjoint(unit.writes) and blocked.isdisjoint(unit.writes)) or any(
+            namespace in busy for namespace, _ in unit.writes
+        ):
             deferred.append(unit)
             blocked |= unit.writes
             continue
@@ -202,6 +214,7 @@ class Coalescer:
         self._queue: collections.deque[Unit] = collections.deque()
         self._waiting_ops = 0
         self._running = 0
+        self._writing: collections.Counter[tuple[str, ...]] = collections.Counter()
         self._drains: set[asyncio.Task[None]] = set()
 
     async def submit(self, ops: list[Op]) -> list[Result]:
@@ -274,16 +287,29 @@ class Coalescer:
             task.add_done_callback(self._drains.discard)
 
     async def _drain(self) -> None:
+        took = False
         try:
             while self._queue:
                 share = -(-self._waiting_ops // self.max_running)  # ceil
-                units = take_units(self._queue, max(1, min(self.max_ops, share)))
+                units = take_units(self._queue, max(1, min(self.max_ops, share)), self._writing)
+                if not units:  # all write where a running drain writes: it takes them next
+                    break
+                took = True
                 self._waiting_ops -= sum(len(unit.ops) for unit in units)
-                await self._run_units(units)
+                namespaces = {namespace for unit in units for namespace, _ in unit.writes}
+                self._writing.update(namespaces)
+                try:
+                    await self._run_units(units)
+                finally:
+                    self._writing.subtract(namespaces)
+                    for namespace in namespaces:
+                        if self._writing[namespace] <= 0:
+                            del self._writing[namespace]
                 self.progress()
+                self._start_drains()  # where it wrote is free: idle capacity may take it
         finally:
             self._running -= 1
-            if self._queue:  # submitted while this drain was finishing
+            if took and self._queue:  # submitted while this drain was finishing
                 self._start_drains()
 
     async def _run_units(self, units: list[Unit]) -> None:

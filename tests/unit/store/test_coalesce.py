@@ -100,6 +100,60 @@ def test_every_caller_gets_exactly_its_own_outcome(
     asyncio.run(scenario())
 
 
+@settings(max_examples=thorough(60), deadline=None)
+@given(
+    st.lists(
+        st.lists(st.sampled_from(["a1", "a2", "b1", "b2", "c1"]), min_size=1, max_size=3),
+        min_size=1,
+        max_size=40,
+    ),
+    st.lists(st.integers(0, 3), min_size=1, max_size=8),
+    st.integers(1, 4),
+    st.integers(1, 12),
+)
+def test_writes_of_one_key_run_in_order_and_of_one_namespace_never_in_two_drains_at_once(
+    units: list[list[str]], pauses: list[int], max_running: int, max_ops: int
+) -> None:
+    """Property: whatever the interleaving of the drains (runs that take different times),
+    no two runs in flight write in one namespace (a drain never waits on the namespace
+    lock another holds), and each key's writes are applied in the order the calls were
+    made. Keys ``a1``, ``a2`` live in namespace ``("a",)``, and so on."""
+
+    async def scenario() -> None:
+        in_flight: set[str] = set()
+        applied: dict[str, list[int]] = {}
+        count = 0
+
+        async def run(ops: list[Op]) -> list[Any]:
+            nonlocal count
+            namespaces = {op.namespace[0] for op in ops if isinstance(op, PutOp)}
+            assert in_flight.isdisjoint(namespaces), (in_flight, namespaces)
+            in_flight.update(namespaces)
+            try:
+                for _ in range(pauses[count % len(pauses)]):
+                    await asyncio.sleep(0)
+                count += 1
+                for op in ops:
+                    if isinstance(op, PutOp):
+                        applied.setdefault(op.key, []).append(op.value["unit"])  # type: ignore[index]
+            finally:
+                in_flight.difference_update(namespaces)
+            return [op.key for op in ops]  # type: ignore[union-attr]
+
+        coalescer = Coalescer(run, max_running=max_running, max_ops=max_ops)
+        calls = [
+            coalescer.submit([PutOp((key[0],), key, {"unit": n}) for key in dict.fromkeys(keys)])
+            for n, keys in enumerate(units)
+        ]
+        outcomes = await asyncio.gather(*calls)
+        assert outcomes == [list(dict.fromkeys(keys)) for keys in units]
+        for key, order in applied.items():
+            assert order == sorted(order), (key, order)
+            assert order == [n for n, keys in enumerate(units) if key in keys]
+
+    asyncio.run(scenario())
+
+
 async def test_a_cancelled_caller_does_not_break_the_others() -> None:
     _runs, run = _fake_store()
     coalescer = Coalescer(run, max_running=1)
