@@ -158,7 +158,7 @@ def take_units(
     taken: list[Unit] = []
     size = 0
     written: set[tuple[tuple[str, ...], str]] = set()
-    blocked = set(busy)
+    blocked: set[tuple[tuple[str, ...], str]] = set()
     deferred: list[Unit] = []
     looked = 0
     while queue and (not taken or size < max_ops) and looked < 4 * max_ops:
