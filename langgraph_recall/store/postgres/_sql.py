@@ -36,8 +36,6 @@ from langgraph_recall.store.postgres._sql_clauses import (
     scope_clause,
     stats_scope,
 )
-
-# Their home is _sql_clauses / _sql_search; the store reads every statement here.
 from langgraph_recall.store.postgres._sql_clauses import CANDIDATE_COLUMNS as CANDIDATE_COLUMNS
 from langgraph_recall.store.postgres._sql_clauses import ITEM_COLUMNS as ITEM_COLUMNS
 from langgraph_recall.store.postgres._sql_clauses import SCOPE as SCOPE
@@ -53,6 +51,9 @@ from langgraph_recall.store.postgres._sql_search import search_recent_sql as sea
 from langgraph_recall.store.postgres._sql_search import (
     unfiltered_scope_search_sql as unfiltered_scope_search_sql,
 )
+
+# The names imported above with ``as`` live in _sql_clauses / _sql_search: the store reads
+# every statement here.
 
 ANALYZE_ITEMS = "ANALYZE lgm_memory_items"
 ADVISORY_LOCK = "SELECT pg_advisory_xact_lock(hashtext('langgraph_recall.store'))"
