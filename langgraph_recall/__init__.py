@@ -26,6 +26,7 @@ Example:
 
 from __future__ import annotations
 
+from langgraph_recall._version import __version__
 from langgraph_recall.errors import (
     BackendUnavailableError,
     CheckpointIntegrityError,
@@ -43,9 +44,6 @@ from langgraph_recall.errors import (
     ThreadBusyError,
     TransientError,
 )
-
-__version__ = "0.2.0"
-"""The release (the only place it is written: the build reads it, see ``pyproject.toml``)."""
 
 __all__ = [
     "BackendUnavailableError",

@@ -117,7 +117,7 @@ def build_server(tools: MemoryTools) -> Any:
     from mcp.server.mcpserver import MCPServer
     from mcp.server.mcpserver.exceptions import ToolError
 
-    from langgraph_recall import __version__
+    from langgraph_recall._version import __version__
 
     async def refused(call: Awaitable[T]) -> T:
         """A bad argument is the client's to correct: its message goes back as a tool error

@@ -85,7 +85,7 @@ def _tracer(provider: TracerProvider | None = None) -> Tracer | None:
     cached = _TRACERS.get(id(chosen))
     if cached is not None and cached[0] is chosen:
         return cached[1]
-    from langgraph_recall import __version__
+    from langgraph_recall._version import __version__
 
     tracer = chosen.get_tracer(SCOPE, __version__)
     _TRACERS.clear()  # one provider at a time in practice; never grows

@@ -103,7 +103,7 @@ def header_line(scope: Mapping[str, Any], *, exported_at: datetime | None = None
         assert header["format"] == FORMAT and header["version"] == 1
         ```
     """
-    from langgraph_recall import __version__
+    from langgraph_recall._version import __version__
 
     moment = exported_at or datetime.now(timezone.utc)
     header = {

@@ -26,7 +26,13 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 
-from langgraph_recall.bench import locomo
+from langgraph_recall.bench._locomo_data import (
+    CATEGORIES,
+    CATEGORY_NAMES,
+    Turn,
+    conversation_from_record,
+    conversation_records,
+)
 
 __all__ = [
     "CATEGORIES",
@@ -40,9 +46,6 @@ __all__ = [
     "transcript",
     "turn_groups",
 ]
-
-CATEGORIES = locomo.CATEGORIES
-CATEGORY_NAMES = locomo.CATEGORY_NAMES
 
 
 @dataclass(frozen=True)
@@ -62,12 +65,12 @@ class QAConversation:
 
     sample_id: str
     speakers: tuple[str, str]
-    turns: tuple[locomo.Turn, ...]
+    turns: tuple[Turn, ...]
     questions: tuple[QAQuestion, ...]
 
-    def sessions(self) -> list[list[locomo.Turn]]:
+    def sessions(self) -> list[list[Turn]]:
         """The turns grouped by session, in order."""
-        grouped: dict[int, list[locomo.Turn]] = {}
+        grouped: dict[int, list[Turn]] = {}
         for turn in self.turns:
             grouped.setdefault(turn.session, []).append(turn)
         return [grouped[s] for s in sorted(grouped)]
@@ -83,7 +86,7 @@ def _evidence(raw: object) -> tuple[str, ...]:
 def qa_conversation_from_record(sample_id: str, data: dict[str, Any]) -> QAConversation:
     """One conversation: turns as :func:`langgraph_recall.bench.locomo.conversation_from_record`
     reads them, questions of categories 1–4 with their answers (category 5 has none)."""
-    base = locomo.conversation_from_record(sample_id, data)
+    base = conversation_from_record(sample_id, data)
     speakers = (str(data.get("speaker_a", "A")), str(data.get("speaker_b", "B")))
     questions = tuple(
         QAQuestion(
@@ -113,12 +116,11 @@ def load_qa_conversations(data_dir: str | Path | None = None) -> list[QAConversa
         BenchmarkDataError: No LoCoMo data there; the message says how to download it.
     """
     return [
-        qa_conversation_from_record(name, data)
-        for name, data in locomo.conversation_records(data_dir)
+        qa_conversation_from_record(name, data) for name, data in conversation_records(data_dir)
     ]
 
 
-def _date(turn: locomo.Turn) -> str:
+def _date(turn: Turn) -> str:
     return turn.when.strftime("%-d %B %Y, %H:%M") if turn.when else "unknown date"
 
 
@@ -132,15 +134,15 @@ def transcript(conversation: QAConversation) -> str:
     return "\n\n".join(blocks)
 
 
-def turn_groups(conversation: QAConversation) -> list[list[locomo.Turn]]:
+def turn_groups(conversation: QAConversation) -> list[list[Turn]]:
     """The node turns of the ingest: consecutive pairs of turns within each session."""
-    groups: list[list[locomo.Turn]] = []
+    groups: list[list[Turn]] = []
     for turns in conversation.sessions():
         groups += [turns[i : i + 2] for i in range(0, len(turns), 2)]
     return groups
 
 
-def pair_messages(group: Sequence[locomo.Turn]) -> list[BaseMessage]:
+def pair_messages(group: Sequence[Turn]) -> list[BaseMessage]:
     """One node turn: the first turn as the user message, the reply as the assistant
     message, both ``"Name: text"`` and stamped with the session's date."""
     stamp = {"timestamp": group[0].when.isoformat()} if group[0].when else {}

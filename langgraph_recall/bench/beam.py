@@ -54,16 +54,15 @@ from langchain_core.runnables import RunnableConfig
 
 from langgraph_recall.bench._common import POSTGRES_URI, CachingEmbeddings, temp_database
 from langgraph_recall.bench._data import BEAM_ENV, beam_data_dir
-from langgraph_recall.bench.locomo import (
+from langgraph_recall.bench._locomo_data import Conversation, Turn
+from langgraph_recall.bench._locomo_report import question_scores
+from langgraph_recall.bench._locomo_retrievers import (
     AFTER_TURNS,
     CONTEXT_TURNS,
     ENGLISH_STOP_WORDS,
     BM25Retriever,
-    Conversation,
     InMemoryVectorRetriever,
-    Turn,
     episode_config,
-    question_scores,
     stemmed_tokens,
 )
 from langgraph_recall.bench.progress import OnProgress, Progress, print_progress

@@ -93,15 +93,13 @@ import numpy as np
 from langchain_core.embeddings import Embeddings
 
 from langgraph_recall.bench._common import POSTGRES_URI, temp_database
-from langgraph_recall.bench.locomo import (
-    INGEST_BATCH,
+from langgraph_recall.bench._locomo_data import (
     TUNING_CONVERSATIONS,
     Conversation,
-    episode_config,
-    episode_turns,
     load_conversations,
-    question_scores,
 )
+from langgraph_recall.bench._locomo_report import question_scores
+from langgraph_recall.bench._locomo_retrievers import INGEST_BATCH, episode_config, episode_turns
 
 __all__ = ["DiskCachedEmbeddings", "QueryVectorEmbeddings", "main"]
 

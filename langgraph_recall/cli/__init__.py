@@ -210,7 +210,7 @@ def build_parser() -> argparse.ArgumentParser:
         assert args.user == "u1"
         ```
     """
-    from langgraph_recall import __version__
+    from langgraph_recall._version import __version__
 
     parser = argparse.ArgumentParser(
         prog="langgraph-recall",

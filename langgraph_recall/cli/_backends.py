@@ -23,8 +23,9 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from langgraph_recall._pg.dsn import ENV_DSN, configured_dsn
 from langgraph_recall.cli._console import CliError
-from langgraph_recall.embedded import ENV_DSN, ENV_REDIS, memory_home, resolve_postgres_dsn
+from langgraph_recall.embedded import ENV_REDIS, memory_home
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
@@ -71,9 +72,9 @@ def _missing_extra(exc: ImportError, what: str) -> CliError:
 
 def resolve_dsn(postgres: str | None) -> str | None:
     """The Postgres DSN to use: ``--postgres``, else ``$LANGGRAPH_RECALL_POSTGRES_URI``,
-    else ``None`` (the embedded server) — the library's rule
-    (:func:`~langgraph_recall.embedded.resolve_postgres_dsn`): an empty ``--postgres ""`` or
-    an empty variable is an error, never the embedded server.
+    else ``None`` (the embedded server, started by :func:`open_store`) — the library's rule
+    (:func:`~langgraph_recall._pg.dsn.configured_dsn`): an empty ``--postgres ""`` or an
+    empty variable is an error, never the embedded server.
 
     Raises:
         InvalidConnectionStringError: the DSN given or in the variable is empty.
@@ -85,9 +86,7 @@ def resolve_dsn(postgres: str | None) -> str | None:
         assert resolve_dsn("postgresql://h/db") == "postgresql://h/db"
         ```
     """
-    if postgres is None and os.environ.get(ENV_DSN) is None:
-        return None  # the embedded server, started by open_store
-    return resolve_postgres_dsn(postgres)
+    return configured_dsn(postgres)
 
 
 def describe_dsn(dsn: str | None) -> str:

@@ -1,10 +1,11 @@
 """The I/O-free core shared by :class:`RedisSaver` and :class:`AsyncRedisSaver`.
 
-Every operation is expressed as a *plan*: a generator that yields batches of
-:class:`Command` (sent in one round trip — a pipeline on a single Redis, one by one on a
-cluster) and receives their replies, or yields :class:`Emit` with results for the caller.
-The sync and async savers only drive plans (``saver.py`` / ``aio.py``), so both share
-all of the logic here and differ by ``await``.
+Every operation is a *plan* (:mod:`~langgraph_recall.checkpoint.redis._commands`): a
+generator that yields batches of :class:`Command` and receives their replies, or yields
+:class:`Emit` with results for the caller. The sync and async savers only drive plans
+(``saver.py`` / ``aio.py``), so both share all of the logic here and differ by ``await``;
+what they give their clients and how errors are worded is
+:mod:`~langgraph_recall.checkpoint.redis._client`.
 
 Example:
     ```python
@@ -17,11 +18,8 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Generator, Iterator, Mapping, Sequence
-from contextlib import contextmanager
-from dataclasses import dataclass, field
-from typing import Any, TypeAlias, TypeVar
-from urllib.parse import urlsplit
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import (
@@ -33,36 +31,38 @@ from langgraph.checkpoint.base import (
     get_checkpoint_id,
 )
 from langgraph.checkpoint.serde.base import SerializerProtocol
-from redis import exceptions as redis_errors
 from redis.client import NEVER_DECODE
-from redis.cluster import RedisCluster
 
 from langgraph_recall.checkpoint import _config, _guard
 from langgraph_recall.checkpoint._config import ThreadTTL, ThreadTTLConfig
 from langgraph_recall.checkpoint.redis import _codec, _keys
+from langgraph_recall.checkpoint.redis._client import (
+    CLUSTER_RETRIED_ERRORS,
+    DEFAULT_CONNECT_TIMEOUT,
+    DEFAULT_SOCKET_TIMEOUT,
+    MIN_SERVER_VERSION,
+    check_server_version,
+    checked_replicas,
+    client_defaults,
+    client_url_options,
+    decodes_responses,
+    describe_client,
+    is_cluster,
+    translate_errors,
+)
+from langgraph_recall.checkpoint.redis._commands import (
+    Command,
+    Emit,
+    Plan,
+    WriteContext,
+    as_text,
+)
 from langgraph_recall.checkpoint.redis._retention import keep_latest_drops
-from langgraph_recall.checkpoint.redis._scripts import (
-    BUSY_ERROR_MARK,
-    INTEGRITY_ERROR_MARK,
-    PRUNE_BUSY,
-    SCRIPT_SHAS,
-    STALE_ERROR_MARK,
-)
-from langgraph_recall.checkpoint.redis._server_errors import (
-    pool_exhausted,
-    pool_exhausted_error,
-    server_refusal,
-)
-from langgraph_recall.errors import (
-    BackendUnavailableError,
-    ConfigurationError,
-    InvalidConnectionStringError,
-    LangGraphRecallError,
-    MigrationError,
-    NotReplicatedError,
-)
+from langgraph_recall.checkpoint.redis._scripts import PRUNE_BUSY
+from langgraph_recall.errors import ConfigurationError, MigrationError, NotReplicatedError
 from langgraph_recall.lease._tokens import secret_text
 
+# the names re-exported here lived in this module before it was split
 __all__ = [
     "CLUSTER_RETRIED_ERRORS",
     "DEFAULT_CONNECT_TIMEOUT",
@@ -82,296 +82,9 @@ __all__ = [
     "translate_errors",
 ]
 
-MIN_SERVER_VERSION = (6, 2)
 _PAGE = 64
 _THREAD_BATCH = 100
 _KEYS_CACHE_SIZE = 1024
-T = TypeVar("T")
-
-
-@dataclass(frozen=True)
-class WriteContext:
-    """What a guarded script call writes, to word the error if the guard refuses it.
-
-    Attributes:
-        thread_id: The thread written.
-        operation: The public method (``"put"``, ``"put_writes"``, ``"copy_thread"``...).
-        checkpoint_ns: The namespace of the checkpoint a ``put`` writes.
-        checkpoint_id: The checkpoint a ``put`` writes.
-        parent_id: Its parent, if any.
-        reused: The channels whose stored values it reuses, in script-argument order.
-    """
-
-    thread_id: str
-    operation: str
-    checkpoint_ns: str = ""
-    checkpoint_id: str = ""
-    parent_id: str = ""
-    reused: tuple[str, ...] = ()
-
-    def refusal(self, reply: str) -> LangGraphRecallError | None:
-        """The error for a guard's error reply (``LGM_BUSY`` / ``LGM_STALE``), if it is one.
-
-        Example:
-            ```python
-            from langgraph_recall.checkpoint.redis._base import WriteContext
-
-            context = WriteContext("t", "put")
-            assert "with_thread_lease" in str(context.refusal("LGM_BUSY"))
-            assert context.refusal("OOM command not allowed") is None
-            ```
-        """
-        for mark in (STALE_ERROR_MARK, BUSY_ERROR_MARK):
-            if mark in reply:
-                words = reply.split(mark, 1)[1].split(" script:")[0].split()
-                break
-        else:
-            return None
-        if mark == BUSY_ERROR_MARK:
-            return _guard.busy_error(self.thread_id, self.operation)
-        return _guard.stale_error(self.thread_id, words[0] if words else "")
-
-    def missing_blobs(self, reply: Any) -> list[str]:
-        """The reused channels ``PUT``'s status reply says have no stored blob (``[]``
-        when the put was stored); raises the parent refusal.
-
-        The status is a reply (a list), never error text, so redis-py's wording of
-        pipeline errors (which differs between versions) plays no part.
-
-        Raises:
-            CheckpointIntegrityError: The put continues a history retention deleted.
-
-        Example:
-            ```python
-            from langgraph_recall.checkpoint.redis._base import WriteContext
-
-            context = WriteContext("t", "put", checkpoint_id="c2", reused=("a", "b"))
-            assert context.missing_blobs(1) == []
-            assert context.missing_blobs([b"LGM_INTEGRITY", b"blobs", 2]) == ["b"]
-            ```
-        """
-        if not isinstance(reply, list) or not reply or _text(reply[0]) != INTEGRITY_ERROR_MARK:
-            return []
-        if _text(reply[1]) == "parent":
-            raise _guard.missing_parent_error(
-                self.thread_id,
-                self.checkpoint_ns,
-                self.checkpoint_id,
-                self.parent_id,
-                _guard.RETENTION_HINT,
-            )
-        return [self.reused[int(i) - 1] for i in reply[2:]]
-
-
-@dataclass(frozen=True)
-class Command:
-    """One Redis command of a plan: a plain command or a script call (``EVALSHA``)."""
-
-    name: str
-    args: tuple[Any, ...] = ()
-    script: str | None = None
-    keys: tuple[str, ...] = ()
-    context: WriteContext | None = None
-
-    @classmethod
-    def call(cls, name: str, *args: Any) -> Command:
-        """A plain command, e.g. ``Command.call("ZRANGE", key, 0, -1)``."""
-        return cls(name=name, args=args)
-
-    @classmethod
-    def run(
-        cls,
-        script: str,
-        keys: Sequence[str],
-        args: Sequence[Any] = (),
-        context: WriteContext | None = None,
-    ) -> Command:
-        """A call of one of :data:`SCRIPTS` by name (``context``: a guarded write)."""
-        return cls(
-            name="EVALSHA", args=tuple(args), script=script, keys=tuple(keys), context=context
-        )
-
-    def execute_args(self) -> tuple[Any, ...]:
-        """The arguments of ``execute_command``."""
-        if self.script is None:
-            return (self.name, *self.args)
-        return ("EVALSHA", SCRIPT_SHAS[self.script], len(self.keys), *self.keys, *self.args)
-
-
-@dataclass
-class Emit:
-    """A plan step handing finished results to the caller."""
-
-    items: list[CheckpointTuple] = field(default_factory=list)
-
-
-Step: TypeAlias = "list[Command] | Emit"
-Plan = Generator[Step, Any, T]
-
-
-DEFAULT_CONNECT_TIMEOUT = 5.0
-"""Seconds ``from_conn_string`` waits for a TCP connection before reporting the server
-unreachable."""
-
-DEFAULT_SOCKET_TIMEOUT = 5.0
-"""Seconds ``from_conn_string`` lets a command wait for its reply: the bound of a call
-against a hung server (redis-py < 8 has no default, so a frozen server would block a call
-forever; 8 uses 5 s)."""
-
-
-def client_defaults(options: Mapping[str, Any]) -> dict[str, Any]:
-    """``from_url`` options with our timeouts unless given (a URL's own query wins too).
-
-    Example:
-        ```python
-        from langgraph_recall.checkpoint.redis._base import DEFAULT_CONNECT_TIMEOUT, client_defaults
-
-        assert client_defaults({"socket_timeout": 1})["socket_timeout"] == 1
-        assert client_defaults({})["socket_connect_timeout"] == DEFAULT_CONNECT_TIMEOUT
-        ```
-    """
-    return {
-        "socket_connect_timeout": DEFAULT_CONNECT_TIMEOUT,
-        "socket_timeout": DEFAULT_SOCKET_TIMEOUT,
-        **options,
-    }
-
-
-CLUSTER_RETRIED_ERRORS: tuple[type[Exception], ...] = tuple(
-    error for error in RedisCluster.ERRORS_ALLOW_RETRY if error is not redis_errors.TimeoutError
-)
-"""What the cluster clients ``from_conn_string`` builds retry after refreshing the slot
-map: redis-py's list without ``TimeoutError`` (a hung node would otherwise cost up to
-eleven timeouts, 55 s, in one call); connection errors and moved slots still are."""
-
-
-def check_server_version(info: Mapping[str, Any]) -> str:
-    """The server version from ``INFO server``; raises if it is older than 6.2."""
-    raw = str(info.get("redis_version", "0"))
-    parts = tuple(int(p) if p.isdigit() else 0 for p in raw.split(".")[:2])
-    if parts < MIN_SERVER_VERSION:
-        raise ConfigurationError(
-            f"Redis {raw} is too old: the Redis checkpointer needs Redis >= 6.2 or Valkey "
-            "(older servers are end-of-life and untested); upgrade the server"
-        )
-    return raw
-
-
-def describe_client(client: Any) -> str:
-    """``host:port`` (or socket path / node list) of a redis-py client, for error messages."""
-    nodes = getattr(client, "startup_nodes", None)
-    if nodes:
-        items = nodes.values() if isinstance(nodes, Mapping) else nodes
-        names = [getattr(n, "name", None) or f"{n.host}:{n.port}" for n in items]
-        return "cluster " + ",".join(sorted(names))
-    pool = getattr(client, "connection_pool", None)
-    kwargs = getattr(pool, "connection_kwargs", {}) or {}
-    if kwargs.get("path"):
-        return f"unix:{kwargs['path']}"
-    return f"{kwargs.get('host', 'localhost')}:{kwargs.get('port', 6379)}"
-
-
-def client_url_options(url: str) -> str:
-    """Validate a Redis URL and return ``host:port`` for messages; raise on malformed URLs."""
-    if not isinstance(url, str) or not url:
-        raise InvalidConnectionStringError("Redis URL must be a non-empty string")
-    try:
-        parts = urlsplit(url)
-        port = parts.port
-    except ValueError as exc:
-        raise InvalidConnectionStringError(
-            f"malformed Redis URL ({exc}); expected redis://[user:password@]host[:port][/db]"
-        ) from exc
-    if parts.scheme not in {"redis", "rediss", "unix"}:
-        raise InvalidConnectionStringError(
-            f"unsupported Redis URL scheme {parts.scheme!r}; use redis://, rediss:// or unix://"
-        )
-    if parts.scheme == "unix":
-        return f"unix:{parts.path}"
-    if not parts.hostname:
-        raise InvalidConnectionStringError("Redis URL has no host; use redis://host:port/db")
-    return f"{parts.hostname}:{port or 6379}"
-
-
-def write_context(commands: Sequence[Command]) -> WriteContext | None:
-    """The context of the guarded write among ``commands`` (a batch holds at most one)."""
-    for command in commands:
-        if command.context is not None:
-            return command.context
-    return None
-
-
-@contextmanager
-def translate_errors(where: str, context: WriteContext | None = None) -> Iterator[None]:
-    """Turn unreachable-server errors into :class:`BackendUnavailableError` (naming
-    ``where``) and the write guard's refusals into ``ThreadBusyError`` /
-    ``StaleWriteError`` / ``CheckpointIntegrityError`` (worded with ``context``); re-raise
-    the rest."""
-    try:
-        yield
-    except (redis_errors.ClusterError, redis_errors.RedisClusterException) as exc:
-        # before ResponseError: ClusterDownError / TryAgainError are both
-        raise BackendUnavailableError(
-            f"Redis at {where} is unavailable: {exc}. Check that every cluster node is "
-            "running and reachable; the next call retries."
-        ) from exc
-    except redis_errors.ResponseError as exc:
-        refusal = (context or WriteContext("?", "write")).refusal(str(exc))
-        if refusal is not None:
-            raise refusal from exc
-        raise server_refusal(where, exc) from exc
-    except redis_errors.TimeoutError as exc:
-        raise BackendUnavailableError(
-            f"Redis at {where} did not answer in time ({exc}): the server is hung, "
-            "overloaded or cut off. The call was not retried (one timeout bounds a call: "
-            "the client's socket_timeout, 5 s by default); the next call tries again."
-        ) from exc
-    except redis_errors.ConnectionError as exc:
-        if pool_exhausted(exc):  # redis-py's own pool, not the server
-            raise pool_exhausted_error(where) from exc
-        raise BackendUnavailableError(
-            f"Redis at {where} is unreachable: {exc}. Check that the server is running and "
-            "that the URL's host and port are right."
-        ) from exc
-
-
-def checked_replicas(replicas: int, timeout: float, cluster: bool) -> tuple[int, int]:
-    """``(replicas, timeout in ms)`` of the durability option, checked.
-
-    Example:
-        ```python
-        from langgraph_recall.checkpoint.redis._base import checked_replicas
-
-        assert checked_replicas(1, 0.5, False) == (1, 500)
-        ```
-    """
-    if isinstance(replicas, bool) or not isinstance(replicas, int) or replicas < 0:
-        raise ConfigurationError(f"replicas must be an integer >= 0, got {replicas!r}")
-    if not (isinstance(timeout, (int, float)) and 0 < timeout <= 3600):
-        raise ConfigurationError(
-            f"replica_timeout must be a number of seconds in (0, 3600], got {timeout!r}"
-        )
-    if replicas and cluster:
-        raise ConfigurationError(
-            "replicas= is not supported on Redis Cluster (WAIT counts the replicas of the node "
-            "a connection writes to; each slot's master has its own); use the cluster's own "
-            "replication settings, or replicas=0"
-        )
-    return replicas, max(1, round(timeout * 1000))
-
-
-def _decodes_responses(client: Any) -> bool:
-    getter = getattr(client, "get_encoder", None)
-    encoder = getter() if callable(getter) else getattr(client, "encoder", None)
-    return bool(getattr(encoder, "decode_responses", False))
-
-
-def _is_cluster(client: Any) -> bool:
-    return hasattr(client, "get_nodes") and hasattr(client, "keyslot")
-
-
-def _text(value: bytes | str) -> str:
-    return value.decode() if isinstance(value, bytes) else value
 
 
 class BaseRedisSaver(BaseCheckpointSaver[str]):
@@ -412,7 +125,7 @@ class BaseRedisSaver(BaseCheckpointSaver[str]):
         # reply undecoded (the option redis-py's own DUMP uses), so both kinds of client
         # read and write the same keys.
         self.command_options: dict[str, Any] = (
-            {NEVER_DECODE: True} if _decodes_responses(client) else {}
+            {NEVER_DECODE: True} if decodes_responses(client) else {}
         )
         if keep_last is not None:
             _config.checked_keep_last(keep_last)
@@ -420,7 +133,7 @@ class BaseRedisSaver(BaseCheckpointSaver[str]):
         self.prefix = _keys.validate_prefix(prefix)
         self.ttl = ThreadTTL.from_option(ttl)
         self.keep_last = keep_last
-        self.is_cluster = _is_cluster(client)
+        self.is_cluster = is_cluster(client)
         self.where = describe_client(client)
         self.replicas, self._wait_ms = checked_replicas(replicas, replica_timeout, self.is_cluster)
         self._slots = _keys.slots_key(self.prefix)
@@ -679,7 +392,7 @@ class BaseRedisSaver(BaseCheckpointSaver[str]):
             Command.call("SMEMBERS", self._slots),
             Command.call("ZRANGE", self._legacy_registry, 0, -1),
         ]
-        slots = sorted(_text(tag) for tag in slots_reply)
+        slots = sorted(as_text(tag) for tag in slots_reply)
         found: dict[str, str] = {}
         for start in range(0, len(slots), _THREAD_BATCH):
             batch = slots[start : start + _THREAD_BATCH]
@@ -689,9 +402,9 @@ class BaseRedisSaver(BaseCheckpointSaver[str]):
             ]
             for tag, members in zip(batch, replies, strict=True):
                 for member in members:
-                    found[_text(member)] = tag
+                    found[as_text(member)] = tag
         for member in legacy:
-            found.setdefault(_text(member), "")
+            found.setdefault(as_text(member), "")
         return sorted(found.items())
 
     def _candidates_plan(
@@ -710,7 +423,7 @@ class BaseRedisSaver(BaseCheckpointSaver[str]):
                     high = "(" + _keys.checkpoint_member(checkpoint_ns, before_id)
                 extra: tuple[Any, ...] = ("LIMIT", 0, limit) if limit else ()
                 replies = yield [Command.call("ZREVRANGEBYLEX", keys.idx, high, low, *extra)]
-                return [(thread_id, _text(m)) for m in replies[0]]
+                return [(thread_id, as_text(m)) for m in replies[0]]
             registered = [(thread_id, "")]
         else:
             registered = yield from self._threads_plan()
@@ -730,7 +443,7 @@ class BaseRedisSaver(BaseCheckpointSaver[str]):
                 yield [self._forget_command(tag, threads) for tag, threads in gone.items()]
             for (thread, _), members in zip(batch, replies, strict=True):
                 for raw in members:
-                    member = _text(raw)
+                    member = as_text(raw)
                     cid = _keys.split_member(member)[1]
                     pairs.append((cid, thread, member))
         if config is not None:
@@ -826,11 +539,11 @@ class BaseRedisSaver(BaseCheckpointSaver[str]):
                 continue
             drops = keep_latest_drops(
                 {
-                    _text(k): _codec.decode_refs(v)[0]
+                    as_text(k): _codec.decode_refs(v)[0]
                     for k, v in _field_pairs(refs)
-                    if _text(k) != _keys.PRUNED_FIELD
+                    if as_text(k) != _keys.PRUNED_FIELD
                 },
-                {_text(k): v for k, v in _field_pairs(records)},
+                {as_text(k): v for k, v in _field_pairs(records)},
                 self.serde,
                 keep,
             )
@@ -885,7 +598,7 @@ class BaseRedisSaver(BaseCheckpointSaver[str]):
     def _migrate_registry_plan(self) -> Plan[None]:
         """Move the layout-v1 registry (``P:threads``) into the per-slot registries."""
         (legacy,) = yield [Command.call("ZRANGE", self._legacy_registry, 0, -1)]
-        threads = [_text(member) for member in legacy]
+        threads = [as_text(member) for member in legacy]
         for start in range(0, len(threads), _THREAD_BATCH):
             batch = threads[start : start + _THREAD_BATCH]
             keys = [self._thread_keys(t) for t in batch]

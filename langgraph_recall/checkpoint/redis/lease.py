@@ -40,7 +40,8 @@ from typing import Any
 from redis.exceptions import NoScriptError
 
 from langgraph_recall.checkpoint.redis import _keys
-from langgraph_recall.checkpoint.redis._base import Command, describe_client, translate_errors
+from langgraph_recall.checkpoint.redis._client import describe_client, translate_errors
+from langgraph_recall.checkpoint.redis._commands import Command
 from langgraph_recall.checkpoint.redis._scripts import SCRIPTS
 from langgraph_recall.errors import ConfigurationError
 from langgraph_recall.lease._protocol import Lease

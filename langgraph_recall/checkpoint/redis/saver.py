@@ -31,19 +31,16 @@ from langgraph_recall.checkpoint import _config
 from langgraph_recall.checkpoint._config import ThreadTTLConfig
 from langgraph_recall.checkpoint._threaded import ThreadedAsyncMethods
 from langgraph_recall.checkpoint.redis import _codec, _keys
-from langgraph_recall.checkpoint.redis._base import (
+from langgraph_recall.checkpoint.redis._base import BaseRedisSaver
+from langgraph_recall.checkpoint.redis._client import (
     CLUSTER_RETRIED_ERRORS,
     DEFAULT_CONNECT_TIMEOUT,
     DEFAULT_SOCKET_TIMEOUT,
-    BaseRedisSaver,
-    Command,
-    Emit,
-    Plan,
     client_defaults,
     client_url_options,
     translate_errors,
-    write_context,
 )
+from langgraph_recall.checkpoint.redis._commands import Command, Emit, Plan, write_context
 from langgraph_recall.checkpoint.redis._kept_connections import KeptConnections, pack_command
 from langgraph_recall.checkpoint.redis._scripts import SCRIPTS
 from langgraph_recall.checkpoint.redis.lease import RedisLeaseBackend

@@ -1,5 +1,9 @@
 """SQL of the Postgres memory store: named constants and builder functions (pure).
 
+The store reads every statement here; the shared fragments live in
+:mod:`~langgraph_recall.store.postgres._sql_clauses` and the search statements in
+:mod:`~langgraph_recall.store.postgres._sql_search` (re-exported).
+
 Every statement uses named placeholders (``%(name)s``); builders return
 ``psycopg.sql.Composed`` objects and never interpolate values.
 
@@ -14,8 +18,6 @@ Example:
 
 from __future__ import annotations
 
-import functools
-
 import psycopg
 from psycopg import sql
 
@@ -26,31 +28,32 @@ from langgraph_recall.store.postgres._migrations import (
     STATISTICS_LOCK,
     VectorMode,
 )
+from langgraph_recall.store.postgres._sql_clauses import (
+    ACCESS_JOIN,
+    NOT_EXPIRED,
+    NOT_EXPIRED_TEXT,
+    element,
+    scope_clause,
+    stats_scope,
+)
+from langgraph_recall.store.postgres._sql_clauses import CANDIDATE_COLUMNS as CANDIDATE_COLUMNS
+from langgraph_recall.store.postgres._sql_clauses import ITEM_COLUMNS as ITEM_COLUMNS
+from langgraph_recall.store.postgres._sql_clauses import SCOPE as SCOPE
+from langgraph_recall.store.postgres._sql_clauses import VALID_AT as VALID_AT
+from langgraph_recall.store.postgres._sql_clauses import visible_clause as visible_clause
+from langgraph_recall.store.postgres._sql_search import SCOPE_SCAN_ROWS as SCOPE_SCAN_ROWS
+from langgraph_recall.store.postgres._sql_search import (
+    build_search_hybrid_sql as build_search_hybrid_sql,
+)
+from langgraph_recall.store.postgres._sql_search import scope_search_sql as scope_search_sql
+from langgraph_recall.store.postgres._sql_search import search_hybrid_sql as search_hybrid_sql
+from langgraph_recall.store.postgres._sql_search import search_recent_sql as search_recent_sql
+from langgraph_recall.store.postgres._sql_search import (
+    unfiltered_scope_search_sql as unfiltered_scope_search_sql,
+)
 
-_OTHER_COLUMNS = (
-    "i.created_at, i.updated_at, i.valid_from, i.importance, "
-    "i.access_count + coalesce(a.access_count, 0) AS access_count, "
-    "coalesce(a.last_accessed_at, i.last_accessed_at) AS last_accessed_at, i.ttl_minutes"
-)
-ITEM_COLUMNS = sql.SQL("i.id, i.ns, i.key, i.value, " + _OTHER_COLUMNS)
-# A hybrid search returns ~100 candidates for one page: their values come back as JSON
-# text, and only the page's values are decoded.
-CANDIDATE_COLUMNS = sql.SQL("i.id, i.ns, i.key, i.value::text AS value, " + _OTHER_COLUMNS)
-# Access counters live in lgm_memory_access (narrow rows, HOT updates); every query that
-# selects ITEM_COLUMNS joins them with this clause.
-ACCESS_JOIN = sql.SQL("LEFT JOIN lgm_memory_access a ON a.id = i.id")
-# An item expires at ``expires_at`` (set by its put) unless a read has since refreshed its TTL:
-# refreshes go to the narrow ``lgm_memory_access.refreshed_until``, because rewriting the
-# wide item row is a non-HOT update (new HNSW, GIN and btree entries) on every search, which
-# grows with the store (``python -m langgraph_recall.bench.store`` at 100k memories shows it). The
-# sweeper folds a refresh back into ``expires_at`` when it is due.
-_NOT_EXPIRED = "(i.expires_at IS NULL OR i.expires_at > now() OR lgm_memory_refreshed(i.id))"
-NOT_EXPIRED = sql.SQL(_NOT_EXPIRED)
-VALID_AT = sql.SQL(
-    "i.valid_from <= coalesce(%(as_of)s::timestamptz, now()) AND "
-    "(i.invalid_at IS NULL OR i.invalid_at > coalesce(%(as_of)s::timestamptz, now()))"
-)
-SCOPE = sql.SQL("i.ns >= %(ns_lo)s AND i.ns < %(ns_hi)s")
+# The names imported above with ``as`` live in _sql_clauses / _sql_search: the store reads
+# every statement here.
 
 ANALYZE_ITEMS = "ANALYZE lgm_memory_items"
 ADVISORY_LOCK = "SELECT pg_advisory_xact_lock(hashtext('langgraph_recall.store'))"
@@ -127,7 +130,7 @@ WITH moment AS MATERIALIZED (
            coalesce(%(at_text)s::text, {_CLOCK_TEXT}) AS at_text
 ), old AS (
     SELECT i.id, i.text, i.value, i.valid_from FROM lgm_memory_items i
-    WHERE i.ns = %(ns)s AND i.key = %(key)s AND {_NOT_EXPIRED}
+    WHERE i.ns = %(ns)s AND i.key = %(key)s AND {NOT_EXPIRED_TEXT}
     FOR UPDATE OF i
 ), changed AS (
     UPDATE lgm_memory_items i
@@ -316,18 +319,6 @@ DECAY_SCORE = sql.SQL(
 )
 
 
-def scope_clause(scoped: bool) -> sql.Composable:
-    """``true`` or the C-collation range predicate on ``i.ns``."""
-    return SCOPE if scoped else sql.SQL("true")
-
-
-def visible_clause(include_invalid: bool) -> sql.Composable:
-    """Not expired, and (unless ``include_invalid``) valid at ``%(as_of)s`` (default now)."""
-    if include_invalid:
-        return NOT_EXPIRED
-    return sql.SQL("{} AND {}").format(NOT_EXPIRED, VALID_AT)
-
-
 # Every transaction that changes items or their statistics takes its locks first, in one
 # global order (``_migrations._lock_order``): the store-wide lock shared, then the buckets of
 # the namespaces it writes, ascending; only then does it touch a row. Writers of one
@@ -357,7 +348,7 @@ def upsert_sql(vector_mode: VectorMode, dims: int, vector_type: str = "vector") 
     if vector_mode == "pgvector":
         embedding_value = sql.SQL(
             "(%(vectors)s::real[])[n.slot * {w} + 1 : (n.slot + 1) * {w}]::{t}"
-        ).format(w=width, t=_element(vector_type))
+        ).format(w=width, t=element(vector_type))
     else:
         embedding_value = sql.SQL(
             "substring(%(vectors)s::bytea FROM n.slot * {w} * 4 + 1 FOR {w} * 4)"
@@ -415,192 +406,6 @@ FROM upserted u LEFT JOIN old o ON o.ns = u.ns AND o.key = u.key"""
     ).format(embedding_value=embedding_value)
 
 
-def search_recent_sql(
-    *, scoped: bool, include_invalid: bool, filter_clause: sql.Composable | None
-) -> sql.Composed:
-    """Search without a query: matches ordered by recency (``updated_at`` desc)."""
-    return sql.SQL(
-        """
-SELECT {cols} FROM lgm_memory_items i {access}
-WHERE {scope} AND {visible} AND {filter}
-ORDER BY i.updated_at DESC, i.id DESC
-LIMIT %(limit)s OFFSET %(offset)s"""
-    ).format(
-        cols=ITEM_COLUMNS,
-        access=ACCESS_JOIN,
-        scope=scope_clause(scoped),
-        visible=visible_clause(include_invalid),
-        filter=filter_clause or sql.SQL("true"),
-    )
-
-
-def search_hybrid_sql(
-    *,
-    vector_mode: VectorMode,
-    scoped: bool,
-    include_invalid: bool,
-    filter_clause: sql.Composable | None,
-    vector_type: str = "vector",
-) -> sql.Composed:
-    """:func:`build_search_hybrid_sql`, built once per shape when there is no filter."""
-    if filter_clause is None:
-        return _unfiltered_search_hybrid_sql(vector_mode, scoped, include_invalid, vector_type)
-    return build_search_hybrid_sql(
-        vector_mode=vector_mode,
-        scoped=scoped,
-        include_invalid=include_invalid,
-        filter_clause=filter_clause,
-        vector_type=vector_type,
-    )
-
-
-@functools.lru_cache(maxsize=16)
-def _unfiltered_search_hybrid_sql(
-    vector_mode: VectorMode, scoped: bool, include_invalid: bool, vector_type: str
-) -> sql.Composed:
-    return build_search_hybrid_sql(
-        vector_mode=vector_mode,
-        scoped=scoped,
-        include_invalid=include_invalid,
-        filter_clause=None,
-        vector_type=vector_type,
-    )
-
-
-def _element(vector_type: str) -> sql.Composable:
-    """The pgvector type of embeddings and query vectors: ``vector`` or ``halfvec``."""
-    return sql.SQL("halfvec" if vector_type == "halfvec" else "vector")
-
-
-def build_search_hybrid_sql(
-    *,
-    vector_mode: VectorMode,
-    scoped: bool,
-    include_invalid: bool,
-    filter_clause: sql.Composable | None,
-    vector_type: str = "vector",
-) -> sql.Composed:
-    """Hybrid candidate query: top BM25 matches ∪ top vector neighbours, both signals filled.
-
-    BM25 (``k1``, ``b``) runs on the stored ``tsvector``: term frequency from lexeme
-    positions, document length ``doc_len``, document frequency from
-    ``lgm_memory_lexicon`` and corpus size / average length from ``lgm_memory_ns_stats``
-    (both kept exact by triggers). Lexical candidates come from a GIN search for the
-    query's rarest lexemes, OR-ed, as long as their document frequencies add up to at
-    most ``lex_budget``: a query made only of words more common than that picks no
-    lexical candidates (scoring thousands of documents for one common word would cost
-    more than it ranks). Every vector candidate is BM25-scored as well, on all the
-    query's lexemes, so both signals are filled for every candidate. Vector similarity is the inner
-    product of the stored vector (unit, or a mean of unit vectors: ``memory_vector``) with
-    the unit query vector ``qvec``. On the pgvector path the vector list is
-    ``ORDER BY embedding <#> query LIMIT n_vec`` (HNSW, ``vector_ip_ops``); on the exact
-    path the caller passes candidate ids ordered by exact similarity (``vec_ids``) and
-    the query keeps the first ``n_vec`` that pass the same predicates.
-    """
-    where = sql.SQL("{} AND {} AND {}").format(
-        scope_clause(scoped), visible_clause(include_invalid), filter_clause or sql.SQL("true")
-    )
-    if vector_mode == "pgvector":
-        vector_top = sql.SQL(
-            """
-vec_top AS (
-    SELECT c.id, c.dist, c.tsv, c.doc_len, row_number() OVER (ORDER BY c.dist, c.id) AS rnk
-    FROM (SELECT i.id, i.tsv, i.doc_len, i.embedding <#> %(qvec)s::real[]::{t} AS dist
-          FROM lgm_memory_items i
-          WHERE i.embedding IS NOT NULL AND {where}
-          ORDER BY i.embedding <#> %(qvec)s::real[]::{t}
-          LIMIT %(n_vec)s) c
-)"""
-        ).format(where=where, t=_element(vector_type))
-        # vector candidates reuse their distance: each recomputation detoasts an embedding
-        similarity = sql.SQL("-coalesce(vt.dist, i.embedding <#> %(qvec)s::real[]::{t})").format(
-            t=_element(vector_type)
-        )
-    else:
-        vector_top = sql.SQL(
-            """
-vec_top AS (
-    SELECT c.id, c.tsv, c.doc_len, row_number() OVER (ORDER BY c.ord) AS rnk
-    FROM (SELECT i.id, i.tsv, i.doc_len, v.ord
-          FROM unnest(%(vec_ids)s::bigint[]) WITH ORDINALITY AS v(id, ord)
-          JOIN lgm_memory_items i ON i.id = v.id
-          WHERE i.embedding IS NOT NULL AND {where}
-          ORDER BY v.ord
-          LIMIT %(n_vec)s) c
-)"""
-        ).format(where=where)
-        similarity = sql.Composed([sql.SQL("NULL::float8")])
-    return sql.SQL(
-        """
-WITH q AS (
-    SELECT tsvector_to_array(lgm_lexical_vector(%(cfg)s::regconfig, %(query)s)) AS lexemes
-), corpus AS MATERIALIZED (
-    SELECT coalesce(sum(s.n_docs), 0)::float8 AS n,
-           coalesce(sum(s.total_len), 0)::float8 / greatest(coalesce(sum(s.n_docs), 0), 1)
-               AS avgdl
-    FROM lgm_memory_ns_stats s WHERE {stats_scope}
-), stats AS (
-    SELECT l.lexeme, sum(l.df)::float8 AS df
-    FROM lgm_memory_lexicon l
-    WHERE l.lexeme = ANY((SELECT lexemes FROM q)::text[]) AND {lexicon_scope}
-    GROUP BY l.lexeme HAVING sum(l.df) > 0
-), chosen AS (
-    SELECT c.lexeme FROM (
-        SELECT s.lexeme, sum(s.df) OVER (ORDER BY s.df, s.lexeme) AS cumulative
-        FROM stats s) c
-    WHERE c.cumulative <= %(lex_budget)s
-), tq AS (
-    SELECT string_agg(
-        '''' || replace(replace(c.lexeme, '\\', '\\\\'), '''', '''''') || '''', ' | '
-    )::tsquery AS query
-    FROM chosen c
-), {vector_top}, matched AS (
-    SELECT i.id, i.tsv, i.doc_len FROM lgm_memory_items i
-    WHERE i.tsv @@ (SELECT query FROM tq) AND {where}
-    UNION ALL
-    -- vector candidates are BM25-scored on every query lexeme, common ones included
-    SELECT v.id, v.tsv, v.doc_len FROM vec_top v
-    WHERE (v.tsv @@ (SELECT query FROM tq)) IS NOT TRUE
-), terms AS (
-    SELECT m.id, m.doc_len, u.lexeme,
-           coalesce(array_length(u.positions, 1), 1)::float8 AS tf
-    FROM matched m
-    -- only the query's lexemes (weight A, then filtered): unnest yields a few rows, not all
-    CROSS JOIN LATERAL unnest(ts_filter(setweight(m.tsv, 'A', (SELECT lexemes FROM q)), '{{a}}')) u
-    WHERE u.lexeme = ANY((SELECT lexemes FROM q)::text[])
-), lex AS (
-    SELECT t.id,
-           sum(ln(1 + (greatest(c.n, s.df) - s.df + 0.5) / (s.df + 0.5))
-               * t.tf * (%(k1)s::float8 + 1)
-               / (t.tf + %(k1)s::float8 * (1 - %(b)s::float8
-                  + %(b)s::float8 * t.doc_len / greatest(c.avgdl, 1))))
-               AS score
-    FROM terms t JOIN stats s ON s.lexeme = t.lexeme CROSS JOIN corpus c
-    GROUP BY t.id
-), lex_ranked AS (
-    SELECT l.id, l.score, row_number() OVER (ORDER BY l.score DESC, l.id) AS rnk FROM lex l
-), cand AS (
-    SELECT id FROM lex_ranked WHERE rnk <= %(n_lex)s UNION SELECT id FROM vec_top
-)
-SELECT {cols}, CASE WHEN lr.rnk <= %(n_lex)s THEN lr.rnk END AS lexical_rank,
-       coalesce(lr.score, 0)::float8 AS lexical_score,
-       vt.rnk AS vector_rank, {similarity} AS vector_similarity
-FROM cand c
-JOIN lgm_memory_items i ON i.id = c.id
-{access}
-LEFT JOIN lex_ranked lr ON lr.id = c.id
-LEFT JOIN vec_top vt ON vt.id = c.id"""
-    ).format(
-        vector_top=vector_top,
-        where=where,
-        cols=CANDIDATE_COLUMNS,
-        access=ACCESS_JOIN,
-        similarity=similarity,
-        stats_scope=_stats_scope(scoped),
-        lexicon_scope=sql.SQL("l.ns >= %(ns_lo)s AND l.ns < %(ns_hi)s" if scoped else "true"),
-    )
-
-
 def list_namespaces_sql(bounded: bool) -> sql.Composed:
     """Distinct namespaces from ``%(ns_lo)s`` (below ``%(ns_hi)s`` when ``bounded``) that
     hold an unexpired item — a loose index scan: one index probe per namespace, not a
@@ -640,7 +445,7 @@ SELECT pg_snapshot_xmin(pg_current_snapshot())::text AS xmin, lgm_epoch() AS epo
 UNION ALL
 SELECT NULL, NULL, NULL, i.id, i.embedding::bytea FROM lgm_memory_items i
 WHERE i.txid >= %(since)s::xid8 AND {scope}"""
-    ).format(scope=scope_clause(scoped), stats_scope=_stats_scope(scoped))
+    ).format(scope=scope_clause(scoped), stats_scope=stats_scope(scoped))
 
 
 def cache_live_ids_sql(scoped: bool) -> sql.Composed:
@@ -648,10 +453,6 @@ def cache_live_ids_sql(scoped: bool) -> sql.Composed:
     return sql.SQL(
         "SELECT i.id FROM lgm_memory_items i WHERE i.embedding IS NOT NULL AND {scope}"
     ).format(scope=scope_clause(scoped))
-
-
-def _stats_scope(scoped: bool) -> sql.Composable:
-    return sql.SQL("s.ns >= %(ns_lo)s AND s.ns < %(ns_hi)s" if scoped else "true")
 
 
 def decay_namespaces_sql(scoped: bool) -> sql.Composed:
@@ -710,113 +511,3 @@ WITH doomed AS ({candidates}), changed AS ({change}), logged AS (
 )
 SELECT count(*) AS n FROM changed"""
     ).format(candidates=candidates, change=change, action=action)
-
-
-SCOPE_SCAN_ROWS = 2000
-"""Namespace scopes of at most this many memories are searched by one scan of the scope
-(:func:`scope_search_sql`): BM25 statistics counted from the scope's own rows and exact
-vector distances, in one statement, no index but the scope's btree. Larger scopes take the
-candidate path (:func:`build_search_hybrid_sql`: full-text index, HNSW)."""
-
-
-def scope_search_sql(
-    *, include_invalid: bool, filter_clause: sql.Composable | None, vector_type: str = "vector"
-) -> sql.Composed:
-    """Hybrid search of one small scope in one statement (pgvector path).
-
-    Reads the scope's rows once (at most ``%(scan_rows)s + 1``: the ``scope_rows``
-    column says how many it saw; more than ``scan_rows`` means the scope is too large and
-    the answer incomplete, so the caller takes the candidate path). It ranks exactly as
-    :func:`build_search_hybrid_sql` does: document frequencies, corpus size and average
-    length over every row of the scope (what ``lgm_memory_ns_stats`` and the lexicon
-    hold), lexical candidates are the visible rows holding one of the rarest query lexemes
-    within ``lex_budget``, vector candidates the ``n_vec`` nearest visible rows — by exact
-    distance here, not the HNSW approximation — and every candidate is BM25-scored on all
-    query lexemes.
-    """
-    element = _element(vector_type)
-    shown = sql.SQL("{} AND {}").format(
-        visible_clause(include_invalid), filter_clause or sql.SQL("true")
-    )
-    return sql.SQL(
-        """
-WITH q AS (
-    SELECT tsvector_to_array(lgm_lexical_vector(%(cfg)s::regconfig, %(query)s)) AS lexemes
-), tq AS (
-    SELECT string_agg(
-        '''' || replace(replace(l, '\\', '\\\\'), '''', '''''') || '''', ' | '
-    )::tsquery AS query
-    FROM unnest((SELECT lexemes FROM q)) AS l
-), scope_rows AS MATERIALIZED (
-    SELECT i.id, i.tsv, i.doc_len, s.shown,
-           CASE WHEN s.shown AND i.embedding IS NOT NULL
-                THEN i.embedding <#> %(qvec)s::real[]::{t} END AS dist
-    FROM lgm_memory_items i CROSS JOIN LATERAL (SELECT {shown} AS shown) s
-    WHERE {scope}
-    LIMIT %(scan_rows)s + 1
-), corpus AS MATERIALIZED (
-    SELECT count(*) FILTER (WHERE r.tsv IS NOT NULL)::float8 AS n,
-           coalesce(sum(r.doc_len) FILTER (WHERE r.tsv IS NOT NULL), 0)::float8
-               / greatest(count(*) FILTER (WHERE r.tsv IS NOT NULL), 1) AS avgdl,
-           count(*) AS n_rows
-    FROM scope_rows r
-), terms AS MATERIALIZED (
-    SELECT r.id, r.doc_len, r.shown, u.lexeme,
-           coalesce(array_length(u.positions, 1), 1)::float8 AS tf
-    FROM scope_rows r
-    CROSS JOIN LATERAL unnest(ts_filter(setweight(r.tsv, 'A', (SELECT lexemes FROM q)), '{{a}}')) u
-    WHERE r.tsv @@ (SELECT query FROM tq) AND u.lexeme = ANY((SELECT lexemes FROM q)::text[])
-), stats AS (
-    SELECT t.lexeme, count(*)::float8 AS df FROM terms t GROUP BY t.lexeme
-), chosen AS (
-    SELECT c.lexeme FROM (
-        SELECT s.lexeme, sum(s.df) OVER (ORDER BY s.df, s.lexeme) AS cumulative
-        FROM stats s) c
-    WHERE c.cumulative <= %(lex_budget)s
-), vec_top AS (
-    SELECT r.id, r.dist, row_number() OVER (ORDER BY r.dist, r.id) AS rnk
-    FROM scope_rows r WHERE r.dist IS NOT NULL
-    ORDER BY r.dist, r.id LIMIT %(n_vec)s
-), scored AS (
-    SELECT t.id FROM terms t JOIN chosen c ON c.lexeme = t.lexeme WHERE t.shown
-    UNION SELECT v.id FROM vec_top v
-), lex AS (
-    SELECT t.id,
-           sum(ln(1 + (greatest(c.n, s.df) - s.df + 0.5) / (s.df + 0.5))
-               * t.tf * (%(k1)s::float8 + 1)
-               / (t.tf + %(k1)s::float8 * (1 - %(b)s::float8
-                  + %(b)s::float8 * t.doc_len / greatest(c.avgdl, 1))))
-               AS score
-    FROM terms t JOIN scored d ON d.id = t.id JOIN stats s ON s.lexeme = t.lexeme
-    CROSS JOIN corpus c
-    GROUP BY t.id
-), lex_ranked AS (
-    SELECT l.id, l.score, row_number() OVER (ORDER BY l.score DESC, l.id) AS rnk FROM lex l
-), cand AS (
-    SELECT id FROM lex_ranked WHERE rnk <= %(n_lex)s UNION SELECT id FROM vec_top
-)
-SELECT {cols}, CASE WHEN lr.rnk <= %(n_lex)s THEN lr.rnk END AS lexical_rank,
-       coalesce(lr.score, 0)::float8 AS lexical_score,
-       vt.rnk AS vector_rank, -r.dist AS vector_similarity,
-       (SELECT n_rows FROM corpus) AS scope_rows
-FROM (SELECT id FROM cand UNION ALL SELECT NULL::bigint WHERE NOT EXISTS (SELECT 1 FROM cand)) c
-LEFT JOIN lgm_memory_items i ON i.id = c.id
-{access}
-LEFT JOIN scope_rows r ON r.id = c.id
-LEFT JOIN lex_ranked lr ON lr.id = c.id
-LEFT JOIN vec_top vt ON vt.id = c.id"""
-    ).format(
-        t=element,
-        shown=shown,
-        scope=SCOPE,
-        cols=CANDIDATE_COLUMNS,
-        access=ACCESS_JOIN,
-    )
-
-
-@functools.lru_cache(maxsize=8)
-def unfiltered_scope_search_sql(include_invalid: bool, vector_type: str) -> sql.Composed:
-    """:func:`scope_search_sql` without a filter, built once per shape."""
-    return scope_search_sql(
-        include_invalid=include_invalid, filter_clause=None, vector_type=vector_type
-    )

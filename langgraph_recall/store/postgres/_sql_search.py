@@ -1,0 +1,335 @@
+"""The search statements of the Postgres memory store: recency, hybrid, one small scope (pure).
+
+:func:`search_recent_sql` (no query), :func:`search_hybrid_sql` /
+:func:`build_search_hybrid_sql` (BM25 and vector candidates through the indexes) and
+:func:`scope_search_sql` (a scope of at most :data:`SCOPE_SCAN_ROWS` memories in one scan).
+:mod:`~langgraph_recall.store.postgres._sql` re-exports them; the store reads them there.
+
+Example:
+    ```python
+    from langgraph_recall.store.postgres._sql_search import search_hybrid_sql
+
+    query = search_hybrid_sql(
+        vector_mode="pgvector", scoped=True, include_invalid=False, filter_clause=None
+    )
+    assert "lex_ranked" in query.as_string(None)
+    ```
+"""
+
+from __future__ import annotations
+
+import functools
+
+from psycopg import sql
+
+from langgraph_recall.store.postgres._migrations import VectorMode
+from langgraph_recall.store.postgres._sql_clauses import (
+    ACCESS_JOIN,
+    CANDIDATE_COLUMNS,
+    ITEM_COLUMNS,
+    SCOPE,
+    element,
+    scope_clause,
+    stats_scope,
+    visible_clause,
+)
+
+__all__ = [
+    "SCOPE_SCAN_ROWS",
+    "build_search_hybrid_sql",
+    "scope_search_sql",
+    "search_hybrid_sql",
+    "search_recent_sql",
+    "unfiltered_scope_search_sql",
+]
+
+
+def search_recent_sql(
+    *, scoped: bool, include_invalid: bool, filter_clause: sql.Composable | None
+) -> sql.Composed:
+    """Search without a query: matches ordered by recency (``updated_at`` desc)."""
+    return sql.SQL(
+        """
+SELECT {cols} FROM lgm_memory_items i {access}
+WHERE {scope} AND {visible} AND {filter}
+ORDER BY i.updated_at DESC, i.id DESC
+LIMIT %(limit)s OFFSET %(offset)s"""
+    ).format(
+        cols=ITEM_COLUMNS,
+        access=ACCESS_JOIN,
+        scope=scope_clause(scoped),
+        visible=visible_clause(include_invalid),
+        filter=filter_clause or sql.SQL("true"),
+    )
+
+
+def search_hybrid_sql(
+    *,
+    vector_mode: VectorMode,
+    scoped: bool,
+    include_invalid: bool,
+    filter_clause: sql.Composable | None,
+    vector_type: str = "vector",
+) -> sql.Composed:
+    """:func:`build_search_hybrid_sql`, built once per shape when there is no filter."""
+    if filter_clause is None:
+        return _unfiltered_search_hybrid_sql(vector_mode, scoped, include_invalid, vector_type)
+    return build_search_hybrid_sql(
+        vector_mode=vector_mode,
+        scoped=scoped,
+        include_invalid=include_invalid,
+        filter_clause=filter_clause,
+        vector_type=vector_type,
+    )
+
+
+@functools.lru_cache(maxsize=16)
+def _unfiltered_search_hybrid_sql(
+    vector_mode: VectorMode, scoped: bool, include_invalid: bool, vector_type: str
+) -> sql.Composed:
+    return build_search_hybrid_sql(
+        vector_mode=vector_mode,
+        scoped=scoped,
+        include_invalid=include_invalid,
+        filter_clause=None,
+        vector_type=vector_type,
+    )
+
+
+def build_search_hybrid_sql(
+    *,
+    vector_mode: VectorMode,
+    scoped: bool,
+    include_invalid: bool,
+    filter_clause: sql.Composable | None,
+    vector_type: str = "vector",
+) -> sql.Composed:
+    """Hybrid candidate query: top BM25 matches ∪ top vector neighbours, both signals filled.
+
+    BM25 (``k1``, ``b``) runs on the stored ``tsvector``: term frequency from lexeme
+    positions, document length ``doc_len``, document frequency from
+    ``lgm_memory_lexicon`` and corpus size / average length from ``lgm_memory_ns_stats``
+    (both kept exact by triggers). Lexical candidates come from a GIN search for the
+    query's rarest lexemes, OR-ed, as long as their document frequencies add up to at
+    most ``lex_budget``: a query made only of words more common than that picks no
+    lexical candidates (scoring thousands of documents for one common word would cost
+    more than it ranks). Every vector candidate is BM25-scored as well, on all the
+    query's lexemes, so both signals are filled for every candidate. Vector similarity is the inner
+    product of the stored vector (unit, or a mean of unit vectors: ``memory_vector``) with
+    the unit query vector ``qvec``. On the pgvector path the vector list is
+    ``ORDER BY embedding <#> query LIMIT n_vec`` (HNSW, ``vector_ip_ops``); on the exact
+    path the caller passes candidate ids ordered by exact similarity (``vec_ids``) and
+    the query keeps the first ``n_vec`` that pass the same predicates.
+    """
+    where = sql.SQL("{} AND {} AND {}").format(
+        scope_clause(scoped), visible_clause(include_invalid), filter_clause or sql.SQL("true")
+    )
+    if vector_mode == "pgvector":
+        vector_top = sql.SQL(
+            """
+vec_top AS (
+    SELECT c.id, c.dist, c.tsv, c.doc_len, row_number() OVER (ORDER BY c.dist, c.id) AS rnk
+    FROM (SELECT i.id, i.tsv, i.doc_len, i.embedding <#> %(qvec)s::real[]::{t} AS dist
+          FROM lgm_memory_items i
+          WHERE i.embedding IS NOT NULL AND {where}
+          ORDER BY i.embedding <#> %(qvec)s::real[]::{t}
+          LIMIT %(n_vec)s) c
+)"""
+        ).format(where=where, t=element(vector_type))
+        # vector candidates reuse their distance: each recomputation detoasts an embedding
+        similarity = sql.SQL("-coalesce(vt.dist, i.embedding <#> %(qvec)s::real[]::{t})").format(
+            t=element(vector_type)
+        )
+    else:
+        vector_top = sql.SQL(
+            """
+vec_top AS (
+    SELECT c.id, c.tsv, c.doc_len, row_number() OVER (ORDER BY c.ord) AS rnk
+    FROM (SELECT i.id, i.tsv, i.doc_len, v.ord
+          FROM unnest(%(vec_ids)s::bigint[]) WITH ORDINALITY AS v(id, ord)
+          JOIN lgm_memory_items i ON i.id = v.id
+          WHERE i.embedding IS NOT NULL AND {where}
+          ORDER BY v.ord
+          LIMIT %(n_vec)s) c
+)"""
+        ).format(where=where)
+        similarity = sql.Composed([sql.SQL("NULL::float8")])
+    return sql.SQL(
+        """
+WITH q AS (
+    SELECT tsvector_to_array(lgm_lexical_vector(%(cfg)s::regconfig, %(query)s)) AS lexemes
+), corpus AS MATERIALIZED (
+    SELECT coalesce(sum(s.n_docs), 0)::float8 AS n,
+           coalesce(sum(s.total_len), 0)::float8 / greatest(coalesce(sum(s.n_docs), 0), 1)
+               AS avgdl
+    FROM lgm_memory_ns_stats s WHERE {stats_scope}
+), stats AS (
+    SELECT l.lexeme, sum(l.df)::float8 AS df
+    FROM lgm_memory_lexicon l
+    WHERE l.lexeme = ANY((SELECT lexemes FROM q)::text[]) AND {lexicon_scope}
+    GROUP BY l.lexeme HAVING sum(l.df) > 0
+), chosen AS (
+    SELECT c.lexeme FROM (
+        SELECT s.lexeme, sum(s.df) OVER (ORDER BY s.df, s.lexeme) AS cumulative
+        FROM stats s) c
+    WHERE c.cumulative <= %(lex_budget)s
+), tq AS (
+    SELECT string_agg(
+        '''' || replace(replace(c.lexeme, '\\', '\\\\'), '''', '''''') || '''', ' | '
+    )::tsquery AS query
+    FROM chosen c
+), {vector_top}, matched AS (
+    SELECT i.id, i.tsv, i.doc_len FROM lgm_memory_items i
+    WHERE i.tsv @@ (SELECT query FROM tq) AND {where}
+    UNION ALL
+    -- vector candidates are BM25-scored on every query lexeme, common ones included
+    SELECT v.id, v.tsv, v.doc_len FROM vec_top v
+    WHERE (v.tsv @@ (SELECT query FROM tq)) IS NOT TRUE
+), terms AS (
+    SELECT m.id, m.doc_len, u.lexeme,
+           coalesce(array_length(u.positions, 1), 1)::float8 AS tf
+    FROM matched m
+    -- only the query's lexemes (weight A, then filtered): unnest yields a few rows, not all
+    CROSS JOIN LATERAL unnest(ts_filter(setweight(m.tsv, 'A', (SELECT lexemes FROM q)), '{{a}}')) u
+    WHERE u.lexeme = ANY((SELECT lexemes FROM q)::text[])
+), lex AS (
+    SELECT t.id,
+           sum(ln(1 + (greatest(c.n, s.df) - s.df + 0.5) / (s.df + 0.5))
+               * t.tf * (%(k1)s::float8 + 1)
+               / (t.tf + %(k1)s::float8 * (1 - %(b)s::float8
+                  + %(b)s::float8 * t.doc_len / greatest(c.avgdl, 1))))
+               AS score
+    FROM terms t JOIN stats s ON s.lexeme = t.lexeme CROSS JOIN corpus c
+    GROUP BY t.id
+), lex_ranked AS (
+    SELECT l.id, l.score, row_number() OVER (ORDER BY l.score DESC, l.id) AS rnk FROM lex l
+), cand AS (
+    SELECT id FROM lex_ranked WHERE rnk <= %(n_lex)s UNION SELECT id FROM vec_top
+)
+SELECT {cols}, CASE WHEN lr.rnk <= %(n_lex)s THEN lr.rnk END AS lexical_rank,
+       coalesce(lr.score, 0)::float8 AS lexical_score,
+       vt.rnk AS vector_rank, {similarity} AS vector_similarity
+FROM cand c
+JOIN lgm_memory_items i ON i.id = c.id
+{access}
+LEFT JOIN lex_ranked lr ON lr.id = c.id
+LEFT JOIN vec_top vt ON vt.id = c.id"""
+    ).format(
+        vector_top=vector_top,
+        where=where,
+        cols=CANDIDATE_COLUMNS,
+        access=ACCESS_JOIN,
+        similarity=similarity,
+        stats_scope=stats_scope(scoped),
+        lexicon_scope=sql.SQL("l.ns >= %(ns_lo)s AND l.ns < %(ns_hi)s" if scoped else "true"),
+    )
+
+
+SCOPE_SCAN_ROWS = 2000
+"""Namespace scopes of at most this many memories are searched by one scan of the scope
+(:func:`scope_search_sql`): BM25 statistics counted from the scope's own rows and exact
+vector distances, in one statement, no index but the scope's btree. Larger scopes take the
+candidate path (:func:`build_search_hybrid_sql`: full-text index, HNSW)."""
+
+
+def scope_search_sql(
+    *, include_invalid: bool, filter_clause: sql.Composable | None, vector_type: str = "vector"
+) -> sql.Composed:
+    """Hybrid search of one small scope in one statement (pgvector path).
+
+    Reads the scope's rows once (at most ``%(scan_rows)s + 1``: the ``scope_rows``
+    column says how many it saw; more than ``scan_rows`` means the scope is too large and
+    the answer incomplete, so the caller takes the candidate path). It ranks exactly as
+    :func:`build_search_hybrid_sql` does: document frequencies, corpus size and average
+    length over every row of the scope (what ``lgm_memory_ns_stats`` and the lexicon
+    hold), lexical candidates are the visible rows holding one of the rarest query lexemes
+    within ``lex_budget``, vector candidates the ``n_vec`` nearest visible rows — by exact
+    distance here, not the HNSW approximation — and every candidate is BM25-scored on all
+    query lexemes.
+    """
+    vector_element = element(vector_type)
+    shown = sql.SQL("{} AND {}").format(
+        visible_clause(include_invalid), filter_clause or sql.SQL("true")
+    )
+    return sql.SQL(
+        """
+WITH q AS (
+    SELECT tsvector_to_array(lgm_lexical_vector(%(cfg)s::regconfig, %(query)s)) AS lexemes
+), tq AS (
+    SELECT string_agg(
+        '''' || replace(replace(l, '\\', '\\\\'), '''', '''''') || '''', ' | '
+    )::tsquery AS query
+    FROM unnest((SELECT lexemes FROM q)) AS l
+), scope_rows AS MATERIALIZED (
+    SELECT i.id, i.tsv, i.doc_len, s.shown,
+           CASE WHEN s.shown AND i.embedding IS NOT NULL
+                THEN i.embedding <#> %(qvec)s::real[]::{t} END AS dist
+    FROM lgm_memory_items i CROSS JOIN LATERAL (SELECT {shown} AS shown) s
+    WHERE {scope}
+    LIMIT %(scan_rows)s + 1
+), corpus AS MATERIALIZED (
+    SELECT count(*) FILTER (WHERE r.tsv IS NOT NULL)::float8 AS n,
+           coalesce(sum(r.doc_len) FILTER (WHERE r.tsv IS NOT NULL), 0)::float8
+               / greatest(count(*) FILTER (WHERE r.tsv IS NOT NULL), 1) AS avgdl,
+           count(*) AS n_rows
+    FROM scope_rows r
+), terms AS MATERIALIZED (
+    SELECT r.id, r.doc_len, r.shown, u.lexeme,
+           coalesce(array_length(u.positions, 1), 1)::float8 AS tf
+    FROM scope_rows r
+    CROSS JOIN LATERAL unnest(ts_filter(setweight(r.tsv, 'A', (SELECT lexemes FROM q)), '{{a}}')) u
+    WHERE r.tsv @@ (SELECT query FROM tq) AND u.lexeme = ANY((SELECT lexemes FROM q)::text[])
+), stats AS (
+    SELECT t.lexeme, count(*)::float8 AS df FROM terms t GROUP BY t.lexeme
+), chosen AS (
+    SELECT c.lexeme FROM (
+        SELECT s.lexeme, sum(s.df) OVER (ORDER BY s.df, s.lexeme) AS cumulative
+        FROM stats s) c
+    WHERE c.cumulative <= %(lex_budget)s
+), vec_top AS (
+    SELECT r.id, r.dist, row_number() OVER (ORDER BY r.dist, r.id) AS rnk
+    FROM scope_rows r WHERE r.dist IS NOT NULL
+    ORDER BY r.dist, r.id LIMIT %(n_vec)s
+), scored AS (
+    SELECT t.id FROM terms t JOIN chosen c ON c.lexeme = t.lexeme WHERE t.shown
+    UNION SELECT v.id FROM vec_top v
+), lex AS (
+    SELECT t.id,
+           sum(ln(1 + (greatest(c.n, s.df) - s.df + 0.5) / (s.df + 0.5))
+               * t.tf * (%(k1)s::float8 + 1)
+               / (t.tf + %(k1)s::float8 * (1 - %(b)s::float8
+                  + %(b)s::float8 * t.doc_len / greatest(c.avgdl, 1))))
+               AS score
+    FROM terms t JOIN scored d ON d.id = t.id JOIN stats s ON s.lexeme = t.lexeme
+    CROSS JOIN corpus c
+    GROUP BY t.id
+), lex_ranked AS (
+    SELECT l.id, l.score, row_number() OVER (ORDER BY l.score DESC, l.id) AS rnk FROM lex l
+), cand AS (
+    SELECT id FROM lex_ranked WHERE rnk <= %(n_lex)s UNION SELECT id FROM vec_top
+)
+SELECT {cols}, CASE WHEN lr.rnk <= %(n_lex)s THEN lr.rnk END AS lexical_rank,
+       coalesce(lr.score, 0)::float8 AS lexical_score,
+       vt.rnk AS vector_rank, -r.dist AS vector_similarity,
+       (SELECT n_rows FROM corpus) AS scope_rows
+FROM (SELECT id FROM cand UNION ALL SELECT NULL::bigint WHERE NOT EXISTS (SELECT 1 FROM cand)) c
+LEFT JOIN lgm_memory_items i ON i.id = c.id
+{access}
+LEFT JOIN scope_rows r ON r.id = c.id
+LEFT JOIN lex_ranked lr ON lr.id = c.id
+LEFT JOIN vec_top vt ON vt.id = c.id"""
+    ).format(
+        t=vector_element,
+        shown=shown,
+        scope=SCOPE,
+        cols=CANDIDATE_COLUMNS,
+        access=ACCESS_JOIN,
+    )
+
+
+@functools.lru_cache(maxsize=8)
+def unfiltered_scope_search_sql(include_invalid: bool, vector_type: str) -> sql.Composed:
+    """:func:`scope_search_sql` without a filter, built once per shape."""
+    return scope_search_sql(
+        include_invalid=include_invalid, filter_clause=None, vector_type=vector_type
+    )
