@@ -5,7 +5,7 @@
 # Without arguments (what CI runs): every test, once, in stages --
 #   1. ruff; mypy --strict in the background;
 #   2. pytest on $LANGGRAPH_RECALL_TEST_WORKERS processes (pytest-xdist, one module per
-#      worker; default: the CPU count, at most 4): every test but those marked `serial`, each
+#      worker; default: one more than the CPU count, at most 4): every test but those marked `serial`, each
 #      property with at most 20 examples (Hypothesis profile "fast"; `.ci/run slow` sets
 #      LANGGRAPH_RECALL_HYPOTHESIS=thorough: every property with its full example count);
 #   3. pytest on one process: the `serial` tests (timeouts and time bounds, measured alone);
@@ -49,15 +49,32 @@ stage "mypy --strict (in the background)"
 mypy_log="$(mktemp)"
 mypy >"$mypy_log" 2>&1 &
 mypy_pid=$!
-trap '[ -n "$mypy_pid" ] && kill "$mypy_pid" 2>/dev/null; rm -f "$mypy_log"' EXIT
+# The run's shared folder (tests/_run_dir.py): the wheel's virtualenv of the packaging,
+# README and notebook tests is built there once, starting now, beside mypy and the first
+# test modules (tests/integration/packaging/_venv.py; a test that needs it first waits).
+LANGGRAPH_RECALL_TEST_SHARED_DIR="$(mktemp -d /tmp/lgm-test-run-XXXXXX)"
+chmod 755 "$LANGGRAPH_RECALL_TEST_SHARED_DIR"
+export LANGGRAPH_RECALL_TEST_SHARED_DIR
+venv_log="$LANGGRAPH_RECALL_TEST_SHARED_DIR/wheel-venv.log"
+python -m tests.integration.packaging._venv >"$venv_log" 2>&1 &
+venv_pid=$!
+cleanup() {
+  [ -n "$mypy_pid" ] && kill "$mypy_pid" 2>/dev/null
+  [ -n "$venv_pid" ] && kill "$venv_pid" 2>/dev/null
+  rm -rf "$mypy_log" "$LANGGRAPH_RECALL_TEST_SHARED_DIR"
+}
+trap cleanup EXIT
 # --- store-compat: LangGraph's own store test suites (tests/compat), fetched from the PyPI
 # sdists pinned in tests/compat/langgraph_suites.lock (sha256-checked, cached in .cache/) ---
 python -m tests.compat._suites
 # --- end store-compat ---
 export LANGGRAPH_RECALL_HYPOTHESIS="${LANGGRAPH_RECALL_HYPOTHESIS:-fast}"
-workers="${LANGGRAPH_RECALL_TEST_WORKERS:-$(python -c 'import os; print(min(os.cpu_count() or 1, 4))')}"
+# one process more than the CPUs (at most 4): a test that waits on a server, a sleep or a
+# disk leaves its CPU to another
+workers="${LANGGRAPH_RECALL_TEST_WORKERS:-$(python -c 'import os; print(min((os.cpu_count() or 1) + 1, 4))')}"
 stage "pytest: all but the serial tests, $workers processes"
-"${PYTEST[@]}" -n "$workers" --dist loadscope -m "not serial"
+"${PYTEST[@]}" -n "$workers" --dist loadscope -m "not serial" --durations=30
+venv_pid=""
 stage "mypy --strict (result)"
 mypy_status=0
 wait "$mypy_pid" || mypy_status=$?
@@ -65,7 +82,7 @@ mypy_pid=""
 cat "$mypy_log"
 [ "$mypy_status" -eq 0 ] || exit "$mypy_status"
 stage "pytest: the serial tests, one process"
-"${PYTEST[@]}" -m serial
+"${PYTEST[@]}" -m serial --durations=15
 # --- peer-suites: redis-developer/langgraph-redis's checkpointer tests against our Redis savers
 # (tests/compat/redis_peer_run.py: the sdist pinned in tests/compat/redis_peer_suite.lock, a
 # private redis-server, their fixtures replaced; not run: tests/compat/redis_peer.deselect).

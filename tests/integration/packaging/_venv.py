@@ -83,13 +83,20 @@ def _run(command: list[str], **kwargs: object) -> None:
 @pytest.fixture(scope="session")
 def installed_venv() -> InstalledVenv:
     """Build the sdist and wheel and install them by name (+ the README's extras and
-    langgraph-cli[inmem]) -- once per test run: the first test process to need it builds it
+    langgraph-cli[inmem]) -- once per test run: the first process to need it builds it
     under a lock in the run's shared folder, the others (pytest-xdist workers) reuse it.
+    ``scripts/test.sh`` starts that build before the tests (``python -m
+    tests.integration.packaging._venv``), so it overlaps with mypy and the first modules.
 
     That folder is a ``mkdtemp`` opened to every account (0755), not pytest's 0700
     ``tmp_path``: run as root, the embedded Postgres refuses binaries whose parent folders
     it would have to open to its own account. It is removed when the run ends."""
-    base = Path(os.environ[SHARED_DIR_ENV]) / "wheel-venv"
+    return ensure_installed(Path(os.environ[SHARED_DIR_ENV]) / "wheel-venv")
+
+
+def ensure_installed(base: Path) -> InstalledVenv:
+    """The virtualenv in ``base``: built there unless another process already did (under
+    the lock ``{base}.lock``; a build that failed elsewhere is started again)."""
     with open(f"{base}.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         try:
@@ -243,3 +250,7 @@ def langgraph_dev(
                 os.killpg(process.pid, signal.SIGKILL)
             process.wait(timeout=10)
         log.close()
+
+
+if __name__ == "__main__":  # scripts/test.sh: build the run's virtualenv ahead of the tests
+    ensure_installed(Path(os.environ[SHARED_DIR_ENV]) / "wheel-venv")
