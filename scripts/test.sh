@@ -5,7 +5,7 @@
 # Without arguments (what CI runs): every test, once, in stages --
 #   1. ruff; mypy --strict in the background;
 #   2. pytest on $LANGGRAPH_RECALL_TEST_WORKERS processes (pytest-xdist, one module per
-#      worker; default: one more than the CPU count, at most 4): every test but those marked `serial`, each
+#      worker; default: the CPU count, at most 4): every test but those marked `serial`, each
 #      property with at most 20 examples (Hypothesis profile "fast"; `.ci/run slow` sets
 #      LANGGRAPH_RECALL_HYPOTHESIS=thorough: every property with its full example count);
 #   3. pytest on one process: the `serial` tests (timeouts and time bounds, measured alone);
@@ -69,9 +69,7 @@ trap cleanup EXIT
 python -m tests.compat._suites
 # --- end store-compat ---
 export LANGGRAPH_RECALL_HYPOTHESIS="${LANGGRAPH_RECALL_HYPOTHESIS:-fast}"
-# one process more than the CPUs (at most 4): a test that waits on a server, a sleep or a
-# disk leaves its CPU to another
-workers="${LANGGRAPH_RECALL_TEST_WORKERS:-$(python -c 'import os; print(min((os.cpu_count() or 1) + 1, 4))')}"
+workers="${LANGGRAPH_RECALL_TEST_WORKERS:-$(python -c 'import os; print(min(os.cpu_count() or 1, 4))')}"
 stage "pytest: all but the serial tests, $workers processes"
 "${PYTEST[@]}" -n "$workers" --dist loadscope -m "not serial" --durations=30
 venv_pid=""
