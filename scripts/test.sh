@@ -19,6 +19,19 @@ started=$SECONDS
 stage() { echo "==> $1 ($((SECONDS - started)) s since start)"; }
 source scripts/_env.sh
 stage "installed"
+# LangGraph's store and checkpointer suites (tests/compat), fetched from the PyPI sdists
+# pinned in tests/compat/*.lock (sha256-checked, cached in .cache/), in the background from
+# now on: the test runs below wait for it.
+suites_log="$(mktemp)"
+python -m tests.compat._suites >"$suites_log" 2>&1 &
+suites_pid=$!
+suites_fetched() {
+  local status=0
+  wait "$suites_pid" || status=$?
+  cat "$suites_log"
+  rm -f "$suites_log"
+  return "$status"
+}
 bash scripts/services.sh
 export LANGGRAPH_RECALL_REQUIRE_SERVICES="${LANGGRAPH_RECALL_REQUIRE_SERVICES:-1}"
 # LoCoMo dev data lives beside the repository (../shared/data/locomo-dev). A clone made
@@ -38,7 +51,7 @@ PYTEST=(python -m pytest -p no:cacheprovider --timeout=900)
 if [ "$#" -gt 0 ]; then
   stage "mypy --strict"
   mypy
-  python -m tests.compat._suites
+  suites_fetched
   stage "pytest $*"
   "${PYTEST[@]}" "$@"
   exit 0
@@ -64,14 +77,13 @@ cleanup() {
   rm -rf "$mypy_log" "$LANGGRAPH_RECALL_TEST_SHARED_DIR"
 }
 trap cleanup EXIT
-# --- store-compat: LangGraph's own store test suites (tests/compat), fetched from the PyPI
-# sdists pinned in tests/compat/langgraph_suites.lock (sha256-checked, cached in .cache/) ---
-python -m tests.compat._suites
-# --- end store-compat ---
+suites_fetched
 export LANGGRAPH_RECALL_HYPOTHESIS="${LANGGRAPH_RECALL_HYPOTHESIS:-fast}"
 workers="${LANGGRAPH_RECALL_TEST_WORKERS:-$(python -c 'import os; print(min(os.cpu_count() or 1, 4))')}"
 stage "pytest: all but the serial tests, $workers processes"
-"${PYTEST[@]}" -n "$workers" --dist loadscope -m "not serial" --durations=30
+"${PYTEST[@]}" -n "$workers" --dist loadscope -m "not serial" --durations=30 \
+  --junitxml="$LANGGRAPH_RECALL_TEST_SHARED_DIR/parallel.xml"
+python -m tests._timings "$LANGGRAPH_RECALL_TEST_SHARED_DIR/parallel.xml"
 venv_pid=""
 stage "mypy --strict (result)"
 mypy_status=0
@@ -80,7 +92,8 @@ mypy_pid=""
 cat "$mypy_log"
 [ "$mypy_status" -eq 0 ] || exit "$mypy_status"
 stage "pytest: the serial tests, one process"
-"${PYTEST[@]}" -m serial --durations=15
+"${PYTEST[@]}" -m serial --durations=15 --junitxml="$LANGGRAPH_RECALL_TEST_SHARED_DIR/serial.xml"
+python -m tests._timings "$LANGGRAPH_RECALL_TEST_SHARED_DIR/serial.xml" --top 10
 # --- peer-suites: redis-developer/langgraph-redis's checkpointer tests against our Redis savers
 # (tests/compat/redis_peer_run.py: the sdist pinned in tests/compat/redis_peer_suite.lock, a
 # private redis-server, their fixtures replaced; not run: tests/compat/redis_peer.deselect).

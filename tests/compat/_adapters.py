@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import contextlib
 import types
-import uuid
 import weakref
 from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Any
@@ -29,7 +28,7 @@ from psycopg_pool import ConnectionPool
 
 from langgraph_recall.store._namespace import encode_namespace
 from langgraph_recall.store.postgres import AsyncPostgresMemoryStore, PostgresMemoryStore
-from tests._databases import create_database
+from tests._databases import ScratchDatabases
 from tests.conftest import POSTGRES_URI, _dsn_with_db
 
 __all__ = ["Backend", "activate", "additions", "conftest_standin", "replacements"]
@@ -38,20 +37,20 @@ STORE_MODES = ["default", "pipe", "pool"]
 
 
 class Backend:
-    """Creates fresh databases on one server and drops them when the test ends."""
+    """Fresh databases on one server for one test, from the session's supply
+    (:class:`tests._databases.ScratchDatabases`: made ahead, dropped behind, in the
+    background), given back when the test ends."""
 
-    def __init__(self, name: str, admin_dsn: str, dsn_for: Callable[[str], str]) -> None:
+    def __init__(self, name: str, supply: ScratchDatabases, dsn_for: Callable[[str], str]) -> None:
         self.name = name
         self.embeddings: Callable[[], Any] | None = None  # the suite's CharacterEmbeddings
-        self.admin_dsn = admin_dsn
+        self.supply = supply
         self.dsn_for = dsn_for
         self.databases: list[str] = []
         self.closers: list[Callable[[], None]] = []
 
     def new_database(self) -> str:
-        name = f"lgm_compat_{uuid.uuid4().hex[:12]}"
-        with psycopg.connect(self.admin_dsn, autocommit=True) as admin:
-            create_database(admin, name)
+        name = self.supply.take()
         self.databases.append(name)
         return self.dsn_for(name)
 
@@ -59,9 +58,9 @@ class Backend:
         for closer in reversed(self.closers):
             with contextlib.suppress(Exception):
                 closer()
-        with psycopg.connect(self.admin_dsn, autocommit=True) as admin:
-            for name in self.databases:
-                admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        for name in self.databases:
+            self.supply.give_back(name)
+        self.databases.clear()
 
 
 _ACTIVE: list[Backend] = []
@@ -392,11 +391,11 @@ def additions(
 
 def exact_backend(request: pytest.FixtureRequest) -> Backend:
     """PG 15 (no pgvector): the store's exact path."""
-    del request
-    return Backend("exact", POSTGRES_URI, lambda name: _dsn_with_db(POSTGRES_URI, name))
+    supply = request.getfixturevalue("postgres_databases")
+    return Backend("exact", supply, lambda name: _dsn_with_db(POSTGRES_URI, name))
 
 
 def pgvector_backend(request: pytest.FixtureRequest) -> Backend:
     """The session's embedded PG 18 with pgvector."""
     server = request.getfixturevalue("embedded_server")
-    return Backend("pgvector", server.dsn(), server.dsn)
+    return Backend("pgvector", request.getfixturevalue("embedded_databases"), server.dsn)

@@ -13,6 +13,7 @@ code changes.
 
 from __future__ import annotations
 
+import concurrent.futures
 import contextlib
 import hashlib
 import importlib.util
@@ -22,6 +23,7 @@ import subprocess
 import sys
 import tarfile
 import tempfile
+import threading
 import types
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -145,7 +147,7 @@ def fetch(suite: Suite, root: Path | None = None) -> Path:
                 out.parent.mkdir(parents=True, exist_ok=True)
                 out.write_bytes(extracted.read())
         target.parent.mkdir(parents=True, exist_ok=True)
-        partial = target.with_name(target.name + f".{os.getpid()}")
+        partial = target.with_name(f"{target.name}.{os.getpid()}.{threading.get_ident()}")
         staging.rename(partial)
         try:
             partial.rename(target)
@@ -196,7 +198,7 @@ def fetch_tree(package: str, version: str, sha256: str, subdir: str = "tests") -
                     assert extracted is not None, member.name
                     out.write_bytes(extracted.read())
         target.parent.mkdir(parents=True, exist_ok=True)
-        partial = target.with_name(target.name + f".{os.getpid()}")
+        partial = target.with_name(f"{target.name}.{os.getpid()}.{threading.get_ident()}")
         shutil.move(str(staging), partial)
         try:
             partial.rename(target)
@@ -262,7 +264,11 @@ def load_suite(
 
 
 if __name__ == "__main__":  # scripts/test.sh: fetch before the test run, failing loudly
-    for pinned in read_lock():
-        print(f"==> LangGraph store suite {pinned.package}=={pinned.version}: {fetch(pinned)}")
-    for pinned in read_lock(CHECKPOINTER_LOCK_FILE):
-        print(f"==> checkpointer suite {pinned.package}=={pinned.version}: {fetch(pinned)}")
+    # one pip download per sdist, all at once (each is mostly pip starting and asking PyPI)
+    pinned_suites = [("LangGraph store suite", pinned) for pinned in read_lock()] + [
+        ("checkpointer suite", pinned) for pinned in read_lock(CHECKPOINTER_LOCK_FILE)
+    ]
+    with concurrent.futures.ThreadPoolExecutor(max_workers=len(pinned_suites) or 1) as pool:
+        fetched = [(label, pinned, pool.submit(fetch, pinned)) for label, pinned in pinned_suites]
+        for label, pinned, where in fetched:
+            print(f"==> {label} {pinned.package}=={pinned.version}: {where.result()}")
