@@ -5,7 +5,9 @@
 # Without arguments (what CI runs): every test, once, in stages --
 #   1. ruff; mypy --strict in the background;
 #   2. pytest on $LANGGRAPH_RECALL_TEST_WORKERS processes (pytest-xdist, one module per
-#      worker; default: the CPU count, at most 4): every test but those marked `serial`, each
+#      worker; default: twice the CPU count, at most 4 -- many tests wait on a server, a
+#      sleep or a subprocess, and 4 on 2 cores took 594 s against 672 s with 3): every test
+#      but those marked `serial`, each
 #      property with at most 20 examples (Hypothesis profile "fast"; `.ci/run slow` sets
 #      LANGGRAPH_RECALL_HYPOTHESIS=thorough: every property with its full example count);
 #   3. pytest on one process: the `serial` tests (timeouts and time bounds, measured alone);
@@ -79,7 +81,7 @@ cleanup() {
 trap cleanup EXIT
 suites_fetched
 export LANGGRAPH_RECALL_HYPOTHESIS="${LANGGRAPH_RECALL_HYPOTHESIS:-fast}"
-workers="${LANGGRAPH_RECALL_TEST_WORKERS:-$(python -c 'import os; print(min(os.cpu_count() or 1, 4))')}"
+workers="${LANGGRAPH_RECALL_TEST_WORKERS:-$(python -c 'import os; print(min(2 * (os.cpu_count() or 1), 4))')}"
 stage "pytest: all but the serial tests, $workers processes"
 "${PYTEST[@]}" -n "$workers" --dist loadscope -m "not serial" --durations=30 \
   --junitxml="$LANGGRAPH_RECALL_TEST_SHARED_DIR/parallel.xml"

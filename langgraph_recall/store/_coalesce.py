@@ -1,12 +1,14 @@
 """Concurrent ``abatch`` calls of the async store, merged into few transactions.
 
 Each call to ``AsyncPostgresMemoryStore.abatch`` (every ``aget``/``aput``/``asearch``/...
-is one) becomes a *unit* in a FIFO queue. Up to ``max_running`` drains run at once,
-each taking the units waiting at the head of the queue — its fair share of what waits
-(``ceil(waiting / max_running)`` operations, at most ``max_ops``), leaving for a later
-drain any unit that writes a key already written in this one, or writes in a namespace a
-drain still running writes in (one key's writes stay in order, and no drain waits on the
-namespace lock another holds) — and running them as ONE batch
+is one) becomes a *unit* in one of two FIFO queues: units that write, and units that only
+read (reads have no order among concurrent calls: no read waits behind a write it does not
+need). Up to ``max_running`` drains run at once, each taking units from the heads of the
+queues — its fair share of what waits (``ceil(waiting / max_running)`` operations, at most
+``max_ops``), leaving for a later drain any unit that writes a key already written in this
+one, or writes in a namespace a drain still running writes in (one key's writes stay in
+order, and no drain waits on the namespace lock another holds) — and running them as ONE
+batch
 (one connection, one transaction, one embedding call). The fair share keeps every
 connection busy: a batch runs its searches one after another, so 1,000 waiting searches
 go to 10 connections as 10 batches of 100, not to 2 as batches of 500. 5,000 concurrent
@@ -74,6 +76,7 @@ class Unit:
     future: asyncio.Future[list[Result]]
     writes: frozenset[tuple[tuple[str, ...], str]] = field(default_factory=frozenset)
     queued_at: float = 0.0
+    taken: bool = False  # a drain took it (it is running or ran)
 
 
 @dataclass(frozen=True)
@@ -122,20 +125,25 @@ def _written_keys(ops: Sequence[Op]) -> frozenset[tuple[tuple[str, ...], str]]:
 
 
 def take_units(
-    queue: collections.deque[Unit],
+    writes: collections.deque[Unit],
+    reads: collections.deque[Unit],
     max_ops: int,
     busy: Collection[tuple[str, ...]] = frozenset(),
 ) -> list[Unit]:
     """Pop the units one drain runs together (pure; see the module docstring).
 
-    Takes the first unit it may, then later ones while they fit in ``max_ops``. A unit
-    that writes a key a taken unit writes, or writes in a namespace of ``busy`` (one a
-    drain still running writes in), is left for a later drain, and so is every later unit
-    writing one of its keys: writes of one key keep their order and never share a batch
-    (so each is recorded in the history), two drains never write one namespace at once
-    (writers of a namespace serialise on its lock in the database: a drain would only
-    wait there), while other calls flow past. At most ``4 * max_ops`` units are looked
-    at; when every one of them waits for a busy namespace, nothing is taken.
+    ``writes`` holds the waiting units that write, ``reads`` those that only read, each in
+    the order they were submitted. Reads never wait for one another or for a write
+    (concurrent calls have no order among them), so the batch takes half its share of
+    reads first, then writes, then fills up with reads. A write unit is taken in order
+    unless it writes a key a taken unit writes, or writes in a namespace of ``busy`` (one
+    a drain still running writes in): then it is left for a later drain, and so is every
+    later unit writing one of its keys: writes of one key keep their order and never share
+    a batch (so each is recorded in the history), two drains never write one namespace at
+    once (writers of a namespace serialise on its lock in the database: a drain would only
+    wait there). At most ``4 * max_ops`` write units are looked at; a unit larger than
+    ``max_ops`` runs alone (no read goes before a write that would not fit after it). A
+    unit whose caller is gone (cancelled, or failed by the stall bound) is dropped unrun.
 
     Example:
         ```python
@@ -143,26 +151,60 @@ def take_units(
 
         import asyncio, collections
 
-        from langgraph.store.base import PutOp
+        from langgraph.store.base import GetOp, PutOp
 
         loop = asyncio.new_event_loop()
         put = lambda key: Unit([PutOp(("a",), key, {})], loop.create_future(),
                                frozenset({(("a",), key)}))
-        queue = collections.deque([put("x"), put("x"), put("y"), put("x")])
-        taken = take_units(queue, 100)
-        assert [u.ops[0].key for u in taken] == ["x", "y"] and len(queue) == 2
-        assert take_units(queue, 100, busy={("a",)}) == []  # a drain writes in ("a",)
+        writes = collections.deque([put("x"), put("x"), put("y"), put("x")])
+        reads = collections.deque([Unit([GetOp(("a",), "x")], loop.create_future())])
+        taken = take_units(writes, reads, 100)
+        assert [type(u.ops[0]).__name__ for u in taken] == ["GetOp", "PutOp", "PutOp"]
+        assert [u.ops[0].key for u in taken[1:]] == ["x", "y"] and len(writes) == 2
+        assert take_units(writes, reads, 100, busy={("a",)}) == []  # a drain writes in ("a",)
         loop.close()
         ```
     """
     taken: list[Unit] = []
-    size = 0
+    first = max_ops // 2  # reads first, leaving room for the next write
+    if not writes:
+        first = max_ops
+    elif len(writes[0].ops) > max_ops - first:  # a large write goes first, alone if need be
+        first = 0
+    size = _take_reads(reads, taken, 0, first)
+    size = _take_writes(writes, taken, size, max_ops, busy)
+    _take_reads(reads, taken, size, max_ops)
+    return taken
+
+
+def _take_reads(reads: collections.deque[Unit], taken: list[Unit], size: int, limit: int) -> int:
+    while reads:
+        if reads[0].future.done():  # its caller is gone (cancelled, stalled): never run
+            reads.popleft()
+            continue
+        if taken and size + len(reads[0].ops) > limit:
+            break
+        unit = reads.popleft()
+        taken.append(unit)
+        size += len(unit.ops)
+    return size
+
+
+def _take_writes(
+    writes: collections.deque[Unit],
+    taken: list[Unit],
+    size: int,
+    max_ops: int,
+    busy: Collection[tuple[str, ...]],
+) -> int:
     written: set[tuple[tuple[str, ...], str]] = set()
     blocked: set[tuple[tuple[str, ...], str]] = set()
     deferred: list[Unit] = []
     looked = 0
-    while queue and (not taken or size < max_ops) and looked < 4 * max_ops:
-        unit = queue.popleft()
+    while writes and (not taken or size < max_ops) and looked < 4 * max_ops:
+        unit = writes.popleft()
+        if unit.future.done():  # its caller is gone (cancelled, stalled): never run
+            continue
         looked += 1
         if taken and size + len(unit.ops) > max_ops:
             deferred.append(unit)
@@ -176,8 +218,8 @@ def take_units(
         taken.append(unit)
         size += len(unit.ops)
         written |= unit.writes
-    queue.extendleft(reversed(deferred))
-    return taken
+    writes.extendleft(reversed(deferred))
+    return size
 
 
 class Coalescer:
@@ -211,8 +253,12 @@ class Coalescer:
         self._on_stall = on_stall or (lambda stall: TimeoutError("no answer from the server"))
         self._progress_at = 0.0
         self._local_work = 0
-        self._queue: collections.deque[Unit] = collections.deque()
-        self._waiting_ops = 0
+        self._writes: collections.deque[Unit] = collections.deque()  # units that write
+        self._reads: collections.deque[Unit] = collections.deque()  # units that only read
+        self._waiting_ops = 0  # operations of the units no drain took yet
+        self._queued = 0  # those units
+        self._pending: dict[Unit, None] = {}  # every unit not settled, oldest first
+        self._watchdog: asyncio.Task[None] | None = None
         self._running = 0
         self._writing: collections.Counter[tuple[str, ...]] = collections.Counter()
         self._drains: set[asyncio.Task[None]] = set()
@@ -224,27 +270,45 @@ class Coalescer:
         loop = asyncio.get_running_loop()
         future: asyncio.Future[list[Result]] = loop.create_future()
         unit = Unit(ops, future, _written_keys(ops), loop.time())
-        self._queue.append(unit)
+        (self._writes if unit.writes else self._reads).append(unit)
         self._waiting_ops += len(ops)
+        self._queued += 1
+        self._pending[unit] = None
+        future.add_done_callback(lambda _: self._forget(unit))
         self._start_drains()
-        if self.stall_timeout is None:
-            return await future
-        while True:
-            # the deadline moves with the server's answers: stall_timeout without any
-            deadline = max(unit.queued_at, self._progress_at) + self.stall_timeout
-            remaining = deadline - loop.time()
-            if remaining <= 0 and not future.done():
+        if self.stall_timeout is not None and self._watchdog is None:
+            self._watchdog = loop.create_task(self._watch(self.stall_timeout))
+        return await future  # a cancelled caller cancels the future: its unit is dropped
+
+    def _forget(self, unit: Unit) -> None:
+        """``unit`` is settled (answered, failed, cancelled or stalled); idempotent."""
+        if self._pending.pop(unit, False) is None and not unit.taken:
+            self._waiting_ops -= len(unit.ops)
+            self._queued -= 1
+
+    async def _watch(self, timeout: float) -> None:
+        """One watchdog for every waiting call: when the server answered nothing for
+        ``timeout`` seconds, each call waiting at least that long fails (see the module
+        docstring). It sleeps until the oldest call's deadline, which moves with every
+        answer."""
+        loop = asyncio.get_running_loop()
+        try:
+            while self._pending:
+                oldest = next(iter(self._pending))
+                deadline = max(oldest.queued_at, self._progress_at) + timeout
+                now = loop.time()
+                if now < deadline:
+                    await asyncio.sleep(deadline - now)
+                    continue
                 if self._local_work:  # embedding: the clock restarts when it ends
                     self.progress()
                     continue
-                return self._stalled(unit, late=-remaining)
-            try:
-                done, _ = await asyncio.wait({future}, timeout=max(remaining, 0))
-            except asyncio.CancelledError:  # as ``await future`` would: the unit is cancelled
-                future.cancel()
-                raise
-            if done:
-                return future.result()
+                for unit in list(self._pending):
+                    if unit.queued_at + timeout > now:
+                        break  # younger calls have time left
+                    self._stall(unit, now)
+        finally:
+            self._watchdog = None
 
     def progress(self) -> None:
         """The server answered a request: calls waiting behind it get ``stall_timeout`` more."""
@@ -261,26 +325,25 @@ class Coalescer:
             self._local_work -= 1
             self.progress()
 
-    def _stalled(self, unit: Unit, *, late: float) -> list[Result]:
-        now = asyncio.get_running_loop().time()
-        queued = unit in self._queue
+    def _stall(self, unit: Unit, now: float) -> None:
+        """Fail ``unit``'s caller with the error ``on_stall`` builds; a queued unit is
+        never run, one in flight settles nothing more."""
+        deadline = max(unit.queued_at, self._progress_at) + (self.stall_timeout or 0.0)
         stall = Stall(
-            queued=queued,
+            queued=not unit.taken,
             waited=now - unit.queued_at,
             silent=now - max(unit.queued_at, self._progress_at),
             running=self._running,
             capacity=self.max_running,
-            queue=len(self._queue),
-            late=late,
+            queue=self._queued,
+            late=max(0.0, now - deadline),
         )
-        if queued:  # never run: it leaves the queue
-            self._queue.remove(unit)
-            self._waiting_ops -= len(unit.ops)
-        unit.future.cancel()  # a drain that runs it still settles nothing for this caller
-        raise self._on_stall(stall)
+        if not unit.future.done():
+            unit.future.set_exception(self._on_stall(stall))
+        self._forget(unit)
 
     def _start_drains(self) -> None:
-        while self._queue and self._running < self.max_running:
+        while (self._writes or self._reads) and self._running < self.max_running:
             self._running += 1
             task = asyncio.get_running_loop().create_task(self._drain())
             self._drains.add(task)
@@ -289,13 +352,18 @@ class Coalescer:
     async def _drain(self) -> None:
         took = False
         try:
-            while self._queue:
+            while self._writes or self._reads:
                 share = -(-self._waiting_ops // self.max_running)  # ceil
-                units = take_units(self._queue, max(1, min(self.max_ops, share)), self._writing)
+                units = take_units(
+                    self._writes, self._reads, max(1, min(self.max_ops, share)), self._writing
+                )
                 if not units:  # all write where a running drain writes: it takes them next
                     break
                 took = True
+                for unit in units:
+                    unit.taken = True
                 self._waiting_ops -= sum(len(unit.ops) for unit in units)
+                self._queued -= len(units)
                 namespaces = {namespace for unit in units for namespace, _ in unit.writes}
                 self._writing.update(namespaces)
                 try:
@@ -309,7 +377,7 @@ class Coalescer:
                 self._start_drains()  # where it wrote is free: idle capacity may take it
         finally:
             self._running -= 1
-            if took and self._queue:  # submitted while this drain was finishing
+            if took and (self._writes or self._reads):  # submitted while it was finishing
                 self._start_drains()
 
     async def _run_units(self, units: list[Unit]) -> None:

@@ -154,6 +154,61 @@ def test_writes_of_one_key_run_in_order_and_of_one_namespace_never_in_two_drains
     asyncio.run(scenario())
 
 
+@settings(max_examples=thorough(60), deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.booleans(),
+            st.lists(st.sampled_from(["a", "b", "c", "bad", "d"]), min_size=1, max_size=4),
+        ),
+        min_size=1,
+        max_size=40,
+    ),
+    st.lists(st.integers(0, 30), max_size=6),
+    st.integers(1, 4),
+    st.integers(1, 12),
+)
+def test_reads_beside_writes_each_get_their_own_outcome_and_cancelled_calls_never_run(
+    units: list[tuple[bool, list[str]]], cancelled: list[int], max_running: int, max_ops: int
+) -> None:
+    """Property: with reads (their own queue) and writes mixed, every caller still gets
+    exactly its own outcome, no run holds more than ``max_ops`` operations unless one call
+    alone is larger, and a call cancelled before any drain took it is never run."""
+
+    async def scenario() -> None:
+        runs, run = _fake_store()
+        coalescer = Coalescer(run, max_running=max_running, max_ops=max_ops)
+        tasks = [
+            asyncio.ensure_future(
+                coalescer.submit(
+                    [
+                        PutOp(("n",), key, {"unit": n}) if write else GetOp(("n",), key)
+                        for key in keys
+                    ]
+                )
+            )
+            for n, (write, keys) in enumerate(units)
+        ]
+        await asyncio.sleep(0)  # every call is queued; no drain has started yet
+        gone = {n for n in cancelled if n < len(tasks)}
+        for n in gone:
+            tasks[n].cancel()
+        outcomes = await asyncio.gather(*tasks, return_exceptions=True)
+        for n, ((_write, keys), outcome) in enumerate(zip(units, outcomes, strict=True)):
+            if n in gone:
+                assert isinstance(outcome, asyncio.CancelledError)
+            elif "bad" in keys:
+                assert isinstance(outcome, InvalidValueError)
+            else:
+                assert outcome == keys
+        lengths = {len(keys) for _, keys in units}
+        assert all(len(ops) <= max(max_ops, *lengths) for ops in runs)
+        ran = {op.value["unit"] for ops in runs for op in ops if isinstance(op, PutOp)}  # type: ignore[index]
+        assert ran.isdisjoint(gone)  # cancelled before the first drain ran: never run
+
+    asyncio.run(scenario())
+
+
 async def test_a_cancelled_caller_does_not_break_the_others() -> None:
     _runs, run = _fake_store()
     coalescer = Coalescer(run, max_running=1)
