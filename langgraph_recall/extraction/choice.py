@@ -3,10 +3,10 @@
 * a chat model → :class:`~langgraph_recall.extraction.LLMExtractor` on it;
 * the offline :class:`~langgraph_recall.offline.TemplatedResponder` (not an LLM: it cannot
   follow an extraction prompt) → the rule-based extractor, its offline counterpart;
-* nothing → the rule-based extractor, which reads English first-person statements only
-  ("My name is…", "I live in…"): a WARNING, once per process, says so and how to pass a
-  model, because an agent that runs a real LLM would otherwise miss every other fact
-  without a sign.
+* nothing → the rule-based extractor, which reads first-person statements in English and
+  Chinese only ("My name is…", "I live in…", 我叫…, 我住在…): a WARNING, once per process,
+  says so and how to pass a model, because an agent that runs a real LLM would otherwise
+  miss every other fact without a sign.
 
 Example:
     ```python
@@ -36,8 +36,9 @@ logger = logging.getLogger("langgraph_recall.extraction")
 
 IMPLICIT_RULES_WARNING = (
     "%s: no model given, so memories are extracted by the offline rule-based extractor, "
-    "which reads English first-person statements only ('My name is ...', 'I live in ...'): "
-    "other facts and other languages are not remembered. Pass your chat model "
+    "which reads first-person statements in English and Chinese only ('My name is ...', "
+    "'I live in ...', '我叫...', '我住在...'): other facts and other languages are not "
+    "remembered. Pass your chat model "
     "(MemoryMiddleware(model), ExtractNode(model=model), build_graph(model)) to extract with "
     "it, or extractor=RuleBasedExtractor() to choose the offline extractor explicitly."
 )

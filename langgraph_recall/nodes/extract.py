@@ -183,8 +183,8 @@ class ExtractNode(MemoryNode):
             :class:`~langgraph_recall.offline.TemplatedResponder`: the rule-based one).
         extractor: Any :class:`~langgraph_recall.extraction.MemoryExtractor`; default
             without a model: :class:`~langgraph_recall.extraction.RuleBasedExtractor`
-            (English first-person statements only; a WARNING, once per process, says so
-            when it was chosen because nothing was given).
+            (first-person statements in English and Chinese only; a WARNING, once per
+            process, says so when it was chosen because nothing was given).
         store: A ``BaseStore``; default: the graph's store.
         namespace: Namespace template (default ``("memories", "{user_id}")``).
         pii: A :class:`~langgraph_recall.extraction.PIIFilter` (default: drop memories
@@ -198,8 +198,8 @@ class ExtractNode(MemoryNode):
             ``None`` always extracts; ``"auto"`` (default): the filter that fits the
             extractor — :func:`~langgraph_recall.extraction.states_something` (any
             language; skips greetings and questions) for a model,
-            :func:`~langgraph_recall.extraction.looks_memorable` (English first-person
-            statements) for the rule-based extractor.
+            :func:`~langgraph_recall.extraction.looks_memorable` (English and Chinese
+            first-person statements) for the rule-based extractor.
         neighbours: Nearest memories fetched per candidate for consolidation.
         background: Run extraction off the response path (see :meth:`flush`).
         max_pending: Most background jobs waiting at once; a turn beyond it waits for the
