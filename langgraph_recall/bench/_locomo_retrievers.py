@@ -151,9 +151,19 @@ class InMemoryVectorRetriever:
             index={"dims": self.dims, "embed": self.embeddings, "fields": ["content"]}
         )
         self._namespace = ("locomo", conversation.sample_id)
-        self._store.batch(
-            [PutOp(self._namespace, t.dia_id, {"content": t.content}) for t in conversation.turns]
-        )
+        # InMemoryStore embeds each distinct text of a batch once and then fails ("Number of
+        # embeddings (N) does not match number of indices (M)") when two puts share a text
+        # ("Thanks!" twice in one chat): each batch holds distinct texts only.
+        batch: list[PutOp] = []
+        texts: set[str] = set()
+        for turn in conversation.turns:
+            if turn.content in texts:
+                self._store.batch(batch)
+                batch, texts = [], set()
+            batch.append(PutOp(self._namespace, turn.dia_id, {"content": turn.content}))
+            texts.add(turn.content)
+        if batch:
+            self._store.batch(batch)
 
     def search(self, question: str, k: int) -> list[str]:
         return [item.key for item in self._store.search(self._namespace, query=question, limit=k)]

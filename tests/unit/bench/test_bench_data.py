@@ -142,3 +142,18 @@ def test_both_layouts_load_the_same_conversations(
     expected = names if upstream else sorted(names)
     assert [c.sample_id for c in loaded] == [f"conv-{n}" for n in expected]
     assert [c.turns[0].text for c in loaded] == [f"Hi Ben, I am n{n}." for n in expected]
+
+
+def test_the_vector_baseline_indexes_a_chat_that_repeats_a_message() -> None:
+    """LangGraph's InMemoryStore refuses a batch whose puts share a text; a chat saying
+    "Thanks!" twice is still indexed whole and searched."""
+    from langchain_core.embeddings import DeterministicFakeEmbedding
+
+    from langgraph_recall.bench._locomo_data import Conversation, Turn
+    from langgraph_recall.bench._locomo_retrievers import InMemoryVectorRetriever
+
+    said = ["Thanks!", "I moved to Porto.", "Thanks!", "We adopted a cat."]
+    turns = tuple(Turn(f"D1:{n}", "Ann", text, 1, None, None) for n, text in enumerate(said))
+    retriever = InMemoryVectorRetriever(DeterministicFakeEmbedding(size=16), 16)
+    retriever.index(Conversation("c1", turns, ()))
+    assert sorted(retriever.search("Thanks!", 10)) == [t.dia_id for t in turns]
