@@ -16,7 +16,8 @@ message ids of their evidence (``source_chat_ids``). Every chat is one user's hi
 * ``bm25``: ``rank-bm25`` on stemmed tokens over the same messages.
 
 Scores per question: Recall@5 / Recall@10 of the evidence message ids (a memory's message is
-its episode's ``turn_id``), per category and overall. For ``ours`` also the *in-context* rate:
+its episode's ``turn_id``, or for an extracted fact the first of its ``source.message_ids``:
+the message it was read from), per category and overall. For ``ours`` also the *in-context* rate:
 the share of questions for which ``RetrieveNode`` put evidence into the context — an episode
 of an evidence message, or (for ``instruction_following`` / ``preference_following``) a
 stored memory stating the instruction or preference being tested
@@ -415,6 +416,7 @@ class OursRetriever:
         self.retrieve = RetrieveNode(store=store, episodes=self.episodes)
         self.user_id = ""
         self.turn_of: dict[str, str] = {}
+        self.fact_turn: dict[str, str] = {}
         self.stats = IngestStats()
 
     def _config(self) -> RunnableConfig:
@@ -436,13 +438,19 @@ class OursRetriever:
                 if chat.roles[turn.dia_id] != "user":
                     continue
                 stamp = {"timestamp": turn.when.isoformat()} if turn.when else {}
-                message = HumanMessage(turn.text, additional_kwargs=stamp)
+                message = HumanMessage(turn.text, id=turn.dia_id, additional_kwargs=stamp)
                 self.extractor.invoke({"messages": [message]}, config=self._config())
         stored = self.store.search(report.namespace, limit=100_000)
         self.turn_of = {
             item.key: str(item.value["turn_id"])
             for item in stored
             if item.value.get("kind") == "episodic" and "turn_id" in item.value
+        }
+        self.fact_turn = {  # an extracted fact counts as the message it was read from
+            item.key: str(said[0])
+            for item in stored
+            if item.value.get("kind") != "episodic"
+            and (said := (item.value.get("source") or {}).get("message_ids"))
         }
         kept = set(self.turn_of.values())
         evidence = {e for q in chat.questions for e in q.evidence}
@@ -454,12 +462,16 @@ class OursRetriever:
 
     def search(self, question: str, k: int) -> list[str]:
         found = self.store.search(self.namespace, query=question, limit=k)
-        return [str(item.value.get("turn_id", item.key)) for item in found]
+        return [
+            str(item.value.get("turn_id") or self.fact_turn.get(item.key, item.key))
+            for item in found
+        ]
 
     def context(self, question: str) -> list[dict[str, Any]]:
         """The memories ``RetrieveNode`` puts into the model's context for ``question``."""
         out = self.retrieve.invoke({"messages": [("user", question)]}, config=self._config())
-        return [{**m, "turn_id": self.turn_of.get(str(m.get("key")))} for m in out["memories"]]
+        turn = {**self.fact_turn, **self.turn_of}
+        return [{**m, "turn_id": turn.get(str(m.get("key")))} for m in out["memories"]]
 
 
 @contextlib.contextmanager

@@ -81,8 +81,9 @@ STRUCTURAL_FIELDS = frozenset(
 """Top-level memory fields that hold no user text, so :meth:`PIIFilter.screen` leaves them
 alone: a kind from :data:`~langgraph_recall.extraction.types.MEMORY_KINDS`, numbers, ISO
 timestamps, store keys (``superseded_by``, ``derived_from``) and provenance (``source``:
-which node and thread wrote it). A ``kind`` outside the list or a date field that is not
-an ISO timestamp is screened like free text. Every other field is free text."""
+which node and thread wrote it, from which messages). A ``kind`` outside the list or a
+date field that is not an ISO timestamp is screened like free text. Every other field is
+free text."""
 
 _DATE_FIELDS = frozenset(
     {"valid_from", "recorded_at", "invalid_at", "last_reinforced_at", "last_reflection_at"}

@@ -448,6 +448,9 @@ class ExtractNode(MemoryNode):
         source: dict[str, Any] = {"by": self.label}
         if job.thread_id:
             source["thread_id"] = job.thread_id
+        said = [m.id for m in job.messages if isinstance(m, HumanMessage) and m.id]
+        if said:  # provenance: the messages the memories were read from
+            source["message_ids"] = said
         plan: WritePlan = plan_writes(candidates, existing, decisions, now=job.now, source=source)
         if self.pii is not None:  # the gate every written value passes, whatever its field
             screened = self.pii.screen_plan(plan)

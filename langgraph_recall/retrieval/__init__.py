@@ -27,6 +27,7 @@ from langgraph_recall.retrieval._rank import (
     relevance_parts,
 )
 from langgraph_recall.retrieval._time import TimeWindow, query_time_window, time_match_score
+from langgraph_recall.retrieval._updates import asks_about_the_past, states_change
 
 __all__ = [
     "Candidate",
@@ -35,6 +36,7 @@ __all__ = [
     "ScoreBreakdown",
     "TimeWindow",
     "access_score",
+    "asks_about_the_past",
     "fuse_relevance",
     "importance_score",
     "query_time_window",
@@ -42,5 +44,6 @@ __all__ = [
     "rank_explained",
     "recency_score",
     "relevance_parts",
+    "states_change",
     "time_match_score",
 ]

@@ -66,6 +66,11 @@ class RetrievalConfig:
             ``"simple"`` (any language, no stemming).
         min_relevance: Drop candidates whose fused relevance is below this (0–1 for the
             weighted fusion); ``None`` keeps all.
+        update_weight: Most the update term may add: a memory that states a change
+            ("now averages 250 ms", 现在改用…) is lifted just above an older candidate about
+            the same question when it is less than this behind it. 0 turns it off.
+        update_similarity: How close in fused relevance (as a ratio, in (0, 1]) an older
+            candidate must be to count as being about the same question.
 
     Example:
         >>> RetrievalConfig(fusion="rrf", rrf_k=30).rrf_k
@@ -89,6 +94,8 @@ class RetrievalConfig:
     bm25_b: float = 0.75
     text_search_config: str = "english"
     min_relevance: float | None = None
+    update_weight: float = 0.15
+    update_similarity: float = 0.8
 
     def __post_init__(self) -> None:
         for name in ("lexical_candidates", "vector_candidates", "rrf_k"):
@@ -109,6 +116,7 @@ class RetrievalConfig:
             "importance_weight",
             "access_weight",
             "time_match_weight",
+            "update_weight",
             "bm25_k1",
         ):
             value = getattr(self, name)
@@ -120,6 +128,15 @@ class RetrievalConfig:
             raise ConfigurationError(
                 "RetrievalConfig: lexical_weight + vector_weight must be > 0 "
                 "(set one of them to a positive value)"
+            )
+        if (
+            isinstance(self.update_similarity, bool)
+            or not isinstance(self.update_similarity, (int, float))
+            or not 0.0 < self.update_similarity <= 1.0
+        ):
+            raise ConfigurationError(
+                "RetrievalConfig.update_similarity must be in (0, 1], "
+                f"got {self.update_similarity!r}"
             )
         if not 0.0 <= self.bm25_b <= 1.0:
             raise ConfigurationError(f"RetrievalConfig.bm25_b must be in [0, 1], got {self.bm25_b}")

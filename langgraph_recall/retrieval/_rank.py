@@ -55,6 +55,9 @@ class Candidate:
             recency decays from here. Must be timezone-aware.
         last_accessed: When search last returned it (for access reinforcement).
         access_count: How often search returned it.
+        states_change: Whether its text states a change ("now averages 250 ms"; see
+            :func:`~langgraph_recall.retrieval.states_change`): such a memory can rank
+            above an older one it updates (the *update* term).
 
     Example:
         >>> Candidate(("memories", "k1"), vector_similarity=0.8, vector_rank=1).vector_rank
@@ -70,6 +73,7 @@ class Candidate:
     event_time: datetime | None = None
     last_accessed: datetime | None = None
     access_count: int = 0
+    states_change: bool = False
 
 
 def _merge(first: Candidate, second: Candidate) -> Candidate:
@@ -93,6 +97,7 @@ def _merge(first: Candidate, second: Candidate) -> Candidate:
         event_time=first.event_time or second.event_time,
         last_accessed=first.last_accessed or second.last_accessed,
         access_count=max(first.access_count, second.access_count),
+        states_change=first.states_change or second.states_change,
     )
 
 
@@ -181,10 +186,12 @@ def fuse_relevance(candidates: Sequence[Candidate], config: RetrievalConfig) -> 
 class ScoreBreakdown:
     """Why a memory scored what it did: each term of the ranking formula, and the signals.
 
-    The six contributions add up to ``score`` (the ``SearchItem.score`` the store
-    returns): ``lexical + vector + recency + importance + access + time_match``. Each is
-    its factor times its weight (``lexical``/``vector`` are the relevance weight times
-    their share of the fused relevance), so they compare within one search only.
+    The seven contributions add up to ``score`` (the ``SearchItem.score`` the store
+    returns): ``lexical + vector + recency + importance + access + time_match + update``.
+    Each is its factor times its weight (``lexical``/``vector`` are the relevance weight
+    times their share of the fused relevance; ``update`` lifts a newer memory that states
+    a change just above an older candidate it updates, by at most ``update_weight``), so
+    they compare within one search only.
 
     Attributes:
         lexical: Contribution of lexical (BM25) relevance.
@@ -198,6 +205,8 @@ class ScoreBreakdown:
         similarity: Raw cosine similarity to the query (``None``: not computed).
         lexical_rank: Position in the lexical candidate list.
         vector_rank: Position in the vector candidate list.
+        update: Contribution of the update term (0 unless this memory states a change and
+            was lifted above an older one about the same question).
 
     Example:
         >>> parts = ScoreBreakdown(0.2, 0.5, 0.05, 0.025, 0.0, 0.0, 0.775)
@@ -216,9 +225,10 @@ class ScoreBreakdown:
     similarity: float | None = None
     lexical_rank: int | None = None
     vector_rank: int | None = None
+    update: float = 0.0
 
     def contributions(self) -> dict[str, float]:
-        """The six terms by name (they sum to :attr:`score`)."""
+        """The seven terms by name (they sum to :attr:`score`)."""
         return {
             "lexical": self.lexical,
             "vector": self.vector,
@@ -226,6 +236,7 @@ class ScoreBreakdown:
             "importance": self.importance,
             "access": self.access,
             "time_match": self.time_match,
+            "update": self.update,
         }
 
 
@@ -283,14 +294,20 @@ def rank(
     config: RetrievalConfig,
     now: datetime,
     time_window: TimeWindow | None = None,
+    updates: bool = True,
 ) -> list[tuple[Candidate, float]]:
     """Order candidates by hybrid relevance plus recency, importance, access and time match.
 
     ``score = relevance_weight * fused_relevance + recency_weight * recency
     + importance_weight * importance + access_weight * access
-    + time_match_weight * time_match`` where every factor is in [0, 1]; the time match
-    (:func:`~langgraph_recall.retrieval.time_match_score` of the event time) counts only
-    when ``time_window`` is given. Rows with the same ``id`` are merged first. Ties keep
+    + time_match_weight * time_match + update`` where every factor is in [0, 1]; the time
+    match (:func:`~langgraph_recall.retrieval.time_match_score` of the event time) counts
+    only when ``time_window`` is given. The update term lifts a candidate that states a
+    change (``Candidate.states_change``) just above an older candidate about the same
+    question: one whose fused relevance is within a factor ``update_similarity`` of its own
+    and whose score is above its own by less than ``update_weight`` (see
+    :mod:`langgraph_recall.retrieval._updates`); ``updates=False`` (a query about the past)
+    leaves it out. Rows with the same ``id`` are merged first. Ties keep
     the better list position, then input order. Candidates below
     ``config.min_relevance`` are dropped. :func:`rank_explained` gives each term.
 
@@ -300,6 +317,8 @@ def rank(
         now: The reference time for recency (timezone-aware).
         time_window: The period the query names
             (:func:`~langgraph_recall.retrieval.query_time_window`), or ``None``.
+        updates: Whether the update term applies (``False`` for a query that asks about
+            an earlier state, :func:`~langgraph_recall.retrieval.asks_about_the_past`).
 
     Returns:
         ``(candidate, score)`` pairs, best first. Scores compare within one call only.
@@ -316,7 +335,9 @@ def rank(
         >>> [c.id for c, _ in rank([old, new], config=RetrievalConfig(), now=now)]
         ['new', 'old']
     """
-    ranked = rank_explained(candidates, config=config, now=now, time_window=time_window)
+    ranked = rank_explained(
+        candidates, config=config, now=now, time_window=time_window, updates=updates
+    )
     return [(candidate, parts.score) for candidate, parts in ranked]
 
 
@@ -326,6 +347,7 @@ def rank_explained(
     config: RetrievalConfig,
     now: datetime,
     time_window: TimeWindow | None = None,
+    updates: bool = True,
 ) -> list[tuple[Candidate, ScoreBreakdown]]:
     """:func:`rank` with each candidate's :class:`ScoreBreakdown` instead of its score.
 
@@ -387,5 +409,42 @@ def rank_explained(
             default=1 << 30,
         )
         scored.append((score, best_rank, position, candidate, breakdown))
+    if updates and config.update_weight:
+        scored = _lift_updates(scored, parts, config)
     scored.sort(key=lambda row: (-row[0], row[1], row[2]))
     return [(candidate, breakdown) for _, _, _, candidate, breakdown in scored]
+
+
+_Scored = tuple[float, int, int, Candidate, ScoreBreakdown]
+_LIFT_MARGIN = 1e-6
+
+
+def _lift_updates(
+    scored: list[_Scored], parts: Sequence[tuple[float, float]], config: RetrievalConfig
+) -> list[_Scored]:
+    """Give each candidate that states a change its update term: just enough to rank above
+    the best older candidate about the same question that it can reach within
+    ``update_weight`` (oldest first, so that a chain of updates keeps its order)."""
+    relevance = {row[2]: sum(parts[row[2]]) for row in scored}
+    rows = sorted(scored, key=lambda row: (row[3].event_time is None, row[3].event_time or 0))
+    final: dict[int, _Scored] = {}
+    for row in rows:
+        score, _, position, candidate, breakdown = row
+        moment = candidate.event_time
+        if candidate.states_change and moment is not None:
+            floor = config.update_similarity * relevance[position]
+            gaps = [
+                older[0] - score
+                for older in final.values()
+                if older[3].event_time is not None
+                and older[3].event_time < moment
+                and relevance[older[2]] * config.update_similarity <= relevance[position]
+                and relevance[older[2]] >= floor
+                and 0 < older[0] - score < config.update_weight
+            ]
+            if gaps:
+                lift = max(gaps) + _LIFT_MARGIN
+                breakdown = replace(breakdown, update=lift, score=score + lift)
+                row = (score + lift, row[1], position, candidate, breakdown)
+        final[position] = row
+    return list(final.values())

@@ -33,6 +33,7 @@ pytestmark = [pytest.mark.postgres]
 DIMS = 32
 WORDS = ["tea", "lyon", "falcon", "cat", "miso", "violin", "porto", "may", "2024", "marathon"]
 START = datetime(2023, 1, 1, tzinfo=timezone.utc)
+TERMS = ["lexical", "vector", "recency", "importance", "access", "time_match", "update"]
 
 
 @pytest.fixture
@@ -83,14 +84,14 @@ def test_components_add_up_to_the_score_for_random_stores_and_queries(
     for item in items:
         assert isinstance(item, ExplainedSearchItem) and item.explanation is not None
         parts = item.explanation.contributions()
-        assert list(parts) == ["lexical", "vector", "recency", "importance", "access", "time_match"]
+        assert list(parts) == TERMS
         assert sum(parts.values()) == pytest.approx(item.score, abs=1e-9)
         assert item.explanation.score == item.score
         assert all(value >= 0.0 or name == "vector" for name, value in parts.items())
     # The table inspect prints holds the same numbers.
     for row, item in zip(explain_rows(items), items, strict=True):
-        assert row[3:9] == list(item.explanation.contributions().values())  # type: ignore[attr-defined]
-        assert row[9] == item.score
+        assert row[3:10] == list(item.explanation.contributions().values())  # type: ignore[attr-defined]
+        assert row[10] == item.score
 
 
 def _fill(store: PostgresMemoryStore, user: str) -> None:
@@ -122,7 +123,7 @@ def test_retrieve_node_logs_the_terms_of_what_it_injected(
     for match in logged:
         assert match is not None
         terms = dict(pair.split("=") for pair in match[3].split())
-        assert list(terms) == ["lexical", "vector", "recency", "importance", "access", "time_match"]
+        assert list(terms) == TERMS
         assert sum(map(float, terms.values())) == pytest.approx(float(match[2]), abs=1e-3)
     assert all(r.getMessage().startswith("retrieve_memories key=") for r in caplog.records)
 
@@ -195,6 +196,7 @@ def test_inspect_query_prints_each_term_and_they_add_up(postgres_dsn: str) -> No
         "access",
         "time",
         "match",
+        "update",
         "score",
         "content",
     ]
@@ -202,11 +204,11 @@ def test_inspect_query_prints_each_term_and_they_add_up(postgres_dsn: str) -> No
     assert len(rows) == 3 and "secret" not in text
     assert rows[0].split()[1] == "lyon"  # the move is the best match
     for row in rows:
-        numbers = [float(x) for x in row.split()[2:9] if re.fullmatch(r"-?\d+\.\d+", x)]
-        assert len(numbers) == 7
-        assert sum(numbers[:6]) == pytest.approx(numbers[6], abs=4e-3)  # printed to 3 places
-    assert "score = lexical + vector + recency + importance + access + time match" in text
-    assert len(EXPLAIN_HEADER) == 11
+        numbers = [float(x) for x in row.split()[2:10] if re.fullmatch(r"-?\d+\.\d+", x)]
+        assert len(numbers) == 8
+        assert sum(numbers[:7]) == pytest.approx(numbers[7], abs=4e-3)  # printed to 3 places
+    assert "score = lexical + vector + recency + importance + access + time match + update" in text
+    assert len(EXPLAIN_HEADER) == 12
 
 
 def test_inspect_query_errors_and_empty_results(postgres_dsn: str) -> None:

@@ -318,6 +318,33 @@ async def test_a_date_in_the_query_prefers_memories_from_then(ours: Driver) -> N
     assert {hit.key for hit in undated} == set(said)
 
 
+async def test_an_update_ranks_above_the_fact_it_updates_unless_the_past_is_asked(
+    ours: Driver,
+) -> None:
+    """The older statement matches the question a little better; the newer one says the
+    value changed: it comes first, ``explain`` shows the update term, and a question about
+    the original value gets the original first."""
+    ns = ("memories", "u1")
+    said = {
+        "old": ("The dashboard API average response time is 400ms in production", "03-01"),
+        "new": ("The dashboard API average response time has now improved to 250ms", "04-12"),
+        "deploy": ("I deploy the budget tracker on Fridays", "04-20"),
+        "sprint": ("My sprint 2 targets analytics by April 19", "04-02"),
+        "login": ("The login page uses Flask-Login sessions", "04-05"),
+        "release": ("I tagged release v1.0.0 with 150 commits", "04-21"),
+    }
+    for key, (text, day) in said.items():
+        await ours("put", ns, key, {"content": text, "valid_from": f"2024-{day}T10:00:00+00:00"})
+    question = "What is the average response time of the dashboard API?"
+    hits = await ours("search", ns, query=question, limit=3, explain=True)
+    assert [hit.key for hit in hits][:2] == ["new", "old"]
+    parts = {hit.key: hit.explanation for hit in hits}
+    assert parts["new"].update > 0 and parts["old"].update == 0
+    assert sum(parts["new"].contributions().values()) == pytest.approx(hits[0].score)
+    past = await ours("search", ns, query="What was the original " + question[8:], limit=3)
+    assert [hit.key for hit in past][:2] == ["old", "new"]
+
+
 async def test_bad_input_raises_and_writes_nothing(ours: Driver) -> None:
     ns = ("memories", "u1")
     await ours("put", ns, "keep", {"content": "original"})

@@ -35,6 +35,7 @@ from langgraph_recall.episodes import (
     to_turns,
 )
 from langgraph_recall.errors import ConfigurationError, InvalidValueError
+from langgraph_recall.extraction import RuleBasedExtractor
 from langgraph_recall.extraction.pii import PIIFilter
 from langgraph_recall.middleware import MemoryMiddleware
 from langgraph_recall.nodes import (
@@ -342,6 +343,19 @@ def test_ingest_refuses_an_unknown_option_and_writes_nothing() -> None:
         ingest_history(store, history, user_id="u1", batchsize=8)  # type: ignore[call-arg]
     assert store.search(("memories", "user_id:u1")) == []
     assert ingest_history(store, history, user_id="u1", batch_size=8).written == 1
+
+
+def test_an_extracted_fact_names_the_messages_it_was_read_from() -> None:
+    store = InMemoryStore()
+    node = ExtractNode(store=store, extractor=RuleBasedExtractor())
+    turn = [HumanMessage("I live in Porto.", id="m-7"), AIMessage("Nice!", id="a-7")]
+    node.invoke({"messages": turn}, CONFIG)
+    (fact,) = [i for i in store.search(NS, limit=10) if i.value.get("kind") != "episodic"]
+    assert fact.value["source"] == {
+        "by": "extract_memories",
+        "thread_id": "t1",
+        "message_ids": ["m-7"],
+    }
 
 
 # -- 1. the extract node's episodes ------------------------------------------------------------

@@ -31,6 +31,7 @@ candidates = st.lists(
         event_time=st.none() | st.integers(0, 400).map(lambda d: NOW - timedelta(days=d)),
         last_accessed=st.none() | st.integers(0, 400).map(lambda d: NOW - timedelta(days=d)),
         access_count=st.integers(0, 50),
+        states_change=st.booleans(),
     ),
     max_size=25,
 )
@@ -44,6 +45,7 @@ configs = st.builds(
     importance_weight=weights,
     access_weight=weights,
     time_match_weight=weights,
+    update_weight=weights,
 )
 windows = st.none() | st.just(
     TimeWindow((NOW - timedelta(days=40)).date(), (NOW - timedelta(days=10)).date())
@@ -55,7 +57,7 @@ windows = st.none() | st.just(
 def test_explained_terms_add_up_to_the_score_rank_orders_by(
     found: list[Candidate], config: RetrievalConfig, window: TimeWindow | None
 ) -> None:
-    """Property: for any candidates and weights, the six contributions sum to the score,
+    """Property: for any candidates and weights, the seven contributions sum to the score,
     and the explained ranking is exactly ``rank``'s (same order, same scores)."""
     explained = rank_explained(found, config=config, now=NOW, time_window=window)
     plain = rank(found, config=config, now=NOW, time_window=window)
