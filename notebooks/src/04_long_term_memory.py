@@ -96,7 +96,8 @@ assert store.search(user, query="which hot drink should I offer?", limit=1)[0].k
 # ### Explaining a recall
 # `search(..., explain=True)` returns each result's score broken into its terms — lexical,
 # vector, recency, importance, access and time match (each its factor times its
-# `RetrievalConfig` weight) — which add up to the score. `RetrieveNode(explain=True)` (or a
+# `RetrievalConfig` weight), and update (a newer memory that states a change, lifted above
+# an older one) — which add up to the score. `RetrieveNode(explain=True)` (or a
 # `logging.Logger`) logs them for the memories it injects, and
 # `langgraph-recall inspect --user ID --query "..."` prints them as a table.
 
