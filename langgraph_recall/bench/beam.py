@@ -417,6 +417,7 @@ class OursRetriever:
         self.user_id = ""
         self.turn_of: dict[str, str] = {}
         self.fact_turn: dict[str, str] = {}
+        self.message_of: dict[str, str] = {}  # every stored memory's message: both of the above
         self.stats = IngestStats()
 
     def _config(self) -> RunnableConfig:
@@ -452,6 +453,7 @@ class OursRetriever:
             if item.value.get("kind") != "episodic"
             and (said := (item.value.get("source") or {}).get("message_ids"))
         }
+        self.message_of = {**self.fact_turn, **self.turn_of}
         kept = set(self.turn_of.values())
         evidence = {e for q in chat.questions for e in q.evidence}
         self.stats.messages += len(chat.turns)
@@ -470,8 +472,7 @@ class OursRetriever:
     def context(self, question: str) -> list[dict[str, Any]]:
         """The memories ``RetrieveNode`` puts into the model's context for ``question``."""
         out = self.retrieve.invoke({"messages": [("user", question)]}, config=self._config())
-        turn = {**self.fact_turn, **self.turn_of}
-        return [{**m, "turn_id": turn.get(str(m.get("key")))} for m in out["memories"]]
+        return [{**m, "turn_id": self.message_of.get(str(m.get("key")))} for m in out["memories"]]
 
 
 @contextlib.contextmanager
