@@ -10,9 +10,10 @@
 #      but those marked `serial`, each
 #      property with at most 20 examples (Hypothesis profile "fast"; `.ci/run slow` sets
 #      LANGGRAPH_RECALL_HYPOTHESIS=thorough: every property with its full example count);
-#   3. pytest on one process: the `serial` tests (timeouts and time bounds, measured alone);
-#   4. langgraph-redis's checkpointer tests, then the Redis tests on Valkey and on the
-#      lowest redis-py allowed.
+#   3. two lanes side by side, each one process at a time (what runs there mostly waits):
+#      the Postgres-side `serial` tests (timeouts and time bounds), then the Redis tests on
+#      the lowest redis-py allowed | langgraph-redis's checkpointer tests, the Redis-side
+#      `serial` tests, then the Redis tests on Valkey.
 # With arguments: one pytest run of those (profile "fast" unless LANGGRAPH_RECALL_HYPOTHESIS
 # says otherwise), e.g. `bash scripts/test.sh tests/unit -n 2` or `-m "redis and not serial"`.
 set -euo pipefail
@@ -93,23 +94,64 @@ wait "$mypy_pid" || mypy_status=$?
 mypy_pid=""
 cat "$mypy_log"
 [ "$mypy_status" -eq 0 ] || exit "$mypy_status"
-stage "pytest: the serial tests, one process"
-"${PYTEST[@]}" -m serial --durations=15 --junitxml="$LANGGRAPH_RECALL_TEST_SHARED_DIR/serial.xml"
-python -m tests._timings "$LANGGRAPH_RECALL_TEST_SHARED_DIR/serial.xml" --top 10
+# The serial tests wait on timeouts, TTLs, frozen servers and failovers far more than they
+# compute (the machine is ~90 % idle while they run): they and the peer / Redis compatibility
+# runs go in two lanes side by side, each lane one process at a time -- the Postgres-side
+# serial tests then the lowest redis-py run; langgraph-redis's suite, the Redis-side serial
+# tests, then Valkey. A lane's output is printed whole when it ends; both must pass.
+lane_postgres() {
+  "${PYTEST[@]}" -m "serial and not redis" --durations=10 \
+    --junitxml="$LANGGRAPH_RECALL_TEST_SHARED_DIR/serial-postgres.xml"
+  python -m tests._timings "$LANGGRAPH_RECALL_TEST_SHARED_DIR/serial-postgres.xml" --top 8
+  if [ "${LANGGRAPH_RECALL_SKIP_REDIS_COMPAT:-0}" != "1" ]; then
+    echo "==> Redis savers on the lowest redis-py"
+    bash scripts/test_redis_compat.sh lowest
+  fi
+}
 # --- peer-suites: redis-developer/langgraph-redis's checkpointer tests against our Redis savers
 # (tests/compat/redis_peer_run.py: the sdist pinned in tests/compat/redis_peer_suite.lock, a
 # private redis-server, their fixtures replaced; not run: tests/compat/redis_peer.deselect).
 # langgraph-checkpoint-postgres's saver suites run inside pytest (checkpointer_suites.lock).
 # LangGraph's own graph tests with our savers as checkpointers (~1,300 tests, long) run with
 # LANGGRAPH_RECALL_PEER_PREGEL=1: python -m tests.compat.pregel_peer_run.
-stage "langgraph-redis's checkpointer tests"
-python -m tests.compat.redis_peer_run
-if [ "${LANGGRAPH_RECALL_PEER_PREGEL:-0}" = "1" ]; then python -m tests.compat.pregel_peer_run; fi
-# --- end peer-suites ---
-# ---- Redis savers on Valkey and on the lowest redis-py allowed (issue 14 item 9) ------------
-# Full runs only (no pytest arguments); LANGGRAPH_RECALL_SKIP_REDIS_COMPAT=1 skips it.
-if [ "${LANGGRAPH_RECALL_SKIP_REDIS_COMPAT:-0}" != "1" ]; then
-  stage "Redis savers on Valkey and the lowest redis-py"
-  bash scripts/test_redis_compat.sh
+lane_redis() {
+  echo "==> langgraph-redis's checkpointer tests"
+  python -m tests.compat.redis_peer_run
+  "${PYTEST[@]}" -m "serial and redis" --durations=10 \
+    --junitxml="$LANGGRAPH_RECALL_TEST_SHARED_DIR/serial-redis.xml"
+  python -m tests._timings "$LANGGRAPH_RECALL_TEST_SHARED_DIR/serial-redis.xml" --top 8
+  # Redis savers on Valkey (and, in the other lane, on the lowest redis-py allowed): full runs
+  # only; LANGGRAPH_RECALL_SKIP_REDIS_COMPAT=1 skips both.
+  if [ "${LANGGRAPH_RECALL_SKIP_REDIS_COMPAT:-0}" != "1" ]; then
+    echo "==> Redis savers on Valkey"
+    bash scripts/test_redis_compat.sh valkey
+  fi
+}
+stage "the serial tests and the peer / Redis compatibility runs, two lanes side by side"
+declare -A lane_pid lane_log
+for lane in postgres redis; do
+  lane_log[$lane]="$LANGGRAPH_RECALL_TEST_SHARED_DIR/lane-$lane.log"
+  (set -e; lane_start=$SECONDS; "lane_$lane"; echo "==> lane $lane: $((SECONDS - lane_start)) s") \
+    >"${lane_log[$lane]}" 2>&1 &
+  lane_pid[$lane]=$!
+done
+lanes_status=0
+for _ in postgres redis; do
+  finished_pid=""
+  status=0
+  wait -n -p finished_pid "${lane_pid[@]}" || status=$?
+  for lane in postgres redis; do
+    if [ "${lane_pid[$lane]:-}" = "$finished_pid" ]; then
+      stage "lane $lane ended (exit $status)"
+      cat "${lane_log[$lane]}"
+      unset "lane_pid[$lane]"
+    fi
+  done
+  [ "$status" -eq 0 ] || lanes_status=$status
+done
+[ "$lanes_status" -eq 0 ] || exit "$lanes_status"
+if [ "${LANGGRAPH_RECALL_PEER_PREGEL:-0}" = "1" ]; then
+  stage "LangGraph's graph tests with our savers"
+  python -m tests.compat.pregel_peer_run
 fi
 stage "done"
