@@ -194,7 +194,23 @@ def _add_transfer(commands: argparse._SubParsersAction[argparse.ArgumentParser])
         default=None,
         help="with --from-langgraph-store: only this prefix",
     )
-    imp.add_argument("--batch-size", type=int, default=100, help="memories per transaction")
+    imp.add_argument(
+        "--batch-size",
+        type=int,
+        default=None,
+        help="memories per transaction (default: 1000 into our store, two in flight)",
+    )
+    imp.add_argument(
+        "--resume",
+        action="store_true",
+        help="go on with an interrupted import of the same FILE: skip the batches it wrote",
+    )
+    imp.add_argument(
+        "--rebuild-index",
+        action="store_true",
+        help="pgvector: drop the HNSW index, load, build it once at the end (a large first "
+        "import; other writers wait while it builds)",
+    )
     _add_postgres(imp)
     imp.set_defaults(handler=_import)
 

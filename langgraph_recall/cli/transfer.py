@@ -25,7 +25,7 @@ from __future__ import annotations
 import contextlib
 import json
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any, TextIO
 
 from langgraph_recall.cli._backends import describe_dsn, open_store, resolve_dsn
@@ -116,8 +116,31 @@ def _open_langgraph_store(dsn: str) -> contextlib.AbstractContextManager[Any]:
     return PostgresStore.from_conn_string(dsn)
 
 
+def _lines_in(path: str) -> int:
+    """Memory lines of an export file (for the progress bar)."""
+    with open(path, "rb") as stream:
+        return max(0, sum(1 for line in stream if line.strip()) - 1)
+
+
+@contextlib.contextmanager
+def _progress(out: Console, total: int | None) -> Iterator[Callable[[int], None]]:
+    """A bar on a terminal; elsewhere one line per committed group of batches."""
+    if not sys.stderr.isatty():
+        yield lambda done: out.line(f"  {done} memories imported")
+        return
+    from tqdm import tqdm
+
+    with tqdm(total=total, desc="importing", unit=" memories", file=sys.stderr) as bar:
+
+        def advance(done: int) -> None:
+            bar.update(done - bar.n)
+
+        yield advance
+
+
 def cmd_import(args: Any, console: Console | None = None) -> int:
-    """``langgraph-recall import FILE`` / ``import --from-langgraph-store DSN``."""
+    """``langgraph-recall import FILE [--resume] [--rebuild-index]`` /
+    ``import --from-langgraph-store DSN``."""
     from langgraph_recall.transfer import copy_memories, import_memories
 
     out = console or Console(sys.stderr)
@@ -125,33 +148,51 @@ def cmd_import(args: Any, console: Console | None = None) -> int:
         raise CliError(
             "import needs a FILE (or - for standard input) or --from-langgraph-store DSN"
         )
-    if args.batch_size < 1:
+    if args.batch_size is not None and args.batch_size < 1:
         raise CliError("--batch-size must be >= 1")
-
-    def progress(done: int) -> None:
-        out.line(f"  {done} memories imported")
-
+    if args.resume and args.file is None:
+        raise CliError(
+            "--resume resumes a FILE import; copying from LangGraph's store again gives the "
+            "same items (run it again without --resume)"
+        )
     dsn = resolve_dsn(args.postgres)
     with open_store(dsn) as store:
         if args.file is not None:
-            with _input(args.file) as stream:
+            total = _lines_in(args.file) if _readable(args.file) else None
+            with _input(args.file) as stream, _progress(out, total) as progress:
                 report = import_memories(
-                    store, stream, batch_size=args.batch_size, progress=progress
+                    store,
+                    stream,
+                    batch_size=args.batch_size,
+                    progress=progress,
+                    resume=args.resume,
+                    rebuild_index=args.rebuild_index,
                 )
             source = "standard input" if args.file == "-" else args.file
         else:
             prefix = parse_prefix(args.prefix) or ()
-            with _open_langgraph_store(args.from_langgraph_store) as old:
+            with (
+                _open_langgraph_store(args.from_langgraph_store) as old,
+                _progress(out, None) as progress,
+            ):
                 report = copy_memories(
                     old,
                     store,
                     namespace_prefix=prefix,
                     batch_size=args.batch_size,
                     progress=progress,
+                    rebuild_index=args.rebuild_index,
                 )
             source = f"LangGraph's PostgresStore ({describe_dsn(args.from_langgraph_store)})"
+    skipped = f", {report.skipped} already there from an earlier run" if report.skipped else ""
     out.ok(
         f"imported {report.items} memories from {source} into {describe_dsn(dsn)} "
-        f"({report.batches} transactions)"
+        f"({report.batches} transactions{skipped})"
     )
     return 0
+
+
+def _readable(path: str) -> bool:
+    import os
+
+    return os.path.isfile(path) and os.access(path, os.R_OK)

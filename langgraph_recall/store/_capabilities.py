@@ -23,12 +23,13 @@ from typing import Literal
 
 __all__ = ["Capability", "store_supports"]
 
-Capability = Literal["ttl", "as_of", "explain", "include_invalid", "forget", "history"]
+Capability = Literal["ttl", "as_of", "explain", "include_invalid", "forget", "history", "bulk_load"]
 """``ttl``: LangGraph's own flag. ``as_of``: ``search(as_of=...)`` reads memories valid at a
 moment. ``explain``: ``search(explain=True)`` returns score components. ``include_invalid``:
 ``search(include_invalid=True)`` also returns invalidated memories. ``forget``: ``forget(prefix)``
 erases a namespace with its history and bookkeeping. ``history``: ``history(namespace, key)``
-returns a memory's audit records."""
+returns a memory's audit records. ``bulk_load``: ``bulk_load(puts, resume_key=...)`` writes
+many puts in large, resumable batches."""
 
 
 def store_supports(store: object, capability: Capability) -> bool:

@@ -6,9 +6,11 @@ terms of two runners, ``_run`` and ``_arun``, which the sync and async stores im
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import math
 from collections.abc import Callable, Iterable, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
 from typing import Any, Literal, TypeVar, cast
 
@@ -20,6 +22,7 @@ from langgraph.store.base import (
     NamespacePath,
     NotProvided,
     Op,
+    PutOp,
     Result,
     SearchItem,
     TTLConfig,
@@ -35,6 +38,14 @@ from langgraph_recall.store._namespace import (
 )
 from langgraph_recall.store._plan import search_op
 from langgraph_recall.store._types import DecayConfig, HistoryEntry
+from langgraph_recall.store.postgres._bulk import (
+    BULK_BATCH_SIZE,
+    BULK_IN_FLIGHT,
+    BulkLoadReport,
+    Group,
+    bulk_driver,
+    run_groups,
+)
 from langgraph_recall.store.postgres._erasure import MoreLocks
 from langgraph_recall.store.postgres._programs import MemoryPrograms
 from langgraph_recall.store.postgres._state import StoreOptions
@@ -64,6 +75,7 @@ class MemoryStoreCore(MemoryPrograms, BaseStore):
     supports_include_invalid = True
     supports_forget = True
     supports_history = True
+    supports_bulk_load = True
 
     def __init__(
         self,
@@ -421,6 +433,80 @@ class MemoryStoreCore(MemoryPrograms, BaseStore):
             decay = functools.partial(self._decay_program, namespace_prefix, chosen, chunk)
             retired += await self._arun(decay)
         return retired
+
+    def bulk_load(
+        self,
+        puts: Iterable[PutOp],
+        *,
+        batch_size: int = BULK_BATCH_SIZE,
+        resume_key: str | None = None,
+        rebuild_index: bool = False,
+        progress: Callable[[int], None] | None = None,
+    ) -> BulkLoadReport:
+        """Write many puts fast: batches of ``batch_size`` (one embedding call and one
+        transaction each, validated and stored exactly as :meth:`batch` stores puts), two in
+        flight at once.
+
+        Args:
+            puts: ``PutOp``s (no deletes), read lazily: a generator over a file is fine.
+            batch_size: Puts per batch.
+            resume_key: A name for this load. Each batch records in its own transaction that
+                it committed; the same load started again (same puts in the same order,
+                same ``batch_size``) skips those batches. A finished load skips everything.
+            rebuild_index: pgvector path: drop the HNSW index, load, build it once at the
+                end (far faster for a large load; searches meanwhile scan exactly, and other
+                writers wait while the index builds). The exact path has no index to build.
+            progress: Called after each group of batches with the puts done so far
+                (skipped ones included).
+
+        Raises:
+            InvalidValueError: a put ``put`` would refuse, or a delete; the message names its
+                batch and says what was written before it.
+        """
+        driver = bulk_driver(
+            self,
+            puts,
+            batch_size=batch_size,
+            resume_key=resume_key,
+            rebuild_index=rebuild_index,
+            progress=progress,
+        )
+        with ThreadPoolExecutor(BULK_IN_FLIGHT, thread_name_prefix="lgm-bulk") as pool:
+
+            def run(group: Group) -> list[Any]:
+                futures = [pool.submit(self._run, program) for program in group]
+                return [future.exception() or future.result() for future in futures]
+
+            return run_groups(driver, run)
+
+    async def abulk_load(
+        self,
+        puts: Iterable[PutOp],
+        *,
+        batch_size: int = BULK_BATCH_SIZE,
+        resume_key: str | None = None,
+        rebuild_index: bool = False,
+        progress: Callable[[int], None] | None = None,
+    ) -> BulkLoadReport:
+        """Async :meth:`bulk_load`."""
+        driver = bulk_driver(
+            self,
+            puts,
+            batch_size=batch_size,
+            resume_key=resume_key,
+            rebuild_index=rebuild_index,
+            progress=progress,
+        )
+        try:
+            group = next(driver)
+            while True:
+                results = await asyncio.gather(
+                    *(self._arun(program) for program in group), return_exceptions=True
+                )
+                group = driver.send(list(results))
+        except StopIteration as stop:
+            report: BulkLoadReport = stop.value
+            return report
 
 
 def op_list(ops: Iterable[Op]) -> list[Op]:

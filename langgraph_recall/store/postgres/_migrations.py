@@ -32,6 +32,7 @@ __all__ = [
     "STATISTICS_LOCK",
     "MigrationContext",
     "VectorMode",
+    "vector_index_sql",
 ]
 
 VectorMode = Literal["pgvector", "exact"]
@@ -331,10 +332,17 @@ def _inner_product_vectors(ctx: MigrationContext) -> str:
     return f"""
 UPDATE lgm_memory_items SET embedding = l2_normalize(embedding)
 WHERE embedding IS NOT NULL AND abs(vector_norm(embedding::vector) - 1) > 1e-6;
-CREATE INDEX IF NOT EXISTS {IP_INDEX} ON lgm_memory_items
-    USING hnsw (embedding {_element(ctx)}_ip_ops) WITH (m = {int(ctx.hnsw_m)},
-    ef_construction = {int(ctx.hnsw_ef_construction)});
+{vector_index_sql(ctx)};
 DROP INDEX IF EXISTS lgm_memory_items_hnsw"""
+
+
+def vector_index_sql(ctx: MigrationContext) -> str:
+    """The pgvector path's HNSW index (what setup creates and a bulk load rebuilds)."""
+    return (
+        f"CREATE INDEX IF NOT EXISTS {IP_INDEX} ON lgm_memory_items "
+        f"USING hnsw (embedding {_element(ctx)}_ip_ops) WITH (m = {int(ctx.hnsw_m)}, "
+        f"ef_construction = {int(ctx.hnsw_ef_construction)})"
+    )
 
 
 def _refreshed_expiry(_: MigrationContext) -> str:
@@ -535,6 +543,19 @@ DO $epoch$ BEGIN
 END $epoch$"""
 
 
+def _bulk_loads(_: MigrationContext) -> str:
+    """The batches of each named bulk load that committed (``bulk_load(resume_key=...)``):
+    a load started again skips them. Names and counts only, no memory; ``batch = -1`` holds
+    the load's batch size while it runs, and its total once it finished."""
+    return """
+CREATE TABLE IF NOT EXISTS lgm_memory_loads (
+    name text NOT NULL,
+    batch integer NOT NULL,
+    items integer NOT NULL,
+    PRIMARY KEY (name, batch)
+)"""
+
+
 def _dollar_quoted(text: str) -> str:
     return f"$body${text}$body$"
 
@@ -558,4 +579,5 @@ MIGRATIONS: list[Callable[[MigrationContext], str]] = [
     _lock_order,
     _server_epoch,
     _cjk_lexical,
+    _bulk_loads,
 ]

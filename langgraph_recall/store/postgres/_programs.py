@@ -10,18 +10,19 @@ nothing.
 * ``_state``: configuration and the state the programs share;
 * ``_setup``: schema creation and migration;
 * ``_batch``: the batch (gets, searches, listings, puts, deletes);
+* ``_bulk``: bulk loads (large batches of puts, the HNSW index built once);
 * ``_bookkeeping``: TTL refreshes and access counts;
 * ``_maintenance``: invalidate, history, forget, sweep, decay.
 """
 
 from __future__ import annotations
 
-from langgraph_recall.store.postgres._batch import BatchPrograms
+from langgraph_recall.store.postgres._bulk import BulkPrograms
 from langgraph_recall.store.postgres._maintenance import MaintenancePrograms
 from langgraph_recall.store.postgres._setup import SetupPrograms
 
 __all__ = ["MemoryPrograms"]
 
 
-class MemoryPrograms(BatchPrograms, MaintenancePrograms, SetupPrograms):
+class MemoryPrograms(BulkPrograms, MaintenancePrograms, SetupPrograms):
     """Configuration, validation and every I/O-free program behind both stores."""

@@ -76,6 +76,13 @@ class SetupPrograms(StoreState):
             yield Stmt(_sql.WRITE_META, {"name": name, "value": value})
         meta = {r["name"]: r["value"] for r in (yield Stmt(_sql.READ_META, fetch=True))}
         self._adopt_meta(meta)
+        if meta.get("vector_index") == "deferred":
+            logger.warning(
+                "the HNSW index is missing: a bulk_load(rebuild_index=True) dropped it and has "
+                "not finished (searches scan every vector until it is built); finish that load "
+                "(run it again with the same resume_key, or `langgraph-recall import FILE "
+                "--resume --rebuild-index`)"
+            )
         version_rows = yield Stmt(_sql.VECTOR_VERSION, fetch=True)
         report = SetupReport(
             vector_mode=self.vector_mode or mode,

@@ -511,3 +511,24 @@ WITH doomed AS ({candidates}), changed AS ({change}), logged AS (
 )
 SELECT count(*) AS n FROM changed"""
     ).format(candidates=candidates, change=change, action=action)
+
+
+# Bulk loads (``bulk_load``): which batches of a named load committed, and the vector index a
+# load with ``rebuild_index`` dropped (``lgm_store_meta`` name ``vector_index``: ``deferred``).
+LOAD_STATE = "SELECT batch, items FROM lgm_memory_loads WHERE name = %(name)s"
+START_LOAD = """
+INSERT INTO lgm_memory_loads (name, batch, items) VALUES (%(name)s, -1, %(items)s)
+ON CONFLICT (name, batch) DO NOTHING"""
+RECORD_LOAD_BATCH = """
+INSERT INTO lgm_memory_loads (name, batch, items) VALUES (%(name)s, %(batch)s, %(items)s)
+ON CONFLICT (name, batch) DO UPDATE SET items = excluded.items"""
+FINISH_LOAD = """
+WITH gone AS (DELETE FROM lgm_memory_loads WHERE name = %(name)s AND batch <> -2)
+INSERT INTO lgm_memory_loads (name, batch, items) VALUES (%(name)s, -2, %(items)s)
+ON CONFLICT (name, batch) DO UPDATE SET items = excluded.items"""
+SET_META = """
+INSERT INTO lgm_store_meta (name, value) VALUES (%(name)s, %(value)s)
+ON CONFLICT (name) DO UPDATE SET value = excluded.value"""
+DELETE_META = "DELETE FROM lgm_store_meta WHERE name = %(name)s"
+VECTOR_ROWS = "SELECT count(*) AS n FROM lgm_memory_items WHERE embedding IS NOT NULL"
+INDEX_MEMORY = "SELECT set_config('maintenance_work_mem', %(kb)s || 'kB', true)"

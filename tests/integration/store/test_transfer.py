@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from langgraph.store.memory import InMemoryStore
 
 from langgraph_recall.cli import main
-from langgraph_recall.errors import InvalidImportError
+from langgraph_recall.errors import InvalidImportError, InvalidValueError
 from langgraph_recall.nodes import user_namespace
 from langgraph_recall.store.postgres import PostgresMemoryStore
 from langgraph_recall.transfer import (
@@ -287,3 +287,48 @@ def test_import_applies_the_stores_default_ttl(second_dsn: str) -> None:
         row = conn.execute("SELECT ttl_minutes, expires_at FROM lgm_memory_items WHERE key = 'k'")
         ttl_minutes, expires_at = row.fetchone() or (None, None)
     assert ttl_minutes == 60.0 and expires_at is not None
+
+
+def _export_lines(count: int) -> list[str]:
+    namespace = ["memories", "user_id:res"]
+    return [header_line({"user_id": "res"})] + [
+        json.dumps({"namespace": namespace, "key": f"k{n}", "value": {"content": f"fact {n}"}})
+        for n in range(count)
+    ]
+
+
+def test_a_resumed_import_skips_what_an_earlier_run_wrote(target: PostgresMemoryStore) -> None:
+    lines = _export_lines(250)
+    bad = [*lines[:231], "not json", *lines[231:]]  # line 232 stops the first run
+    with pytest.raises(InvalidImportError, match="line 232") as stopped:
+        import_memories(target, bad, batch_size=50, resume=True)
+    # batches of 50: lines 2-201 (four batches) committed; the fifth held the bad line
+    assert "200 memories before it were" in str(stopped.value)
+    assert len(_items(target, "res")) == 200
+    done: list[int] = []
+    report = import_memories(target, lines, batch_size=50, resume=True, progress=done.append)
+    assert (report.items, report.skipped) == (50, 200) and done[-1] == 250
+    assert len(_items(target, "res")) == 250
+    again = import_memories(target, lines, batch_size=50, resume=True)
+    assert (again.items, again.skipped) == (0, 250)
+    other = [header_line({"user_id": "res"}, exported_at=datetime(2020, 1, 1, tzinfo=timezone.utc))]
+    fresh = import_memories(target, other + lines[1:], batch_size=50, resume=True)
+    assert fresh.items == 250  # another export (its own header) is another load
+
+
+def test_resume_needs_a_store_that_records_its_batches() -> None:
+    with pytest.raises(InvalidValueError, match="resume and rebuild_index need a store"):
+        import_memories(InMemoryStore(), _export_lines(3), resume=True)
+
+
+def test_cli_import_resume(second_dsn: str, tmp_path: Any, capsys: Any) -> None:
+    path = tmp_path / "res.jsonl"
+    path.write_text("\n".join(_export_lines(30)) + "\n")
+    args = ["import", str(path), "--resume", "--rebuild-index", "--postgres", second_dsn]
+    assert main(args) == 0
+    assert "imported 30 memories" in capsys.readouterr().err
+    assert main(args) == 0
+    assert "imported 0 memories" in (err := capsys.readouterr().err)
+    assert "30 already there from an earlier run" in err
+    assert main(["import", "--from-langgraph-store", second_dsn, "--resume"]) == 2
+    assert "--resume resumes a FILE import" in capsys.readouterr().err

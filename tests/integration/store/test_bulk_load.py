@@ -1,0 +1,224 @@
+"""``bulk_load``: large batches of puts, two in flight, resumable, the HNSW index built once.
+
+Checked on both paths (exact on PG 15, pgvector on embedded PG 18) and both APIs: a bulk
+load stores exactly what ``batch`` puts store (values, history, ranking); an interrupted load
+run again with its ``resume_key`` writes each batch once (no ``update`` in the history) and
+ends with every memory; a finished load writes nothing again; ``rebuild_index`` leaves the
+index setup made; bad input is refused naming its batch, with the batches before it whole.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import threading
+import uuid
+from collections.abc import Iterator
+from typing import Any
+
+import psycopg
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from langgraph.store.base import PutOp
+
+from langgraph_recall.errors import InvalidValueError
+from langgraph_recall.store.postgres import PostgresMemoryStore
+from tests._hypothesis import thorough
+from tests.fakes import HashingEmbeddings
+from tests.integration.store.conftest import DIMS, Driver, open_store
+
+WORDS = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot"]
+WORDS += ["golf", "hotel", "india", "juliet", "kilo", "lima"]
+
+
+def _text(i: int) -> str:
+    return f"memory {i}: {WORDS[i % 12]} {WORDS[(i * 7) % 12]} {WORDS[(i * 5) % 12]} n{i}"
+
+
+def _puts(count: int, users: int = 5, label: str = "bulk") -> Iterator[PutOp]:
+    for i in range(count):
+        yield PutOp((label, f"u{i % users}"), f"k{i}", {"content": _text(i), "importance": 5})
+
+
+def _history_actions(dsn: str, label: str) -> dict[str, int]:
+    with psycopg.connect(dsn) as conn:
+        rows = conn.execute(
+            "SELECT action, count(*) FROM lgm_memory_history WHERE ns LIKE %s GROUP BY action",
+            (f"{label}%",),
+        ).fetchall()
+    return {str(action): int(n) for action, n in rows}
+
+
+def _index_definition(dsn: str) -> str | None:
+    with psycopg.connect(dsn) as conn:
+        row = conn.execute(
+            "SELECT indexdef FROM pg_indexes WHERE indexname = 'lgm_memory_items_hnsw_ip'"
+        ).fetchone()
+    return None if row is None else str(row[0])
+
+
+async def test_a_bulk_load_stores_what_batch_puts_store(ours: Driver) -> None:
+    count = 2_450  # three batches of 1,000 (the last short), two in flight
+    report = await ours("bulk_load", _puts(count, label="bulk"))
+    assert (report.items, report.batches, report.skipped) == (count, 3, 0)
+    await ours("batch", list(_puts(count, label="puts")))
+    for user in ("u0", "u3"):
+        for query in ("bravo hotel", "n1203", "memory kilo"):
+            loaded = await ours("search", ("bulk", user), query=query, limit=10)
+            put = await ours("search", ("puts", user), query=query, limit=10)
+            assert loaded, query
+            # the same memories with the same scores, above the ties at the cut
+            bulk = {i.key: (round(i.score or 0, 5), str(i.value)) for i in loaded}
+            puts = {i.key: (round(i.score or 0, 5), str(i.value)) for i in put}
+            cut = max(min(v[0] for v in bulk.values()), min(v[0] for v in puts.values()))
+            assert {k: v for k, v in bulk.items() if v[0] > cut} == {
+                k: v for k, v in puts.items() if v[0] > cut
+            }
+            assert loaded[0].score == pytest.approx(put[0].score)
+    item = await ours("get", ("bulk", "u2"), "k7")
+    assert item is not None and item.value == {"content": _text(7), "importance": 5}
+    assert _history_actions(ours.dsn, "bulk") == {"add": count}
+
+
+class FailingEmbeddings(HashingEmbeddings):
+    """Fails the ``fail_at``-th embedding call (1-based), once."""
+
+    def __init__(self, fail_at: int) -> None:
+        super().__init__(DIMS)
+        self.fail_at = fail_at
+        self.count = 0
+        self._lock = threading.Lock()
+
+    def _next(self) -> None:
+        with self._lock:
+            self.count += 1
+            if self.count == self.fail_at:
+                raise ConnectionError("the embedding service went away")
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        self._next()
+        return super().embed_documents(texts)
+
+    async def aembed_documents(self, texts: list[str]) -> list[list[float]]:
+        self._next()
+        return await super().aembed_documents(texts)
+
+
+async def test_an_interrupted_load_resumes_where_it_stopped(
+    dsn: str, flavour: str, backend: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    count, size = 1_000, 100
+    index = {"dims": DIMS, "embed": FailingEmbeddings(fail_at=6)}
+    async with open_store(dsn, flavour, index=index) as store:
+        driver = Driver(store, flavour, backend, dsn)
+        with pytest.raises(Exception, match="went away") as stopped:
+            await driver(
+                "bulk_load", _puts(count), batch_size=size, resume_key="load-1", rebuild_index=True
+            )
+        notes = " ".join(getattr(stopped.value, "__notes__", []))
+        assert "nothing of its batch was written" in notes and "run again" in notes
+        written = len(await driver("search", ("bulk",), limit=2_000))
+        assert 0 < written < count and written % size == 0  # whole batches only
+        if backend == "pgvector":
+            assert _index_definition(dsn) is None
+        with pytest.raises(InvalidValueError, match="batch_size=100"):  # counted in 100s
+            await driver("bulk_load", _puts(count), batch_size=50, resume_key="load-1")
+    if backend == "pgvector":  # a store opened meanwhile says what is missing and the fix
+        with caplog.at_level(logging.WARNING, "langgraph_recall.store"):
+            async with open_store(dsn, flavour):
+                pass
+        assert "HNSW index is missing" in caplog.text and "resume_key" in caplog.text
+    async with open_store(dsn, flavour) as store:
+        driver = Driver(store, flavour, backend, dsn)
+        report = await driver(
+            "bulk_load", _puts(count), batch_size=size, resume_key="load-1", rebuild_index=True
+        )
+        assert (report.skipped, report.items) == (written, count - written)
+        assert report.index_rebuilt is (backend == "pgvector")
+        assert len(await driver("search", ("bulk",), limit=2_000)) == count
+        assert _history_actions(dsn, "bulk") == {"add": count}  # no batch written twice
+        if backend == "pgvector":
+            assert _index_definition(dsn) is not None
+        again = await driver("bulk_load", _puts(count), batch_size=size, resume_key="load-1")
+        assert (again.items, again.skipped, again.batches) == (0, count, 0)
+
+
+def test_rebuild_index_leaves_the_index_setup_made(embedded_dsn: str) -> None:
+    with PostgresMemoryStore.from_conn_string(embedded_dsn, index=_index()) as store:
+        store.setup()
+        made = _index_definition(embedded_dsn)
+        report = store.bulk_load(_puts(300), batch_size=64, rebuild_index=True)
+        assert report.index_rebuilt and report.items == 300
+        assert _index_definition(embedded_dsn) == made is not None
+        with psycopg.connect(embedded_dsn) as conn:
+            meta = conn.execute("SELECT name FROM lgm_store_meta").fetchall()
+        assert ("vector_index",) not in meta
+        found = store.search(("bulk", "u1"), query=_text(11), limit=1)
+        assert [item.key for item in found] == ["k11"]
+
+
+def _index() -> dict[str, Any]:
+    return {"dims": DIMS, "embed": HashingEmbeddings(DIMS)}
+
+
+def test_bad_input_is_refused_naming_its_batch(postgres_dsn: str) -> None:
+    with PostgresMemoryStore.from_conn_string(postgres_dsn, index=_index()) as store:
+        store.setup()
+        for bad in (0, -1, True, "10"):
+            with pytest.raises(InvalidValueError, match="batch_size"):
+                store.bulk_load(_puts(3), batch_size=bad)  # type: ignore[arg-type]
+        with pytest.raises(InvalidValueError, match="resume_key"):
+            store.bulk_load(_puts(3), resume_key=" ")
+        ops = list(_puts(350))
+        ops[250] = PutOp(("bulk", "u0"), "gone", None)  # a delete
+        with pytest.raises(InvalidValueError, match="item 250 is a delete") as refused:
+            store.bulk_load(ops, batch_size=100)
+        # batches 0 and 1 were in flight together and committed; batch 2 holds the delete
+        assert "200 memories before it were" in str(refused.value)
+        assert len(store.search(("bulk",), limit=1_000)) == 200
+        ops = list(_puts(250, label="nan"))
+        ops[120] = PutOp(("nan", "u0"), "bad", {"content": "x", "importance": float("nan")})
+        with pytest.raises(InvalidValueError, match="batch 1, puts 100-199") as refused:
+            store.bulk_load(ops, batch_size=100)
+        assert "nothing of its batch was written" in str(refused.value)
+        keys = {item.key for item in store.search(("nan",), limit=1_000)}
+        assert "bad" not in keys and {"k0", "k99"} <= keys and "k150" not in keys
+
+
+@settings(
+    max_examples=thorough(25),
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
+)
+@given(
+    count=st.integers(1, 60),
+    size=st.integers(1, 17),
+    fail_at=st.integers(1, 8),
+    data=st.data(),
+)
+def test_resume_writes_every_put_once_whatever_the_cut(
+    postgres_dsn: str, count: int, size: int, fail_at: int, data: st.DataObject
+) -> None:
+    """However a load is cut (any batch size, any failing batch), running it again leaves
+    exactly the puts of the load, each written once, and the last value of a key wins."""
+    label = f"p{uuid.uuid4().hex[:12]}"  # each example its own load and namespaces
+    keys = data.draw(st.lists(st.integers(0, 20), min_size=count, max_size=count))
+    ops = [
+        PutOp((label, f"u{k % 3}"), f"k{k}", {"content": f"{label} value {n} of {k}"})
+        for n, k in enumerate(keys)
+    ]
+    flaky = FailingEmbeddings(fail_at)
+    with PostgresMemoryStore.from_conn_string(
+        postgres_dsn, index={"dims": DIMS, "embed": flaky}
+    ) as store:
+        store.setup()
+        with contextlib.suppress(ConnectionError):
+            store.bulk_load(iter(ops), batch_size=size, resume_key=label)
+        report = store.bulk_load(iter(ops), batch_size=size, resume_key=label)
+        assert report.items + report.skipped == count
+        final = {(op.namespace, op.key): op.value for op in ops}
+        # within a batch the last put of a key wins; across batches, the later batch
+        found = store.search((label,), limit=100)
+        stored = {(item.namespace, item.key): item.value for item in found}
+        assert stored == final
