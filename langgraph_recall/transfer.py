@@ -14,8 +14,9 @@ then one line per memory ``{"namespace": [...], "key": ..., "value": {...}, "cre
 are the value's own keys, exactly as ``put`` took them. Embeddings are not exported: the
 importing store embeds the text again, one batch at a time.
 
-Import validates every line as ``put`` does before writing its batch; one ``batch`` call
-per batch (one transaction on our store), so a bad line raises
+Import validates every line as ``put`` does before writing its batch; each batch is one
+transaction (our store's ``bulk_load``, resumable; one ``batch`` call on any other store), so
+a bad line raises
 :class:`~langgraph_recall.errors.InvalidImportError` naming it, with nothing of its batch
 written and every earlier batch whole. Importing the same file again gives the same items.
 

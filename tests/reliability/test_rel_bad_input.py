@@ -136,7 +136,7 @@ VALUES = st.one_of(
     st.builds(lambda n: {"content": "x" * n}, st.integers(60_000, 80_000)),
 )
 OPERATORS = ["$eq", "$ne", "$gt", "$gte", "$lt", "$lte", "$in", "$nin", "$exists"]
-# NUL bytes anywhere in filters (bug H8-9, fixed) are in the strategies below too
+# NUL bytes anywhere in filters (a defect once, fixed) are in the strategies below too
 FILTER_TEXT = st.one_of(st.text(max_size=30), st.text(max_size=5).map(lambda s: s + "\x00"))
 FILTER_LEAVES = st.one_of(
     st.none(),

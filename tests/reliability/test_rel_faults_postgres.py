@@ -38,7 +38,7 @@ ROUNDS = 10
 EVERY = 0.2
 FAIL_FAST_SECONDS = 10.0
 # A call that finds no healthy connection waits up to the pool timeout (5 s, also the
-# default since bug H8-11 was fixed; test_rel_outage.py checks the defaults).
+# default since a defect outside testing found was fixed; test_rel_outage.py checks the defaults).
 POOL_TIMEOUT = 5.0
 
 
@@ -99,7 +99,7 @@ def summarise(
     assert turns.failure_seconds or memories.errors, "the terminations hit no call"
     assert set(turns.error_types) <= {UNAVAILABLE}, turns.error_types
     store_types = Counter(error_type for error_type, _ in memories.errors)
-    assert set(store_types) <= {UNAVAILABLE}, store_types  # was raw psycopg: bug H8-1, fixed
+    assert set(store_types) <= {UNAVAILABLE}, store_types  # was raw psycopg once, fixed
     seconds = turns.failure_seconds + [s for _, s in memories.errors]
     assert max(seconds) < FAIL_FAST_SECONDS, max(seconds)
     figures.add("pg_backends_terminated", killer.terminated)

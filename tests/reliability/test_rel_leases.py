@@ -1,4 +1,4 @@
-"""No write path around a lease (issue 13, finding 1).
+"""No write path around a lease.
 
 While worker A holds the lease on thread ``t``, only A's fencing token writes ``t``:
 whichever method, wrapper, derived runnable or second graph object worker B uses, and

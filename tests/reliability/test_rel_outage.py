@@ -5,7 +5,7 @@ comes back. The shared server itself is never touched.
 Checked: during the outage the saver and the store fail with ``BackendUnavailableError``
 within their pool timeout; after it the SAME objects work again; acknowledged turns and
 memories are intact. The default pool timeouts fail within 10 s too (they took 10 s and
-30 s before bug H8-11 was fixed).
+30 s before that was fixed).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""PII caught in every field (issue 13, finding 6).
+"""PII caught in every field.
 
 Principle: PII is matched on normalised text (NFKC, Unicode separators, Unicode letters,
 zero-width characters removed) and the right span of the *original* text is redacted;

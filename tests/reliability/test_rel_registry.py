@@ -1,4 +1,4 @@
-"""Every Redis thread with checkpoints is listed (issue 13, finding 12).
+"""Every Redis thread with checkpoints is listed.
 
 ``list(None)`` and ``delete_for_runs`` find threads through the registry. It used to be
 written in a separate round trip after a thread's first put, so a connection lost right

@@ -11,7 +11,7 @@ key under the prefix / every row of every table) is exactly what it was, and the
 of a real graph on the same saver works. Figures: ``saver_hostile_inputs`` tried and
 ``saver_raw_errors`` (must stay 0).
 
-Regressions (issue 13 findings 7 and 9, named after their principles) use real graphs.
+Regression tests (named after their principles) use real graphs.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 derived memories elsewhere that were deleted or re-pointed), no derived memory and no
 planner statistic (``pg_stats``) holds the user's text — on both vector paths.
 
-Regression of issue 13's finding 5, and a hypothesis property over random lineages of
+A regression test, and a hypothesis property over random lineages of
 derived memories (puts, re-points, deletes, invalidations, expiries, ANALYZE runs).
 """
 

@@ -1,6 +1,6 @@
 """Bounded memory: the exact path's in-process vector cache holds (about) the live rows only.
 
-Regression of issue 13's finding 8: after 5 rounds of 2,000 puts + deletes the cache held
+A regression test: after 5 rounds of 2,000 puts + deletes the cache held
 10,000 vectors of 0 live rows, all scored by every search. Rows leave the table in many
 ways — this process's deletes, another worker's deletes and ``forget``, TTL expiry swept by
 someone else, decay — and the cache must forget them all (it reconciles against the

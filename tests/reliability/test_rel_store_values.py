@@ -1,8 +1,9 @@
 """Every value in range at the door; no raw driver error escapes; invalidate keeps put's rules.
 
-Regressions of issue 13's findings 2 (a valid-looking date poisoned a namespace), 9 (raw
-driver errors from ``put``/``search``) and 11 (``invalidate`` accepted what ``put``
-rejects), and their siblings, on both vector paths (PG 15 exact, embedded PG 18 + pgvector).
+Regression tests of defects outside testing found -- a valid-looking date poisoned a
+namespace, raw driver errors came from ``put``/``search``, ``invalidate`` accepted what
+``put`` rejects -- and their siblings, on both vector paths (PG 15 exact, embedded PG 18 +
+pgvector).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""A checkpoint is whole or absent (issue 13, finding 3).
+"""A checkpoint is whole or absent.
 
 A read never returns a checkpoint missing a channel value it was written with: it
 returns the checkpoint whole, nothing, or raises ``CheckpointIntegrityError``. A ``put``

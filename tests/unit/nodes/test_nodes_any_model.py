@@ -1,4 +1,4 @@
-"""Extraction with any chat model (issue 14, item 7): native structured output, tool
+"""Extraction with any chat model: native structured output, tool
 calling that answers in prose, text-only models (JSON mode, code fences, ``<think>``), and
 models whose answers cannot be read (a ConfigurationError after N tries); sync and async,
 in real LangGraph graphs."""
