@@ -175,7 +175,7 @@ def summarise(figures: dict[str, Any], run: dict[str, Any]) -> list[tuple[str, s
             str(figures.get("erasure_residue_rows_incl_pg_stats", 0)),
         ),
         ("exact-path vector cache after puts + removals", _soak(figures.get("exact_cache_soak"))),
-        # ---- saver inputs, parity, frozen Redis (text, values and timeouts found by outside testing)
+        # ---- saver inputs, parity, frozen Redis (what outside testing found)
         (
             "saver hostile inputs tried (4 savers, every public method) / raw errors",
             f"{figures.get('saver_hostile_inputs', 0)} / {figures.get('saver_raw_errors', 0)}",

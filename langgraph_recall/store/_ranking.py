@@ -28,6 +28,7 @@ Example:
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Mapping, Sequence
 from datetime import datetime, timezone
@@ -108,7 +109,7 @@ def rank_rows(
             event_time=row["valid_from"] or row["updated_at"],
             last_accessed=row["last_accessed_at"],
             access_count=row["access_count"],
-            states_change=updates and _states_change(row["value"]),
+            states_change=functools.partial(_states_change, row["value"]) if updates else False,
         )
         for row in rows
     ]

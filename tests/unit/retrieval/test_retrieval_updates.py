@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import datetime, timedelta, timezone
 
 import pytest
@@ -141,6 +142,29 @@ def test_the_update_term_only_lifts_a_change_above_an_older_peer(
     assert [(c.id, p.score) for c, p in rank_explained(found, config=off, now=NOW)] == [
         (c.id, p.score) for c, p in rank_explained(found, config=off, now=NOW, updates=False)
     ]
+
+
+@settings(max_examples=thorough(200), deadline=None)
+@given(candidates, configs)
+def test_a_lazy_change_flag_ranks_as_the_flag_does_and_is_read_at_most_once(
+    found: list[Candidate], config: RetrievalConfig
+) -> None:
+    """Property: giving ``states_change`` as a function ranks exactly as the plain flag
+    (scores and order), and each function is called at most once (the store's reads the
+    memory's text; it is asked only for a candidate with an older one within reach)."""
+    asked: list[object] = []
+
+    def lazy(candidate: Candidate) -> Candidate:
+        def says() -> bool:
+            asked.append(candidate.id)
+            return bool(candidate.states_change)
+
+        return replace(candidate, states_change=says if candidate.states_change else False)
+
+    eager = rank_explained(found, config=config, now=NOW)
+    deferred = rank_explained([lazy(c) for c in found], config=config, now=NOW)
+    assert [(c.id, p) for c, p in deferred] == [(c.id, p) for c, p in eager]
+    assert len(asked) == len(set(asked))
 
 
 @pytest.mark.parametrize(
