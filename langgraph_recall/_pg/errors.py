@@ -258,12 +258,18 @@ def connect_error(target: str, exc: BaseException) -> Exception:
 
 
 def _saturated(pool: Any) -> bool:
-    """Whether every connection ``pool`` may open exists and is checked out (it is busy)."""
+    """Whether every connection ``pool`` may open exists and is checked out (it is busy),
+    and the pool never failed to connect (a server that refuses connections leaves the
+    pool's slots to reconnection attempts: it does not "answer")."""
     try:
         stats = pool.get_stats()
     except Exception:  # not a psycopg_pool pool
         return False
-    return bool(stats.get("pool_size", 0) >= pool.max_size and stats.get("pool_available", 0) == 0)
+    return bool(
+        stats.get("pool_size", 0) >= pool.max_size
+        and stats.get("pool_available", 0) == 0
+        and not stats.get("connections_errors", 0)
+    )
 
 
 def _pool_timeout(target: str, exc: PoolTimeout, pool: Any) -> BackendUnavailableError:

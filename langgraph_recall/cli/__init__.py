@@ -272,6 +272,12 @@ def build_parser() -> argparse.ArgumentParser:
     scale.add_argument(
         "--heavy", type=int, default=None, help="memories of one extra heavy user (default 0)"
     )
+    scale.add_argument(
+        "--bulk",
+        action="store_true",
+        default=None,
+        help="load both stores with their HNSW index built after the load (ours: bulk_load)",
+    )
     bench.add_argument("--quick", action="store_true", help="small sizes (about a minute each)")
     bench.add_argument("--json", metavar="FILE", default=None, help="write all results as JSON")
     bench.add_argument("--plot", metavar="FILE.png", default=None, help="save a bar chart")

@@ -343,6 +343,7 @@ def _normalise_store_users(raw: UsersReport, result: BenchResult) -> None:
         + (f" + one with {raw.heavy}" if raw.heavy else "")
         + ", ours (hybrid) vs LangGraph's PostgresStore (vector-only), HNSW on both, "
         "embedding excluded"
+        + ("; loaded in bulk, each HNSW index built after the load" if raw.bulk else "")
     )
     result.tables.append(Table("", header, rows))
     found = ratios(raw)
@@ -578,7 +579,7 @@ def cmd_bench(args: Any, console: Console | None = None) -> int:
     )
     scale = {
         key: getattr(args, key)
-        for key in ("users", "per_user", "heavy")
+        for key in ("users", "per_user", "heavy", "bulk")
         if getattr(args, key, None) is not None
     }
     if scale:

@@ -20,7 +20,7 @@ from langgraph_recall._internal.loop_bridge import DEFAULT_LOOP_TIMEOUT, run_on_
 from langgraph_recall._pg.dsn import resolve_dsn
 from langgraph_recall.errors import BackendUnavailableError, SyncCallOnEventLoopError
 from langgraph_recall.store._coalesce import Coalescer, Stall
-from langgraph_recall.store.postgres._core import MemoryStoreCore, op_list
+from langgraph_recall.store.postgres._core import MemoryStoreCore, op_list, reads_only
 from langgraph_recall.store.postgres._types import Program
 
 __all__ = ["AsyncStoreBase", "stall_message"]
@@ -147,7 +147,8 @@ class AsyncStoreBase(MemoryStoreCore):
         return BackendUnavailableError(stall_message(self._target(), stall, self._stall_timeout))
 
     async def _abatch_now(self, ops: list[Op]) -> list[Result]:
-        return await self._arun(functools.partial(self._batch_program, ops))
+        program = functools.partial(self._batch_program, ops)
+        return await self._arun(program, read=reads_only(ops))
 
     def batch(self, ops: Iterable[Op]) -> list[Result]:
         """Blocking :meth:`abatch` for other threads (raises on the store's own loop)."""
@@ -173,9 +174,9 @@ class AsyncStoreBase(MemoryStoreCore):
             )
         return self._loop
 
-    def _run(self, program: Program[T] | Callable[[], Program[T]]) -> T:
+    def _run(self, program: Program[T] | Callable[[], Program[T]], *, read: bool = False) -> T:
         self._check_not_on_loop()
-        return self._wait(self._arun(program))
+        return self._wait(self._arun(program, read=read))
 
     def _wait(self, coro: Coroutine[Any, Any, T]) -> T:
         """Run ``coro`` on the store's loop and wait, bounded by ``loop_timeout`` of loop

@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import math
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
 from typing import Any, Literal, TypeVar, cast
@@ -17,14 +17,17 @@ from typing import Any, Literal, TypeVar, cast
 from langgraph.store.base import (
     NOT_PROVIDED,
     BaseStore,
+    GetOp,
     IndexConfig,
     Item,
+    ListNamespacesOp,
     NamespacePath,
     NotProvided,
     Op,
     PutOp,
     Result,
     SearchItem,
+    SearchOp,
     TTLConfig,
 )
 from typing_extensions import Unpack
@@ -37,7 +40,7 @@ from langgraph_recall.store._namespace import (
     validate_prefix,
 )
 from langgraph_recall.store._plan import search_op
-from langgraph_recall.store._types import DecayConfig, HistoryEntry
+from langgraph_recall.store._types import DecayConfig, HistoryEntry, MemorySearchOp
 from langgraph_recall.store.postgres._bulk import (
     BULK_BATCH_SIZE,
     BULK_IN_FLIGHT,
@@ -51,7 +54,7 @@ from langgraph_recall.store.postgres._programs import MemoryPrograms
 from langgraph_recall.store.postgres._state import StoreOptions
 from langgraph_recall.store.postgres._types import Program, SetupReport
 
-__all__ = ["MemoryStoreCore", "op_list"]
+__all__ = ["MemoryStoreCore", "op_list", "reads_only"]
 
 T = TypeVar("T")
 
@@ -107,19 +110,27 @@ class MemoryStoreCore(MemoryPrograms, BaseStore):
     # ------------------------------------------------------------------ runners
     # A program given as a factory (every public method) may run again when the server
     # breaks its transaction as a deadlock victim or serialization failure.
-    def _run(self, program: Program[T] | Callable[[], Program[T]]) -> T:  # pragma: no cover
+    # ``read``: the program is a batch that only reads; it may run on the store's standby.
+    def _run(
+        self, program: Program[T] | Callable[[], Program[T]], *, read: bool = False
+    ) -> T:  # pragma: no cover
         raise NotImplementedError
 
-    async def _arun(self, program: Program[T] | Callable[[], Program[T]]) -> T:  # pragma: no cover
+    async def _arun(
+        self, program: Program[T] | Callable[[], Program[T]], *, read: bool = False
+    ) -> T:  # pragma: no cover
         raise NotImplementedError
 
     def batch(self, ops: Iterable[Op]) -> list[Result]:
         """Run several operations in one transaction (reads see the state before writes)."""
-        return self._run(functools.partial(self._batch_program, op_list(ops)))
+        listed = op_list(ops)
+        return self._run(functools.partial(self._batch_program, listed), read=reads_only(listed))
 
     async def abatch(self, ops: Iterable[Op]) -> list[Result]:
         """Async :meth:`batch`."""
-        return await self._arun(functools.partial(self._batch_program, op_list(ops)))
+        listed = op_list(ops)
+        program = functools.partial(self._batch_program, listed)
+        return await self._arun(program, read=reads_only(listed))
 
     # ------------------------------------------------------------------ public API
     def setup(self) -> SetupReport:
@@ -507,6 +518,11 @@ class MemoryStoreCore(MemoryPrograms, BaseStore):
         except StopIteration as stop:
             report: BulkLoadReport = stop.value
             return report
+
+
+def reads_only(ops: Sequence[Op]) -> bool:
+    """Whether a batch writes nothing (gets, searches and listings only)."""
+    return all(isinstance(op, (GetOp, SearchOp, MemorySearchOp, ListNamespacesOp)) for op in ops)
 
 
 def op_list(ops: Iterable[Op]) -> list[Op]:

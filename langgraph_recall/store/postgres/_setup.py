@@ -79,9 +79,9 @@ class SetupPrograms(StoreState):
         if meta.get("vector_index") == "deferred":
             logger.warning(
                 "the HNSW index is missing: a bulk_load(rebuild_index=True) dropped it and has "
-                "not finished (searches scan every vector until it is built); finish that load "
-                "(run it again with the same resume_key, or `langgraph-recall import FILE "
-                "--resume --rebuild-index`)"
+                "not finished (searches scan every vector until it is built); run that load "
+                "again with rebuild_index=True (the same resume_key skips what it wrote; "
+                "`langgraph-recall import FILE --resume --rebuild-index`) to build it"
             )
         version_rows = yield Stmt(_sql.VECTOR_VERSION, fetch=True)
         report = SetupReport(

@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextlib
+import functools
 import logging
 import threading
 import time
@@ -56,8 +57,10 @@ class SyncStoreBase(MemoryStoreCore):
     def _embed_queries(self, texts: list[str]) -> list[list[float]]:
         return [self.embeddings.embed_query(text) for text in texts]
 
-    async def _arun(self, program: Program[T] | Callable[[], Program[T]]) -> T:
-        return await asyncio.to_thread(self._run, program)
+    async def _arun(
+        self, program: Program[T] | Callable[[], Program[T]], *, read: bool = False
+    ) -> T:
+        return await asyncio.to_thread(functools.partial(self._run, program, read=read))
 
     def start_ttl_sweeper(
         self, sweep_interval_minutes: float | None = None

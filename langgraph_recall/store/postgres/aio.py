@@ -112,6 +112,7 @@ class AsyncPostgresMemoryStore(AsyncStoreBase):
         self,
         conn: AConn | AsyncConnectionPool[AConn],
         *,
+        read_conn: AConn | AsyncConnectionPool[AConn] | None = None,
         index: IndexConfig | None = None,
         ttl: TTLConfig | None = None,
         retrieval: RetrievalConfig | None = None,
@@ -122,12 +123,19 @@ class AsyncPostgresMemoryStore(AsyncStoreBase):
         Args:
             conn: A pool (recommended) or one connection, opened with ``autocommit=True``
                 and ``row_factory=dict_row``.
+            read_conn: The same, on a hot standby: batches that only read (``get``,
+                ``search``, ``list_namespaces``) run there; writes, ``setup`` and the
+                bookkeeping reads leave behind (access counts, TTL refreshes) run on
+                ``conn``. The standby answers with what it has replayed: a read right
+                after a write may not see it.
             index: Embedder and dimensions (``None``: the package's default embedder).
             ttl: LangGraph's ``TTLConfig`` (minutes).
             retrieval: Ranking weights (:class:`~langgraph_recall.retrieval.RetrievalConfig`).
             **options: Tuning knobs, see :class:`~langgraph_recall.store.postgres.StoreOptions`.
         """
         check_connection_settings(conn)
+        if read_conn is not None:
+            check_connection_settings(read_conn)
         width = conn.max_size if isinstance(conn, AsyncConnectionPool) else 1
         stall_timeout = float(
             conn.timeout if isinstance(conn, AsyncConnectionPool) else POOL_TIMEOUT
@@ -135,7 +143,9 @@ class AsyncPostgresMemoryStore(AsyncStoreBase):
         super().__init__(index=index, ttl=ttl, retrieval=retrieval, **options)
         self._init_own_state(width, stall_timeout)
         self.conn = conn
+        self.read_conn = read_conn
         self._conn_lock = asyncio.Lock()
+        self._read_lock = asyncio.Lock()
         # Our own calls queue here for a pooled connection instead of timing out in the pool.
         self._slots = asyncio.Semaphore(width)
 
@@ -145,6 +155,7 @@ class AsyncPostgresMemoryStore(AsyncStoreBase):
         cls,
         conn_string: str | None = None,
         *,
+        read_dsn: str | None = None,
         index: IndexConfig | None = None,
         ttl: TTLConfig | None = None,
         retrieval: RetrievalConfig | None = None,
@@ -156,6 +167,8 @@ class AsyncPostgresMemoryStore(AsyncStoreBase):
 
         ``conn_string=None`` uses ``$LANGGRAPH_RECALL_POSTGRES_URI`` or the embedded
         Postgres. ``pool_config`` sets ``min_size``/``max_size``/``timeout``/``kwargs``.
+        ``read_dsn``: a hot standby for the batches that only read (a second pool, same
+        ``pool_config``; see ``read_conn``).
         """
         # unasync: end
         # unasync: sync-only
@@ -163,16 +176,25 @@ class AsyncPostgresMemoryStore(AsyncStoreBase):
         #
         # ``conn_string=None`` uses ``$LANGGRAPH_RECALL_POSTGRES_URI`` or the embedded
         # Postgres. ``pool_config`` sets ``min_size``/``max_size``/``timeout``/``kwargs``.
+        # ``read_dsn``: a hot standby for the batches that only read (a second pool, same
+        # ``pool_config``; see ``read_conn``).
         # """
         # unasync: end
         dsn, _ = await cls._aresolve_dsn(conn_string)
         timeout = connection_kwargs(pool_config)["connect_timeout"]
         await aprobe(dsn, timeout, (pool_config or {}).get("kwargs"))  # fail fast, naming it
         threshold = prepare_threshold_of(pool_config)
+        if read_dsn is not None:
+            await aprobe(read_dsn, timeout, (pool_config or {}).get("kwargs"))
         pool = await abuild_pool(dsn, pool_config, threshold, timeout, STORE_POOL)
+        read_pool = None
         store: AsyncPostgresMemoryStore | None = None
         try:
-            store = cls(pool, index=index, ttl=ttl, retrieval=retrieval, **options)
+            if read_dsn is not None:
+                read_pool = await abuild_pool(read_dsn, pool_config, threshold, timeout, STORE_POOL)
+            store = cls(
+                pool, read_conn=read_pool, index=index, ttl=ttl, retrieval=retrieval, **options
+            )
             yield store
         finally:
             if store is not None:
@@ -181,47 +203,65 @@ class AsyncPostgresMemoryStore(AsyncStoreBase):
                     await store.aflush_access()
                 except Exception as exc:  # closing must not fail over bookkeeping
                     logger.warning("access counts not written at close: %s", printable(exc))
+            if read_pool is not None:
+                await read_pool.close()
             await pool.close()
 
+    def _source(self, read: bool) -> AConn | AsyncConnectionPool[AConn]:
+        """Where a statement runs: the standby for a reading batch's reads, if there is one."""
+        return self.read_conn if read and self.read_conn is not None else self.conn
+
     @contextlib.asynccontextmanager
-    async def _connection(self) -> AsyncIterator[AConn]:
-        if isinstance(self.conn, AsyncConnectionPool):
-            async with self.conn.connection() as conn:
+    async def _connection(self, read: bool = False) -> AsyncIterator[AConn]:
+        source = self._source(read)
+        if isinstance(source, AsyncConnectionPool):
+            async with source.connection() as conn:
                 yield conn
         else:
-            async with self._conn_lock:
-                yield self.conn
+            async with self._read_lock if source is not self.conn else self._conn_lock:
+                yield source
 
-    def _target(self) -> str:
-        if isinstance(self.conn, AsyncConnectionPool):
-            conninfo = self.conn.conninfo
+    def _target(self, read: bool = False) -> str:
+        source = self._source(read)
+        if isinstance(source, AsyncConnectionPool):
+            conninfo = source.conninfo
             return describe_target(conninfo_to_dict(conninfo) if isinstance(conninfo, str) else {})
-        return describe_target({"host": self.conn.info.host, "port": self.conn.info.port})
+        return describe_target({"host": source.info.host, "port": source.info.port})
 
-    async def _arun(self, program: Program[T] | Callable[[], Program[T]]) -> T:
+    async def _arun(
+        self, program: Program[T] | Callable[[], Program[T]], *, read: bool = False
+    ) -> T:
         """Run a program; given as a factory, a transaction the server broke as a deadlock
         victim or serialization failure runs again (bounded, see ``should_retry``) as long
-        as none of its writes was committed."""
+        as none of its writes was committed. ``read``: a batch that only reads, whose
+        statements run on ``read_conn`` (if any) but for the isolated bookkeeping."""
         attempt = 1
         while True:
             committed: list[bool] = []
+            on_standby = [False]  # where the last statement ran: the error names that server
             try:
                 async with self._slots:
                     return await self._arun_unchecked(
-                        program if isinstance(program, Generator) else program(), committed
+                        program if isinstance(program, Generator) else program(),
+                        committed,
+                        read,
+                        on_standby,
                     )
             except (psycopg.Error, PoolTimeout) as exc:
                 if not (committed or isinstance(program, Generator)) and should_retry(exc, attempt):
                     await self._apause(retry_pause(attempt))
                     attempt += 1
                     continue
-                note_failure(self.conn, exc)
-                translated = translate_error(self._target(), exc, STORE, self.conn)
+                source = self._source(on_standby[0])
+                note_failure(source, exc)
+                translated = translate_error(self._target(on_standby[0]), exc, STORE, source)
                 if translated is exc:
                     raise
                 raise translated from exc
 
-    async def _arun_unchecked(self, program: Program[T], committed: list[bool]) -> T:
+    async def _arun_unchecked(
+        self, program: Program[T], committed: list[bool], read: bool, on_standby: list[bool]
+    ) -> T:
         self._bind_loop()
         try:
             request = next(program)
@@ -229,9 +269,12 @@ class AsyncPostgresMemoryStore(AsyncStoreBase):
             result: T = stop.value
             return result
         async with contextlib.AsyncExitStack() as stack:
+            standby = read and self.read_conn is not None
             conn: AConn | None = None
             cursor: psycopg.AsyncCursor[dict[str, Any]] | None = None
             transaction: contextlib.AsyncExitStack | None = None
+            # a reading batch on a standby writes its bookkeeping on the primary
+            primary: tuple[AConn, psycopg.AsyncCursor[dict[str, Any]]] | None = None
             while True:
                 reply: Any
                 if isinstance(request, EmbedDocuments):
@@ -240,9 +283,16 @@ class AsyncPostgresMemoryStore(AsyncStoreBase):
                 elif isinstance(request, EmbedQueries):
                     with self._local_work():
                         reply = await self._aembed_queries(request.texts)
+                elif request.isolated and standby:
+                    on_standby[0] = False
+                    if primary is None:
+                        own = await stack.enter_async_context(self._connection())
+                        primary = (own, await stack.enter_async_context(own.cursor()))
+                    reply = await execute_isolated(*primary, request)
                 else:
+                    on_standby[0] = standby
                     if conn is None or cursor is None:
-                        conn = await stack.enter_async_context(self._connection())
+                        conn = await stack.enter_async_context(self._connection(standby))
                         cursor = await stack.enter_async_context(conn.cursor())
                     if request.isolated:
                         if transaction is not None:  # commit what the program did so far

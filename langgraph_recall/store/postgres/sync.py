@@ -74,6 +74,7 @@ class PostgresMemoryStore(SyncStoreBase):
         self,
         conn: Conn | ConnectionPool[Conn],
         *,
+        read_conn: Conn | ConnectionPool[Conn] | None = None,
         index: IndexConfig | None = None,
         ttl: TTLConfig | None = None,
         retrieval: RetrievalConfig | None = None,
@@ -84,18 +85,27 @@ class PostgresMemoryStore(SyncStoreBase):
         Args:
             conn: A pool (recommended) or one connection, opened with ``autocommit=True``
                 and ``row_factory=dict_row``.
+            read_conn: The same, on a hot standby: batches that only read (``get``,
+                ``search``, ``list_namespaces``) run there; writes, ``setup`` and the
+                bookkeeping reads leave behind (access counts, TTL refreshes) run on
+                ``conn``. The standby answers with what it has replayed: a read right
+                after a write may not see it.
             index: Embedder and dimensions (``None``: the package's default embedder).
             ttl: LangGraph's ``TTLConfig`` (minutes).
             retrieval: Ranking weights (:class:`~langgraph_recall.retrieval.RetrievalConfig`).
             **options: Tuning knobs, see :class:`~langgraph_recall.store.postgres.StoreOptions`.
         """
         check_connection_settings(conn)
+        if read_conn is not None:
+            check_connection_settings(read_conn)
         width = conn.max_size if isinstance(conn, ConnectionPool) else 1
         stall_timeout = float(conn.timeout if isinstance(conn, ConnectionPool) else POOL_TIMEOUT)
         super().__init__(index=index, ttl=ttl, retrieval=retrieval, **options)
         self._init_own_state(width, stall_timeout)
         self.conn = conn
+        self.read_conn = read_conn
         self._conn_lock = threading.Lock()
+        self._read_lock = threading.Lock()
         # Our own calls queue here for a pooled connection instead of timing out in the pool.
         self._slots = threading.Semaphore(width)
 
@@ -105,6 +115,7 @@ class PostgresMemoryStore(SyncStoreBase):
         cls,
         conn_string: str | None = None,
         *,
+        read_dsn: str | None = None,
         index: IndexConfig | None = None,
         ttl: TTLConfig | None = None,
         retrieval: RetrievalConfig | None = None,
@@ -115,15 +126,24 @@ class PostgresMemoryStore(SyncStoreBase):
 
         ``conn_string=None`` uses ``$LANGGRAPH_RECALL_POSTGRES_URI`` or the embedded
         Postgres. ``pool_config`` sets ``min_size``/``max_size``/``timeout``/``kwargs``.
+        ``read_dsn``: a hot standby for the batches that only read (a second pool, same
+        ``pool_config``; see ``read_conn``).
         """
         dsn, _ = cls._resolve_dsn(conn_string)
         timeout = connection_kwargs(pool_config)["connect_timeout"]
         probe(dsn, timeout, (pool_config or {}).get("kwargs"))  # fail fast, naming it
         threshold = prepare_threshold_of(pool_config)
+        if read_dsn is not None:
+            probe(read_dsn, timeout, (pool_config or {}).get("kwargs"))
         pool = build_pool(dsn, pool_config, threshold, timeout, STORE_POOL)
+        read_pool = None
         store: PostgresMemoryStore | None = None
         try:
-            store = cls(pool, index=index, ttl=ttl, retrieval=retrieval, **options)
+            if read_dsn is not None:
+                read_pool = build_pool(read_dsn, pool_config, threshold, timeout, STORE_POOL)
+            store = cls(
+                pool, read_conn=read_pool, index=index, ttl=ttl, retrieval=retrieval, **options
+            )
             yield store
         finally:
             if store is not None:
@@ -132,47 +152,63 @@ class PostgresMemoryStore(SyncStoreBase):
                     store.flush_access()
                 except Exception as exc:  # closing must not fail over bookkeeping
                     logger.warning("access counts not written at close: %s", printable(exc))
+            if read_pool is not None:
+                read_pool.close()
             pool.close()
 
+    def _source(self, read: bool) -> Conn | ConnectionPool[Conn]:
+        """Where a statement runs: the standby for a reading batch's reads, if there is one."""
+        return self.read_conn if read and self.read_conn is not None else self.conn
+
     @contextlib.contextmanager
-    def _connection(self) -> Iterator[Conn]:
-        if isinstance(self.conn, ConnectionPool):
-            with self.conn.connection() as conn:
+    def _connection(self, read: bool = False) -> Iterator[Conn]:
+        source = self._source(read)
+        if isinstance(source, ConnectionPool):
+            with source.connection() as conn:
                 yield conn
         else:
-            with self._conn_lock:
-                yield self.conn
+            with self._read_lock if source is not self.conn else self._conn_lock:
+                yield source
 
-    def _target(self) -> str:
-        if isinstance(self.conn, ConnectionPool):
-            conninfo = self.conn.conninfo
+    def _target(self, read: bool = False) -> str:
+        source = self._source(read)
+        if isinstance(source, ConnectionPool):
+            conninfo = source.conninfo
             return describe_target(conninfo_to_dict(conninfo) if isinstance(conninfo, str) else {})
-        return describe_target({"host": self.conn.info.host, "port": self.conn.info.port})
+        return describe_target({"host": source.info.host, "port": source.info.port})
 
-    def _run(self, program: Program[T] | Callable[[], Program[T]]) -> T:
+    def _run(self, program: Program[T] | Callable[[], Program[T]], *, read: bool = False) -> T:
         """Run a program; given as a factory, a transaction the server broke as a deadlock
         victim or serialization failure runs again (bounded, see ``should_retry``) as long
-        as none of its writes was committed."""
+        as none of its writes was committed. ``read``: a batch that only reads, whose
+        statements run on ``read_conn`` (if any) but for the isolated bookkeeping."""
         attempt = 1
         while True:
             committed: list[bool] = []
+            on_standby = [False]  # where the last statement ran: the error names that server
             try:
                 with self._slots:
                     return self._run_unchecked(
-                        program if isinstance(program, Generator) else program(), committed
+                        program if isinstance(program, Generator) else program(),
+                        committed,
+                        read,
+                        on_standby,
                     )
             except (psycopg.Error, PoolTimeout) as exc:
                 if not (committed or isinstance(program, Generator)) and should_retry(exc, attempt):
                     self._pause(retry_pause(attempt))
                     attempt += 1
                     continue
-                note_failure(self.conn, exc)
-                translated = translate_error(self._target(), exc, STORE, self.conn)
+                source = self._source(on_standby[0])
+                note_failure(source, exc)
+                translated = translate_error(self._target(on_standby[0]), exc, STORE, source)
                 if translated is exc:
                     raise
                 raise translated from exc
 
-    def _run_unchecked(self, program: Program[T], committed: list[bool]) -> T:
+    def _run_unchecked(
+        self, program: Program[T], committed: list[bool], read: bool, on_standby: list[bool]
+    ) -> T:
         self._bind_loop()
         try:
             request = next(program)
@@ -180,9 +216,12 @@ class PostgresMemoryStore(SyncStoreBase):
             result: T = stop.value
             return result
         with contextlib.ExitStack() as stack:
+            standby = read and self.read_conn is not None
             conn: Conn | None = None
             cursor: psycopg.Cursor[dict[str, Any]] | None = None
             transaction: contextlib.ExitStack | None = None
+            # a reading batch on a standby writes its bookkeeping on the primary
+            primary: tuple[Conn, psycopg.Cursor[dict[str, Any]]] | None = None
             while True:
                 reply: Any
                 if isinstance(request, EmbedDocuments):
@@ -191,9 +230,16 @@ class PostgresMemoryStore(SyncStoreBase):
                 elif isinstance(request, EmbedQueries):
                     with self._local_work():
                         reply = self._embed_queries(request.texts)
+                elif request.isolated and standby:
+                    on_standby[0] = False
+                    if primary is None:
+                        own = stack.enter_context(self._connection())
+                        primary = (own, stack.enter_context(own.cursor()))
+                    reply = execute_isolated(*primary, request)
                 else:
+                    on_standby[0] = standby
                     if conn is None or cursor is None:
-                        conn = stack.enter_context(self._connection())
+                        conn = stack.enter_context(self._connection(standby))
                         cursor = stack.enter_context(conn.cursor())
                     if request.isolated:
                         if transaction is not None:  # commit what the program did so far

@@ -34,6 +34,17 @@ def test_small_configuration_compares_both_stores(capsys: pytest.CaptureFixture[
     assert set(store_users.ratios(report)) == {"p50", "p95", "bytes_per_memory"}
 
 
+def test_bulk_configuration_loads_both_stores_and_rebuilds_their_indexes() -> None:
+    report = store_users.run(
+        users=4, per_user=40, heavy=0, queries=12, bulk=True, progress=lambda _: None
+    )
+    by_name = {r.name: r for r in report.results}
+    assert all(r.error is None for r in report.results), [r.error for r in report.results]
+    assert by_name["langgraph"].recall_at_10 > 0.9  # its HNSW index, re-created, answers
+    assert by_name["ours"].recall_at_10 > 0.5
+    assert "in bulk, each HNSW index built after the load" in store_users.format_report(report)
+
+
 def test_cli_runs_it_by_name_with_its_scale() -> None:
     from langgraph_recall.cli.bench import STORE_USERS, cmd_bench
 
@@ -52,5 +63,6 @@ def test_cli_runs_it_by_name_with_its_scale() -> None:
         users=2,
         per_user=12,
         heavy=None,
+        bulk=True,
     )
     assert cmd_bench(args) == 0

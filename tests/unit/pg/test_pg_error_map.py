@@ -143,8 +143,14 @@ def test_a_pool_timeout_on_a_saturated_pool_says_the_pool_is_busy() -> None:
 
     busy = translate_error("db:1", PoolTimeout("slow"), SAVER, Busy())
     assert isinstance(busy, BackendUnavailableError) and "all 4 connections" in str(busy)
+    class Refused(Busy):  # its slots are reconnection attempts to a server that refuses
+        def get_stats(self) -> dict[str, int]:
+            return {"pool_size": 4, "pool_available": 0, "connections_errors": 3}
+
     idle = translate_error("db:1", PoolTimeout("slow"), SAVER, Idle())
     assert "unreachable" in str(idle) and "max_size" in str(idle)
+    refused = str(translate_error("db:1", PoolTimeout("slow"), SAVER, Refused()))
+    assert "unreachable" in refused and "answers" not in refused
     assert "unreachable" in str(translate_error("db:1", PoolTimeout("slow"), SAVER, object()))
 
 
