@@ -32,11 +32,12 @@ def test_reads_answer_from_the_standby_and_writes_go_to_the_primary(
     with PostgresPair.running(synchronous=False) as pair:
         assert pair.standby is not None
         standby = pair.standby.dsn(pair.dbname)
-        with PostgresMemoryStore.from_conn_string(
-            pair.dsn, read_dsn=standby, index=index_config(), access_flush_interval=0
-        ) as store, PostgresMemoryStore.from_conn_string(
-            pair.dsn, index=index_config()
-        ) as primary_only:
+        with (
+            PostgresMemoryStore.from_conn_string(
+                pair.dsn, read_dsn=standby, index=index_config(), access_flush_interval=0
+            ) as store,
+            PostgresMemoryStore.from_conn_string(pair.dsn, index=index_config()) as primary_only,
+        ):
             store.setup()
             store.put(NS, "city", {"content": "User lives in Lyon"})
             pair.caught_up()

@@ -143,6 +143,7 @@ def test_a_pool_timeout_on_a_saturated_pool_says_the_pool_is_busy() -> None:
 
     busy = translate_error("db:1", PoolTimeout("slow"), SAVER, Busy())
     assert isinstance(busy, BackendUnavailableError) and "all 4 connections" in str(busy)
+
     class Refused(Busy):  # its slots are reconnection attempts to a server that refuses
         def get_stats(self) -> dict[str, int]:
             return {"pool_size": 4, "pool_available": 0, "connections_errors": 3}
