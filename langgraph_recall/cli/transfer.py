@@ -159,7 +159,13 @@ def cmd_import(args: Any, console: Console | None = None) -> int:
     with open_store(dsn) as store:
         if args.file is not None:
             total = _lines_in(args.file) if _readable(args.file) else None
-            with _input(args.file) as stream, _progress(out, total) as progress:
+            with _input(args.file) as stream, _progress(out, total) as bar:
+
+                def progress(done: int) -> None:
+                    bar(done)
+                    if args.rebuild_index and done == total:  # the last batch committed
+                        out.line("  all written; building the HNSW index (can take minutes)")
+
                 report = import_memories(
                     store,
                     stream,
@@ -173,14 +179,14 @@ def cmd_import(args: Any, console: Console | None = None) -> int:
             prefix = parse_prefix(args.prefix) or ()
             with (
                 _open_langgraph_store(args.from_langgraph_store) as old,
-                _progress(out, None) as progress,
+                _progress(out, None) as copied,
             ):
                 report = copy_memories(
                     old,
                     store,
                     namespace_prefix=prefix,
                     batch_size=args.batch_size,
-                    progress=progress,
+                    progress=copied,
                     rebuild_index=args.rebuild_index,
                 )
             source = f"LangGraph's PostgresStore ({describe_dsn(args.from_langgraph_store)})"

@@ -326,7 +326,8 @@ def test_cli_import_resume(second_dsn: str, tmp_path: Any, capsys: Any) -> None:
     path.write_text("\n".join(_export_lines(30)) + "\n")
     args = ["import", str(path), "--resume", "--rebuild-index", "--postgres", second_dsn]
     assert main(args) == 0
-    assert "imported 30 memories" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "imported 30 memories" in err and "building the HNSW index" in err
     assert main(args) == 0
     assert "imported 0 memories" in (err := capsys.readouterr().err)
     assert "30 already there from an earlier run" in err
