@@ -159,11 +159,12 @@ def cmd_import(args: Any, console: Console | None = None) -> int:
     with open_store(dsn) as store:
         if args.file is not None:
             total = _lines_in(args.file) if _readable(args.file) else None
+            rebuilds = args.rebuild_index and store.vector_mode == "pgvector"
             with _input(args.file) as stream, _progress(out, total) as bar:
 
                 def progress(done: int) -> None:
                     bar(done)
-                    if args.rebuild_index and done == total:  # the last batch committed
+                    if rebuilds and done == total:  # the last batch committed
                         out.line("  all written; building the HNSW index (can take minutes)")
 
                 report = import_memories(
