@@ -10,6 +10,7 @@ index setup made; bad input is refused naming its batch, with the batches before
 from __future__ import annotations
 
 import contextlib
+import json
 import logging
 import threading
 import uuid
@@ -222,3 +223,21 @@ def test_resume_writes_every_put_once_whatever_the_cut(
         found = store.search((label,), limit=100)
         stored = {(item.namespace, item.key): item.value for item in found}
         assert stored == final
+
+
+def test_cli_import_rebuilds_the_index_and_says_so(
+    embedded_dsn: str, tmp_path: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from langgraph_recall.cli import main
+    from langgraph_recall.transfer import header_line
+
+    records = [
+        json.dumps({"namespace": ["memories", "user_id:cli"], "key": f"k{n}", "value": value})
+        for n, value in enumerate({"content": _text(n)} for n in range(40))
+    ]
+    path = tmp_path / "cli.jsonl"
+    path.write_text("\n".join([header_line({"user_id": "cli"}), *records]) + "\n")
+    assert main(["import", str(path), "--rebuild-index", "--postgres", embedded_dsn]) == 0
+    err = capsys.readouterr().err
+    assert "imported 40 memories" in err and "building the HNSW index" in err
+    assert _index_definition(embedded_dsn) is not None
