@@ -105,15 +105,24 @@ def cmd_export(args: Any, console: Console | None = None) -> int:
     return 0
 
 
-def _open_langgraph_store(dsn: str) -> contextlib.AbstractContextManager[Any]:
+@contextlib.contextmanager
+def _open_langgraph_store(dsn: str) -> Iterator[Any]:
     try:
+        import psycopg
         from langgraph.store.postgres import PostgresStore
     except ImportError as exc:
         raise CliError(
             "reading LangGraph's PostgresStore needs langgraph-checkpoint-postgres: pip install "
             '"langgraph-recall[postgres]"'
         ) from exc
-    return PostgresStore.from_conn_string(dsn)
+    try:
+        with PostgresStore.from_conn_string(dsn) as store:
+            yield store
+    except psycopg.errors.UndefinedTable as exc:
+        raise CliError(
+            f"{describe_dsn(dsn)} holds no LangGraph PostgresStore ({exc.diag.message_primary}): "
+            "give --from-langgraph-store the database your LangGraph app's store writes to"
+        ) from None
 
 
 def _lines_in(path: str) -> int:
@@ -125,10 +134,13 @@ def _lines_in(path: str) -> int:
 @contextlib.contextmanager
 def _progress(out: Console, total: int | None) -> Iterator[Callable[[int], None]]:
     """A bar on a terminal; elsewhere one line per committed group of batches."""
-    if not sys.stderr.isatty():
+    try:
+        from tqdm import tqdm
+    except ImportError:  # an extra of the package; lines do as well
+        tqdm = None
+    if tqdm is None or not sys.stderr.isatty():
         yield lambda done: out.line(f"  {done} memories imported")
         return
-    from tqdm import tqdm
 
     with tqdm(total=total, desc="importing", unit=" memories", file=sys.stderr) as bar:
 
@@ -150,6 +162,11 @@ def cmd_import(args: Any, console: Console | None = None) -> int:
         )
     if args.batch_size is not None and args.batch_size < 1:
         raise CliError("--batch-size must be >= 1")
+    if args.prefix is not None and args.file is not None:
+        raise CliError(
+            "--prefix selects what --from-langgraph-store copies; an import of a FILE takes "
+            "every line of it"
+        )
     if args.resume and args.file is None:
         raise CliError(
             "--resume resumes a FILE import; copying from LangGraph's store again gives the "

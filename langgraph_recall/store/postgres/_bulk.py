@@ -26,6 +26,8 @@ Example:
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections.abc import Callable, Generator, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -52,6 +54,7 @@ __all__ = [
     "BulkLoadReport",
     "BulkPrograms",
     "Group",
+    "batch_digest",
     "batches_of",
     "bulk_driver",
     "run_groups",
@@ -94,8 +97,23 @@ class BulkLoadReport:
 
 @dataclass(frozen=True)
 class _LoadState:
-    done: frozenset[int]
+    done: dict[int, str | None]  # committed batches and their digests
     finished: bool
+    index_missing: bool
+
+
+def batch_digest(ops: list[PutOp]) -> str:
+    """What identifies a batch of a load: a hash of its puts' namespaces and keys, in order."""
+    listed = json.dumps([[list(op.namespace), op.key] for op in ops], ensure_ascii=False)
+    return hashlib.sha256(listed.encode()).hexdigest()[:32]
+
+
+def _not_the_same_load(name: str | None, number: int, what: str) -> InvalidValueError:
+    return InvalidValueError(
+        f"batch {number} of the bulk load {name!r} {what}: this is not the load that "
+        "name recorded (resume it with the same puts in the same order and the same "
+        "batch_size, or give this load a new resume_key)"
+    )
 
 
 def batches_of(puts: Iterable[PutOp], size: int) -> Iterator[list[PutOp]]:
@@ -134,19 +152,23 @@ class BulkPrograms(BatchPrograms):
         rows: list[dict[str, Any]] = []
         if name is not None:
             rows = yield Stmt(_sql.LOAD_STATE, {"name": name}, fetch=True)
-            if any(row["batch"] == -2 for row in rows):
-                return _LoadState(frozenset(), finished=True)
             sizes = {row["items"] for row in rows if row["batch"] == -1}
             if sizes and sizes != {batch_size}:
                 raise InvalidValueError(
                     f"the bulk load {name!r} was started with batch_size={sizes.pop()}; "
                     "resume it with that batch_size (its batches are counted in it)"
                 )
+        found = yield Stmt(_sql.INDEX_STATE, fetch=True)
+        index_missing = bool(found) and found[0]["value"] == DEFERRED
+        done = {r["batch"]: r["digest"] for r in rows if r["batch"] >= 0}
+        if any(row["batch"] == -2 for row in rows):
+            return _LoadState(done, finished=True, index_missing=index_missing)
+        if name is not None:
             yield Stmt(_sql.START_LOAD, {"name": name, "items": batch_size})
         if rebuild_index and self.vector_mode == "pgvector":
             yield Stmt(_sql.SET_META, {"name": "vector_index", "value": DEFERRED})
             yield Stmt(f"DROP INDEX IF EXISTS {IP_INDEX}")
-        return _LoadState(frozenset(r["batch"] for r in rows if r["batch"] >= 0), False)
+        return _LoadState(done, finished=False, index_missing=index_missing)
 
     def _bulk_batch(self, ops: list[PutOp], name: str | None, number: int) -> Program[int]:
         plan = plan_batch(
@@ -165,7 +187,10 @@ class BulkPrograms(BatchPrograms):
         yield Stmt(_sql.LOCK_NAMESPACES, {"ns": written})
         yield from self._upsert(plan.upserts, vectors)  # ANALYZE: once, after the load
         if name is not None:
-            yield Stmt(_sql.RECORD_LOAD_BATCH, {"name": name, "batch": number, "items": len(ops)})
+            yield Stmt(
+                _sql.RECORD_LOAD_BATCH,
+                {"name": name, "batch": number, "items": len(ops), "digest": batch_digest(ops)},
+            )
         return len(ops)
 
     def _bulk_finish(self, name: str | None, total: int, rebuild_index: bool) -> Program[bool]:
@@ -207,8 +232,18 @@ def bulk_driver(
     (state,) = yield from _run_one(
         lambda: programs._bulk_begin(resume_key, batch_size, rebuild_index)
     )
-    if state.finished:  # a finished load: nothing to write, the puts are only counted
-        return BulkLoadReport(0, 0, sum(1 for _ in puts), index_rebuilt=False)
+    if state.finished:  # nothing to write: the puts are checked against the load and counted
+        counted = 0
+        for number, ops in enumerate(batches_of(puts, batch_size)):
+            if number not in state.done:
+                raise _not_the_same_load(resume_key, number, "was never part of it (it finished)")
+            if state.done[number] != batch_digest(ops):
+                raise _not_the_same_load(resume_key, number, "holds other puts than it did")
+            counted += len(ops)
+        built = False
+        if rebuild_index and state.index_missing:  # an earlier run left the index unbuilt
+            (built,) = yield from _run_one(lambda: programs._bulk_finish(None, 0, True))
+        return BulkLoadReport(0, 0, counted, index_rebuilt=built)
     items = batches = skipped = 0
     numbered = enumerate(batches_of(puts, batch_size))
     exhausted = False
@@ -234,6 +269,8 @@ def bulk_driver(
                     refused, exhausted = exc, True
                     break
             if number in state.done:
+                if state.done[number] != batch_digest(ops):
+                    raise _not_the_same_load(resume_key, number, "holds other puts than it did")
                 skipped += len(ops)
                 continue
             mine = {(op.namespace, op.key) for op in ops}
@@ -262,6 +299,7 @@ def bulk_driver(
                     f"batch {number}, puts {first}-{first + batch_size - 1}",
                     items + skipped,
                     resume_key,
+                    others=True,
                 )
                 if wrapped is error:
                     raise error
@@ -291,13 +329,21 @@ def _run_one(factory: Callable[[], Program[Any]]) -> Generator[Group, list[Any],
     return results
 
 
-def _stopped(error: Exception, where: str | None, before: int, resume_key: str | None) -> Exception:
+def _stopped(
+    error: Exception,
+    where: str | None,
+    before: int,
+    resume_key: str | None,
+    *,
+    others: bool = False,
+) -> Exception:
     """The error that stopped a load, saying what was written and how to go on: a bad value
     becomes an ``InvalidValueError`` (of the same class) whose message says it all; any other
     error keeps its type and carries the same words as a note."""
     again = "; the same load run again goes on from there" if resume_key is not None else ""
     what = f"{where}: " if where else ""
-    words = f"{what}nothing of its batch was written; {before} memories before it were{again}"
+    which = "of other batches" if others else "before it"
+    words = f"{what}nothing of its batch was written; {before} memories {which} were{again}"
     if isinstance(error, InvalidValueError):
         return type(error)(f"{error} ({words})")
     error.add_note(words)

@@ -545,13 +545,16 @@ END $epoch$"""
 
 def _bulk_loads(_: MigrationContext) -> str:
     """The batches of each named bulk load that committed (``bulk_load(resume_key=...)``):
-    a load started again skips them. Names and counts only, no memory; ``batch = -1`` holds
-    the load's batch size while it runs, and its total once it finished."""
+    a load started again skips them, once each batch's ``digest`` (a hash of its puts'
+    namespaces and keys) shows it is the same load. Names, counts and digests only, no
+    memory; ``batch = -1`` holds the load's batch size, ``batch = -2`` its total once it
+    finished."""
     return """
 CREATE TABLE IF NOT EXISTS lgm_memory_loads (
     name text NOT NULL,
     batch integer NOT NULL,
     items integer NOT NULL,
+    digest text,
     PRIMARY KEY (name, batch)
 )"""
 

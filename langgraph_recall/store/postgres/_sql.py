@@ -515,15 +515,19 @@ SELECT count(*) AS n FROM changed"""
 
 # Bulk loads (``bulk_load``): which batches of a named load committed, and the vector index a
 # load with ``rebuild_index`` dropped (``lgm_store_meta`` name ``vector_index``: ``deferred``).
-LOAD_STATE = "SELECT batch, items FROM lgm_memory_loads WHERE name = %(name)s"
+LOAD_STATE = """
+SELECT batch, items, digest,
+       (SELECT value FROM lgm_store_meta WHERE name = 'vector_index') AS vector_index
+FROM lgm_memory_loads WHERE name = %(name)s"""
+INDEX_STATE = "SELECT value FROM lgm_store_meta WHERE name = 'vector_index'"
 START_LOAD = """
 INSERT INTO lgm_memory_loads (name, batch, items) VALUES (%(name)s, -1, %(items)s)
 ON CONFLICT (name, batch) DO NOTHING"""
 RECORD_LOAD_BATCH = """
-INSERT INTO lgm_memory_loads (name, batch, items) VALUES (%(name)s, %(batch)s, %(items)s)
-ON CONFLICT (name, batch) DO UPDATE SET items = excluded.items"""
+INSERT INTO lgm_memory_loads (name, batch, items, digest)
+VALUES (%(name)s, %(batch)s, %(items)s, %(digest)s)
+ON CONFLICT (name, batch) DO UPDATE SET items = excluded.items, digest = excluded.digest"""
 FINISH_LOAD = """
-WITH gone AS (DELETE FROM lgm_memory_loads WHERE name = %(name)s AND batch <> -2)
 INSERT INTO lgm_memory_loads (name, batch, items) VALUES (%(name)s, -2, %(items)s)
 ON CONFLICT (name, batch) DO UPDATE SET items = excluded.items"""
 SET_META = """

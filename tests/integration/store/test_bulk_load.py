@@ -241,3 +241,40 @@ def test_cli_import_rebuilds_the_index_and_says_so(
     err = capsys.readouterr().err
     assert "imported 40 memories" in err and "building the HNSW index" in err
     assert _index_definition(embedded_dsn) is not None
+
+
+def test_a_resume_key_given_other_puts_is_refused_and_writes_nothing(postgres_dsn: str) -> None:
+    """A load resumed (or run again after it finished) with other puts under the same name
+    would skip batches it never wrote: refused, naming the batch, before anything is written."""
+    with PostgresMemoryStore.from_conn_string(postgres_dsn, index=_index()) as store:
+        store.setup()
+        flaky = list(_puts(500, label="same"))
+        store.bulk_load(flaky, batch_size=100, resume_key="same")  # finished
+        other = list(_puts(500, label="other"))
+        with pytest.raises(InvalidValueError, match="batch 0 of the bulk load 'same' holds other"):
+            store.bulk_load(other, batch_size=100, resume_key="same")
+        longer = list(_puts(900, label="same"))
+        with pytest.raises(InvalidValueError, match=r"batch 5 .* was never part of it"):
+            store.bulk_load(longer, batch_size=100, resume_key="same")
+        assert store.search(("other",), limit=10) == []
+        assert len(store.search(("same",), limit=1_000)) == 500
+        again = store.bulk_load(flaky, batch_size=100, resume_key="same")
+        assert (again.items, again.skipped) == (0, 500)
+        shorter = list(_puts(450, label="same"))  # its last batch is not the one written
+        with pytest.raises(InvalidValueError, match=r"batch 4 .* holds other puts"):
+            store.bulk_load(shorter, batch_size=100, resume_key="same")
+
+
+def test_a_finished_load_builds_an_index_an_earlier_run_left_missing(embedded_dsn: str) -> None:
+    flaky = FailingEmbeddings(fail_at=2)
+    with PostgresMemoryStore.from_conn_string(
+        embedded_dsn, index={"dims": DIMS, "embed": flaky}
+    ) as store:
+        store.setup()
+        with pytest.raises(ConnectionError):
+            store.bulk_load(_puts(300), batch_size=100, resume_key="idx", rebuild_index=True)
+        finished = store.bulk_load(_puts(300), batch_size=100, resume_key="idx")
+        assert finished.index_rebuilt is False and _index_definition(embedded_dsn) is None
+        built = store.bulk_load(_puts(300), batch_size=100, resume_key="idx", rebuild_index=True)
+        assert (built.items, built.skipped, built.index_rebuilt) == (0, 300, True)
+        assert _index_definition(embedded_dsn) is not None

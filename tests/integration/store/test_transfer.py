@@ -334,3 +334,13 @@ def test_cli_import_resume(second_dsn: str, tmp_path: Any, capsys: Any) -> None:
     assert "30 already there from an earlier run" in err
     assert main(["import", "--from-langgraph-store", second_dsn, "--resume"]) == 2
     assert "--resume resumes a FILE import" in capsys.readouterr().err
+
+
+def test_cli_import_refuses_what_it_cannot_do(second_dsn: str, tmp_path: Any, capsys: Any) -> None:
+    path = tmp_path / "few.jsonl"
+    path.write_text("\n".join(_export_lines(3)) + "\n")
+    assert main(["import", str(path), "--prefix", '["memories"]', "--postgres", second_dsn]) == 2
+    assert "--prefix selects what --from-langgraph-store copies" in capsys.readouterr().err
+    # a database without LangGraph's store table: our error, naming the fix
+    assert main(["import", "--from-langgraph-store", second_dsn, "--postgres", second_dsn]) == 2
+    assert "holds no LangGraph PostgresStore" in capsys.readouterr().err
