@@ -99,14 +99,21 @@ cat "$mypy_log"
 # runs go in two lanes side by side, each lane one process at a time -- the Postgres-side
 # serial tests then the lowest redis-py run; langgraph-redis's suite, the Redis-side serial
 # tests, then Valkey. A lane's output is printed whole when it ends; both must pass.
-lane_postgres() {
-  "${PYTEST[@]}" -m "serial and not redis" --durations=10 \
-    --junitxml="$LANGGRAPH_RECALL_TEST_SHARED_DIR/serial-postgres.xml"
-  python -m tests._timings "$LANGGRAPH_RECALL_TEST_SHARED_DIR/serial-postgres.xml" --top 8
+serial_tests() {  # serial_tests NAME MARKER: one lane's serial tests and their timings
+  "${PYTEST[@]}" -m "$2" --durations=10 --junitxml="$LANGGRAPH_RECALL_TEST_SHARED_DIR/serial-$1.xml"
+  python -m tests._timings "$LANGGRAPH_RECALL_TEST_SHARED_DIR/serial-$1.xml" --top 8
+}
+# The Redis savers on Valkey and on the lowest redis-py allowed, one in each lane: full runs
+# only; LANGGRAPH_RECALL_SKIP_REDIS_COMPAT=1 skips both.
+redis_compat() {
   if [ "${LANGGRAPH_RECALL_SKIP_REDIS_COMPAT:-0}" != "1" ]; then
-    echo "==> Redis savers on the lowest redis-py"
-    bash scripts/test_redis_compat.sh lowest
+    echo "==> Redis savers: $1"
+    bash scripts/test_redis_compat.sh "$1"
   fi
+}
+lane_postgres() {
+  serial_tests postgres "serial and not redis"
+  redis_compat lowest
 }
 # --- peer-suites: redis-developer/langgraph-redis's checkpointer tests against our Redis savers
 # (tests/compat/redis_peer_run.py: the sdist pinned in tests/compat/redis_peer_suite.lock, a
@@ -117,15 +124,8 @@ lane_postgres() {
 lane_redis() {
   echo "==> langgraph-redis's checkpointer tests"
   python -m tests.compat.redis_peer_run
-  "${PYTEST[@]}" -m "serial and redis" --durations=10 \
-    --junitxml="$LANGGRAPH_RECALL_TEST_SHARED_DIR/serial-redis.xml"
-  python -m tests._timings "$LANGGRAPH_RECALL_TEST_SHARED_DIR/serial-redis.xml" --top 8
-  # Redis savers on Valkey (and, in the other lane, on the lowest redis-py allowed): full runs
-  # only; LANGGRAPH_RECALL_SKIP_REDIS_COMPAT=1 skips both.
-  if [ "${LANGGRAPH_RECALL_SKIP_REDIS_COMPAT:-0}" != "1" ]; then
-    echo "==> Redis savers on Valkey"
-    bash scripts/test_redis_compat.sh valkey
-  fi
+  serial_tests redis "serial and redis"
+  redis_compat valkey
 }
 stage "the serial tests and the peer / Redis compatibility runs, two lanes side by side"
 declare -A lane_pid lane_log

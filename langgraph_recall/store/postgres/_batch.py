@@ -74,7 +74,8 @@ class BatchPrograms(BookkeepingPrograms):
         )
         return results
 
-    def _batch_steps(self, ops: list[Op]) -> Program[list[Result]]:
+    def _planned(self, ops: Sequence[Op]) -> Program[tuple[Plan[Clause], list[list[float]]]]:
+        """The batch's plan (every op validated) and the vectors of the texts its puts embed."""
         plan = plan_batch(
             ops,
             fields=self.fields,
@@ -86,6 +87,10 @@ class BatchPrograms(BookkeepingPrograms):
         if texts:
             doc_vectors = yield EmbedDocuments(texts)
             self._check_vectors(doc_vectors, len(texts))
+        return plan, doc_vectors
+
+    def _batch_steps(self, ops: list[Op]) -> Program[list[Result]]:
+        plan, doc_vectors = yield from self._planned(ops)
         queries = sorted({op.query for _, op, _, _ in plan.searches if op.query})
         query_vectors: dict[str, list[float]] = {}
         if queries:

@@ -36,11 +36,9 @@ from langgraph.store.base import PutOp
 
 from langgraph_recall._pg.program import Stmt
 from langgraph_recall.errors import InvalidValueError
-from langgraph_recall.store._embedding import EmbedDocuments, texts_to_embed
 from langgraph_recall.store._namespace import encode_namespace
-from langgraph_recall.store._plan import plan_batch
 from langgraph_recall.store.postgres import _sql
-from langgraph_recall.store.postgres._batch import BatchPrograms, _compile_filter
+from langgraph_recall.store.postgres._batch import BatchPrograms
 from langgraph_recall.store.postgres._migrations import (
     IP_INDEX,
     MigrationContext,
@@ -171,17 +169,7 @@ class BulkPrograms(BatchPrograms):
         return _LoadState(done, finished=False, index_missing=index_missing)
 
     def _bulk_batch(self, ops: list[PutOp], name: str | None, number: int) -> Program[int]:
-        plan = plan_batch(
-            ops,
-            fields=self.fields,
-            max_value_bytes=self.max_value_bytes,
-            compile_filter=_compile_filter,
-        )
-        texts = texts_to_embed(plan.upserts)
-        vectors: list[list[float]] = []
-        if texts:
-            vectors = yield EmbedDocuments(texts)
-            self._check_vectors(vectors, len(texts))
+        plan, vectors = yield from self._planned(ops)
         yield from self._ensure_mode()
         written = sorted({encode_namespace(p.namespace) for p, _ in plan.upserts})
         yield Stmt(_sql.LOCK_NAMESPACES, {"ns": written})
@@ -221,7 +209,6 @@ class BulkPrograms(BatchPrograms):
 def bulk_driver(
     programs: BulkPrograms,
     puts: Iterable[PutOp],
-    *,
     batch_size: int,
     resume_key: str | None,
     rebuild_index: bool,

@@ -474,14 +474,7 @@ class MemoryStoreCore(MemoryPrograms, BaseStore):
             InvalidValueError: a put ``put`` would refuse, or a delete; the message names its
                 batch and says what was written before it.
         """
-        driver = bulk_driver(
-            self,
-            puts,
-            batch_size=batch_size,
-            resume_key=resume_key,
-            rebuild_index=rebuild_index,
-            progress=progress,
-        )
+        driver = bulk_driver(self, puts, batch_size, resume_key, rebuild_index, progress)
         with ThreadPoolExecutor(BULK_IN_FLIGHT, thread_name_prefix="lgm-bulk") as pool:
 
             def run(group: Group) -> list[Any]:
@@ -500,14 +493,7 @@ class MemoryStoreCore(MemoryPrograms, BaseStore):
         progress: Callable[[int], None] | None = None,
     ) -> BulkLoadReport:
         """Async :meth:`bulk_load`."""
-        driver = bulk_driver(
-            self,
-            puts,
-            batch_size=batch_size,
-            resume_key=resume_key,
-            rebuild_index=rebuild_index,
-            progress=progress,
-        )
+        driver = bulk_driver(self, puts, batch_size, resume_key, rebuild_index, progress)
         try:
             group = next(driver)
             while True:

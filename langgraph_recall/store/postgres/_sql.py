@@ -515,10 +515,7 @@ SELECT count(*) AS n FROM changed"""
 
 # Bulk loads (``bulk_load``): which batches of a named load committed, and the vector index a
 # load with ``rebuild_index`` dropped (``lgm_store_meta`` name ``vector_index``: ``deferred``).
-LOAD_STATE = """
-SELECT batch, items, digest,
-       (SELECT value FROM lgm_store_meta WHERE name = 'vector_index') AS vector_index
-FROM lgm_memory_loads WHERE name = %(name)s"""
+LOAD_STATE = "SELECT batch, items, digest FROM lgm_memory_loads WHERE name = %(name)s"
 INDEX_STATE = "SELECT value FROM lgm_store_meta WHERE name = 'vector_index'"
 START_LOAD = """
 INSERT INTO lgm_memory_loads (name, batch, items) VALUES (%(name)s, -1, %(items)s)
