@@ -278,3 +278,44 @@ def test_a_finished_load_builds_an_index_an_earlier_run_left_missing(embedded_ds
         built = store.bulk_load(_puts(300), batch_size=100, resume_key="idx", rebuild_index=True)
         assert (built.items, built.skipped, built.index_rebuilt) == (0, 300, True)
         assert _index_definition(embedded_dsn) is not None
+
+
+@settings(
+    max_examples=thorough(25),
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
+)
+@given(
+    first=st.lists(st.integers(0, 30), min_size=1, max_size=40),
+    second=st.lists(st.integers(0, 30), min_size=1, max_size=40),
+    size=st.integers(1, 9),
+    cut=st.booleans(),
+)
+def test_a_name_never_skips_puts_it_did_not_write(
+    postgres_dsn: str, first: list[int], second: list[int], size: int, cut: bool
+) -> None:
+    """Property: whatever a name recorded (a finished load, or one cut after its first
+    batch), a load of other puts under that name either writes every one of them or is
+    refused with nothing written -- a put is never counted as skipped unless it was written."""
+    label = f"n{uuid.uuid4().hex[:12]}"
+
+    def ops(keys: list[int], tag: str) -> list[PutOp]:
+        return [PutOp((label, "u"), f"k{k}", {"content": f"{tag} {k}"}) for k in keys]
+
+    index = {"dims": DIMS, "embed": FailingEmbeddings(fail_at=2 if cut else 0)}
+    with PostgresMemoryStore.from_conn_string(postgres_dsn, index=index) as store:
+        store.setup()
+        with contextlib.suppress(ConnectionError):
+            store.bulk_load(ops(first, "a"), batch_size=size, resume_key=label)
+        before = {item.key: item.value for item in store.search((label,), limit=100)}
+        try:
+            report = store.bulk_load(ops(second, "b"), batch_size=size, resume_key=label)
+        except InvalidValueError as refused:
+            assert "not the load that name recorded" in str(refused)
+            assert {item.key: item.value for item in store.search((label,), limit=100)} == before
+            return
+        after = {item.key: item.value for item in store.search((label,), limit=100)}
+        assert report.items + report.skipped == len(second)
+        # every put of the second load is stored: written now, or written before as the same
+        # put (the same key in the same batch place -- the digests matched)
+        assert {f"k{k}" for k in second} <= set(after)
