@@ -231,7 +231,9 @@ def ingest_history(
             (with the namespace), and the session of turns that name none.
         identity: Values of other template fields (e.g. ``{"org": "acme"}``).
         config: :class:`EpisodeConfig` (default: every role's turns become episodes).
-        pii: The PII filter (default: drop what contains PII; ``None`` disables it).
+        pii: The PII filter (default :class:`PIIFilter`: PII in a turn is replaced by a
+            placeholder such as ``[EMAIL]`` and the turn kept; ``PIIFilter(turns="drop")``
+            drops such turns; ``None`` disables it).
         batch_size: Episodes per store batch (one embedder call each).
         progress: ``True`` for a progress bar on stderr, or ``callback(done, total)``.
 

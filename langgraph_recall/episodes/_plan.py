@@ -290,7 +290,8 @@ def plan_episodes(
     Args:
         turns: The conversation, oldest first.
         config: Budgets and roles (default :class:`EpisodeConfig`).
-        pii: Filter for every turn and every value (``None``: no filtering).
+        pii: Filter for every turn and every value (``None``: no filtering); turns are
+            dropped or redacted as its ``turns`` says (:meth:`PIIFilter.for_turns`).
         source: Stored as the value's ``source`` (e.g. ``{"by": "extract_memories"}``).
         only: Positions of the turns to make episodes of (default: all); the others serve
             as context only (the node keeps the latest turn, the history is context).
@@ -298,6 +299,7 @@ def plan_episodes(
             turn is still one memory).
     """
     config = config or EpisodeConfig()
+    pii = pii.for_turns() if pii is not None else None
     plan = EpisodePlan(turns=len(turns))
     lines: list[str | None] = []
     for turn in turns:

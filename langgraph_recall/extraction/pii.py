@@ -21,7 +21,9 @@ fields listed in :data:`STRUCTURAL_FIELDS`), :meth:`PIIFilter.screen_candidate` 
 same to a :class:`~langgraph_recall.extraction.types.MemoryCandidate` (before it reaches
 consolidation) and :meth:`PIIFilter.screen_plan` to a whole turn's writes. ``mode="drop"``
 (the default) discards a new memory that contains PII; ``mode="redact"`` replaces each
-finding with ``[EMAIL]``, ``[PHONE]``, … and keeps the rest.
+finding with ``[EMAIL]``, ``[PHONE]``, … and keeps the rest. A conversation turn kept as an
+episode is redacted by default (``turns="redact"``): a developer's turn that shows a config
+file with a password in it keeps its code, without the password; ``turns="drop"`` drops it.
 
 Example:
     ```python
@@ -235,6 +237,10 @@ class PIIFilter:
     Attributes:
         mode: ``"drop"`` (discard a new memory that contains PII) or ``"redact"``.
         categories: Which categories to look for (default: all).
+        turns: What happens to a conversation turn recorded as an episode
+            (``ingest_history``, ``ExtractNode(episodes=True)``) when it holds PII:
+            ``"redact"`` (the default: the turn is kept, each finding replaced by its
+            placeholder) or ``"drop"`` (the turn is not stored, nor used as context).
 
     Example:
         ```python
@@ -243,16 +249,25 @@ class PIIFilter:
         f = PIIFilter(mode="redact", categories=("email",))
         assert f.clean("ann@example.com is my email") == "[EMAIL] is my email"
         assert f.clean("call 415-555-0100") == "call 415-555-0100"
+        assert PIIFilter().for_turns().clean("my pw is hunter2") == "my pw is [SECRET]"
         ```
     """
 
     mode: Literal["drop", "redact"] = "drop"
     categories: tuple[str, ...] = PII_CATEGORIES
+    turns: Literal["drop", "redact"] = "redact"
 
     def __post_init__(self) -> None:
-        if self.mode not in ("drop", "redact"):
-            raise ConfigurationError(f"PIIFilter mode {self.mode!r}: use 'drop' or 'redact'")
+        for name in ("mode", "turns"):
+            if getattr(self, name) not in ("drop", "redact"):
+                raise ConfigurationError(
+                    f"PIIFilter {name}={getattr(self, name)!r}: use 'drop' or 'redact'"
+                )
         _check_categories(self.categories)
+
+    def for_turns(self) -> PIIFilter:
+        """The filter applied to conversation turns kept as episodes: ``mode`` is ``turns``."""
+        return self if self.mode == self.turns else dataclasses.replace(self, mode=self.turns)
 
     def find(self, text: str) -> list[PIIMatch]:
         """:func:`find_pii` with this filter's categories."""

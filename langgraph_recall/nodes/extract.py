@@ -188,7 +188,7 @@ class ExtractNode(MemoryNode):
         store: A ``BaseStore``; default: the graph's store.
         namespace: Namespace template (default ``("memories", "{user_id}")``).
         pii: A :class:`~langgraph_recall.extraction.PIIFilter` (default: drop memories
-            with PII); ``None`` disables filtering.
+            with PII, redact it in turns kept as ``episodes``); ``None`` disables filtering.
         min_importance: Candidates less important than this are not stored.
         max_content_chars: Longer candidates are not stored.
         max_message_chars: Each message of the turn is cut to this many characters before

@@ -37,6 +37,7 @@ from psycopg import sql
 
 from graphs.memory_tools_agent import build_graph as build_tools_graph
 from langgraph_recall.bench import locomo
+from langgraph_recall.episodes import EpisodeConfig, ingest_history
 from langgraph_recall.extraction import LLMExtractor, PIIFilter, RuleBasedExtractor, find_pii
 from langgraph_recall.extraction.pii import STRUCTURAL_FIELDS
 from langgraph_recall.extraction.types import MemoryCandidate
@@ -327,13 +328,17 @@ def _json_model(memories: list[dict[str, Any]], insights: list[dict[str, Any]]) 
 
 
 def _write_everywhere(
-    store: PostgresMemoryStore, user: str, variant: Variant, mode: str, field: str
+    store: PostgresMemoryStore, user: str, variant: Variant, mode: str, field: str, turns: str
 ) -> dict[str, Any]:
     """Send the variant through every writer; return what each reported."""
-    pii = PIIFilter(mode=mode)  # type: ignore[arg-type]
+    pii = PIIFilter(mode=mode, turns=turns)  # type: ignore[arg-type]
     config = {"configurable": {"user_id": user, "thread_id": f"thread-{user}"}}
     said = HumanMessage(f"Remember that {variant.text}")
     rules = ExtractNode(store=store, pii=pii).invoke({"messages": [said]}, config)
+    episodes = ExtractNode(store=store, pii=pii, episodes=EpisodeConfig(context_before=2))
+    turn = episodes.invoke({"messages": [said, AIMessage("Noted.")]}, config)["memory_report"]
+    history = [("user", "I like green tea."), ("user", variant.text), ("assistant", "Noted.")]
+    ingested = ingest_history(store, history, user_id=user, pii=pii)
 
     leaky: dict[str, Any] = {"content": "User has a contact detail.", "importance": 6}
     leaky[field] = variant.text if field == "content" else variant.bare
@@ -375,6 +380,8 @@ def _write_everywhere(
     overflow = summarize.extract.last_report if summarize.extract is not None else None
     return {
         "rules": rules["memory_report"],
+        "turn": turn,
+        "ingested": ingested,
         "llm": llm["memory_report"],
         "tools": tool_replies,
         "reflection": reflection,
@@ -388,6 +395,7 @@ def _write_everywhere(
     variant=pii_variants(),
     mode=st.sampled_from(["drop", "redact"]),
     field=st.sampled_from(["content", "subject", "slot"]),
+    turns=st.sampled_from(["drop", "redact"]),
 )
 def test_no_writer_stores_pii_in_any_row(
     store: PostgresMemoryStore,
@@ -395,11 +403,12 @@ def test_no_writer_stores_pii_in_any_row(
     variant: Variant,
     mode: str,
     field: str,
+    turns: str,
     figures: Figures,
 ) -> None:
     user = f"u{next(_users)}"
     figures.add("pii_store_variants_tried")
-    outcome = _write_everywhere(store, user, variant, mode, field)
+    outcome = _write_everywhere(store, user, variant, mode, field, turns)
 
     rows = dump(postgres_dsn)
     leaked = stored(rows, variant.value, variant.core)
@@ -411,6 +420,13 @@ def test_no_writer_stores_pii_in_any_row(
     assert "User likes green tea." in contents
     overflow = outcome["overflow"]
     assert overflow is not None and overflow.candidates >= 1  # the folded turn was read
+    # turns kept as episodes: the variant's turn is dropped, or kept with the PII replaced
+    ingested = outcome["ingested"]
+    if turns == "drop":
+        assert ingested.pii_dropped >= 1 and outcome["turn"]["pii_dropped"] >= 1
+    else:
+        assert ingested.pii_redacted >= 1 and outcome["turn"]["pii_redacted"] >= 1
+        assert f"[{variant.category.upper()}]" in rows
     if mode == "drop":
         assert outcome["rules"]["pii_dropped"] >= 1
         assert outcome["llm"]["pii_dropped"] == 1

@@ -84,10 +84,10 @@ def test_pii_split_across_two_turns_is_never_whole_in_one_record(
     ]
     order = {t.label: i for i, t in enumerate(turns)}
     config = EpisodeConfig(context_before=2, context_after=1)
-    plan = plan_episodes(turns, config, pii=PIIFilter(mode=mode))  # type: ignore[arg-type]
+    plan = plan_episodes(turns, config, pii=PIIFilter(turns=mode))  # type: ignore[arg-type]
     _records_clean([e.value for e in plan.episodes], order, {"S0", "S1", "S2", "S3"})
     # a window without the halves together is left as it was
-    alone = plan_episodes(turns[:1] + turns[-1:], config, pii=PIIFilter(mode=mode))  # type: ignore[arg-type]
+    alone = plan_episodes(turns[:1] + turns[-1:], config, pii=PIIFilter(turns=mode))  # type: ignore[arg-type]
     assert [e.value["content"] for e in alone.episodes] == [
         "S0: " + turns[0].text,
         "S3: " + turns[-1].text,

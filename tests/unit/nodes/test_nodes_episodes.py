@@ -301,18 +301,40 @@ def test_same_turn_twice_is_one_memory_and_short_turns_are_skipped() -> None:
     assert plan.episodes[0].value["valid_from"] == "2024-05-01T00:00:00+00:00"
 
 
-def test_pii_turns_are_neither_episodes_nor_context() -> None:
+def test_pii_in_a_turn_is_redacted_by_default_and_the_turn_kept() -> None:
     turns = [
         EpisodeTurn("write to me at ann.lee@example.com please"),
         EpisodeTurn("I booked the flight to Rome", role="user"),
     ]
     plan = plan_episodes(turns, EpisodeConfig(context_before=2), pii=PIIFilter())
+    assert [e.value["content"] for e in plan.episodes] == [
+        "User: write to me at [EMAIL] please",
+        "User: I booked the flight to Rome",
+    ]
+    assert plan.episodes[1].value["context"] == "User: write to me at [EMAIL] please"
+    assert all("example.com" not in str(e.value) for e in plan.episodes)
+    assert (plan.pii_dropped, plan.pii_redacted) == (0, 1)
+    # the memory filter's own mode does not decide for turns
+    assert (
+        plan_episodes(turns, pii=PIIFilter(mode="redact")).episodes
+        == plan_episodes(turns, pii=PIIFilter()).episodes
+    )
+
+
+def test_pii_turns_are_neither_episodes_nor_context_with_turns_drop() -> None:
+    turns = [
+        EpisodeTurn("write to me at ann.lee@example.com please"),
+        EpisodeTurn("I booked the flight to Rome", role="user"),
+    ]
+    plan = plan_episodes(turns, EpisodeConfig(context_before=2), pii=PIIFilter(turns="drop"))
     assert [e.value["content"] for e in plan.episodes] == ["User: I booked the flight to Rome"]
     assert "context" not in plan.episodes[0].value
     assert plan.pii_dropped == 1
-    redacted = plan_episodes(turns, EpisodeConfig(), pii=PIIFilter(mode="redact"))
-    assert all("example.com" not in str(e.value) for e in redacted.episodes)
-    assert redacted.pii_redacted == 1
+
+
+def test_a_pii_filter_refuses_an_unknown_turns_policy() -> None:
+    with pytest.raises(ConfigurationError, match="turns='mask'"):
+        PIIFilter(turns="mask")  # type: ignore[arg-type]
 
 
 def test_bad_configs_and_history_entries_are_refused() -> None:
@@ -413,14 +435,17 @@ async def test_async_extract_writes_the_same_episodes() -> None:
     assert left == right and len(left) == 1
 
 
-def test_episodes_with_pii_are_not_written_and_erasure_removes_episodes() -> None:
+def test_episodes_keep_no_pii_and_erasure_removes_episodes() -> None:
     store = InMemoryStore()
+    strict = ExtractNode(store=store, episodes=EpisodeConfig(), pii=PIIFilter(turns="drop"))
+    strict.invoke({"messages": [("user", "my email is ann.lee@example.com thanks")]}, CONFIG)
+    assert _episodes(store) == []
     node = ExtractNode(store=store, episodes=EpisodeConfig())
     node.invoke({"messages": [("user", "my email is ann.lee@example.com thanks")]}, CONFIG)
-    assert _episodes(store) == []
+    assert [e.value["content"] for e in _episodes(store)] == ["User: my email is [EMAIL] thanks"]
     node.invoke({"messages": [("user", "I go climbing every Sunday")]}, CONFIG)
     ingest_history(store, [{"text": "We adopted two cats last year"}], user_id="u1", thread_id="t9")
-    assert len(_episodes(store)) == 2
+    assert len(_episodes(store)) == 3
     report = forget_user(store, None, "u1")
     assert report.complete, report.residue
     assert _episodes(store) == [] and store.search(NS) == []
