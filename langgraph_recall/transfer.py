@@ -152,11 +152,20 @@ def _json_default(value: object) -> Any:
     raise InvalidValueError(f"cannot export a value of type {type(value).__name__}")
 
 
-def _loads(line: str, number: int) -> Any:
+def _at(where: int | str) -> str:
+    """What an error names: ``line 7`` of a file, or an item being copied."""
+    return f"line {where}" if isinstance(where, int) else where
+
+
+def _loads(line: str, number: int | str) -> Any:
     try:
         return json.loads(line, parse_constant=_no_constant)
+    except json.JSONDecodeError as exc:  # its own "line 1 column 5" is not the file's line
+        why = f"{exc.msg} at column {exc.colno}"
+        raise InvalidImportError(f"{_at(number)}: not valid JSON ({why})") from None
     except (ValueError, RecursionError) as exc:
-        raise InvalidImportError(f"line {number}: not valid JSON ({exc})") from None
+        why = "nested too deeply" if isinstance(exc, RecursionError) else str(exc)
+        raise InvalidImportError(f"{_at(number)}: not valid JSON ({why})") from None
 
 
 def _no_constant(name: str) -> Any:
@@ -194,27 +203,28 @@ def parse_header(line: str, number: int = 1) -> dict[str, Any]:
     return header
 
 
-def _parse_time(raw: object, name: str, number: int) -> datetime | None:
+def _parse_time(raw: object, name: str, number: int | str) -> datetime | None:
     if raw is None:
         return None
     if not isinstance(raw, str):
-        raise InvalidImportError(f"line {number}: {name} must be an ISO-8601 string or null")
+        raise InvalidImportError(f"{_at(number)}: {name} must be an ISO-8601 string or null")
     try:
         moment = datetime.fromisoformat(raw)
     except ValueError:
-        raise InvalidImportError(f"line {number}: {name} is not an ISO-8601 time") from None
+        raise InvalidImportError(f"{_at(number)}: {name} is not an ISO-8601 time") from None
     if moment.tzinfo is None:
-        raise InvalidImportError(f"line {number}: {name} has no time zone offset")
+        raise InvalidImportError(f"{_at(number)}: {name} has no time zone offset")
     return moment
 
 
 def parse_record(
-    line: str, number: int, *, max_value_bytes: int = DEFAULT_MAX_VALUE_BYTES
+    line: str, number: int | str, *, max_value_bytes: int = DEFAULT_MAX_VALUE_BYTES
 ) -> MemoryRecord:
     """Read one memory line and validate it as ``put`` would (namespace, key, value).
 
     Raises:
-        InvalidImportError: naming ``number`` and what is wrong.
+        InvalidImportError: naming ``number`` (a line number, or a label such as the item
+            being copied) and what is wrong.
 
     Example:
         ```python
@@ -230,23 +240,23 @@ def parse_record(
     """
     raw = _loads(line, number)
     if not isinstance(raw, dict):
-        raise InvalidImportError(f"line {number}: a memory line must be a JSON object")
+        raise InvalidImportError(f"{_at(number)}: a memory line must be a JSON object")
     missing = [name for name in ("namespace", "key", "value") if name not in raw]
     if missing:
-        raise InvalidImportError(f"line {number}: missing {', '.join(missing)}")
+        raise InvalidImportError(f"{_at(number)}: missing {', '.join(missing)}")
     labels = raw["namespace"]
     if not isinstance(labels, list):
-        raise InvalidImportError(f"line {number}: namespace must be a list of labels")
+        raise InvalidImportError(f"{_at(number)}: namespace must be a list of labels")
     history = raw.get("history", [])
     if not isinstance(history, list) or not all(isinstance(h, dict) for h in history):
-        raise InvalidImportError(f"line {number}: history must be a list of objects")
+        raise InvalidImportError(f"{_at(number)}: history must be a list of objects")
     try:
         namespace = validate_namespace(tuple(labels))
         prepared = prepare_value(
             namespace, raw["key"], raw["value"], max_value_bytes=max_value_bytes
         )
     except LangGraphRecallError as exc:
-        raise InvalidImportError(f"line {number}: {exc}") from exc
+        raise InvalidImportError(f"{_at(number)}: {exc}") from exc
     return MemoryRecord(
         namespace=namespace,
         key=prepared.key,
@@ -465,9 +475,12 @@ def _bulk_write(
         for _, record in records:  # a bad line raises here, named; bulk_load says the rest
             yield PutOp(record.namespace, record.key, record.value, ttl=ttl)
 
-    sized = {} if batch_size is None else {"batch_size": batch_size}
     report = store.bulk_load(
-        puts(), resume_key=resume_key, rebuild_index=rebuild_index, progress=progress, **sized
+        puts(),
+        batch_size=batch_size,
+        resume_key=resume_key,
+        rebuild_index=rebuild_index,
+        progress=progress,
     )
     return ImportReport(items=report.items, batches=report.batches, skipped=report.skipped)
 
@@ -573,8 +586,8 @@ def copy_memories(
     limit = _max_value_bytes(target)
 
     def numbered() -> Iterator[tuple[int, MemoryRecord]]:
-        for number, line in enumerate(_source_lines(source, prefix), start=2):
-            yield number, parse_record(line, number, max_value_bytes=limit)
+        for number, (label, line) in enumerate(_source_lines(source, prefix), start=1):
+            yield number, parse_record(line, label, max_value_bytes=limit)
 
     return _write_all(target, numbered(), batch_size, progress, rebuild_index=rebuild_index)
 
@@ -588,12 +601,13 @@ def _namespaces(store: BaseStore, prefix: tuple[str, ...]) -> list[tuple[str, ..
             return found
 
 
-def _source_lines(store: BaseStore, prefix: tuple[str, ...]) -> Iterator[str]:
-    """The items of ``store`` as export lines (numbered from 2, as in a file after its
-    header), so a copied item is checked exactly as an imported one."""
+def _source_lines(store: BaseStore, prefix: tuple[str, ...]) -> Iterator[tuple[str, str]]:
+    """The items of ``store`` as export lines, each with what an error about it names (the
+    item), so a copied item is checked exactly as an imported one."""
     for namespace in _namespaces(store, prefix):
         seen: set[str] = set()  # a page boundary between equal update times can repeat one
         for item in _items(store, namespace, exact=True):
             if item.key not in seen:
                 seen.add(item.key)
-                yield record_line(_record(store, item, history=False))
+                label = f"item {item.key!r} of namespace {list(namespace)}"
+                yield label, record_line(_record(store, item, history=False))

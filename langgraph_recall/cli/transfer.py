@@ -101,8 +101,22 @@ def cmd_export(args: Any, console: Console | None = None) -> int:
             store, stream, user_id=user, namespace_prefix=prefix, history=args.history
         )
     where = args.out if args.out not in (None, "-") else "standard output"
-    out.ok(f"exported {report.items} memories from {describe_dsn(dsn)} to {where}")
+    out.ok(
+        f"exported {_count(report.items, 'memory', 'memories')} from {describe_dsn(dsn)} to {where}"
+    )
+    if report.items == 0:
+        whose = f"user {user!r}" if user is not None else f"prefix {args.prefix}"
+        out.warn(
+            f"{describe_dsn(dsn)} holds no memory of {whose}: check the id (as your app passes "
+            "it in configurable user_id) and the database; `langgraph-recall inspect --user ID` "
+            "lists what a user has"
+        )
     return 0
+
+
+def _count(n: int, one: str, many: str) -> str:
+    """``1 memory`` / ``2 memories``."""
+    return f"{n} {one if n == 1 else many}"
 
 
 @contextlib.contextmanager
@@ -177,21 +191,31 @@ def cmd_import(args: Any, console: Console | None = None) -> int:
         if args.file is not None:
             total = _lines_in(args.file) if _readable(args.file) else None
             rebuilds = args.rebuild_index and store.vector_mode == "pgvector"
+            written = [0]
             with _input(args.file) as stream, _progress(out, total) as bar:
 
                 def progress(done: int) -> None:
+                    written[0] = done
                     bar(done)
                     if rebuilds and done == total:  # the last batch committed
                         out.line("  all written; building the HNSW index (can take minutes)")
 
-                report = import_memories(
-                    store,
-                    stream,
-                    batch_size=args.batch_size,
-                    progress=progress,
-                    resume=args.resume,
-                    rebuild_index=args.rebuild_index,
-                )
+                try:
+                    report = import_memories(
+                        store,
+                        stream,
+                        batch_size=args.batch_size,
+                        progress=progress,
+                        resume=args.resume,
+                        rebuild_index=args.rebuild_index,
+                    )
+                except KeyboardInterrupt:
+                    again = " ".join(["langgraph-recall import", args.file, "--resume"])
+                    out.warn(
+                        f"stopped after {_count(written[0], 'memory', 'memories')} were "
+                        f"written; `{again}` (with the same options) goes on from there"
+                    )
+                    raise
             source = "standard input" if args.file == "-" else args.file
         else:
             prefix = parse_prefix(args.prefix) or ()
@@ -210,8 +234,8 @@ def cmd_import(args: Any, console: Console | None = None) -> int:
             source = f"LangGraph's PostgresStore ({describe_dsn(args.from_langgraph_store)})"
     skipped = f", {report.skipped} already there from an earlier run" if report.skipped else ""
     out.ok(
-        f"imported {report.items} memories from {source} into {describe_dsn(dsn)} "
-        f"({report.batches} transactions{skipped})"
+        f"imported {_count(report.items, 'memory', 'memories')} from {source} into "
+        f"{describe_dsn(dsn)} ({_count(report.batches, 'transaction', 'transactions')}{skipped})"
     )
     return 0
 

@@ -98,6 +98,7 @@ class _LoadState:
     done: dict[int, str | None]  # committed batches and their digests
     finished: bool
     index_missing: bool
+    batch_size: int  # the load's: given, else the one it was started with, else the default
 
 
 def batch_digest(ops: list[PutOp]) -> str:
@@ -127,7 +128,8 @@ def batches_of(puts: Iterable[PutOp], size: int) -> Iterator[list[PutOp]]:
 
 
 def _check_options(batch_size: object, resume_key: object) -> None:
-    if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
+    positive = isinstance(batch_size, int) and not isinstance(batch_size, bool) and batch_size > 0
+    if batch_size is not None and not positive:
         raise InvalidValueError(f"batch_size must be a positive int, got {batch_size!r}")
     if resume_key is not None and (not isinstance(resume_key, str) or not resume_key.strip()):
         raise InvalidValueError(f"resume_key must be a non-empty string, got {resume_key!r}")
@@ -144,29 +146,32 @@ class BulkPrograms(BatchPrograms):
     """The programs of a bulk load: begin, one batch, finish."""
 
     def _bulk_begin(
-        self, name: str | None, batch_size: int, rebuild_index: bool
+        self, name: str | None, batch_size: int | None, rebuild_index: bool
     ) -> Program[_LoadState]:
         yield from self._ensure_mode()
         rows: list[dict[str, Any]] = []
+        started: int | None = None
         if name is not None:
             rows = yield Stmt(_sql.LOAD_STATE, {"name": name}, fetch=True)
-            sizes = {row["items"] for row in rows if row["batch"] == -1}
-            if sizes and sizes != {batch_size}:
+            started = next((int(row["items"]) for row in rows if row["batch"] == -1), None)
+            if started is not None and batch_size is not None and batch_size != started:
                 raise InvalidValueError(
-                    f"the bulk load {name!r} was started with batch_size={sizes.pop()}; "
-                    "resume it with that batch_size (its batches are counted in it)"
+                    f"the load {name!r} was started in batches of {started}, not "
+                    f"{batch_size}: resume it with batches of {started} (or give no batch "
+                    "size: a resumed load takes the one it was started with)"
                 )
+        size = batch_size or started or BULK_BATCH_SIZE
         found = yield Stmt(_sql.INDEX_STATE, fetch=True)
         index_missing = bool(found) and found[0]["value"] == DEFERRED
         done = {r["batch"]: r["digest"] for r in rows if r["batch"] >= 0}
         if any(row["batch"] == -2 for row in rows):
-            return _LoadState(done, finished=True, index_missing=index_missing)
+            return _LoadState(done, finished=True, index_missing=index_missing, batch_size=size)
         if name is not None:
-            yield Stmt(_sql.START_LOAD, {"name": name, "items": batch_size})
+            yield Stmt(_sql.START_LOAD, {"name": name, "items": size})
         if rebuild_index and self.vector_mode == "pgvector":
             yield Stmt(_sql.SET_META, {"name": "vector_index", "value": DEFERRED})
             yield Stmt(f"DROP INDEX IF EXISTS {IP_INDEX}")
-        return _LoadState(done, finished=False, index_missing=index_missing)
+        return _LoadState(done, finished=False, index_missing=index_missing, batch_size=size)
 
     def _bulk_batch(self, ops: list[PutOp], name: str | None, number: int) -> Program[int]:
         plan, vectors = yield from self._planned(ops)
@@ -209,7 +214,7 @@ class BulkPrograms(BatchPrograms):
 def bulk_driver(
     programs: BulkPrograms,
     puts: Iterable[PutOp],
-    batch_size: int,
+    batch_size: int | None,
     resume_key: str | None,
     rebuild_index: bool,
     progress: Callable[[int], None] | None,
@@ -221,7 +226,7 @@ def bulk_driver(
     )
     if state.finished:  # nothing to write: the puts are checked against the load and counted
         counted = 0
-        for number, ops in enumerate(batches_of(puts, batch_size)):
+        for number, ops in enumerate(batches_of(puts, state.batch_size)):
             if number not in state.done:
                 raise _not_the_same_load(resume_key, number, "was never part of it (it finished)")
             if state.done[number] != batch_digest(ops):
@@ -232,7 +237,7 @@ def bulk_driver(
             (built,) = yield from _run_one(lambda: programs._bulk_finish(None, 0, True))
         return BulkLoadReport(0, 0, counted, index_rebuilt=built)
     items = batches = skipped = 0
-    numbered = enumerate(batches_of(puts, batch_size))
+    numbered = enumerate(batches_of(puts, state.batch_size))
     exhausted = False
     refused: InvalidValueError | None = None  # a bad put read: what came before is written
     carried: tuple[int, list[PutOp]] | None = None  # waits for the group before it
@@ -248,7 +253,7 @@ def bulk_driver(
                 try:
                     number, ops = next(numbered)
                     if number not in state.done:
-                        _check_puts(ops, number * batch_size)
+                        _check_puts(ops, number * state.batch_size)
                 except StopIteration:
                     exhausted = True
                     break
@@ -280,10 +285,10 @@ def bulk_driver(
                 number, error = failed[0]
                 if not isinstance(error, Exception):
                     raise error
-                first = number * batch_size
+                first = number * state.batch_size
                 wrapped = _stopped(
                     error,
-                    f"batch {number}, puts {first}-{first + batch_size - 1}",
+                    f"batch {number}, puts {first}-{first + state.batch_size - 1}",
                     items + skipped,
                     resume_key,
                     others=True,

@@ -42,7 +42,6 @@ from langgraph_recall.store._namespace import (
 from langgraph_recall.store._plan import search_op
 from langgraph_recall.store._types import DecayConfig, HistoryEntry, MemorySearchOp
 from langgraph_recall.store.postgres._bulk import (
-    BULK_BATCH_SIZE,
     BULK_IN_FLIGHT,
     BulkLoadReport,
     Group,
@@ -449,7 +448,7 @@ class MemoryStoreCore(MemoryPrograms, BaseStore):
         self,
         puts: Iterable[PutOp],
         *,
-        batch_size: int = BULK_BATCH_SIZE,
+        batch_size: int | None = None,
         resume_key: str | None = None,
         rebuild_index: bool = False,
         progress: Callable[[int], None] | None = None,
@@ -460,10 +459,11 @@ class MemoryStoreCore(MemoryPrograms, BaseStore):
 
         Args:
             puts: ``PutOp``s (no deletes), read lazily: a generator over a file is fine.
-            batch_size: Puts per batch.
+            batch_size: Puts per batch (default 1,000; a resumed load: the size it was
+                started with, and another size is refused).
             resume_key: A name for this load. Each batch records in its own transaction that
                 it committed; the same load started again (same puts in the same order,
-                same ``batch_size``) skips those batches. A finished load skips everything.
+                same batch size) skips those batches. A finished load skips everything.
             rebuild_index: pgvector path: drop the HNSW index, load, build it once at the
                 end (far faster for a large load; searches meanwhile scan exactly, and other
                 writers wait while the index builds). The exact path has no index to build.
@@ -487,7 +487,7 @@ class MemoryStoreCore(MemoryPrograms, BaseStore):
         self,
         puts: Iterable[PutOp],
         *,
-        batch_size: int = BULK_BATCH_SIZE,
+        batch_size: int | None = None,
         resume_key: str | None = None,
         rebuild_index: bool = False,
         progress: Callable[[int], None] | None = None,

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 import uuid
 from collections.abc import Iterator
 from datetime import datetime, timedelta, timezone
@@ -185,6 +186,7 @@ def test_bad_line_names_it_and_writes_nothing_of_its_batch(target: PostgresMemor
     ("line", "message"),
     [
         ("not json", "line 2: not valid JSON"),
+        ('{"namespace": ["m"], "key": "k" "value": {}}', r"line 2: not valid JSON \(Expecting"),
         ('{"namespace": ["memories"], "key": "k"}', "line 2: missing value"),
         ('{"namespace": "memories", "key": "k", "value": {}}', "namespace must be a list"),
         ('{"namespace": ["memories", ""], "key": "k", "value": {}}', "line 2"),
@@ -193,9 +195,10 @@ def test_bad_line_names_it_and_writes_nothing_of_its_batch(target: PostgresMemor
     ],
 )
 def test_malformed_lines_are_refused(target: PostgresMemoryStore, line: str, message: str) -> None:
-    with pytest.raises(InvalidImportError, match=message):
+    with pytest.raises(InvalidImportError, match=message) as refused:
         import_memories(target, [header_line({}), line])
     assert target.list_namespaces() == []
+    assert "line 1" not in str(refused.value)  # the JSON parser's own line is not the file's
 
 
 def test_header_is_checked(target: PostgresMemoryStore) -> None:
@@ -230,15 +233,27 @@ def test_copy_from_langgraph_stores(postgres_dsn: str, target: PostgresMemorySto
     assert target.get(("other",), "x") is None
 
 
+def test_a_copied_item_that_put_refuses_is_named_by_its_key(target: PostgresMemoryStore) -> None:
+    memory = InMemoryStore()
+    memory.put(("memories", "user_id:gil"), "ok", {"content": "Gil rows."})
+    memory.put(("memories", "user_id:gil"), "bad", {"content": "Gil sails.", "importance": 60})
+    with pytest.raises(InvalidImportError) as refused:
+        copy_memories(memory, target)
+    message = str(refused.value)
+    assert "item 'bad' of namespace ['memories', 'user_id:gil']" in message
+    assert "importance" in message and "line" not in message.split(":")[0]
+
+
 def test_cli_export_import(postgres_dsn: str, second_dsn: str, tmp_path: Any, capsys: Any) -> None:
     with PostgresMemoryStore.from_conn_string(postgres_dsn) as store:
         store.setup()
         store.put(user_namespace("eve"), "k1", {"content": "Eve works at Acme.", "importance": 6})
     path = tmp_path / "eve.jsonl"
     assert main(["export", "--user", "eve", "--out", str(path), "--postgres", postgres_dsn]) == 0
-    assert "exported 1 memories" in capsys.readouterr().err
+    assert "exported 1 memory from" in capsys.readouterr().err
     assert main(["import", str(path), "--postgres", second_dsn]) == 0
-    assert "imported 1 memories" in capsys.readouterr().err
+    assert "imported 1 memory from" in (err := capsys.readouterr().err)
+    assert "(1 transaction)" in err
     with PostgresMemoryStore.from_conn_string(second_dsn) as store:
         item = store.get(user_namespace("eve"), "k1")
         assert item is not None and item.value == {"content": "Eve works at Acme.", "importance": 6}
@@ -246,6 +261,13 @@ def test_cli_export_import(postgres_dsn: str, second_dsn: str, tmp_path: Any, ca
     assert main(["import", str(path), "--postgres", second_dsn]) == 2
     assert "line 2: importance" in capsys.readouterr().err
     assert main(["export", "--postgres", postgres_dsn]) == 2
+    # a user with no memories: said, not a silent empty file
+    empty = tmp_path / "nobody.jsonl"
+    args = ["export", "--user", "nobody", "--out", str(empty), "--postgres", postgres_dsn]
+    assert main(args) == 0
+    err = capsys.readouterr().err
+    assert "exported 0 memories" in err and "holds no memory of user 'nobody'" in err
+    assert "inspect --user" in err
 
 
 def test_cli_migrates_langgraph_postgres_store(
@@ -334,6 +356,40 @@ def test_cli_import_resume(second_dsn: str, tmp_path: Any, capsys: Any) -> None:
     assert "30 already there from an earlier run" in err
     assert main(["import", "--from-langgraph-store", second_dsn, "--resume"]) == 2
     assert "--resume resumes a FILE import" in capsys.readouterr().err
+
+
+def test_cli_import_stopped_by_ctrl_c_says_how_to_go_on(
+    second_dsn: str, tmp_path: Any, capsys: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Ctrl-C in the middle of an import: the batches committed so far stay, the message
+    gives the command that resumes, and that command writes the rest."""
+    from langgraph_recall import transfer
+
+    path = tmp_path / "big.jsonl"
+    path.write_text("\n".join(_export_lines(30)) + "\n")
+    real = transfer.import_memories
+
+    def interrupted(*args: Any, **kwargs: Any) -> Any:
+        done = kwargs["progress"]
+
+        def stop_after_first(n: int) -> None:
+            done(n)
+            raise KeyboardInterrupt
+
+        return real(*args, **{**kwargs, "progress": stop_after_first})
+
+    monkeypatch.setattr(transfer, "import_memories", interrupted)
+    argv = ["import", str(path), "--resume", "--batch-size", "10", "--postgres", second_dsn]
+    assert main(argv) == 130
+    err = capsys.readouterr().err
+    stopped = re.search(r"stopped after (\d+) memories were written", err)
+    assert stopped is not None and 0 < int(stopped[1]) < 30, err
+    assert f"langgraph-recall import {path} --resume" in err
+    monkeypatch.setattr(transfer, "import_memories", real)
+    assert main(argv) == 0
+    err = capsys.readouterr().err
+    assert f"imported {30 - int(stopped[1])} memories" in err
+    assert f"{stopped[1]} already there from an earlier run" in err
 
 
 def test_cli_import_refuses_what_it_cannot_do(second_dsn: str, tmp_path: Any, capsys: Any) -> None:
