@@ -253,7 +253,9 @@ class BatchPrograms(BookkeepingPrograms):
         )
         similarity: Mapping[int, float | None]
         if self.vector_mode == "pgvector":
-            params["qvec"] = Float4Array(unit_vector(query_vector))
+            params.update(
+                qvec=Float4Array(unit_vector(query_vector)), exact_scale=_sql.EXACT_VECTOR_SCALE
+            )
             ef = min(max(self.ef_search, n_vec), MAX_EF_SEARCH)  # deep pages: iterative scan
             yield Stmt(_sql.SET_HNSW_SEARCH, {"ef": str(ef)})
             rows = yield Stmt(statement, params, fetch=True)

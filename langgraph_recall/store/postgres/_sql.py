@@ -41,6 +41,7 @@ from langgraph_recall.store.postgres._sql_clauses import ITEM_COLUMNS as ITEM_CO
 from langgraph_recall.store.postgres._sql_clauses import SCOPE as SCOPE
 from langgraph_recall.store.postgres._sql_clauses import VALID_AT as VALID_AT
 from langgraph_recall.store.postgres._sql_clauses import visible_clause as visible_clause
+from langgraph_recall.store.postgres._sql_search import EXACT_VECTOR_SCALE as EXACT_VECTOR_SCALE
 from langgraph_recall.store.postgres._sql_search import SCOPE_SCAN_ROWS as SCOPE_SCAN_ROWS
 from langgraph_recall.store.postgres._sql_search import (
     build_search_hybrid_sql as build_search_hybrid_sql,

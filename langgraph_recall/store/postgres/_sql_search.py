@@ -35,6 +35,7 @@ from langgraph_recall.store.postgres._sql_clauses import (
 )
 
 __all__ = [
+    "EXACT_VECTOR_SCALE",
     "SCOPE_SCAN_ROWS",
     "build_search_hybrid_sql",
     "scope_search_sql",
@@ -125,15 +126,30 @@ def build_search_hybrid_sql(
         scope_clause(scoped), visible_clause(include_invalid), filter_clause or sql.SQL("true")
     )
     if vector_mode == "pgvector":
+        # a scope small beside the table (EXACT_VECTOR_SCALE): exact distances over its rows
+        # (the scope's btree; "+ 0" keeps the HNSW index out), else the HNSW index; the
+        # condition is a one-time filter, so only one of the two branches runs
         vector_top = sql.SQL(
             """
-vec_top AS (
+vec_path AS MATERIALIZED (
+    SELECT (SELECT n FROM corpus) ^ 2 <= %(exact_scale)s::float8 * %(n_vec)s
+           * greatest((SELECT t.reltuples FROM pg_class t
+                       WHERE t.oid = 'lgm_memory_items'::regclass), 1) AS exact
+), vec_top AS (
     SELECT c.id, c.dist, c.tsv, c.doc_len, row_number() OVER (ORDER BY c.dist, c.id) AS rnk
-    FROM (SELECT i.id, i.tsv, i.doc_len, i.embedding <#> %(qvec)s::real[]::{t} AS dist
-          FROM lgm_memory_items i
-          WHERE i.embedding IS NOT NULL AND {where}
-          ORDER BY i.embedding <#> %(qvec)s::real[]::{t}
-          LIMIT %(n_vec)s) c
+    FROM ((SELECT i.id, i.tsv, i.doc_len, i.embedding <#> %(qvec)s::real[]::{t} AS dist
+           FROM lgm_memory_items i
+           WHERE (SELECT exact FROM vec_path)
+             AND i.embedding IS NOT NULL AND {where}
+           ORDER BY (i.embedding <#> %(qvec)s::real[]::{t}) + 0, i.id
+           LIMIT %(n_vec)s)
+          UNION ALL
+          (SELECT i.id, i.tsv, i.doc_len, i.embedding <#> %(qvec)s::real[]::{t} AS dist
+           FROM lgm_memory_items i
+           WHERE NOT (SELECT exact FROM vec_path)
+             AND i.embedding IS NOT NULL AND {where}
+           ORDER BY i.embedding <#> %(qvec)s::real[]::{t}
+           LIMIT %(n_vec)s)) c
 )"""
         ).format(where=where, t=element(vector_type))
         # vector candidates reuse their distance: each recomputation detoasts an embedding
@@ -224,6 +240,16 @@ LEFT JOIN vec_top vt ON vt.id = c.id"""
         lexicon_scope=sql.SQL("l.ns >= %(ns_lo)s AND l.ns < %(ns_hi)s" if scoped else "true"),
     )
 
+
+EXACT_VECTOR_SCALE = 2.5
+"""On the candidate path, the vector candidates of a scope of ``n`` memories (with text) come
+from exact distances over the scope's own rows when ``n² ≤ EXACT_VECTOR_SCALE · n_vec · N``
+(``N`` the table's rows, as the planner last counted them), else from the HNSW index. A
+filtered HNSW walk visits about ``n_vec · N / n`` rows before it has ``n_vec`` of the scope's
+(~7.5 µs each here), an exact scan reads the scope's ``n`` rows (~3 µs each): measured on a
+million memories, a 10,000-memory user costs ~30 ms either way, so the exact scan is chosen up
+to ``10·√N`` memories (10,000 of a million, 3,162 of 100,000, 31,623 of ten million), where it
+costs no more and is exact."""
 
 SCOPE_SCAN_ROWS = 2000
 """Namespace scopes of at most this many memories are searched by one scan of the scope

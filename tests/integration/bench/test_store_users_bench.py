@@ -24,6 +24,7 @@ def test_small_configuration_compares_both_stores(capsys: pytest.CaptureFixture[
         assert result.search_p50_ms > 0 and result.search_p95_ms >= result.search_p50_ms
         assert result.heavy_first_ms is not None and result.bytes_per_memory > 0
         assert 0.0 <= result.recall_at_10 <= 1.0
+        assert result.heavy_recall_at_10 is not None and 0.0 <= result.heavy_recall_at_10 <= 1.0
     # LangGraph's vector-only search over 30 memories finds the exact top-10
     assert by_name["langgraph"].recall_at_10 > 0.9
     # our side tables are measured (history and lexical statistics)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from langgraph_recall.store._namespace import encode_namespace
@@ -52,3 +54,98 @@ async def test_empty_scope_answers_nothing(embedded_dsn: str) -> None:
         assert await store("search", ("memories", "nobody"), query="hello") == []
         hits = await store("search", ("memories", "u1"), query="hello")
         assert [hit.key for hit in hits] == ["k"]
+
+
+async def test_candidate_path_reads_exact_neighbours_of_a_scope_small_beside_the_table(
+    embedded_dsn: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A scope too large for the one-statement scan but small beside the table gets exact
+    vector candidates (the scan's own answers), not a filtered HNSW walk through the other
+    namespaces; a scope large beside the table (``EXACT_VECTOR_SCALE``) gets the HNSW branch,
+    which answers from the scope alone."""
+    from langgraph.store.base import PutOp
+
+    async with open_store(embedded_dsn, "sync") as raw:
+        store = Driver(raw, "sync", "pgvector", embedded_dsn)
+        words = ["jazz", "Lyon", "tea", "climbing", "Python", "garden", "piano", "ramen"]
+        ops = [
+            PutOp(("memories", f"o{n % 40}"), f"x{n}", {"content": f"{words[n % 8]} note {n}"})
+            for n in range(1200)
+        ]
+        ops += [
+            PutOp(SCOPE, f"k{n}", {"content": f"{words[(n * 3) % 8]} and {words[n % 8]} {n}"})
+            for n in range(60)
+        ]
+        raw.batch(ops)
+        queries = ["jazz in Lyon", "green tea", "piano lessons", "ramen in Tokyo"]
+        scans = [await store("search", SCOPE, query=q, limit=10) for q in queries]
+        monkeypatch.setattr(_sql, "SCOPE_SCAN_ROWS", 10)
+        exact = [await store("search", SCOPE, query=q, limit=10) for q in queries]
+        assert raw._large_scopes.contains(encode_namespace(SCOPE))  # type: ignore[attr-defined]
+        monkeypatch.setattr(_sql, "EXACT_VECTOR_SCALE", 0.0)  # the HNSW branch
+        approximate = [await store("search", SCOPE, query=q, limit=10) for q in queries]
+    for scan, candidate in zip(scans, exact, strict=True):
+        assert [hit.key for hit in candidate] == [hit.key for hit in scan]
+        assert [hit.score for hit in candidate] == pytest.approx(
+            [hit.score for hit in scan], abs=1e-6
+        )
+    for hits in approximate:
+        assert len(hits) == 10 and all(hit.key.startswith("k") for hit in hits)
+
+
+def _index_loops(plan: Any, index: str) -> list[int]:
+    """``Actual Loops`` of every plan node that scans ``index``."""
+    found: list[int] = []
+    if isinstance(plan, dict):
+        if plan.get("Index Name") == index:
+            found.append(int(plan["Actual Loops"]))
+        for child in plan.values():
+            found.extend(_index_loops(child, index))
+    elif isinstance(plan, list):
+        for child in plan:
+            found.extend(_index_loops(child, index))
+    return found
+
+
+async def test_only_one_vector_branch_runs_and_small_scopes_never_walk_the_hnsw_index(
+    embedded_dsn: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The candidate statement's vector half: the scope's size (a one-time filter) picks
+    the exact scan or the HNSW index, and the other branch never executes."""
+    import psycopg
+    from langgraph.store.base import PutOp
+
+    from langgraph_recall._pg.program import Stmt
+    from langgraph_recall.store.postgres import _batch
+    from langgraph_recall.store.postgres._migrations import IP_INDEX
+
+    seen: list[Stmt] = []
+
+    def recording(*args: Any, **kwargs: Any) -> Stmt:
+        statement = Stmt(*args, **kwargs)
+        seen.append(statement)
+        return statement
+
+    async with open_store(embedded_dsn, "sync") as raw:
+        ops = [PutOp(("memories", "o"), f"x{n}", {"content": f"note {n}"}) for n in range(200)]
+        ops += [PutOp(SCOPE, f"k{n}", {"content": f"jazz and tea {n}"}) for n in range(2500)]
+        for start in range(0, len(ops), 500):
+            raw.batch(ops[start : start + 500])
+        with psycopg.connect(embedded_dsn, autocommit=True) as conn:
+            conn.execute("ANALYZE lgm_memory_items")
+        monkeypatch.setattr(_sql, "SCOPE_SCAN_ROWS", 10)
+        monkeypatch.setattr(_batch, "Stmt", recording)
+        loops = {}
+        for scale in (1e6, 0.0):
+            monkeypatch.setattr(_sql, "EXACT_VECTOR_SCALE", scale)
+            seen.clear()
+            assert len(raw.search(SCOPE, query="jazz", limit=5)) == 5
+            [hybrid] = [s for s in seen if "exact_scale" in str(s.sql)]
+            with psycopg.connect(embedded_dsn) as conn:
+                explain = psycopg.sql.SQL("EXPLAIN (ANALYZE, FORMAT JSON) ")
+                statement = psycopg.sql.Composed([explain, hybrid.sql])
+                explained = conn.execute(statement, hybrid.params).fetchone()
+            assert explained is not None
+            loops[scale] = _index_loops(explained[0], IP_INDEX)
+    assert loops[1e6] and all(n == 0 for n in loops[1e6]), loops  # planned, never run
+    assert any(n > 0 for n in loops[0.0]), loops  # a scope large beside the table: HNSW
