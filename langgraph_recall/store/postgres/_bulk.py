@@ -127,7 +127,11 @@ def batches_of(puts: Iterable[PutOp], size: int) -> Iterator[list[PutOp]]:
         yield batch
 
 
-def _check_options(batch_size: object, resume_key: object) -> None:
+def _check_options(batch_size: object, resume_key: object, progress: object) -> None:
+    if progress is not None and not callable(progress):
+        raise InvalidValueError(
+            f"progress must be a function called with the puts done so far, got {progress!r}"
+        )
     positive = isinstance(batch_size, int) and not isinstance(batch_size, bool) and batch_size > 0
     if batch_size is not None and not positive:
         raise InvalidValueError(f"batch_size must be a positive int, got {batch_size!r}")
@@ -220,7 +224,7 @@ def bulk_driver(
     progress: Callable[[int], None] | None,
 ) -> Generator[Group, list[Any], BulkLoadReport]:
     """The whole bulk load, as groups of programs to run (see the module docstring)."""
-    _check_options(batch_size, resume_key)
+    _check_options(batch_size, resume_key, progress)
     (state,) = yield from _run_one(
         lambda: programs._bulk_begin(resume_key, batch_size, rebuild_index)
     )
@@ -239,7 +243,8 @@ def bulk_driver(
     items = batches = skipped = 0
     numbered = enumerate(batches_of(puts, state.batch_size))
     exhausted = False
-    refused: InvalidValueError | None = None  # a bad put read: what came before is written
+    # a bad put, or an error of the caller's own iterator: what came before it is written
+    refused: Exception | None = None
     carried: tuple[int, list[PutOp]] | None = None  # waits for the group before it
     while not exhausted or carried is not None:
         group: list[tuple[int, list[PutOp]]] = []
@@ -257,7 +262,7 @@ def bulk_driver(
                 except StopIteration:
                     exhausted = True
                     break
-                except InvalidValueError as exc:
+                except Exception as exc:
                     refused, exhausted = exc, True
                     break
             if number in state.done:
@@ -299,7 +304,10 @@ def bulk_driver(
             if progress is not None:
                 progress(items + skipped)
         if refused is not None:
-            raise _stopped(refused, None, items + skipped, resume_key) from refused
+            stopped = _stopped(refused, None, items + skipped, resume_key)
+            if stopped is refused:
+                raise refused
+            raise stopped from refused
     (built,) = yield from _run_one(
         lambda: programs._bulk_finish(resume_key, items + skipped, rebuild_index)
     )

@@ -184,6 +184,18 @@ def test_bad_input_is_refused_naming_its_batch(postgres_dsn: str) -> None:
         assert "nothing of its batch was written" in str(refused.value)
         keys = {item.key for item in store.search(("nan",), limit=1_000)}
         assert "bad" not in keys and {"k0", "k99"} <= keys and "k150" not in keys
+        with pytest.raises(InvalidValueError, match="progress must be a function"):
+            store.bulk_load(_puts(3), progress=42)  # type: ignore[arg-type]
+
+        def broken_reader() -> Iterator[PutOp]:  # the caller's own parser fails midway
+            yield from _puts(130, label="reader")
+            raise ValueError("row 131 of the caller's file is malformed")
+
+        with pytest.raises(ValueError, match="row 131") as failed:
+            store.bulk_load(broken_reader(), batch_size=100, resume_key="reader")
+        notes = " ".join(getattr(failed.value, "__notes__", []))
+        assert "100 memories before it were" in notes and "goes on from there" in notes
+        assert len(store.search(("reader",), limit=1_000)) == 100
 
 
 @settings(
