@@ -102,8 +102,15 @@ class _LoadState:
 
 
 def batch_digest(ops: list[PutOp]) -> str:
-    """What identifies a batch of a load: a hash of its puts' namespaces and keys, in order."""
-    listed = json.dumps([[list(op.namespace), op.key] for op in ops], ensure_ascii=False)
+    """What identifies a batch of a load: a hash of its puts (namespace, key, value, index
+    and TTL), in order — a resumed load whose batch now holds other values is not the same
+    load, and its recorded batches must not be skipped as written."""
+    listed = json.dumps(
+        [[list(op.namespace), op.key, op.value, op.index, op.ttl] for op in ops],
+        ensure_ascii=False,
+        sort_keys=True,
+        default=repr,
+    )
     return hashlib.sha256(listed.encode()).hexdigest()[:32]
 
 
