@@ -31,6 +31,11 @@ vectors):
   window (context and turn) they share with the results already chosen
   (:func:`window_diversify`). It lowered recall on the tuning conversations at every
   strength tried; the row measures it beside the others.
+* ``ours-exact-entities`` (not in the default set; an experiment, not adopted): episodic on
+  the exact path, the store's best ``ENTITY_POOL`` results re-ranked by entity links
+  (:func:`~langgraph_recall.bench._locomo_retrievers.entity_rerank`: results naming a rare
+  person, place or project that the question or the top results name are lifted). It
+  measures whether links between sessions reach the multi-hop evidence.
 * ``ours-loader`` (not in the default set): the previous loader, ``put`` with a hand-built
   ``context`` of the 2 earlier turns, embedded jointly by the store (two embeddings per
   memory). The ingest-cost table compares it with the episodic path on the first

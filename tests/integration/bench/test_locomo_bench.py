@@ -82,6 +82,26 @@ def test_benchmark_slice_through_our_store_beats_plain_bm25(
     assert json.loads(out.read_text())["results"][0]["name"] == "ours-pgvector"
 
 
+def test_entity_link_experiment_reorders_the_store_results(embedded_dsn: str) -> None:
+    """``ours-exact-entities`` answers every question from the same store as ``ours-exact``,
+    re-ranked by entity links: same questions, its own ranking, no error."""
+    conversation = _slice(locomo.load_conversations(_data_dir())[0], sessions=6)
+    report = locomo.run(
+        retrievers=("ours-exact", "ours-exact-entities"),
+        conversations=[conversation],
+        embeddings=HashingEmbeddings(384),
+        dims=384,
+        exact_dsn=embedded_dsn,
+        ingest_turns=0,
+        progress=lambda _: None,
+    )
+    plain, linked = report.results
+    assert plain.error is None and linked.error is None, (plain.error, linked.error)
+    assert plain.overall.n == linked.overall.n == len(conversation.questions)
+    assert 0.0 < linked.overall.recall_at_10 <= 100.0
+    assert "ours-exact-entities" in locomo.format_report(report)
+
+
 def test_episodic_path_ingests_faster_than_the_loader_with_one_short_text_per_memory(
     embedded_dsn: str,
 ) -> None:
