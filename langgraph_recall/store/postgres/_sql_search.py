@@ -118,7 +118,9 @@ def build_search_hybrid_sql(
     query's lexemes, so both signals are filled for every candidate. Vector similarity is the inner
     product of the stored vector (unit, or a mean of unit vectors: ``memory_vector``) with
     the unit query vector ``qvec``. On the pgvector path the vector list is
-    ``ORDER BY embedding <#> query LIMIT n_vec`` (HNSW, ``vector_ip_ops``); on the exact
+    ``ORDER BY embedding <#> query LIMIT n_vec``: over the scope's own rows when the scope is
+    small beside the table (:data:`EXACT_VECTOR_SCALE`), else through HNSW
+    (``vector_ip_ops``); on the exact
     path the caller passes candidate ids ordered by exact similarity (``vec_ids``) and
     the query keeps the first ``n_vec`` that pass the same predicates.
     """
