@@ -432,6 +432,8 @@ class ExtractNode(MemoryNode):
                     continue
                 if item.key in seen or not is_current(item.value, now):
                     continue
+                if item.value.get("kind") == "episodic":
+                    continue  # a record of what was said: no fact updates, closes or merges it
                 seen[item.key] = ExistingMemory(item.key, dict(item.value), namespace, item.score)
         return list(seen.values())
 
