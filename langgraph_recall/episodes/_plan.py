@@ -34,6 +34,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -79,7 +80,8 @@ class EpisodeConfig:
         max_context_chars: Budget of the whole ``context`` text; the nearest turns are kept
             first and a turn that does not fit is cut at a word boundary.
         max_turn_chars: Longer turns are cut (the beginning is kept).
-        min_words: Turns with fewer words are not kept ("ok", "thanks!").
+        min_words: Turns with fewer words are not kept ("ok", "thanks!", "好的"); see
+            :func:`word_count`.
         importance: Importance of an episode (1-10; facts default higher, so under equal
             relevance a fact ranks first).
         ttl: Minutes an episode lives; ``None``: the store's ``default_ttl`` (no expiry when
@@ -243,6 +245,28 @@ def _context(
     return chosen
 
 
+_CJK_RUN = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af]+")
+
+
+def word_count(text: str) -> int:
+    """Words of ``text`` as ``min_words`` counts them: whitespace-separated words, and a word
+    per two characters of a run of Chinese, Japanese or Korean script (written without
+    spaces; a Chinese word is one to two characters on average); punctuation is no word.
+
+    Example:
+        ```python
+        from langgraph_recall.episodes._plan import word_count
+
+        assert word_count("ok") == 1 and word_count("好的") == 1 and word_count("谢谢！") == 1
+        assert word_count("我在用Django写后端") == 5  # 我在用 → 2, 写后端 → 2, Django
+        ```
+    """
+    runs = _CJK_RUN.findall(text)
+    others = _CJK_RUN.sub(" ", text).split()
+    words = sum(1 for word in others if any(char.isalnum() for char in word))
+    return sum((len(run) + 1) // 2 for run in runs) + words
+
+
 def _window(
     pii: PIIFilter,
     turns: Sequence[EpisodeTurn],
@@ -319,7 +343,7 @@ def plan_episodes(
         if line is None or turn.role not in config.roles:
             plan.skipped += line is not None
             continue
-        if len(turn.text.split()) < config.min_words:
+        if word_count(turn.text) < config.min_words:
             plan.skipped += 1
             continue
         start, end = position, position + 1

@@ -34,6 +34,7 @@ from langgraph_recall.episodes import (
     plan_episodes,
     to_turns,
 )
+from langgraph_recall.episodes._plan import word_count
 from langgraph_recall.errors import ConfigurationError, InvalidValueError
 from langgraph_recall.extraction import RuleBasedExtractor
 from langgraph_recall.extraction.pii import PIIFilter
@@ -256,7 +257,8 @@ def test_plan_keeps_budgets_sessions_and_one_memory_per_turn(
     )
     plan = plan_episodes(turns, config)
     keys = [e.key for e in plan.episodes]
-    assert len(keys) == len(set(keys)) == len({episode_key(t) for t in turns if t.text.split()})
+    kept = {episode_key(t) for t in turns if word_count(t.text) >= 1}  # punctuation is no word
+    assert len(keys) == len(set(keys)) == len(kept)
     assert len(plan.episodes) + plan.duplicates + plan.skipped <= len(turns)
     contents = {}
     for turn in turns:
@@ -299,6 +301,24 @@ def test_same_turn_twice_is_one_memory_and_short_turns_are_skipped() -> None:
     plan = plan_episodes([turn, EpisodeTurn("ok"), turn])
     assert len(plan.episodes) == 1 and plan.duplicates == 1 and plan.skipped == 1
     assert plan.episodes[0].value["valid_from"] == "2024-05-01T00:00:00+00:00"
+
+
+def test_chinese_turns_are_episodes_and_short_replies_are_not() -> None:
+    """Chinese is written without spaces: a sentence is many words, not one."""
+    turns = [
+        EpisodeTurn("我在用Django写后端"),
+        EpisodeTurn("好的", role="assistant"),
+        EpisodeTurn("我住在杭州西湖区，在阿里巴巴工作。"),
+        EpisodeTurn("谢谢！"),
+        EpisodeTurn("東京に住んでいます"),
+    ]
+    plan = plan_episodes(turns, EpisodeConfig(roles=("user", "assistant")))
+    assert [e.value["content"] for e in plan.episodes] == [
+        "User: 我在用Django写后端",
+        "User: 我住在杭州西湖区，在阿里巴巴工作。",
+        "User: 東京に住んでいます",
+    ]
+    assert plan.skipped == 2
 
 
 def test_pii_in_a_turn_is_redacted_by_default_and_the_turn_kept() -> None:
@@ -378,6 +398,33 @@ def test_an_extracted_fact_names_the_messages_it_was_read_from() -> None:
         "thread_id": "t1",
         "message_ids": ["m-7"],
     }
+
+
+@pytest.mark.parametrize(
+    ("earlier", "later"),
+    [
+        (
+            "I'm using Jenkins for the CI of my project",
+            "I switched from Jenkins to GitHub Actions.",
+        ),
+        ("I live in Berlin these days", "I moved to Paris."),
+        ("Always answer in English please", "From now on, always answer in German."),
+        ("我在用Django写后端", "我从Django换成了FastAPI。"),
+    ],
+)
+def test_a_later_fact_never_closes_or_rewrites_an_episode(earlier: str, later: str) -> None:
+    """Episodes record what was said: an update, a switch or a newer instruction closes the
+    facts it replaces, never the turn that said the old thing (it stays findable as what was
+    said then)."""
+    store = InMemoryStore(index={"dims": 64, "embed": DeterministicFakeEmbedding(size=64)})
+    ingest_history(store, [("user", earlier)], user_id="u1")
+    (episode,) = _episodes(store)
+    node = ExtractNode(store=store, extractor=RuleBasedExtractor(), neighbours=10)
+    node.invoke({"messages": [HumanMessage(later)]}, CONFIG)
+    (again,) = _episodes(store)
+    assert again.value == episode.value  # neither closed (invalid_at) nor merged into
+    facts = [i for i in store.search(NS, limit=50) if i.value.get("kind") != "episodic"]
+    assert facts  # the later statement was read as a fact
 
 
 # -- 1. the extract node's episodes ------------------------------------------------------------
