@@ -272,7 +272,7 @@ def test_a_resume_key_given_other_puts_is_refused_and_writes_nothing(postgres_ds
         again = store.bulk_load(flaky, batch_size=100, resume_key="same")
         assert (again.items, again.skipped) == (0, 500)
         edited = [PutOp(op.namespace, op.key, {**(op.value or {}), "v": 2}) for op in flaky]
-        with pytest.raises(InvalidValueError, match="batch 0 .* holds other puts"):
+        with pytest.raises(InvalidValueError, match=r"batch 0 .* holds other puts"):
             store.bulk_load(edited, batch_size=100, resume_key="same")  # same keys, new values
         shorter = list(_puts(450, label="same"))  # its last batch is not the one written
         with pytest.raises(InvalidValueError, match=r"batch 4 .* holds other puts"):
