@@ -316,15 +316,13 @@ class EntityLinkRetriever:
 
     def index(self, conversation: Conversation) -> None:
         import math
+        from collections import Counter
 
         from langgraph_recall.bench._entities import find_entities
 
         self.inner.index(conversation)
         self.mentions = {t.dia_id: frozenset(find_entities(t.text)) for t in conversation.turns}
-        counts: dict[str, int] = {}
-        for names in self.mentions.values():
-            for name in names:
-                counts[name] = counts.get(name, 0) + 1
+        counts = Counter(name for names in self.mentions.values() for name in names)
         turns = max(len(self.mentions), 2)
         self.rarity = {
             name: math.log(turns / n) / math.log(turns)

@@ -191,11 +191,12 @@ def cmd_import(args: Any, console: Console | None = None) -> int:
         if args.file is not None:
             total = _lines_in(args.file) if _readable(args.file) else None
             rebuilds = args.rebuild_index and store.vector_mode == "pgvector"
-            written = [0]
+            written = 0
             with _input(args.file) as stream, _progress(out, total) as bar:
 
                 def progress(done: int) -> None:
-                    written[0] = done
+                    nonlocal written
+                    written = done
                     bar(done)
                     if rebuilds and done == total:  # the last batch committed
                         out.line("  all written; building the HNSW index (can take minutes)")
@@ -212,7 +213,7 @@ def cmd_import(args: Any, console: Console | None = None) -> int:
                 except KeyboardInterrupt:
                     again = " ".join(["langgraph-recall import", args.file, "--resume"])
                     out.warn(
-                        f"stopped after {_count(written[0], 'memory', 'memories')} were "
+                        f"stopped after {_count(written, 'memory', 'memories')} were "
                         f"written; `{again}` (with the same options) goes on from there"
                     )
                     raise

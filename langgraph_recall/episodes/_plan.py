@@ -34,7 +34,6 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -48,6 +47,7 @@ from langgraph_recall.errors import ConfigurationError, InvalidValueError
 from langgraph_recall.extraction.dates import parse_iso_datetime
 from langgraph_recall.extraction.pii import PIIFilter
 from langgraph_recall.extraction.rules import message_text
+from langgraph_recall.extraction.textnorm import CJK_RUN
 
 __all__ = [
     "EPISODE_INDEX_FIELDS",
@@ -245,9 +245,6 @@ def _context(
     return chosen
 
 
-_CJK_RUN = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af]+")
-
-
 def word_count(text: str) -> int:
     """Words of ``text`` as ``min_words`` counts them: whitespace-separated words, and a word
     per two characters of a run of Chinese, Japanese or Korean script (written without
@@ -261,8 +258,8 @@ def word_count(text: str) -> int:
         assert word_count("我在用Django写后端") == 5  # 我在用 → 2, 写后端 → 2, Django
         ```
     """
-    runs = _CJK_RUN.findall(text)
-    others = _CJK_RUN.sub(" ", text).split()
+    runs = CJK_RUN.findall(text)
+    others = CJK_RUN.sub(" ", text).split()
     words = sum(1 for word in others if any(char.isalnum() for char in word))
     return sum((len(run) + 1) // 2 for run in runs) + words
 

@@ -47,6 +47,7 @@ from typing import Any
 
 from langgraph_recall.extraction._names import UPPER
 from langgraph_recall.extraction.dates import parse_iso_datetime
+from langgraph_recall.extraction.textnorm import CJK_RUN
 from langgraph_recall.extraction.types import (
     Action,
     ConsolidationDecision,
@@ -226,7 +227,6 @@ _STOP_WORDS = frozenset(
         "when",
     ]
 )
-_CJK_RUN = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]+")
 _WORD = re.compile(r"[^\W\d_][\w'\-+#]*|\d[\d.,]*")
 
 
@@ -245,9 +245,9 @@ def topic_terms(text: str) -> frozenset[str]:
     """
     text = unicodedata.normalize("NFKC", text).lower()
     terms: set[str] = set()
-    for run in _CJK_RUN.findall(text):
+    for run in CJK_RUN.findall(text):
         terms.update(run[i : i + 2] for i in range(max(len(run) - 1, 1)))
-    for word in _WORD.findall(_CJK_RUN.sub(" ", text)):
+    for word in _WORD.findall(CJK_RUN.sub(" ", text)):
         word = word.rstrip(".,:")
         if word and word not in _STOP_WORDS and not word.startswith("instruction"):
             terms.add(word)

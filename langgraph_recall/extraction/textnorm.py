@@ -29,10 +29,15 @@ Example:
 
 from __future__ import annotations
 
+import re
 import unicodedata
 from dataclasses import dataclass
 
-__all__ = ["MatchText", "normalize_for_matching"]
+__all__ = ["CJK_RUN", "MatchText", "normalize_for_matching"]
+
+CJK_RUN = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uf900-\ufaff\uac00-\ud7af]+")
+"""A run of Chinese, Japanese (kana) or Korean characters: scripts written without spaces
+between words."""
 
 _INVISIBLE = frozenset(
     "\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b\u180c\u180d\u180e\u200b\u200c\u200d"
