@@ -656,3 +656,44 @@ EXAMPLES = _examples()
 
 def test_every_episodes_module_has_examples() -> None:
     assert len({module for module, _ in EXAMPLES}) >= 5 and len(EXAMPLES) >= 10
+
+
+_TOOLS = ["Jenkins", "Django", "Postgres", "Vim", "Berlin", "Acme", "Python", "React"]
+_EARLIER = ["I'm using {a} for work", "We rely on {a} every day", "I live in {a} now", "我在用{a}"]
+_LATER = [
+    "I switched from {a} to {b}.",
+    "I no longer use {a}.",
+    "I moved to {b}.",
+    "From now on, always use {b} instead of {a}.",
+    "我从{a}换成了{b}。",
+    "我不用{a}了",
+]
+
+
+@settings(max_examples=thorough(60), deadline=None)
+@given(
+    st.sampled_from(_EARLIER),
+    st.sampled_from(_LATER),
+    st.sampled_from(_TOOLS),
+    st.sampled_from(_TOOLS),
+)
+def test_no_later_statement_changes_a_stored_episode(
+    earlier: str, later: str, a: str, b: str
+) -> None:
+    """Whatever the switch, move or instruction, the episodes already stored stay as written."""
+    store = InMemoryStore(index={"dims": 64, "embed": DeterministicFakeEmbedding(size=64)})
+    ingest_history(store, [("user", earlier.format(a=a))], user_id="u1")
+    before = [e.value for e in _episodes(store)]
+    node = ExtractNode(store=store, extractor=RuleBasedExtractor(), neighbours=10)
+    node.invoke({"messages": [HumanMessage(later.format(a=a, b=b))]}, CONFIG)
+    assert [e.value for e in _episodes(store)] == before
+
+
+@settings(max_examples=thorough(300), deadline=None)
+@given(st.text(max_size=60), st.text(max_size=60))
+def test_word_count_adds_up_over_words_and_counts_latin_words_by_spaces(
+    left: str, right: str
+) -> None:
+    assert word_count(f"{left} {right}") == word_count(left) + word_count(right)
+    latin = "".join(c for c in left if c.isascii())
+    assert word_count(latin) == sum(1 for w in latin.split() if any(c.isalnum() for c in w))
