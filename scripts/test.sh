@@ -10,24 +10,25 @@
 #      but those marked `serial`, each
 #      property with at most 20 examples (Hypothesis profile "fast"; `.ci/run slow` sets
 #      LANGGRAPH_RECALL_HYPOTHESIS=thorough: every property with its full example count);
-#   3. two lanes side by side, each one process at a time (what runs there mostly waits):
-#      the Postgres-side `serial` tests (timeouts and time bounds), then the Redis tests on
-#      the lowest redis-py allowed | langgraph-redis's checkpointer tests, the Redis-side
-#      `serial` tests, then the Redis tests on Valkey.
+#   3. four lanes side by side, each one process at a time (what runs there mostly waits):
+#      LangGraph's store suites' `serial` tests | our Postgres-side `serial` tests (timeouts
+#      and time bounds), then the Redis tests on the lowest redis-py allowed | the Redis-side
+#      `serial` tests | langgraph-redis's checkpointer tests, then the Redis tests on Valkey.
 # With arguments: one pytest run of those (profile "fast" unless LANGGRAPH_RECALL_HYPOTHESIS
 # says otherwise), e.g. `bash scripts/test.sh tests/unit -n 2` or `-m "redis and not serial"`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 started=$SECONDS
 stage() { echo "==> $1 ($((SECONDS - started)) s since start)"; }
-source scripts/_env.sh
-stage "installed"
 # LangGraph's store and checkpointer suites (tests/compat), fetched from the PyPI sdists
 # pinned in tests/compat/*.lock (sha256-checked, cached in .cache/), in the background from
-# now on: the test runs below wait for it.
+# the start, beside the install (the fetch needs only the standard library and pip): the
+# test runs below wait for it.
 suites_log="$(mktemp)"
-python -m tests.compat._suites >"$suites_log" 2>&1 &
+"${PYTHON:-python3}" -m tests.compat._suites >"$suites_log" 2>&1 &
 suites_pid=$!
+source scripts/_env.sh
+stage "installed"
 suites_fetched() {
   local status=0
   wait "$suites_pid" || status=$?
@@ -96,24 +97,34 @@ cat "$mypy_log"
 [ "$mypy_status" -eq 0 ] || exit "$mypy_status"
 # The serial tests wait on timeouts, TTLs, frozen servers and failovers far more than they
 # compute (the machine is ~90 % idle while they run): they and the peer / Redis compatibility
-# runs go in two lanes side by side, each lane one process at a time -- the Postgres-side
-# serial tests then the lowest redis-py run; langgraph-redis's suite, the Redis-side serial
-# tests, then Valkey. A lane's output is printed whole when it ends; both must pass.
-serial_tests() {  # serial_tests NAME MARKER: one lane's serial tests and their timings
-  "${PYTEST[@]}" -m "$2" --durations=10 --junitxml="$LANGGRAPH_RECALL_TEST_SHARED_DIR/serial-$1.xml"
-  python -m tests._timings "$LANGGRAPH_RECALL_TEST_SHARED_DIR/serial-$1.xml" --top 8
+# runs go in four lanes side by side, each lane one process at a time -- LangGraph's store
+# suites' serial tests (their large batches); our Postgres-side serial tests, then the
+# lowest redis-py; the Redis-side serial tests; langgraph-redis's suite, then Valkey. A
+# lane's output is printed whole when it ends; all must pass.
+serial_tests() {  # serial_tests NAME MARKER [pytest args]: one lane's serial tests, timings
+  local name=$1 marker=$2
+  shift 2
+  "${PYTEST[@]}" -m "$marker" --durations=10 \
+    --junitxml="$LANGGRAPH_RECALL_TEST_SHARED_DIR/serial-$name.xml" "$@"
+  python -m tests._timings "$LANGGRAPH_RECALL_TEST_SHARED_DIR/serial-$name.xml" --top 8
 }
-# The Redis savers on Valkey and on the lowest redis-py allowed, one in each lane: full runs
-# only; LANGGRAPH_RECALL_SKIP_REDIS_COMPAT=1 skips both.
+# The Redis savers on Valkey and on the lowest redis-py allowed: full runs only;
+# LANGGRAPH_RECALL_SKIP_REDIS_COMPAT=1 skips both.
 redis_compat() {
   if [ "${LANGGRAPH_RECALL_SKIP_REDIS_COMPAT:-0}" != "1" ]; then
     echo "==> Redis savers: $1"
     bash scripts/test_redis_compat.sh "$1"
   fi
 }
+lane_store_suites() {
+  serial_tests store-suites "serial and not redis" tests/compat
+}
 lane_postgres() {
-  serial_tests postgres "serial and not redis"
+  serial_tests postgres "serial and not redis" --ignore=tests/compat
   redis_compat lowest
+}
+lane_redis() {
+  serial_tests redis "serial and redis"
 }
 # --- peer-suites: redis-developer/langgraph-redis's checkpointer tests against our Redis savers
 # (tests/compat/redis_peer_run.py: the sdist pinned in tests/compat/redis_peer_suite.lock, a
@@ -121,26 +132,26 @@ lane_postgres() {
 # langgraph-checkpoint-postgres's saver suites run inside pytest (checkpointer_suites.lock).
 # LangGraph's own graph tests with our savers as checkpointers (~1,300 tests, long) run with
 # LANGGRAPH_RECALL_PEER_PREGEL=1: python -m tests.compat.pregel_peer_run.
-lane_redis() {
+lane_redis_peers() {
   echo "==> langgraph-redis's checkpointer tests"
   python -m tests.compat.redis_peer_run
-  serial_tests redis "serial and redis"
   redis_compat valkey
 }
-stage "the serial tests and the peer / Redis compatibility runs, two lanes side by side"
+lanes=(store_suites postgres redis redis_peers)
+stage "the serial tests and the peer / Redis compatibility runs, ${#lanes[@]} lanes side by side"
 declare -A lane_pid lane_log
-for lane in postgres redis; do
+for lane in "${lanes[@]}"; do
   lane_log[$lane]="$LANGGRAPH_RECALL_TEST_SHARED_DIR/lane-$lane.log"
   (set -e; lane_start=$SECONDS; "lane_$lane"; echo "==> lane $lane: $((SECONDS - lane_start)) s") \
     >"${lane_log[$lane]}" 2>&1 &
   lane_pid[$lane]=$!
 done
 lanes_status=0
-for _ in postgres redis; do
+for _ in "${lanes[@]}"; do
   finished_pid=""
   status=0
   wait -n -p finished_pid "${lane_pid[@]}" || status=$?
-  for lane in postgres redis; do
+  for lane in "${lanes[@]}"; do
     if [ "${lane_pid[$lane]:-}" = "$finished_pid" ]; then
       stage "lane $lane ended (exit $status)"
       cat "${lane_log[$lane]}"
