@@ -68,6 +68,10 @@ def start_workers(
             handle = log.open("wb")
             command = [sys.executable, "-m", "uvicorn", "graphs.server:app"]
             command += ["--host", "127.0.0.1", "--port", str(port), "--log-level", "warning"]
+            # the clients' pooled connections expire after httpx's 5 s; uvicorn's default
+            # keep-alive is 5 s too, so on a loaded machine a client could send on a
+            # connection the server was closing (httpx.ReadError): the server keeps it longer
+            command += ["--timeout-keep-alive", "30"]
             if uvicorn_workers > 1:
                 command += ["--workers", str(uvicorn_workers)]
             processes.append(
