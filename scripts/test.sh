@@ -7,13 +7,14 @@
 #   2. pytest on $LANGGRAPH_RECALL_TEST_WORKERS processes (pytest-xdist, one module per
 #      worker; default: twice the CPU count, at most 4 -- many tests wait on a server, a
 #      sleep or a subprocess, and 4 on 2 cores took 594 s against 672 s with 3): every test
-#      but those marked `serial`, each
+#      but those marked `serial` or `waits`, each
 #      property with at most 20 examples (Hypothesis profile "fast"; `.ci/run slow` sets
 #      LANGGRAPH_RECALL_HYPOTHESIS=thorough: every property with its full example count);
-#   3. four lanes side by side, each one process at a time (what runs there mostly waits):
-#      LangGraph's store suites' `serial` tests | our Postgres-side `serial` tests (timeouts
-#      and time bounds), then the Redis tests on the lowest redis-py allowed | the Redis-side
-#      `serial` tests | langgraph-redis's checkpointer tests, then the Redis tests on Valkey.
+#   3. five lanes side by side, each one process at a time but the last (what runs there
+#      mostly waits): LangGraph's store suites' `serial` tests | our Postgres-side `serial`
+#      tests (timeouts and time bounds), then the Redis tests on the lowest redis-py allowed |
+#      the Redis-side `serial` tests | langgraph-redis's checkpointer tests, then the Redis
+#      tests on Valkey | the tests that mostly sleep (`waits`), four processes.
 # With arguments: one pytest run of those (profile "fast" unless LANGGRAPH_RECALL_HYPOTHESIS
 # says otherwise), e.g. `bash scripts/test.sh tests/unit -n 2` or `-m "redis and not serial"`.
 set -euo pipefail
@@ -85,7 +86,7 @@ suites_fetched
 export LANGGRAPH_RECALL_HYPOTHESIS="${LANGGRAPH_RECALL_HYPOTHESIS:-fast}"
 workers="${LANGGRAPH_RECALL_TEST_WORKERS:-$(python -c 'import os; print(min(2 * (os.cpu_count() or 1), 4))')}"
 stage "pytest: all but the serial tests, $workers processes"
-"${PYTEST[@]}" -n "$workers" --dist loadscope -m "not serial" --durations=30 \
+"${PYTEST[@]}" -n "$workers" --dist loadscope -m "not serial and not waits" --durations=30 \
   --junitxml="$LANGGRAPH_RECALL_TEST_SHARED_DIR/parallel.xml"
 python -m tests._timings "$LANGGRAPH_RECALL_TEST_SHARED_DIR/parallel.xml"
 venv_pid=""
@@ -97,7 +98,7 @@ cat "$mypy_log"
 [ "$mypy_status" -eq 0 ] || exit "$mypy_status"
 # The serial tests wait on timeouts, TTLs, frozen servers and failovers far more than they
 # compute (the machine is ~90 % idle while they run): they and the peer / Redis compatibility
-# runs go in four lanes side by side, each lane one process at a time -- LangGraph's store
+# runs go in lanes side by side, each lane one process at a time -- LangGraph's store
 # suites' serial tests (their large batches); our Postgres-side serial tests, then the
 # lowest redis-py; the Redis-side serial tests; langgraph-redis's suite, then Valkey. A
 # lane's output is printed whole when it ends; all must pass.
@@ -137,7 +138,12 @@ lane_redis_peers() {
   python -m tests.compat.redis_peer_run
   redis_compat valkey
 }
-lanes=(store_suites postgres redis redis_peers)
+# tests that mostly sleep (`waits`: TTLs to pass), four at a time: they would hold a
+# parallel-stage worker's slot for their whole sleep
+lane_waits() {
+  "${PYTEST[@]}" -m "waits and not serial" -n 4 --dist load --durations=5
+}
+lanes=(store_suites postgres redis redis_peers waits)
 stage "the serial tests and the peer / Redis compatibility runs, ${#lanes[@]} lanes side by side"
 declare -A lane_pid lane_log
 for lane in "${lanes[@]}"; do

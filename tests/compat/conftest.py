@@ -151,6 +151,9 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Col
 # another test process on 2 cores, the server can answer later than the store's 5 s stall
 # bound, so they run in the serial stage (scripts/test.sh), alone, as they always did.
 SERIAL = {"test_large_batches", "test_large_batches_async"}
+# LangGraph's TTL tests sleep ~17 s each for their items to expire and compute next to nothing:
+# they run beside the serial lanes, several at a time, not in a parallel-stage worker's slot.
+WAITS = {"test_store_ttl"}
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -159,8 +162,11 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         module = item.getparent(SuiteModule)
         reason = _not_run_because(f"{module.suite}/{module.filename}", item) if module else None
-        if module is not None and getattr(item, "originalname", item.name) in SERIAL:
+        name = getattr(item, "originalname", item.name)
+        if module is not None and name in SERIAL:
             item.add_marker(pytest.mark.serial)
+        if module is not None and name in WAITS:
+            item.add_marker(pytest.mark.waits)
         if reason is None:
             kept.append(item)
         else:
