@@ -12,7 +12,7 @@ Ours is hybrid (BM25 + vector, fused), so its recall against the vector-only tru
 not expected to be 1.0; LangGraph's is the HNSW index's recall.
 
 Bytes per memory: every table and index of the store's database (``pg_total_relation_size``)
-over the memories loaded, with our history, lexicon and statistics tables apart.
+over the memories loaded, with our history, statistics and access tables apart.
 
 Run::
 
@@ -40,7 +40,7 @@ from langgraph_recall.bench.store import DIMS, PrecomputedEmbeddings, random_tex
 __all__ = ["StoreUsersResult", "UsersReport", "format_report", "main", "run"]
 
 STORES = ("ours", "langgraph")
-OUR_SIDE_TABLES = ("lgm_memory_history", "lgm_memory_lexicon", "lgm_memory_ns_stats")
+OUR_SIDE_TABLES = ("lgm_memory_history", "lgm_memory_ns_stats", "lgm_memory_access")
 
 
 @dataclass
@@ -310,7 +310,7 @@ def report_rows(report: UsersReport) -> tuple[list[str], list[list[Any]]]:
         "heavy recall@10",
         "recall@10",
         "bytes/memory",
-        "of which history/lexicon/stats",
+        "of which history/stats/access",
         "note",
     ]
     rows: list[list[Any]] = []

@@ -2,7 +2,7 @@
 
 ``bulk_load`` is for a first load, a migration or an import of millions of memories. Each
 batch is validated, embedded in one call and written in one transaction exactly as
-``batch`` writes puts (same SQL, history, lexicon and statistics); two batches are in
+``batch`` writes puts (same SQL, history and statistics); two batches are in
 flight at once (2 cores: ~1.4x one at a time). With ``rebuild_index`` the pgvector path's
 HNSW index is dropped first and built once at the end — inserting into a maintained HNSW
 graph costs ~4-5 ms of CPU per row here, building it ~0.25 ms. With a ``resume_key`` each

@@ -559,6 +559,69 @@ CREATE TABLE IF NOT EXISTS lgm_memory_loads (
 )"""
 
 
+def _without_lexicon(_: MigrationContext) -> str:
+    """BM25's document frequencies are counted from the scope at search time; the lexicon goes.
+
+    ``lgm_memory_lexicon`` kept one row per (lexeme, namespace) -- about nine B-tree rows per
+    memory, the largest table after the items at scale, and a statement trigger's work on every
+    put. A search now counts the frequencies of its own few lexemes over the scope's rows
+    (the scope's btree or the full-text index, whichever the planner finds cheaper), as the
+    one-statement scope scan always did. ``lgm_memory_ns_stats`` (one row per namespace:
+    document count and total length) stays, kept exact by the same statement triggers, which
+    no longer unnest any ``tsvector``.
+    """
+    return r"""
+CREATE OR REPLACE FUNCTION lgm_memory_ns_stats_apply(delta_docs jsonb)
+RETURNS void LANGUAGE plpgsql AS $$
+BEGIN
+    INSERT INTO lgm_memory_ns_stats AS s (ns, n_docs, total_len)
+    SELECT d.ns, d.n_docs, d.total_len
+    FROM jsonb_to_recordset(delta_docs) AS d(ns text, n_docs bigint, total_len bigint)
+    WHERE d.n_docs <> 0 OR d.total_len <> 0
+    ORDER BY d.ns
+    ON CONFLICT (ns) DO UPDATE SET n_docs = s.n_docs + excluded.n_docs,
+                                   total_len = s.total_len + excluded.total_len;
+    DELETE FROM lgm_memory_ns_stats s
+    USING jsonb_to_recordset(delta_docs) AS d(ns text, n_docs bigint, total_len bigint)
+    WHERE s.ns = d.ns AND s.n_docs <= 0;
+END $$;
+CREATE OR REPLACE FUNCTION lgm_memory_stats_insert() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    PERFORM lgm_memory_ns_stats_apply((SELECT coalesce(jsonb_agg(x), '[]') FROM (
+        SELECT n.ns, count(*) AS n_docs, sum(n.doc_len) AS total_len
+        FROM new_rows n WHERE n.tsv IS NOT NULL GROUP BY 1) x));
+    RETURN NULL;
+END $$;
+CREATE OR REPLACE FUNCTION lgm_memory_stats_delete() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    PERFORM lgm_memory_ns_stats_apply((SELECT coalesce(jsonb_agg(x), '[]') FROM (
+        SELECT o.ns, -count(*) AS n_docs, -sum(o.doc_len) AS total_len
+        FROM old_rows o WHERE o.tsv IS NOT NULL GROUP BY 1) x));
+    RETURN NULL;
+END $$;
+CREATE OR REPLACE FUNCTION lgm_memory_stats_update() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    IF NOT EXISTS (SELECT 1 FROM old_rows o JOIN new_rows n ON n.id = o.id
+                   WHERE o.ns <> n.ns OR (o.tsv IS NULL) <> (n.tsv IS NULL)
+                      OR (n.tsv IS NOT NULL AND o.doc_len <> n.doc_len)) THEN
+        RETURN NULL;
+    END IF;
+    PERFORM lgm_memory_ns_stats_apply((SELECT coalesce(jsonb_agg(x), '[]') FROM (
+        SELECT c.ns, sum(c.n_docs) AS n_docs, sum(c.total_len) AS total_len FROM (
+            SELECT n.ns, (n.tsv IS NOT NULL)::int AS n_docs,
+                   CASE WHEN n.tsv IS NULL THEN 0 ELSE n.doc_len END AS total_len
+            FROM old_rows o JOIN new_rows n ON n.id = o.id
+            UNION ALL
+            SELECT o.ns, -(o.tsv IS NOT NULL)::int,
+                   CASE WHEN o.tsv IS NULL THEN 0 ELSE -o.doc_len END
+            FROM old_rows o JOIN new_rows n ON n.id = o.id
+        ) c GROUP BY 1) x));
+    RETURN NULL;
+END $$;
+DROP FUNCTION IF EXISTS lgm_memory_stats_apply(jsonb, jsonb);
+DROP TABLE IF EXISTS lgm_memory_lexicon"""
+
+
 def _dollar_quoted(text: str) -> str:
     return f"$body${text}$body$"
 
@@ -583,4 +646,5 @@ MIGRATIONS: list[Callable[[MigrationContext], str]] = [
     _server_epoch,
     _cjk_lexical,
     _bulk_loads,
+    _without_lexicon,
 ]

@@ -297,15 +297,12 @@ SELECT pg_advisory_xact_lock_shared({LOCK_CLASS}, {GLOBAL_LOCK});
 SELECT pg_advisory_xact_lock({LOCK_CLASS}, {STATISTICS_LOCK});
 INSERT INTO lgm_memory_items (ns, key, value) VALUES ('', '', '{{}}') ON CONFLICT DO NOTHING;
 INSERT INTO lgm_memory_history (ns, key, action) VALUES ('', '', 'placeholder');
-INSERT INTO lgm_memory_lexicon (lexeme, ns, df) VALUES ('', '', 0) ON CONFLICT DO NOTHING;
 INSERT INTO lgm_memory_ns_stats (ns, n_docs, total_len) VALUES ('', 0, 0)
     ON CONFLICT DO NOTHING;
 INSERT INTO lgm_memory_access (id) VALUES (0) ON CONFLICT DO NOTHING;
-ANALYZE lgm_memory_items, lgm_memory_history, lgm_memory_lexicon, lgm_memory_ns_stats,
-    lgm_memory_access;
+ANALYZE lgm_memory_items, lgm_memory_history, lgm_memory_ns_stats, lgm_memory_access;
 DELETE FROM lgm_memory_items WHERE ns = '' AND key = '';
 DELETE FROM lgm_memory_history WHERE ns = '' AND key = '';
-DELETE FROM lgm_memory_lexicon WHERE lexeme = '' AND ns = '';
 DELETE FROM lgm_memory_ns_stats WHERE ns = '';
 DELETE FROM lgm_memory_access WHERE id = 0"""
 

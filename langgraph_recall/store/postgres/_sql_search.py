@@ -108,21 +108,20 @@ def build_search_hybrid_sql(
     """Hybrid candidate query: top BM25 matches ∪ top vector neighbours, both signals filled.
 
     BM25 (``k1``, ``b``) runs on the stored ``tsvector``: term frequency from lexeme
-    positions, document length ``doc_len``, document frequency from
-    ``lgm_memory_lexicon`` and corpus size / average length from ``lgm_memory_ns_stats``
-    (both kept exact by triggers). Lexical candidates come from a GIN search for the
-    query's rarest lexemes, OR-ed, as long as their document frequencies add up to at
-    most ``lex_budget``: a query made only of words more common than that picks no
-    lexical candidates (scoring thousands of documents for one common word would cost
-    more than it ranks). Every vector candidate is BM25-scored as well, on all the
-    query's lexemes, so both signals are filled for every candidate. Vector similarity is the inner
-    product of the stored vector (unit, or a mean of unit vectors: ``memory_vector``) with
-    the unit query vector ``qvec``. On the pgvector path the vector list is
-    ``ORDER BY embedding <#> query LIMIT n_vec``: over the scope's own rows when the scope is
-    small beside the table (:data:`EXACT_VECTOR_SCALE`), else through HNSW
-    (``vector_ip_ops``); on the exact
-    path the caller passes candidate ids ordered by exact similarity (``vec_ids``) and
-    the query keeps the first ``n_vec`` that pass the same predicates.
+    positions, document length ``doc_len``, document frequency counted over the scope's rows
+    for the query's lexemes only, corpus size / average length from ``lgm_memory_ns_stats``
+    (kept exact by triggers). Lexical candidates come from a GIN search for the query's
+    rarest lexemes, OR-ed, as long as their document frequencies add up to at most
+    ``lex_budget``: a query made only of words more common than that picks no lexical
+    candidates (scoring thousands of documents for one common word would cost more than it
+    ranks). Every vector candidate is BM25-scored as well, on all the query's lexemes, so
+    both signals are filled for every candidate. Vector similarity is the inner product of
+    the stored vector (unit, or a mean of unit vectors: ``memory_vector``) with the unit
+    query vector ``qvec``. On the pgvector path the vector list is ``ORDER BY embedding <#>
+    query LIMIT n_vec``: over the scope's own rows when the scope is small beside the table
+    (:data:`EXACT_VECTOR_SCALE`), else through HNSW (``vector_ip_ops``); on the exact path
+    the caller passes candidate ids ordered by exact similarity (``vec_ids``) and the query
+    keeps the first ``n_vec`` that pass the same predicates.
     """
     where = sql.SQL("{} AND {} AND {}").format(
         scope_clause(scoped), visible_clause(include_invalid), filter_clause or sql.SQL("true")
@@ -181,11 +180,20 @@ WITH q AS (
            coalesce(sum(s.total_len), 0)::float8 / greatest(coalesce(sum(s.n_docs), 0), 1)
                AS avgdl
     FROM lgm_memory_ns_stats s WHERE {stats_scope}
+), any_lexeme AS (
+    SELECT string_agg(
+        '''' || replace(replace(l, '\\', '\\\\'), '''', '''''') || '''', ' | '
+    )::tsquery AS query
+    FROM unnest((SELECT lexemes FROM q)) AS l
 ), stats AS (
-    SELECT l.lexeme, sum(l.df)::float8 AS df
-    FROM lgm_memory_lexicon l
-    WHERE l.lexeme = ANY((SELECT lexemes FROM q)::text[]) AND {lexicon_scope}
-    GROUP BY l.lexeme HAVING sum(l.df) > 0
+    -- the document frequencies of the query's lexemes over every row of the scope, counted
+    -- here through the scope's btree or the full-text index (no table per lexeme)
+    SELECT u.lexeme, count(*)::float8 AS df
+    FROM lgm_memory_items i
+    CROSS JOIN LATERAL unnest(ts_filter(setweight(i.tsv, 'A', (SELECT lexemes FROM q)), '{{a}}')) u
+    WHERE i.tsv @@ (SELECT query FROM any_lexeme) AND {scope}
+      AND u.lexeme = ANY((SELECT lexemes FROM q)::text[])
+    GROUP BY u.lexeme
 ), chosen AS (
     SELECT c.lexeme FROM (
         SELECT s.lexeme, sum(s.df) OVER (ORDER BY s.df, s.lexeme) AS cumulative
@@ -239,7 +247,7 @@ LEFT JOIN vec_top vt ON vt.id = c.id"""
         access=ACCESS_JOIN,
         similarity=similarity,
         stats_scope=stats_scope(scoped),
-        lexicon_scope=sql.SQL("l.ns >= %(ns_lo)s AND l.ns < %(ns_hi)s" if scoped else "true"),
+        scope=scope_clause(scoped),
     )
 
 
@@ -265,15 +273,15 @@ def scope_search_sql(
 ) -> sql.Composed:
     """Hybrid search of one small scope in one statement (pgvector path).
 
-    Reads the scope's rows once (at most ``%(scan_rows)s + 1``: the ``scope_rows``
-    column says how many it saw; more than ``scan_rows`` means the scope is too large and
-    the answer incomplete, so the caller takes the candidate path). It ranks exactly as
+    Reads the scope's rows once (at most ``%(scan_rows)s + 1``: the ``scope_rows`` column
+    says how many it saw; more than ``scan_rows`` means the scope is too large and the
+    answer incomplete, so the caller takes the candidate path). It ranks exactly as
     :func:`build_search_hybrid_sql` does: document frequencies, corpus size and average
-    length over every row of the scope (what ``lgm_memory_ns_stats`` and the lexicon
-    hold), lexical candidates are the visible rows holding one of the rarest query lexemes
-    within ``lex_budget``, vector candidates the ``n_vec`` nearest visible rows — by exact
-    distance here, not the HNSW approximation — and every candidate is BM25-scored on all
-    query lexemes.
+    length over every row of the scope (what the candidate path counts and
+    ``lgm_memory_ns_stats`` holds), lexical candidates are the visible rows holding one of
+    the rarest query lexemes within ``lex_budget``, vector candidates the ``n_vec`` nearest
+    visible rows — by exact distance here, not the HNSW approximation — and every candidate
+    is BM25-scored on all query lexemes.
     """
     vector_element = element(vector_type)
     shown = sql.SQL("{} AND {}").format(

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from langgraph_recall.store._namespace import encode_namespace
 from langgraph_recall.store.postgres import _sql
+from tests._hypothesis import thorough
 from tests.integration.store.conftest import Driver, open_store
 from tests.integration.store.test_parity import QUERIES, corpus
 
@@ -149,3 +153,89 @@ async def test_only_one_vector_branch_runs_and_small_scopes_never_walk_the_hnsw_
             loops[scale] = _index_loops(explained[0], IP_INDEX)
     assert loops[1e6] and all(n == 0 for n in loops[1e6]), loops  # planned, never run
     assert any(n > 0 for n in loops[0.0]), loops  # a scope large beside the table: HNSW
+
+
+WORDS = ["blim", "zorp", "quix", "vant", "drel", "mosk", "trig", "plon"]
+"""Made-up words the english configuration keeps as they are: one lexeme per word."""
+
+_DOCS = st.lists(
+    st.tuples(
+        st.sampled_from(["u1", "u10", "u2", "u1/deeper"]),  # "u10": a prefix, not the scope
+        st.lists(st.sampled_from(WORDS), min_size=1, max_size=7),
+        st.booleans(),  # invalidated: hidden from search, still a document of the corpus
+    ),
+    min_size=1,
+    max_size=24,
+)
+
+
+def _reference_bm25(
+    scope_docs: list[list[str]], doc: list[str], query: list[str], k1: float, b: float
+) -> float:
+    """BM25 of ``doc`` as the store defines it, over every document of the scope."""
+    n = len(scope_docs)
+    avgdl = sum(len(d) for d in scope_docs) / max(n, 1)
+    score = 0.0
+    for word in dict.fromkeys(query):
+        tf = doc.count(word)
+        if not tf:
+            continue
+        df = sum(1 for d in scope_docs if word in d)
+        idf = math.log(1 + (n - df + 0.5) / (df + 0.5))
+        score += idf * tf * (k1 + 1) / (tf + k1 * (1 - b + b * len(doc) / max(avgdl, 1)))
+    return score
+
+
+@pytest.mark.parametrize("path", ["exact", "scan", "candidates"])
+def test_bm25_statistics_are_those_of_the_scope_on_every_path(
+    path: str, request: pytest.FixtureRequest
+) -> None:
+    """Property: on every search path (the exact path, the one-statement scan, the
+    candidate path), a result's raw BM25 is the reference BM25 over exactly the scope's
+    documents -- its document frequencies, count and average length counted over every row
+    under the scope, invalidated ones included, none of a sibling namespace whose name only
+    starts the same ("u10" beside "u1")."""
+    from langgraph.store.base import PutOp
+
+    from langgraph_recall.store.postgres import PostgresMemoryStore
+    from tests.integration.store.conftest import index_config
+
+    dsn = request.getfixturevalue("postgres_dsn" if path == "exact" else "embedded_dsn")
+    examples = iter(range(10**6))
+    with PostgresMemoryStore.from_conn_string(dsn, index=index_config()) as store:
+        store.setup()
+        k1, b = store.retrieval.bm25_k1, store.retrieval.bm25_b
+
+        @settings(max_examples=thorough(40))
+        @given(docs=_DOCS, query=st.lists(st.sampled_from(WORDS), min_size=1, max_size=4))
+        def check(docs: list[tuple[str, list[str], bool]], query: list[str]) -> None:
+            root = ("bm25", str(next(examples)))
+            ops = [
+                PutOp((*root, *where.split("/")), f"d{n}", {"content": " ".join(words)})
+                for n, (where, words, _) in enumerate(docs)
+            ]
+            store.batch(ops)
+            for n, (where, _, invalid) in enumerate(docs):
+                if invalid:
+                    store.invalidate((*root, *where.split("/")), f"d{n}")
+            scope = (*root, "u1")
+            in_scope = [words for where, words, _ in docs if where.split("/")[0] == "u1"]
+            with pytest.MonkeyPatch.context() as patch:
+                if path == "candidates":
+                    patch.setattr(_sql, "SCOPE_SCAN_ROWS", 0)
+                hits = store.search(scope, query=" ".join(query), limit=50, explain=True)
+            large = store._large_scopes.contains(encode_namespace(scope))  # type: ignore[attr-defined]
+            assert large == (path == "candidates" and bool(in_scope))  # (an empty scope: no rows)
+            by_key = {f"d{n}": words for n, (_, words, _) in enumerate(docs)}
+            visible = {
+                f"d{n}"
+                for n, (where, _, invalid) in enumerate(docs)
+                if where.split("/")[0] == "u1" and not invalid
+            }
+            assert {hit.key for hit in hits} <= visible
+            for hit in hits:
+                assert hit.explanation is not None
+                expected = _reference_bm25(in_scope, by_key[hit.key], query, k1, b)
+                assert (hit.explanation.bm25 or 0.0) == pytest.approx(expected, rel=1e-6, abs=1e-9)
+
+        check()
