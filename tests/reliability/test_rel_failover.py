@@ -170,6 +170,10 @@ def test_sentinel_failover_frees_dead_leases_for_the_same_saver(figures: Figures
         saver = RedisSaver(client, prefix=prefix)
         saver.setup()
         before = before_failure(saver, "snt", PER_GROUP, lag=pair.lag)
+        # messages name the server the client reaches, not redis-py's default localhost:6379
+        assert f"master {sentinel.master_name!r} (last at 127.0.0.1:{pair.primary.port};" in (
+            saver.where
+        )
         old = ("127.0.0.1", pair.primary.port)
         crashed_at = time.monotonic()
         pair.crash()
@@ -178,6 +182,8 @@ def test_sentinel_failover_frees_dead_leases_for_the_same_saver(figures: Figures
         assert sentinel.master_address() == ("127.0.0.1", pair.replica.port)
         after = after_failure(saver, before, switched_at)
         check(before, after, figures, "redis-sentinel")
+        assert f"(last at 127.0.0.1:{pair.replica.port};" in saver.where
+        assert "6379" not in saver.where
         client.close()
 
 

@@ -134,7 +134,6 @@ class BaseRedisSaver(BaseCheckpointSaver[str]):
         self.ttl = ThreadTTL.from_option(ttl)
         self.keep_last = keep_last
         self.is_cluster = is_cluster(client)
-        self.where = describe_client(client)
         self.replicas, self._wait_ms = checked_replicas(replicas, replica_timeout, self.is_cluster)
         self._slots = _keys.slots_key(self.prefix)
         self._legacy_registry = _keys.legacy_registry_key(self.prefix)
@@ -142,6 +141,12 @@ class BaseRedisSaver(BaseCheckpointSaver[str]):
         self._listed_slots: set[str] = set()
         # thread id -> its keys (dict get/set are atomic: safe across threads)
         self._keys_cache: dict[str, _keys.ThreadKeys] = {}
+
+    @property
+    def where(self) -> str:
+        """The server this saver's client reaches, for messages (read when asked: a Sentinel
+        client reaches another server after a failover)."""
+        return describe_client(self._client)
 
     @property
     def client(self) -> Any:

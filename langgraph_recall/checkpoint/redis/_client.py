@@ -98,17 +98,50 @@ def check_server_version(info: Mapping[str, Any]) -> str:
 
 
 def describe_client(client: Any) -> str:
-    """``host:port`` (or socket path / node list) of a redis-py client, for error messages."""
+    """``host:port`` (or socket path / node list / Sentinel service) of a redis-py client,
+    for error messages.
+
+    A client from ``Sentinel(...).master_for(name)`` has no address of its own: it is named
+    by its service, the master it last reached (redis-py keeps the address Sentinel last gave
+    it; nothing is asked here) and its sentinels. Read it when the message is made: after a
+    failover the same client reaches another server.
+
+    Example:
+        ```python
+        from redis.sentinel import Sentinel
+        from langgraph_recall.checkpoint.redis._client import describe_client
+
+        client = Sentinel([("10.0.0.5", 26379)]).master_for("cache")
+        assert describe_client(client) == (
+            "Sentinel master 'cache' (not reached yet; sentinels 10.0.0.5:26379)"
+        )
+        ```
+    """
     nodes = getattr(client, "startup_nodes", None)
     if nodes:
         items = nodes.values() if isinstance(nodes, Mapping) else nodes
         names = [getattr(n, "name", None) or f"{n.host}:{n.port}" for n in items]
         return "cluster " + ",".join(sorted(names))
     pool = getattr(client, "connection_pool", None)
+    if getattr(pool, "sentinel_manager", None) is not None:
+        return _describe_sentinel(pool)
     kwargs = getattr(pool, "connection_kwargs", {}) or {}
     if kwargs.get("path"):
         return f"unix:{kwargs['path']}"
     return f"{kwargs.get('host', 'localhost')}:{kwargs.get('port', 6379)}"
+
+
+def _describe_sentinel(pool: Any) -> str:
+    role = "master" if getattr(pool, "is_master", True) else "replica"
+    address = getattr(pool, "master_address", None)
+    last = f"last at {address[0]}:{address[1]}" if address else "not reached yet"
+    sentinels = [
+        f"{kwargs.get('host', 'localhost')}:{kwargs.get('port', 26379)}"
+        for sentinel in getattr(pool.sentinel_manager, "sentinels", ())
+        for kwargs in [getattr(sentinel.connection_pool, "connection_kwargs", {}) or {}]
+    ]
+    via = f"; sentinels {','.join(sentinels)}" if sentinels else ""
+    return f"Sentinel {role} {getattr(pool, 'service_name', '?')!r} ({last}{via})"
 
 
 def client_url_options(url: str) -> str:

@@ -63,7 +63,12 @@ class _LeaseCore:
         self._client = client
         self.prefix = _keys.validate_prefix(prefix)
         self.fence_ttl_ms = int(fence_ttl_ms)
-        self.where = describe_client(client)
+
+    @property
+    def where(self) -> str:
+        """The server this lease's client reaches, for messages (read when asked: a Sentinel
+        client reaches another server after a failover)."""
+        return describe_client(self._client)
 
     def _acquisition(self, owner: str, ttl: float) -> tuple[Any, ...]:
         """``LEASE_ACQUIRE``'s arguments: owner, lease ms, thread TTL ms, the new token's

@@ -289,3 +289,25 @@ def test_commands_and_scripts() -> None:
     for name, source in SCRIPTS.items():
         assert "KEYS(" not in source.upper().replace("KEYS[", "")  # never the KEYS command
         assert "'KEYS'" not in source.upper(), name
+
+
+def test_a_sentinel_client_is_named_by_its_service_and_sentinels_not_localhost() -> None:
+    """A saver on ``Sentinel(...).master_for(...)`` whose sentinels cannot be reached says
+    which service and sentinels it tried (redis-py's pool has no host of its own: the message
+    said ``localhost:6379``)."""
+    import socket
+
+    from redis.sentinel import Sentinel
+
+    from langgraph_recall.checkpoint.redis import RedisSaver
+
+    with socket.socket() as probe:  # a port nobody listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    client = Sentinel([("127.0.0.1", port)], socket_timeout=1.0).master_for("orders")
+    saver = RedisSaver(client, prefix="snt")
+    expected = f"Sentinel master 'orders' (not reached yet; sentinels 127.0.0.1:{port})"
+    assert saver.where == expected
+    with pytest.raises(BackendUnavailableError) as caught:
+        saver.get_tuple({"configurable": {"thread_id": "t"}})
+    assert expected in str(caught.value) and "6379" not in str(caught.value)
