@@ -1,4 +1,4 @@
-"""Resolve stated dates ("since last May", "3 years ago", "in 2021") against the turn time.
+"""Resolve stated dates ("since last May", "3 years ago", "去年五月") against the turn time.
 
 Pure functions. A fact stated without a date is valid from the moment it was said, so
 callers use ``resolve_date_phrase(text, now) or now`` for ``valid_from``. Only the
@@ -25,6 +25,8 @@ from __future__ import annotations
 import re
 from datetime import datetime, timedelta
 
+from langgraph_recall.extraction._dates_zh import resolve_zh
+from langgraph_recall.extraction.textnorm import CJK_RUN
 from langgraph_recall.store._bounds import time_in_range
 
 __all__ = ["parse_iso_datetime", "resolve_date_phrase"]
@@ -125,7 +127,10 @@ def resolve_date_phrase(text: str, now: datetime) -> datetime | None:
     Understands ISO dates, "May 3, 2024", "3 May 2024", "May 2024", "last May",
     "since/in May" (the most recent May), "since/in 2021", "N days/weeks/months/years
     ago", "for N years" (started N years ago), "yesterday", "today", "last
-    week/month/year".
+    week/month/year"; and in Chinese "2024年3月5日", "2024年3月", "去年五月", "去年",
+    "上个月", "上周三", "三年前", "半年前", "昨天", "从五月开始", with a day still to come
+    only when something starts then ("下周三开始", not "下周三我要去北京"):
+    :mod:`~langgraph_recall.extraction._dates_zh`.
 
     Args:
         text: A sentence as the user said it.
@@ -150,6 +155,8 @@ def resolve_date_phrase(text: str, now: datetime) -> datetime | None:
 
 
 def _resolve(text: str, now: datetime) -> datetime | None:
+    if CJK_RUN.search(text) and (moment := resolve_zh(text, now)) is not None:
+        return moment
     if match := _ISO.search(text):
         return _safe(int(match["y"]), int(match["m"]), int(match["d"]), now)
     for pattern in (_DAY_MONTH_YEAR, _MONTH_DAY_YEAR):

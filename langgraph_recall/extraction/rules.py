@@ -96,6 +96,12 @@ _PREFER_END = (
     r"\s*(?:[;:!?。]|\.(?=\s|$)|$|,\s*(?=(?i:how|can|could|what|which|so|but|and i|"
     r"please|while|is there|do you|would)\b)|\s+(?i:because|since|but|so|when|as|to keep)\b)"
 )
+# what may stand between "我" and the verb of a Chinese fact: when it became true ("我去年五月
+# 搬到了杭州", "我从2021年开始住在上海") -- never another subject ("我妈妈住在北京")
+_ZH_WHEN = (
+    r"(?:[0-9０-９〇一二两三四五六七八九十年月日号周星期礼拜天前后以来开始起从自上下这本去今明半个份]"
+    r"|现在|目前|已经|一直|刚|也|还){0,14}?"
+)
 _ROLES = (
     r"engineer|developer|designer|manager|scientist|teacher|student|doctor|nurse|lawyer|"
     r"analyst|architect|consultant|writer|researcher|programmer|founder|ceo|cto|professor|"
@@ -431,8 +437,9 @@ _RULES: list[Rule] = [
     ),
     (
         re.compile(  # "我现在在上海工作" says where the user works, not lives
-            r"(?:我住在|我搬到了?|我现在在(?![\u4e00-\u9fff]{2,}?(?:工作|上班|任职|实习|读书)))"
-            r"(?P<v>[\u4e00-\u9fff]{2,})"
+            r"我" + _ZH_WHEN + r"(?:住在|搬到了?|搬去了?|现在在"
+            r"(?![\u4e00-\u9fff]{2,}?(?:工作|上班|任职|实习|读书)))"
+            r"(?P<v>[\u4e00-\u9fff]{2,}?)(?=[了啦呢啊吧嘛]*(?:$|[，。！？,.!?；;\s]))"
         ),
         _one("User lives in {v}.", "location", importance=7),
     ),

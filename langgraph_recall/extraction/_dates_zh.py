@@ -1,0 +1,162 @@
+"""Chinese date phrases ("去年五月", "上个月", "三年前", "2024年3月", "下周三开始") (pure).
+
+:func:`resolve_zh` is :func:`~langgraph_recall.extraction.dates.resolve_date_phrase`'s
+Chinese half: the moment the first Chinese date expression of a text names, truncated to the
+start of its day, month or year, or ``None``. Numbers are digits (half- or full-width) or
+Chinese numerals (五, 十二, 两, 二〇二四). A moment after the day the text was said counts
+only when the text says something *starts* then (从下周三开始, 明年三月起): "下周三我要去北京"
+(an event to come) must not hide the memory until next Wednesday.
+
+Example:
+    ```python
+    from datetime import datetime, timezone
+
+    from langgraph_recall.extraction._dates_zh import resolve_zh
+
+    now = datetime(2026, 11, 29, 12, 0, tzinfo=timezone.utc)  # a Sunday
+    assert resolve_zh("我去年五月搬到了杭州", now) == datetime(2025, 5, 1, tzinfo=timezone.utc)
+    assert resolve_zh("上个月换了工作", now) == datetime(2026, 10, 1, tzinfo=timezone.utc)
+    assert resolve_zh("下周三开始上夜班", now) == datetime(2026, 12, 2, tzinfo=timezone.utc)
+    assert resolve_zh("下周三我要去北京", now) is None
+    ```
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from datetime import datetime, timedelta
+
+__all__ = ["resolve_zh"]
+
+_DIGITS = {"零": 0, "〇": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6}
+_DIGITS |= {"七": 7, "八": 8, "九": 9}
+_N = r"(?:\d{1,3}|[零〇一二两三四五六七八九十]{1,3})"
+_YEAR = r"(?P<y>\d{4}|[零〇一二三四五六七八九]{4})"
+_WEEKDAYS = {"一": 1, "二": 2, "三": 3, "四": 4, "五": 5, "六": 6, "日": 7, "天": 7}
+_WEEK = r"(?:周|星期|礼拜)"
+_START = r"(?:开始|起|以来|以后|之后)"
+
+_FULL_DATE = re.compile(_YEAR + r"\s*年\s*(?P<m>" + _N + r")\s*月\s*(?P<d>" + _N + r")\s*[日号]")
+_YEAR_MONTH = re.compile(_YEAR + r"\s*年\s*(?P<m>" + _N + r")\s*月")
+_NAMED_YEAR_MONTH = re.compile(r"(?P<rel>大前年|前年|去年|今年|明年)\s*(?P<m>" + _N + r")\s*月")
+_YEAR_ONLY = re.compile(_YEAR + r"\s*年(?![的代级报度款月])")
+_NAMED_YEAR = re.compile(r"(?P<rel>大前年|前年|去年|今年|明年)")
+_NAMED_MONTH = re.compile(r"(?P<rel>上上个月|上个月|上月|这个月|本月|下个月|下月)")
+_NAMED_WEEK = re.compile(
+    r"(?P<rel>上上|上个?|这个?|本|下个?)" + _WEEK + r"(?P<day>[一二三四五六日天])?"
+)
+_AGO = re.compile(
+    r"(?P<count>" + _N + r"|半)\s*(?:个)?\s*(?P<unit>天|日|周|星期|礼拜|月|年)\s*(?:以前|之前|前)"
+)
+_NAMED_DAY = re.compile(r"(?P<rel>大前天|前天|昨天|昨日|昨晚|今天|今日|今早|今晚|今天早上)")
+_MONTH_STARTS = re.compile(
+    r"(?:(?P<pre>从|自)\s*(?P<m1>"
+    + _N
+    + r")\s*月份?|(?P<m2>"
+    + _N
+    + r")\s*月份?\s*"
+    + _START
+    + r")"
+)
+
+_YEAR_OFFSETS = {"大前年": -3, "前年": -2, "去年": -1, "今年": 0, "明年": 1}
+_MONTH_OFFSETS = {"上上个月": -2, "上个月": -1, "上月": -1, "这个月": 0, "本月": 0}
+_MONTH_OFFSETS |= {"下个月": 1, "下月": 1}
+_DAY_OFFSETS = {"大前天": -3, "前天": -2, "昨天": -1, "昨日": -1, "昨晚": -1}
+_UNIT_DAYS = {"天": 1, "日": 1, "周": 7, "星期": 7, "礼拜": 7}
+
+
+def _number(text: str) -> int:
+    """``12``, ``十二``, ``两``, ``二〇二四`` as an int (ValueError if it is none)."""
+    if text.isdigit():
+        return int(text)
+    if "十" in text:
+        tens, _, ones = text.partition("十")
+        if len(tens) > 1 or len(ones) > 1:
+            raise ValueError(text)
+        return (_DIGITS[tens] if tens else 1) * 10 + (_DIGITS[ones] if ones else 0)
+    return int("".join(str(_DIGITS[c]) for c in text))
+
+
+def _day(moment: datetime) -> datetime:
+    return moment.replace(hour=0, minute=0, second=0, microsecond=0)
+
+
+def _month(year: int, month: int, like: datetime) -> datetime:
+    return datetime(year, month, 1, tzinfo=like.tzinfo)
+
+
+def _months_from(now: datetime, offset: int) -> datetime:
+    months = now.year * 12 + (now.month - 1) + offset
+    return _month(months // 12, months % 12 + 1, now)
+
+
+def _starts_here(text: str, match: re.Match[str]) -> bool:
+    """The phrase says something starts then: 从/自 before it, 开始/起/以后 right after."""
+    before = text[max(0, match.start() - 2) : match.start()]
+    after = text[match.end() : match.end() + 4]
+    return "从" in before or "自" in before or re.match(r"\s*(?:的)?" + _START, after) is not None
+
+
+def resolve_zh(text: str, now: datetime) -> datetime | None:
+    """The moment the first Chinese date expression in ``text`` names, or ``None``.
+
+    Raises:
+        ValueError: a date that does not exist (2024年2月30日) or a numeral that is none;
+            :func:`~langgraph_recall.extraction.dates.resolve_date_phrase` reads both as
+            no date.
+    """
+    text = unicodedata.normalize("NFKC", text)
+    found = _first(text, now)
+    if found is None:
+        return None
+    moment, match = found
+    if moment > _day(now) + timedelta(days=1) and not _starts_here(text, match):
+        return None
+    return moment
+
+
+def _first(text: str, now: datetime) -> tuple[datetime, re.Match[str]] | None:
+    if match := _FULL_DATE.search(text):
+        year, month, day = _number(match["y"]), _number(match["m"]), _number(match["d"])
+        return datetime(year, month, day, tzinfo=now.tzinfo), match
+    if match := _YEAR_MONTH.search(text):
+        return _month(_number(match["y"]), _number(match["m"]), now), match
+    if match := _NAMED_YEAR_MONTH.search(text):
+        year = now.year + _YEAR_OFFSETS[match["rel"]]
+        return _month(year, _number(match["m"]), now), match
+    if match := _YEAR_ONLY.search(text):
+        return datetime(_number(match["y"]), 1, 1, tzinfo=now.tzinfo), match
+    if match := _NAMED_MONTH.search(text):
+        return _months_from(now, _MONTH_OFFSETS[match["rel"]]), match
+    if match := _NAMED_WEEK.search(text):
+        rel = match["rel"]
+        weeks = -2 if rel == "上上" else -1 if rel.startswith("上") else 1 if rel[0] == "下" else 0
+        if match["day"] is None:  # "上周": a week back, as "last week"
+            return _day(now + timedelta(weeks=weeks)) if weeks else _day(now), match
+        monday = _day(now) - timedelta(days=now.weekday())
+        return monday + timedelta(weeks=weeks, days=_WEEKDAYS[match["day"]] - 1), match
+    if match := _AGO.search(text):
+        count, unit = match["count"], match["unit"]
+        if count == "半":
+            return (
+                _months_from(now, -6) if unit == "年" else _day(now - timedelta(days=15))
+            ), match
+        number = _number(count)
+        if unit == "月":
+            return _months_from(now, -number), match
+        if unit == "年":
+            return _month(now.year - number, now.month, now), match
+        return _day(now - timedelta(days=number * _UNIT_DAYS[unit])), match
+    if match := _NAMED_YEAR.search(text):
+        return datetime(now.year + _YEAR_OFFSETS[match["rel"]], 1, 1, tzinfo=now.tzinfo), match
+    if match := _NAMED_DAY.search(text):
+        return _day(now + timedelta(days=_DAY_OFFSETS.get(match["rel"], 0))), match
+    if match := _MONTH_STARTS.search(text):
+        month = _number(match["m1"] or match["m2"])
+        # a month after this one: the one to come (从十二月开始), unless it is "since" (以来)
+        upcoming = month > now.month and not match.group(0).endswith("以来")
+        year = now.year if month <= now.month or upcoming else now.year - 1
+        return _month(year, month, now), match
+    return None
