@@ -22,6 +22,7 @@ from langgraph_recall.store.postgres import PostgresMemoryStore
 from langgraph_recall.store.postgres._migrations import MIGRATIONS
 from tests._hypothesis import thorough
 from tests.integration.store.conftest import Driver, index_config, open_store
+from tests.integration.store.test_statistics import namespace_statistics
 
 pytestmark = [pytest.mark.postgres]
 
@@ -137,15 +138,9 @@ async def test_setup_rederives_the_lexical_index_of_stored_chinese_rows(
         assert items[0].key == "home" and items[0].explanation.lexical > 0
         items = store.search(("u",), query="Python", explain=True)
         assert items[0].key == "lang" and items[0].explanation.lexical > 0
-    with psycopg.connect(postgres_dsn, autocommit=True) as conn:  # BM25 statistics stay exact
-        stats = conn.execute(
-            "SELECT ns, n_docs, total_len FROM lgm_memory_ns_stats ORDER BY 1"
-        ).fetchall()
-        recount = conn.execute(
-            "SELECT ns, count(*), sum(doc_len) FROM lgm_memory_items "
-            "WHERE tsv IS NOT NULL GROUP BY 1 ORDER BY 1"
-        ).fetchall()
-        assert stats == recount
+    kept, recounted = namespace_statistics(postgres_dsn)  # BM25 statistics stay exact
+    assert kept == recounted
+    with psycopg.connect(postgres_dsn, autocommit=True) as conn:
         lexemes = conn.execute(
             "SELECT u.lexeme FROM lgm_memory_items i, unnest(i.tsv) u"
         ).fetchall()

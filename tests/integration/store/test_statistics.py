@@ -31,6 +31,17 @@ _WRITES = st.lists(
 )
 
 
+def namespace_statistics(dsn: str) -> tuple[list[tuple[object, ...]], list[tuple[object, ...]]]:
+    """``lgm_memory_ns_stats`` as kept, and as a recount of the items says it should be."""
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        kept = conn.execute("SELECT ns, n_docs, total_len FROM lgm_memory_ns_stats ORDER BY 1")
+        recount = conn.execute(
+            "SELECT ns, count(*), sum(doc_len) FROM lgm_memory_items "
+            "WHERE tsv IS NOT NULL GROUP BY 1 ORDER BY 1"
+        )
+        return kept.fetchall(), recount.fetchall()
+
+
 def test_namespace_statistics_equal_a_recount_after_any_writes(postgres_dsn: str) -> None:
     """Property: after any sequence of puts (new, overwritten with other text, with no
     indexed text), deletes and batches of them, ``lgm_memory_ns_stats`` holds each
@@ -50,14 +61,7 @@ def test_namespace_statistics_equal_a_recount_after_any_writes(postgres_dsn: str
             else:
                 for op in ops:
                     store.batch([op])
-            with psycopg.connect(postgres_dsn, autocommit=True) as conn:
-                stats = conn.execute(
-                    "SELECT ns, n_docs, total_len FROM lgm_memory_ns_stats ORDER BY 1"
-                ).fetchall()
-                recount = conn.execute(
-                    "SELECT ns, count(*), sum(doc_len) FROM lgm_memory_items "
-                    "WHERE tsv IS NOT NULL GROUP BY 1 ORDER BY 1"
-                ).fetchall()
-            assert stats == recount
+            kept, recounted = namespace_statistics(postgres_dsn)
+            assert kept == recounted
 
         check()
