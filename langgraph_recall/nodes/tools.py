@@ -18,13 +18,14 @@ Example:
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Generator, Sequence
+from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, Protocol, cast
 
 from langchain_core.tools import BaseTool, StructuredTool
 from langgraph.prebuilt import ToolRuntime
-from langgraph.store.base import BaseStore, GetOp, Item, PutOp, SearchItem, SearchOp
+from langgraph.store.base import BaseStore, GetOp, Item, Op, PutOp, SearchItem, SearchOp
 
 from langgraph_recall._internal.identity import format_namespace
 from langgraph_recall.errors import ConfigurationError
@@ -39,11 +40,7 @@ from langgraph_recall.nodes._base import (
     utc_now,
 )
 from langgraph_recall.nodes._messages import DEFAULT_MAX_QUERY_CHARS, bound_text, memory_line
-from langgraph_recall.nodes._registry import (
-    ThreadLink,
-    abatch_with_link,
-    batch_with_link,
-)
+from langgraph_recall.nodes._registry import ThreadLink, split_link, with_link
 from langgraph_recall.prompts.encoding import encode_inline
 from langgraph_recall.store._capabilities import store_supports
 
@@ -175,6 +172,59 @@ def _closed(item: Item) -> dict[str, Any]:
     return value
 
 
+@dataclass(frozen=True)
+class _Invalidate:
+    """A step's request: close the validity of ``key`` in ``namespace`` (a store that declares
+    the ``invalidate`` capability)."""
+
+    namespace: tuple[str, ...]
+    key: str
+
+    @property
+    def at(self) -> tuple[tuple[str, ...], str]:
+        return self.namespace, self.key
+
+
+class _Invalidating(Protocol):
+    def invalidate(self, namespace: tuple[str, ...], key: str) -> Any: ...
+
+    async def ainvalidate(self, namespace: tuple[str, ...], key: str) -> Any: ...
+
+
+_Steps = Generator["list[Op] | _Invalidate", Any, str]
+"""A tool's steps: each yield is a batch of ops (answered with its results) or an
+invalidation; the return value is the tool's reply."""
+
+
+def _run(target: BaseStore, steps: _Steps) -> str:
+    """Drive a tool's steps on the sync API."""
+    try:
+        request = next(steps)
+        while True:
+            if isinstance(request, _Invalidate):
+                answer: Any = cast(_Invalidating, target).invalidate(*request.at)
+            else:
+                answer = target.batch(request)
+            request = steps.send(answer)
+    except StopIteration as done:
+        return cast(str, done.value)
+
+
+async def _arun(target: BaseStore, steps: _Steps) -> str:
+    """Drive a tool's steps on the async API."""
+    try:
+        request = next(steps)
+        while True:
+            answer: Any
+            if isinstance(request, _Invalidate):
+                answer = await cast(_Invalidating, target).ainvalidate(*request.at)
+            else:
+                answer = await target.abatch(request)
+            request = steps.send(answer)
+    except StopIteration as done:
+        return cast(str, done.value)
+
+
 def create_memory_tools(
     *,
     store: BaseStore | None = None,
@@ -228,7 +278,52 @@ def create_memory_tools(
             return f"Not stored: the text contains personal data ({found})."
         return candidate
 
-    # -- sync ------------------------------------------------------------------------------
+    # Each tool is written once, as steps that yield what the store must do (a batch of ops, or
+    # an invalidation) and get its answer back; _run / _arun drive them on either API.
+    def remember_steps(
+        runtime: ToolRuntime, content: str, kind: str, importance: int, slot: str | None
+    ) -> _Steps:
+        target, ns = resolve(runtime)
+        if (refused := _too_long(content, slot) or _bad_importance(importance)) is not None:
+            return refused
+        candidate = screened(content, kind, importance, slot)
+        if isinstance(candidate, str):
+            return candidate
+        now = utc_now()
+        thread = link(runtime)
+        found, link_write = split_link(
+            (yield with_link(_neighbour_ops(ns, candidate), thread)), thread
+        )
+        writes, reply = _remember_writes(
+            ns, candidate, found, now, pii_filter, store_default_ttl(target)
+        )
+        yield [*writes, *([link_write] if link_write else [])]
+        return reply
+
+    def recall_steps(runtime: ToolRuntime, query: str, limit: int) -> _Steps:
+        target, ns = resolve(runtime)
+        thread = link(runtime)
+        ops = with_link([recall_op(ns, target, query, limit)], thread)
+        found, link_write = split_link((yield ops), thread)
+        if link_write is not None:
+            yield [link_write]
+        return _recall_text(found[0], limit)
+
+    def forget_steps(runtime: ToolRuntime, memory_id: str) -> _Steps:
+        target, ns = resolve(runtime)
+        thread = link(runtime)
+        found, link_write = split_link((yield with_link([GetOp(ns, memory_id)], thread)), thread)
+        if link_write is not None:
+            yield [link_write]
+        item = found[0]
+        if not isinstance(item, Item) or not is_current(item.value, utc_now()):
+            return f"No current memory with id {memory_id!r}."
+        if store_supports(target, "invalidate"):
+            yield _Invalidate(ns, memory_id)
+        else:
+            yield [PutOp(ns, memory_id, _closed(item))]
+        return f"Forgot {memory_id}."
+
     def remember(
         content: str,
         runtime: ToolRuntime,
@@ -236,45 +331,9 @@ def create_memory_tools(
         importance: int = 5,
         slot: str | None = None,
     ) -> str:
-        target, ns = resolve(runtime)
-        if (refused := _too_long(content, slot) or _bad_importance(importance)) is not None:
-            return refused
-        candidate = screened(content, kind, importance, slot)
-        if isinstance(candidate, str):
-            return candidate
-        now = utc_now()
-        found, link_write = batch_with_link(target, _neighbour_ops(ns, candidate), link(runtime))
-        writes, reply = _remember_writes(
-            ns, candidate, found, now, pii_filter, store_default_ttl(target)
-        )
-        target.batch([*writes, *([link_write] if link_write else [])])
-        return reply
+        steps = remember_steps(runtime, content, kind, importance, slot)
+        return _run(resolve(runtime)[0], steps)
 
-    def recall(query: str, runtime: ToolRuntime, limit: int = 5) -> str:
-        target, ns = resolve(runtime)
-        found, link_write = batch_with_link(
-            target, [recall_op(ns, target, query, limit)], link(runtime)
-        )
-        if link_write is not None:
-            target.batch([link_write])
-        return _recall_text(found[0], limit)
-
-    def forget(memory_id: str, runtime: ToolRuntime) -> str:
-        target, ns = resolve(runtime)
-        found, link_write = batch_with_link(target, [GetOp(ns, memory_id)], link(runtime))
-        if link_write is not None:
-            target.batch([link_write])
-        item = found[0]
-        if not isinstance(item, Item) or not is_current(item.value, utc_now()):
-            return f"No current memory with id {memory_id!r}."
-        invalidate: Any = getattr(target, "invalidate", None)
-        if callable(invalidate):
-            invalidate(ns, memory_id)
-        else:
-            target.put(ns, memory_id, _closed(item))
-        return f"Forgot {memory_id}."
-
-    # -- async (same steps, awaited) -------------------------------------------------------
     async def aremember(
         content: str,
         runtime: ToolRuntime,
@@ -282,45 +341,20 @@ def create_memory_tools(
         importance: int = 5,
         slot: str | None = None,
     ) -> str:
-        target, ns = resolve(runtime)
-        if (refused := _too_long(content, slot) or _bad_importance(importance)) is not None:
-            return refused
-        candidate = screened(content, kind, importance, slot)
-        if isinstance(candidate, str):
-            return candidate
-        now = utc_now()
-        found, link_write = await abatch_with_link(
-            target, _neighbour_ops(ns, candidate), link(runtime)
-        )
-        writes, reply = _remember_writes(
-            ns, candidate, found, now, pii_filter, store_default_ttl(target)
-        )
-        await target.abatch([*writes, *([link_write] if link_write else [])])
-        return reply
+        steps = remember_steps(runtime, content, kind, importance, slot)
+        return await _arun(resolve(runtime)[0], steps)
+
+    def recall(query: str, runtime: ToolRuntime, limit: int = 5) -> str:
+        return _run(resolve(runtime)[0], recall_steps(runtime, query, limit))
 
     async def arecall(query: str, runtime: ToolRuntime, limit: int = 5) -> str:
-        target, ns = resolve(runtime)
-        found, link_write = await abatch_with_link(
-            target, [recall_op(ns, target, query, limit)], link(runtime)
-        )
-        if link_write is not None:
-            await target.abatch([link_write])
-        return _recall_text(found[0], limit)
+        return await _arun(resolve(runtime)[0], recall_steps(runtime, query, limit))
+
+    def forget(memory_id: str, runtime: ToolRuntime) -> str:
+        return _run(resolve(runtime)[0], forget_steps(runtime, memory_id))
 
     async def aforget(memory_id: str, runtime: ToolRuntime) -> str:
-        target, ns = resolve(runtime)
-        found, link_write = await abatch_with_link(target, [GetOp(ns, memory_id)], link(runtime))
-        if link_write is not None:
-            await target.abatch([link_write])
-        item = found[0]
-        if not isinstance(item, Item) or not is_current(item.value, utc_now()):
-            return f"No current memory with id {memory_id!r}."
-        ainvalidate: Any = getattr(target, "ainvalidate", None)
-        if callable(ainvalidate):
-            await ainvalidate(ns, memory_id)
-        else:
-            await target.aput(ns, memory_id, _closed(item))
-        return f"Forgot {memory_id}."
+        return await _arun(resolve(runtime)[0], forget_steps(runtime, memory_id))
 
     return [
         StructuredTool.from_function(

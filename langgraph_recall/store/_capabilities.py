@@ -23,13 +23,16 @@ from typing import Literal
 
 __all__ = ["Capability", "store_supports"]
 
-Capability = Literal["ttl", "as_of", "explain", "include_invalid", "forget", "history", "bulk_load"]
+Capability = Literal[
+    "ttl", "as_of", "explain", "include_invalid", "forget", "history", "bulk_load", "invalidate"
+]
 """``ttl``: LangGraph's own flag. ``as_of``: ``search(as_of=...)`` reads memories valid at a
 moment. ``explain``: ``search(explain=True)`` returns score components. ``include_invalid``:
 ``search(include_invalid=True)`` also returns invalidated memories. ``forget``: ``forget(prefix)``
 erases a namespace with its history and bookkeeping. ``history``: ``history(namespace, key)``
 returns a memory's audit records. ``bulk_load``: ``bulk_load(puts, resume_key=...)`` writes
-many puts in large, resumable batches."""
+many puts in large, resumable batches. ``invalidate``: ``invalidate(namespace, key)`` /
+``ainvalidate`` close a memory's validity and keep it as history."""
 
 
 def store_supports(store: object, capability: Capability) -> bool:

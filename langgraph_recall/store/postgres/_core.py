@@ -78,6 +78,7 @@ class MemoryStoreCore(MemoryPrograms, BaseStore):
     supports_forget = True
     supports_history = True
     supports_bulk_load = True
+    supports_invalidate = True
 
     def __init__(
         self,

@@ -243,3 +243,31 @@ def test_memory_tools_agent_on_postgres(memory_store: PostgresMemoryStore) -> No
     build_tools_graph(forget, store=memory_store).invoke({"messages": [("user", "x")]}, config)
     assert memory_store.search(NS, query="lives") == []
     assert [e.action for e in memory_store.history(NS, key)][-1] == "invalidate"
+
+
+async def test_memory_tools_agent_on_the_async_store(
+    amemory_store: AsyncPostgresMemoryStore,
+) -> None:
+    """The same tools awaited: ``forget`` closes the memory through ``ainvalidate`` (the store
+    declares the capability), leaving it as history, as the sync tools do."""
+    from langgraph_recall.graphs import build_memory_tools_graph as build_tools_graph
+    from langgraph_recall.offline import ScriptedChatModel, tool_call_message
+
+    model = ScriptedChatModel(
+        responses=[
+            tool_call_message("remember", {"content": "User lives in Oslo.", "slot": "location"}),
+            "Noted.",
+            tool_call_message("recall", {"query": "lives"}),
+            lambda msgs: str(msgs[-1].content).split(": ", 1)[0],
+        ]
+    )
+    graph = build_tools_graph(model, store=amemory_store)
+    config = {"configurable": {"thread_id": "t", "user_id": "zhang"}}
+    await graph.ainvoke({"messages": [("user", "I live in Oslo")]}, config)
+    key = (await graph.ainvoke({"messages": [("user", "recall")]}, config))["messages"][-1].content
+    forget = ScriptedChatModel(responses=[tool_call_message("forget", {"memory_id": key}), "ok"])
+    await build_tools_graph(forget, store=amemory_store).ainvoke(
+        {"messages": [("user", "x")]}, config
+    )
+    assert await amemory_store.asearch(NS, query="lives") == []
+    assert [e.action for e in await amemory_store.ahistory(NS, key)][-1] == "invalidate"
