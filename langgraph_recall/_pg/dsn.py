@@ -18,6 +18,7 @@ from typing import Any
 
 from langgraph_recall._embedded_server import embedded_dsn
 from langgraph_recall._env import ENV_DSN, setting
+from langgraph_recall._internal.terminal import fold_lines
 from langgraph_recall.errors import InvalidConnectionStringError
 
 __all__ = [
@@ -62,7 +63,7 @@ def validate_dsn(dsn: str) -> dict[str, Any]:
         params = dict(conninfo_to_dict(dsn))
     except Exception as exc:
         raise InvalidConnectionStringError(
-            f"malformed Postgres connection string ({exc}); "
+            f"malformed Postgres connection string ({fold_lines(exc)}); "
             "use 'postgresql://user@host:5432/db' or 'host=... port=... dbname=...'"
         ) from exc
     port = params.get("port")

@@ -33,10 +33,21 @@ import argparse
 import sys
 import warnings
 from collections.abc import Sequence
+from typing import NoReturn
 
+from langgraph_recall._internal.terminal import one_line
 from langgraph_recall.cli._console import CliError, Console
 
 __all__ = ["CliError", "build_parser", "main"]
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse with its usage errors printed as messages (:func:`one_line`): a bad value
+    quoted in one, or a connection-string error, shows no raw control character and no
+    ``\\n`` (subcommand parsers are of this class too)."""
+
+    def error(self, message: str) -> NoReturn:
+        super().error(one_line(message))
 
 
 def _add_postgres(parser: argparse.ArgumentParser) -> None:
@@ -229,7 +240,7 @@ def build_parser() -> argparse.ArgumentParser:
     """
     from langgraph_recall._version import __version__
 
-    parser = argparse.ArgumentParser(
+    parser: argparse.ArgumentParser = _Parser(
         prog="langgraph-recall",
         description="Memory for LangGraph agents: checkpointers, a memory store, memory nodes.",
     )
@@ -392,7 +403,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return int(args.handler(args))
     except (CliError, LangGraphRecallError) as exc:
-        Console(sys.stderr).line(f"error: {exc}")
+        Console(sys.stderr).error(str(exc))
         return 2
     except KeyboardInterrupt:
         Console(sys.stderr).line("interrupted")

@@ -4,7 +4,10 @@ Colour is used only on a terminal (and never when ``NO_COLOR`` is set), so captu
 output — tests, pipes, notebooks — is plain text. Every line goes through
 :func:`~langgraph_recall._internal.terminal.printable`: stored text (memories, thread ids,
 history, model answers) reaches the terminal with its control characters shown as
-escapes (``\\x1b``), never obeyed, and cannot start a line of its own.
+escapes (``\\x1b``), never obeyed, and cannot start a line of its own. Messages — errors,
+warnings, progress and notes — go through
+:func:`~langgraph_recall._internal.terminal.one_line` instead: a line break in them (a
+driver's error text ends with one) is folded into a space, never shown as ``\\n``.
 
 Example:
     ```python
@@ -26,7 +29,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any, TextIO
 
-from langgraph_recall._internal.terminal import printable
+from langgraph_recall._internal.terminal import one_line, printable
 
 __all__ = ["CliError", "Console", "format_table", "shorten"]
 
@@ -160,9 +163,14 @@ class Console:
         self.line()
         self._write(self.style(f"== {text} ", "bold", "cyan"))
 
+    def message(self, mark: str, text: str, *styles: str) -> None:
+        """One line: ``mark`` (the CLI's own words) and the message ``text`` (:func:`one_line`:
+        line breaks folded, controls escaped)."""
+        self._write(self.style(mark + one_line(text), *styles))
+
     def step(self, text: str) -> None:
         """A progress line."""
-        self._write(self.style(f"-> {text}", "dim"))
+        self.message("-> ", text, "dim")
 
     def say(self, role: str, text: str) -> None:
         """One chat line (``user`` / ``assistant``)."""
@@ -172,15 +180,19 @@ class Console:
 
     def note(self, text: str) -> None:
         """An indented remark about what just happened."""
-        self._write(self.style(f"           {text}", "yellow"))
+        self.message("           ", text, "yellow")
 
     def ok(self, text: str) -> None:
         """A success line."""
-        self._write(self.style(f"OK {text}", "green"))
+        self.message("OK ", text, "green")
 
     def warn(self, text: str) -> None:
         """A warning line."""
-        self._write(self.style(f"!! {text}", "yellow", "bold"))
+        self.message("!! ", text, "yellow", "bold")
+
+    def error(self, text: str) -> None:
+        """An error line (``error: ...``), for the message of an exception."""
+        self.message("error: ", text)
 
     def table(self, header: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
         """Print a :func:`format_table`."""
