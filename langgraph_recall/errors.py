@@ -25,6 +25,7 @@ from langgraph.store.base import InvalidNamespaceError as _LangGraphInvalidNames
 __all__ = [
     "BackendUnavailableError",
     "BenchmarkDataError",
+    "BulkLoadWarning",
     "CheckpointIntegrityError",
     "ConfigurationError",
     "EmbeddingError",
@@ -35,6 +36,7 @@ __all__ = [
     "InvalidNamespaceError",
     "InvalidValueError",
     "LangGraphRecallError",
+    "LangGraphRecallWarning",
     "LeaseLostError",
     "MigrationError",
     "NotReplicatedError",
@@ -47,6 +49,17 @@ __all__ = [
 
 class LangGraphRecallError(Exception):
     """Base class of every error raised by ``langgraph_recall``."""
+
+
+class LangGraphRecallWarning(UserWarning):
+    """Base class of every warning issued by ``langgraph_recall`` (``warnings.warn``):
+    something worked, but not as the caller may think; the message says what and why."""
+
+
+class BulkLoadWarning(LangGraphRecallWarning):
+    """A bulk load read fewer puts than its ``resume_key`` had recorded (a truncated file
+    run again): the message names both counts. Nothing is missing from the store (what the
+    earlier run wrote stays), but the input is not the whole load."""
 
 
 class ConfigurationError(LangGraphRecallError, ValueError):

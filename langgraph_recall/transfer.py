@@ -383,11 +383,14 @@ def export_memories(
 @dataclass(frozen=True)
 class ImportReport:
     """What an import wrote: memories and batches (each one transaction), and the memories
-    a resumed import skipped because an earlier run had written them."""
+    a resumed import skipped because an earlier run had written them. ``recorded``: the
+    memories a resumed import had recorded when this input held fewer (a truncated file;
+    ``bulk_load`` warns), else ``None``."""
 
     items: int
     batches: int
     skipped: int = 0
+    recorded: int | None = None
 
 
 def _write(
@@ -482,7 +485,7 @@ def _bulk_write(
         rebuild_index=rebuild_index,
         progress=progress,
     )
-    return ImportReport(items=report.items, batches=report.batches, skipped=report.skipped)
+    return ImportReport(report.items, report.batches, report.skipped, report.recorded)
 
 
 def _numbered_records(

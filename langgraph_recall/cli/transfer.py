@@ -25,11 +25,13 @@ from __future__ import annotations
 import contextlib
 import json
 import sys
+import warnings
 from collections.abc import Callable, Iterator
 from typing import Any, TextIO
 
 from langgraph_recall.cli._backends import describe_dsn, open_store, resolve_dsn
 from langgraph_recall.cli._console import CliError, Console
+from langgraph_recall.errors import BulkLoadWarning
 
 __all__ = ["cmd_export", "cmd_import", "parse_prefix"]
 
@@ -202,14 +204,16 @@ def cmd_import(args: Any, console: Console | None = None) -> int:
                         out.line("  all written; building the HNSW index (can take minutes)")
 
                 try:
-                    report = import_memories(
-                        store,
-                        stream,
-                        batch_size=args.batch_size,
-                        progress=progress,
-                        resume=args.resume,
-                        rebuild_index=args.rebuild_index,
-                    )
+                    with warnings.catch_warnings():  # said below, in the import's words
+                        warnings.simplefilter("ignore", BulkLoadWarning)
+                        report = import_memories(
+                            store,
+                            stream,
+                            batch_size=args.batch_size,
+                            progress=progress,
+                            resume=args.resume,
+                            rebuild_index=args.rebuild_index,
+                        )
                 except KeyboardInterrupt:
                     again = " ".join(["langgraph-recall import", args.file, "--resume"])
                     out.warn(
@@ -233,6 +237,13 @@ def cmd_import(args: Any, console: Console | None = None) -> int:
                     rebuild_index=args.rebuild_index,
                 )
             source = f"LangGraph's PostgresStore ({describe_dsn(args.from_langgraph_store)})"
+    if report.recorded is not None:
+        held = _count(report.items + report.skipped, "memory", "memories")
+        out.warn(
+            f"{source} held {held}, fewer than the {report.recorded} this import recorded "
+            "when it ran before (a truncated file?): the ones not in it stay stored; import "
+            "the whole file again with --resume to check every batch and finish the import"
+        )
     skipped = f", {report.skipped} already there from an earlier run" if report.skipped else ""
     out.ok(
         f"imported {_count(report.items, 'memory', 'memories')} from {source} into "

@@ -85,12 +85,18 @@ class BulkLoadReport:
         skipped: Puts skipped because their batch committed in an earlier run of the same
             ``resume_key`` (all of them, for a load that had finished).
         index_rebuilt: The HNSW index was dropped and built again after the load.
+        recorded: The puts ``resume_key`` had recorded when the input held fewer (its last
+            batches missing: a truncated file run again), else ``None``.
+        warning: What ``bulk_load`` warned then (a
+            :class:`~langgraph_recall.errors.BulkLoadWarning`), naming both counts.
     """
 
     items: int
     batches: int
     skipped: int
     index_rebuilt: bool
+    recorded: int | None = None
+    warning: str | None = None
 
 
 @dataclass(frozen=True)
@@ -99,6 +105,33 @@ class _LoadState:
     finished: bool
     index_missing: bool
     batch_size: int  # the load's: given, else the one it was started with, else the default
+    sizes: dict[int, int]  # puts of each committed batch
+    total: int  # puts of the whole load, as it recorded them (a finished load: its count)
+
+
+def _short_input(
+    name: str | None, held: int, state: _LoadState, read: int
+) -> tuple[int | None, str | None]:
+    """The puts a load's name recorded and what the load says, when its input (``held``
+    puts in ``read`` batches) ended before batches the name recorded; else ``None``s."""
+    beyond = sorted(number for number in state.done if number >= read)
+    if not beyond:
+        return None, None
+    last, missing = beyond[-1], sum(state.sizes[number] for number in beyond)
+    where = f"batch {beyond[0]} was" if len(beyond) == 1 else f"batches {beyond[0]}-{last} were"
+    if state.finished:
+        recorded = state.total
+        said = f"finished with {recorded} puts"
+        then = "Nothing was written again"
+    else:  # every batch before the last recorded one is whole
+        recorded = last * state.batch_size + state.sizes[last]
+        said = f"recorded at least {recorded} puts (through batch {last})"
+        then = "The load stays unfinished: run it again with its whole input to finish it"
+    return recorded, (
+        f"the bulk load {name!r} {said}, but this input held only {held}: its {where} not "
+        f"in it ({missing} puts an earlier run wrote and that stay stored; a truncated "
+        f"file?). {then}"
+    )
 
 
 def batch_digest(ops: list[PutOp]) -> str:
@@ -120,6 +153,20 @@ def _not_the_same_load(name: str | None, number: int, what: str) -> InvalidValue
         "name recorded (resume it with the same puts in the same order and the same "
         "batch_size, or give this load a new resume_key)"
     )
+
+
+def _check_not_cut(name: str | None, number: int, ops: list[PutOp], state: _LoadState) -> None:
+    """Refuse a batch not written yet that is cut short (the input's last) while the load
+    recorded batches after it: the input ends inside the load (a truncated file), and that
+    batch, written and recorded, would stand for a batch it is only the start of."""
+    after = [n for n in state.done if n > number]
+    if number not in state.done and len(ops) < state.batch_size and after:
+        raise InvalidValueError(
+            f"batch {number} of the bulk load {name!r} holds {len(ops)} puts, not "
+            f"{state.batch_size}, and the load recorded batch {max(after)} after it: this input "
+            "ends early, so this is not the load that name recorded (a truncated file? run "
+            "the load again with its whole input)"
+        )
 
 
 def batches_of(puts: Iterable[PutOp], size: int) -> Iterator[list[PutOp]]:
@@ -175,14 +222,18 @@ class BulkPrograms(BatchPrograms):
         found = yield Stmt(_sql.INDEX_STATE, fetch=True)
         index_missing = bool(found) and found[0]["value"] == DEFERRED
         done = {r["batch"]: r["digest"] for r in rows if r["batch"] >= 0}
-        if any(row["batch"] == -2 for row in rows):
-            return _LoadState(done, finished=True, index_missing=index_missing, batch_size=size)
+        sizes = {r["batch"]: int(r["items"]) for r in rows if r["batch"] >= 0}
+        finished = next((int(row["items"]) for row in rows if row["batch"] == -2), None)
+        total = sum(sizes.values()) if finished is None else finished
+        state = _LoadState(done, finished is not None, index_missing, size, sizes, total)
+        if state.finished:
+            return state
         if name is not None:
             yield Stmt(_sql.START_LOAD, {"name": name, "items": size})
         if rebuild_index and self.vector_mode == "pgvector":
             yield Stmt(_sql.SET_META, {"name": "vector_index", "value": DEFERRED})
             yield Stmt(f"DROP INDEX IF EXISTS {IP_INDEX}")
-        return _LoadState(done, finished=False, index_missing=index_missing, batch_size=size)
+        return state
 
     def _bulk_batch(self, ops: list[PutOp], name: str | None, number: int) -> Program[int]:
         plan, vectors = yield from self._planned(ops)
@@ -236,18 +287,19 @@ def bulk_driver(
         lambda: programs._bulk_begin(resume_key, batch_size, rebuild_index)
     )
     if state.finished:  # nothing to write: the puts are checked against the load and counted
-        counted = 0
+        counted = read = 0
         for number, ops in enumerate(batches_of(puts, state.batch_size)):
             if number not in state.done:
                 raise _not_the_same_load(resume_key, number, "was never part of it (it finished)")
             if state.done[number] != batch_digest(ops):
                 raise _not_the_same_load(resume_key, number, "holds other puts than it did")
-            counted += len(ops)
+            counted, read = counted + len(ops), number + 1
+        recorded, short = _short_input(resume_key, counted, state, read)
         built = False
         if rebuild_index and state.index_missing:  # an earlier run left the index unbuilt
             (built,) = yield from _run_one(lambda: programs._bulk_finish(None, 0, True))
-        return BulkLoadReport(0, 0, counted, index_rebuilt=built)
-    items = batches = skipped = 0
+        return BulkLoadReport(0, 0, counted, built, recorded, short)
+    items = batches = skipped = read = 0
     numbered = enumerate(batches_of(puts, state.batch_size))
     exhausted = False
     # a bad put, or an error of the caller's own iterator: what came before it is written
@@ -264,6 +316,8 @@ def bulk_driver(
             else:
                 try:
                     number, ops = next(numbered)
+                    read = number + 1
+                    _check_not_cut(resume_key, number, ops, state)
                     if number not in state.done:
                         _check_puts(ops, number * state.batch_size)
                 except StopIteration:
@@ -315,11 +369,15 @@ def bulk_driver(
             if stopped is refused:
                 raise refused
             raise stopped from refused
+    # batches an earlier run committed beyond the end of this input: the input is short, and
+    # the load is not finished by it (the whole input, run again, finishes it)
+    recorded, short = _short_input(resume_key, items + skipped, state, read)
+    name = None if short else resume_key
     (built,) = yield from _run_one(
-        lambda: programs._bulk_finish(resume_key, items + skipped, rebuild_index)
+        lambda: programs._bulk_finish(name, items + skipped, rebuild_index)
     )
     yield from _run_one(programs._bulk_analyze)
-    return BulkLoadReport(items, batches, skipped, index_rebuilt=built)
+    return BulkLoadReport(items, batches, skipped, built, recorded, short)
 
 
 def _batch_factory(

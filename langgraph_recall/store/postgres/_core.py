@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import math
+import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
@@ -32,7 +33,7 @@ from langgraph.store.base import (
 )
 from typing_extensions import Unpack
 
-from langgraph_recall.errors import ConfigurationError, InvalidValueError
+from langgraph_recall.errors import BulkLoadWarning, ConfigurationError, InvalidValueError
 from langgraph_recall.retrieval import RetrievalConfig
 from langgraph_recall.retrieval._profile import profile_items
 from langgraph_recall.store._namespace import (
@@ -474,6 +475,10 @@ class MemoryStoreCore(MemoryPrograms, BaseStore):
         Raises:
             InvalidValueError: a put ``put`` would refuse, or a delete; the message names its
                 batch and says what was written before it.
+
+        Warns:
+            BulkLoadWarning: the input held fewer puts than ``resume_key`` had recorded (a
+                truncated file run again; also in the report's ``warning``).
         """
         driver = bulk_driver(self, puts, batch_size, resume_key, rebuild_index, progress)
         with ThreadPoolExecutor(BULK_IN_FLIGHT, thread_name_prefix="lgm-bulk") as pool:
@@ -482,7 +487,10 @@ class MemoryStoreCore(MemoryPrograms, BaseStore):
                 futures = [pool.submit(self._run, program) for program in group]
                 return [future.exception() or future.result() for future in futures]
 
-            return run_groups(driver, run)
+            report = run_groups(driver, run)
+        if report.warning is not None:
+            warnings.warn(report.warning, BulkLoadWarning, stacklevel=2)
+        return report
 
     async def abulk_load(
         self,
@@ -504,7 +512,9 @@ class MemoryStoreCore(MemoryPrograms, BaseStore):
                 group = driver.send(list(results))
         except StopIteration as stop:
             report: BulkLoadReport = stop.value
-            return report
+        if report.warning is not None:
+            warnings.warn(report.warning, BulkLoadWarning, stacklevel=2)
+        return report
 
 
 def reads_only(ops: Sequence[Op]) -> bool:

@@ -14,6 +14,7 @@ import json
 import logging
 import threading
 import uuid
+import warnings
 from collections.abc import Iterator
 from typing import Any
 
@@ -23,7 +24,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from langgraph.store.base import PutOp
 
-from langgraph_recall.errors import InvalidValueError
+from langgraph_recall.errors import BulkLoadWarning, InvalidValueError
 from langgraph_recall.store.postgres import PostgresMemoryStore
 from tests._hypothesis import thorough
 from tests.fakes import HashingEmbeddings
@@ -333,3 +334,143 @@ def test_a_name_never_skips_puts_it_did_not_write(
         # every put of the second load is stored: written now, or written before as the same
         # put (the same key in the same batch place -- the digests matched)
         assert {f"k{k}" for k in second} <= set(after)
+
+
+def _recorded_batches(dsn: str, name: str) -> set[int]:
+    with psycopg.connect(dsn) as conn:
+        rows = conn.execute(
+            "SELECT batch FROM lgm_memory_loads WHERE name = %s AND batch >= 0", (name,)
+        ).fetchall()
+    return {int(row[0]) for row in rows}
+
+
+def _finished(dsn: str, name: str) -> bool:
+    with psycopg.connect(dsn) as conn:
+        row = conn.execute(
+            "SELECT 1 FROM lgm_memory_loads WHERE name = %s AND batch = -2", (name,)
+        ).fetchone()
+    return row is not None
+
+
+async def test_a_short_input_says_it_held_fewer_puts_than_the_load_recorded(
+    postgres_dsn: str, flavour: str
+) -> None:
+    """A finished load given only its first batches again (a truncated file run again) says
+    so, naming both counts; the whole input says nothing. An interrupted load resumed with a
+    short input says so too and stays unfinished, so the whole input finishes it."""
+    async with open_store(postgres_dsn, flavour, index=_index()) as store:
+        driver = Driver(store, flavour, "exact", postgres_dsn)
+        await driver("bulk_load", _puts(500, label="short"), batch_size=100, resume_key="short")
+        with pytest.warns(BulkLoadWarning) as said:
+            report = await driver("bulk_load", _puts(300, label="short"), resume_key="short")
+        assert (report.items, report.skipped, report.recorded) == (0, 300, 500)
+        assert [str(w.message) for w in said] == [report.warning]
+        assert report.warning is not None
+        assert "'short' finished with 500 puts, but this input held only 300" in report.warning
+        assert "batches 3-4 were not in it (200 puts" in report.warning
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", BulkLoadWarning)
+            whole = await driver("bulk_load", _puts(500, label="short"), resume_key="short")
+        assert (whole.skipped, whole.recorded, whole.warning) == (500, None, None)
+
+    index = {"dims": DIMS, "embed": FailingEmbeddings(fail_at=5)}
+    async with open_store(postgres_dsn, flavour, index=index) as store:
+        driver = Driver(store, flavour, "exact", postgres_dsn)
+        with pytest.raises(ConnectionError):
+            await driver("bulk_load", _puts(1_000, label="cut"), batch_size=100, resume_key="cut")
+        recorded = _recorded_batches(postgres_dsn, "cut")
+        assert max(recorded) >= 2
+        with pytest.warns(BulkLoadWarning, match=r"recorded at least \d+ puts \(through batch"):
+            short = await driver("bulk_load", _puts(200, label="cut"), resume_key="cut")
+        assert short.items + short.skipped == 200 and short.recorded == 100 * max(recorded) + 100
+        assert not _finished(postgres_dsn, "cut")  # the whole input still finishes it
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", BulkLoadWarning)
+            done = await driver("bulk_load", _puts(1_000, label="cut"), resume_key="cut")
+        assert done.items + done.skipped == 1_000 and done.warning is None
+        assert _finished(postgres_dsn, "cut")
+        assert len(await driver("search", ("cut",), limit=2_000)) == 1_000
+
+
+def test_an_input_that_ends_inside_a_recorded_load_is_refused(postgres_dsn: str) -> None:
+    """A resumed load whose input ends inside a batch, before batches the load recorded (a
+    file cut mid-line-run), writes nothing of that batch: written and recorded, the cut batch
+    would stand for the whole one, and the whole input could never finish the load."""
+    index = {"dims": DIMS, "embed": FailingEmbeddings(fail_at=3)}
+    with PostgresMemoryStore.from_conn_string(postgres_dsn, index=index) as store:
+        store.setup()
+        with pytest.raises(ConnectionError):
+            store.bulk_load(_puts(600, label="mid"), batch_size=100, resume_key="mid")
+        recorded = _recorded_batches(postgres_dsn, "mid")
+        first_gap = min(set(range(6)) - recorded)
+        assert any(n > first_gap for n in recorded)  # two in flight: the one after committed
+        before = len(store.search(("mid",), limit=1_000))
+        cut = list(_puts(600, label="mid"))[: first_gap * 100 + 40]
+        with pytest.raises(InvalidValueError, match=f"batch {first_gap} .* holds 40 puts, not 100"):
+            store.bulk_load(cut, resume_key="mid")
+        assert len(store.search(("mid",), limit=1_000)) == before
+        assert first_gap not in _recorded_batches(postgres_dsn, "mid")
+        report = store.bulk_load(_puts(600, label="mid"), resume_key="mid")
+        assert report.items + report.skipped == 600 and report.warning is None
+        assert len(store.search(("mid",), limit=1_000)) == 600
+
+
+@settings(
+    max_examples=thorough(25),
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
+)
+@given(
+    count=st.integers(1, 50),
+    size=st.integers(1, 9),
+    fail_at=st.integers(0, 6),
+    keep=st.integers(0, 50),
+)
+def test_a_load_given_a_prefix_of_its_input_says_what_it_lacks(
+    postgres_dsn: str, count: int, size: int, fail_at: int, keep: int
+) -> None:
+    """Property: whatever a name recorded (a finished load, or one cut anywhere), the same
+    load given only a prefix of its puts either refuses it, writing nothing of the batch the
+    prefix cuts, or reads every put of it and warns, naming both counts, exactly when the
+    name recorded a batch the prefix does not reach. Refused or warned, the load is left as
+    it was, so its whole input afterwards finishes it."""
+    label = f"s{uuid.uuid4().hex[:12]}"
+    ops = [PutOp((label, f"u{n % 3}"), f"k{n}", {"content": f"{label} {n}"}) for n in range(count)]
+    prefix = ops[: min(keep, count)]
+    index = {"dims": DIMS, "embed": FailingEmbeddings(fail_at)}
+    with PostgresMemoryStore.from_conn_string(postgres_dsn, index=index) as store:
+        store.setup()
+        with contextlib.suppress(ConnectionError):
+            store.bulk_load(ops, batch_size=size, resume_key=label)
+        recorded = _recorded_batches(postgres_dsn, label)
+        finished = _finished(postgres_dsn, label)
+        reached = -(-len(prefix) // size)  # batches the prefix holds
+        short = any(number >= reached for number in recorded)
+        with warnings.catch_warnings(record=True) as said:
+            warnings.simplefilter("always", BulkLoadWarning)
+            try:
+                report = store.bulk_load(prefix, batch_size=size, resume_key=label)
+            except InvalidValueError as refused:
+                assert "not the load that name recorded" in str(refused)
+                # only a prefix cut inside a batch: one the name recorded whole, or one
+                # before batches the name recorded
+                assert len(prefix) % size and (reached - 1 in recorded or short)
+                stored = {item.key for item in store.search((label,), limit=100)}
+                cut = range((reached - 1) * size, len(prefix))
+                assert (reached - 1 in recorded) or not stored & {f"k{n}" for n in cut}
+                assert _recorded_batches(postgres_dsn, label) == recorded
+                report = None
+        if report is not None:
+            assert report.items + report.skipped == len(prefix)
+            assert (report.recorded is not None) is short is bool(said)
+            if short:
+                assert report.recorded is not None and report.recorded > len(prefix)
+                assert [str(w.message) for w in said] == [report.warning]
+                assert f"{report.recorded} puts" in str(report.warning)
+                assert f"this input held only {len(prefix)}" in str(report.warning)
+                assert _finished(postgres_dsn, label) is finished
+        if report is None or short or finished or len(prefix) == count:
+            whole = store.bulk_load(ops, batch_size=size, resume_key=label)
+            assert whole.items + whole.skipped == count and whole.warning is None
+            assert _finished(postgres_dsn, label)
+            assert len(store.search((label,), limit=100)) == count

@@ -7,6 +7,7 @@ import io
 import json
 import re
 import uuid
+import warnings
 from collections.abc import Iterator
 from datetime import datetime, timedelta, timezone
 from typing import Any
@@ -18,7 +19,7 @@ from hypothesis import strategies as st
 from langgraph.store.memory import InMemoryStore
 
 from langgraph_recall.cli import main
-from langgraph_recall.errors import InvalidImportError, InvalidValueError
+from langgraph_recall.errors import BulkLoadWarning, InvalidImportError, InvalidValueError
 from langgraph_recall.nodes import user_namespace
 from langgraph_recall.store.postgres import PostgresMemoryStore
 from langgraph_recall.transfer import (
@@ -356,6 +357,32 @@ def test_cli_import_resume(second_dsn: str, tmp_path: Any, capsys: Any) -> None:
     assert "30 already there from an earlier run" in err
     assert main(["import", "--from-langgraph-store", second_dsn, "--resume"]) == 2
     assert "--resume resumes a FILE import" in capsys.readouterr().err
+
+
+def test_cli_import_of_a_truncated_file_says_it_held_fewer_memories(
+    second_dsn: str, tmp_path: Any, capsys: Any
+) -> None:
+    """The same export cut short at a batch boundary and imported again with --resume: the
+    CLI says the file held fewer memories than the import recorded, naming both counts, and
+    no Python warning is printed beside it."""
+    lines = _export_lines(30)
+    path = tmp_path / "cut.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    argv = ["import", str(path), "--resume", "--batch-size", "10", "--postgres", second_dsn]
+    assert main(argv) == 0
+    capsys.readouterr()
+    path.write_text("\n".join(lines[:21]) + "\n")  # the header and 20 memories
+    assert main(argv) == 0
+    err = capsys.readouterr().err
+    assert f"!! {path} held 20 memories, fewer than the 30 this import recorded" in err
+    assert "BulkLoadWarning" not in err and "imported 0 memories" in err
+    with warnings.catch_warnings(record=True) as said:
+        warnings.simplefilter("always")
+        with PostgresMemoryStore.from_conn_string(second_dsn) as store:
+            report = import_memories(store, lines[:21], batch_size=10, resume=True)
+    assert (report.skipped, report.recorded) == (20, 30)
+    assert [type(w.message) for w in said] == [BulkLoadWarning]
+    assert "finished with 30 puts, but this input held only 20" in str(said[0].message)
 
 
 def test_cli_import_stopped_by_ctrl_c_says_how_to_go_on(
