@@ -7,10 +7,12 @@ session, nearest first, within a character budget. The memory is indexed on
 know what the turn answered and what came of it, while what is injected stays the turn.
 
 Every text passes the PII filter three times: each turn on its own (a turn with PII is
-neither an episode nor anyone's context), then each episode's window — its turn and its
-context turns read together, so PII split across turns (half a card number in each, an
-e-mail address cut at the ``@``) is never whole in one record — and then the whole value
-(the gate every written value passes).
+neither an episode nor anyone's context), then each episode's record — its turn and its
+context turns read together, with their speakers' names as the record stores them and
+without, so PII split across turns or between a message and the next speaker's name (half
+a card number in each, an e-mail address cut at the ``@``) is never whole in one record,
+and each placeholder is named by the longest finding — and then the whole value (the gate
+every written value passes).
 Keys are derived from the turn (its id, else speaker, text and time), so the same turn
 written twice is one memory.
 
@@ -45,7 +47,7 @@ from langgraph.store.base import PutOp
 
 from langgraph_recall.errors import ConfigurationError, InvalidValueError
 from langgraph_recall.extraction.dates import parse_iso_datetime
-from langgraph_recall.extraction.pii import PIIFilter
+from langgraph_recall.extraction.pii import PIIFilter, PIIMatch
 from langgraph_recall.extraction.rules import message_text
 from langgraph_recall.extraction.textnorm import CJK_RUN
 
@@ -264,37 +266,76 @@ def word_count(text: str) -> int:
     return sum((len(run) + 1) // 2 for run in runs) + words
 
 
+def _said_prefix(text: str, own: Sequence[PIIMatch], kept: int) -> tuple[str, list[PIIMatch]]:
+    """The start of ``text`` behind the first ``kept`` characters of its redaction (each of
+    ``own`` replaced by its placeholder), and the findings inside it. A placeholder the cut
+    falls in leaves its finding out: never a piece of PII at the end."""
+    raw = shown = 0
+    inside: list[PIIMatch] = []
+    for match in own:
+        if shown + match.start - raw >= kept:
+            break
+        shown, raw = shown + match.start - raw, match.start
+        if shown + len(match.placeholder) > kept:
+            return text[:raw].rstrip(), inside
+        shown, raw = shown + len(match.placeholder), match.end
+        inside.append(match)
+    return text[: raw + kept - shown], inside
+
+
 def _window(
     pii: PIIFilter,
     turns: Sequence[EpisodeTurn],
+    said: Sequence[tuple[str, list[PIIMatch]]],
     content: tuple[int, str],
     context: Mapping[int, str],
-) -> tuple[str | None, dict[int, str], bool]:
-    """One episode's texts — its turn and its context turns — cleaned of PII that only
-    the record as a whole holds: split across turns and read together, in conversation
-    order and as the turns of each role in a row (half an address, the assistant's "ok",
-    the other half).
+) -> tuple[str | None, str, dict[int, str], bool]:
+    """One episode's record — its turn and its context turns, each ``"Speaker: text"`` —
+    cleaned of PII that only the record as a whole holds. Its pieces (each speaker's name
+    and what they said, as said: ``said`` holds each turn's text and its own findings) are
+    read together as the record stores them — the context's lines, then the turn — and in
+    conversation order, names included, and what was said alone in conversation order and
+    as the turns of each role in a row (half an address, the assistant's "ok", the other
+    half), so no split — across two turns, or between what one said and the next speaker's
+    name — is whole in the record, and each placeholder is labelled by the longest finding.
 
-    Returns the content (``None``: the episode is dropped), the context left, and whether
-    anything changed."""
-    pieces: dict[int, str | None] = {**context, content[0]: content[1]}
-    prefixes = {i: f"{turns[i].label}: " for i in pieces}
-    bodies: dict[int, str | None] = {
-        i: text.removeprefix(prefixes[i]) if text else None for i, text in pieces.items()
+    Returns the content (``None``: the episode is dropped), its speaker as stored, the
+    context left, and whether anything changed."""
+    lines = {**context, content[0]: content[1]}
+    order = sorted(lines)
+    pieces: list[str | None] = []
+    known: dict[int, list[PIIMatch]] = {}
+    head: dict[int, int] = {}  # line -> its name's piece (what was said follows it)
+    for i in order:
+        prefix, line = f"{turns[i].label}: ", lines[i]
+        head[i] = len(pieces)
+        if line.startswith(prefix):
+            body, known[head[i] + 1] = _said_prefix(*said[i], len(line) - len(prefix))
+            pieces += [prefix, body]
+        else:  # cut inside the speaker's name: the line is all name
+            pieces += [line, ""]
+
+    def named(among: Sequence[int]) -> list[int]:
+        return [piece for i in among for piece in (head[i], head[i] + 1)]
+
+    stored = [*sorted(context), content[0]]  # the record's text: its context, then its turn
+    readings = [named(stored), named(order), [head[i] + 1 for i in order]]
+    readings += [[head[i] + 1 for i in order if turns[i].role == role] for role in ROLES]
+    # a text alone was screened already (its own findings are known): two or more
+    readings = [r for r in readings if sum(1 for piece in r if pieces[piece]) > 1]
+    tied = [(head[i], head[i] + 1) for i in order]
+    cleaned = pii.clean_readings(pieces, readings, found=known, tied=tied)
+    redacted = [pii.redact(p or "", known.get(n, [])) for n, p in enumerate(pieces)]
+    if cleaned == redacted:  # nothing but each turn's own findings, as its line shows them
+        return content[1], turns[content[0]].label, dict(context), False
+    kept = {
+        i: who + what
+        for i in order
+        if (who := cleaned[head[i]]) is not None and (what := cleaned[head[i] + 1]) is not None
     }
-    original = dict(bodies)
-    order = sorted(bodies)
-    readings = [order, *([i for i in order if turns[i].role == role] for role in ROLES)]
-    # each distinct reading of two texts or more (one text alone was screened already)
-    for reading in dict.fromkeys(tuple(r) for r in readings if len(r) > 1):
-        alive = [i for i in reading if bodies[i]]
-        cleaned = pii.clean_window([bodies[i] or "" for i in alive])
-        for i, body in zip(alive, cleaned, strict=True):
-            bodies[i] = body
-    if bodies == original:
-        return content[1], dict(context), False
-    kept = {i: prefixes[i] + body for i, body in bodies.items() if body is not None}
-    return kept.pop(content[0], None), kept, True
+    text = kept.pop(content[0], None)
+    speaker = cleaned[head[content[0]]] or ""
+    return text, speaker.removesuffix(": "), kept, True
 
 
 def plan_episodes(
@@ -323,12 +364,16 @@ def plan_episodes(
     pii = pii.for_turns() if pii is not None else None
     plan = EpisodePlan(turns=len(turns))
     lines: list[str | None] = []
+    said: list[tuple[str, list[PIIMatch]]] = []  # each turn's text and its own findings
     for turn in turns:
         text = " ".join(turn.text.split())
-        cleaned = pii.clean(text) if pii is not None and text else text
-        if pii is not None and text and cleaned != text:
+        own = pii.find(text) if pii is not None and text else []
+        cleaned: str | None = text
+        if own and pii is not None:
+            cleaned = pii.redact(text, own) if pii.mode == "redact" else None
             plan.pii_dropped += cleaned is None
             plan.pii_redacted += cleaned is not None
+        said.append((text, own))
         lines.append(f"{turn.label}: {_cut(cleaned, config.max_turn_chars)}" if cleaned else None)
     wanted = set(range(len(turns)) if only is None else only)
     by_key: dict[str, Episode] = {}
@@ -356,9 +401,12 @@ def plan_episodes(
             config.max_context_chars,
         )
         content: str | None = line
-        if pii is not None:  # PII split across the turns this record joins
-            window = turns[start:end]
-            content, chosen, changed = _window(pii, window, (position - start, line), chosen)
+        speaker = turn.label
+        if pii is not None:  # PII split across the pieces this record joins
+            window = (turns[start:end], said[start:end])
+            content, speaker, chosen, changed = _window(
+                pii, *window, (position - start, line), chosen
+            )
             if content is None:
                 plan.pii_dropped += 1
                 continue
@@ -369,7 +417,7 @@ def plan_episodes(
             "kind": "episodic",
             "importance": config.importance,
             "role": turn.role,
-            "speaker": turn.label,
+            "speaker": speaker,
         }
         if context:
             value["context"] = context

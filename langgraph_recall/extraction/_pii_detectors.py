@@ -301,6 +301,7 @@ _CJK_SECRET = re.compile(
     rf"(?:{_QUOTED}|{_VALUE})"
 )
 _PLACEHOLDER = re.compile(r"\[(?:EMAIL|PHONE|CARD|NATIONAL_ID|SECRET)\](?:[.,;:!?)]*)$")
+_LABEL_AFTER = re.compile(r"(?:[ ][^\W\d_]+){0,3}:(?:[ ]|$)")  # "User: ", "Ann Lee: "
 _CJK_TAIL = re.compile(r"(?:です|でした|だよ|だ|よ|입니다|이에요|예요|吧|哦|呢|啊).*$")
 
 
@@ -340,6 +341,8 @@ def _secret_value(text: str, match: re.Match[str]) -> tuple[int, int] | None:
         return None
     if value.lower().strip("[](){}<>.") in SECRET_VALUE_STOPWORDS:
         return None  # "is wrong", "is the same", "is [redacted]"
+    if value.isalpha() and _LABEL_AFTER.match(text, start + len(value)):
+        return None  # "password =\nUser: …", "is: Note: …": a name that labels what follows
     if not match["connector"].strip() and not any(char.isdigit() for char in value):
         return None  # "password manager", "token limit": no connector needs a digit
     follower = text[start + len(value) :].split(maxsplit=1)

@@ -63,7 +63,7 @@ __all__ = [
 
 PII_CATEGORIES = ("email", "phone", "card", "national_id", "secret")
 """The categories a :class:`PIIFilter` can look for."""
-_PRIORITY = ("email", "secret", "national_id", "card", "phone")  # labels merged findings
+_PRIORITY = ("email", "secret", "national_id", "card", "phone")  # breaks a tie of lengths
 
 STRUCTURAL_FIELDS = frozenset(
     {
@@ -141,8 +141,10 @@ def find_pii(text: str, categories: Iterable[str] = PII_CATEGORIES) -> list[PIIM
     """Every PII finding in ``text``, as non-overlapping spans of ``text``, left to right.
 
     Overlapping findings are merged into one span (so redaction never leaves a piece of
-    either behind), labelled with the first of their categories in the order email, secret,
-    national_id, card, phone.
+    either behind), labelled by the longest of them — the finding that explains the most of
+    the text (a card number is longer than the phone number a run of its groups also reads
+    as) — and among findings of one length by the first category in the order email,
+    secret, national_id, card, phone.
 
     Example:
         ```python
@@ -162,16 +164,30 @@ def find_pii(text: str, categories: Iterable[str] = PII_CATEGORIES) -> list[PIIM
         if hit.category in wanted and hit.end > hit.start:
             start, end = normalised.span(hit.start, hit.end)
             found.append(PIIMatch(hit.category, start, end, hit.kind))
-    found.sort(key=lambda m: (m.start, _PRIORITY.index(m.category), -m.end))
-    merged: list[PIIMatch] = []
-    for match in found:
-        if merged and match.start < merged[-1].end:
-            last = merged[-1]
-            best = min(last, match, key=lambda m: _PRIORITY.index(m.category))
-            merged[-1] = PIIMatch(best.category, last.start, max(last.end, match.end), best.kind)
+    return _resolve([(match, match.end - match.start) for match in found])
+
+
+def _resolve(weighted: Iterable[tuple[PIIMatch, int]]) -> list[PIIMatch]:
+    """Findings (each with its length in the text it was found in) merged where they
+    overlap, left to right; a merged span takes the label of its longest finding, and of
+    findings of one length the first category of :data:`_PRIORITY`.
+
+    The one precedence rule of every merge: within one text (:func:`find_pii`) and across
+    the readings of texts read together (:meth:`PIIFilter.clean_readings`), where a finding
+    in one text may be a piece of a longer one that only the joined texts show."""
+    merged: list[tuple[PIIMatch, tuple[int, int]]] = []
+    for match, length in sorted(weighted, key=lambda item: (item[0].start, item[0].end)):
+        rank = (length, -_PRIORITY.index(match.category))
+        if merged and match.start < merged[-1][0].end:
+            last, best = merged[-1]
+            end = max(last.end, match.end)
+            if rank > best:
+                merged[-1] = (PIIMatch(match.category, last.start, end, match.kind), rank)
+            else:
+                merged[-1] = (PIIMatch(last.category, last.start, end, last.kind), best)
         else:
-            merged.append(match)
-    return merged
+            merged.append((match, rank))
+    return [match for match, _ in merged]
 
 
 @dataclass(frozen=True)
@@ -319,7 +335,7 @@ class PIIFilter:
         groups; nothing: an address cut at the ``@``, which a space would make look like
         code); every text a finding touches is redacted where the finding covers it
         (``"redact"``), or is ``None`` (``"drop"``; the others are searched again joined
-        without it, until nothing is found).
+        without it, until nothing is found). :meth:`clean_readings` with one reading.
 
         Returns:
             One entry per text: the text to keep, or ``None``.
@@ -336,43 +352,100 @@ class PIIFilter:
                 "I like tea.", "Me too."]
             ```
         """
-        pieces: list[str | None] = list(texts)
-        for attempt in range(len(pieces) + 1):
-            found: dict[int, list[PIIMatch]] = {}
-            for separator in separators:
-                for index, matches in self._window_matches(pieces, separator).items():
-                    found.setdefault(index, []).extend(matches)
-            if not found:
-                return pieces
-            last_try = attempt == len(pieces)
-            for index, inside in found.items():
-                piece = pieces[index]
-                assert piece is not None
-                keep = self.mode == "redact" and not last_try
-                pieces[index] = self.redact(piece, _merged(inside)) if keep else None
-        return pieces
+        return self.clean_readings(texts, [range(len(texts))], separators=separators)
 
-    def _window_matches(
-        self, pieces: Sequence[str | None], separator: str
-    ) -> dict[int, list[PIIMatch]]:
-        """The findings in ``pieces`` joined by ``separator``, cut to each piece they touch."""
+    def clean_readings(
+        self,
+        pieces: Sequence[str | None],
+        readings: Iterable[Sequence[int]],
+        *,
+        found: Mapping[int, Sequence[PIIMatch]] | None = None,
+        tied: Iterable[Sequence[int]] = (),
+        separators: Sequence[str] = (" ", ""),
+    ) -> list[str | None]:
+        """Clean pieces of text that are read together in several ways: each *reading* is
+        a sequence of piece indexes, searched joined by each of ``separators``.
+
+        Every piece a finding touches is redacted where the finding covers it
+        (``"redact"``), or is ``None`` (``"drop"``: the pieces left are read again without
+        it, until nothing is found). Where findings overlap in a piece — its own finding,
+        and a longer one that only a reading of several pieces shows — the longest labels
+        the placeholder (a card number cut across turns is a ``[CARD]``, though its first
+        groups alone read as a phone number).
+
+        Args:
+            pieces: The texts (``None``: already dropped).
+            readings: How the pieces are read together (e.g. in conversation order, as each
+                speaker's turns in a row, as stored).
+            found: Findings already known in a piece (on its text as given): they are
+                redacted with the rest, and weighed against the readings' findings.
+            tied: Groups of pieces kept or dropped together (``"drop"``: a speaker's name
+                and what they said).
+            separators: What joins the pieces of a reading.
+
+        Returns:
+            One entry per piece: the text to keep, or ``None``.
+
+        Example:
+            ```python
+            from langgraph_recall.extraction.pii import PIIFilter
+
+            turns = ["my card number is 4111-1111", "1111", "1111 thanks"]
+            assert PIIFilter(mode="redact").clean_readings(turns, [[0, 1, 2]]) == [
+                "my card number is [CARD]", "[CARD]", "[CARD] thanks"]
+            assert PIIFilter().clean_readings(["Ann: ", "hi", "Bob: ", "hello"],
+                [[0, 1, 2, 3], [1, 3]], tied=[(0, 1), (2, 3)]) == ["Ann: ", "hi", "Bob: ", "hello"]
+            ```
+        """
+        texts: list[str | None] = list(pieces)
+        orders = list(dict.fromkeys(tuple(reading) for reading in readings))
+        groups = [tuple(group) for group in tied]
+        known = {i: [(m, m.end - m.start) for m in ms] for i, ms in (found or {}).items() if ms}
+        for attempt in range(len(texts) + 1):
+            hits: dict[int, list[tuple[PIIMatch, int]]] = {}
+            if attempt == 0:  # the pieces as given: what is known of them holds
+                for index, weighted in known.items():
+                    if texts[index] is not None:
+                        hits.setdefault(index, []).extend(weighted)
+            for order in orders:
+                for separator in separators:
+                    for index, weighted in self._reading(texts, order, separator).items():
+                        hits.setdefault(index, []).extend(weighted)
+            if not hits:
+                return texts
+            keep = self.mode == "redact" and attempt < len(texts)
+            for index, weighted in hits.items():
+                text = texts[index]
+                assert text is not None
+                texts[index] = self.redact(text, _resolve(weighted)) if keep else None
+            for group in groups:
+                if any(texts[index] is None for index in group):
+                    for index in group:
+                        texts[index] = None
+        return texts
+
+    def _reading(
+        self, pieces: Sequence[str | None], order: Sequence[int], separator: str
+    ) -> dict[int, list[tuple[PIIMatch, int]]]:
+        """The findings in the pieces of ``order`` joined by ``separator``, cut to each piece
+        they touch, each with its length in the joined text (what weighs it)."""
         spans: list[tuple[int, int, int]] = []  # (piece, start, end) in the joined text
         joined = ""
-        for index, piece in enumerate(pieces):
+        for index in order:
+            piece = pieces[index]
             if piece:
                 joined += separator if joined else ""
                 spans.append((index, len(joined), len(joined) + len(piece)))
                 joined += piece
-        matches = self.find(joined)
-        found: dict[int, list[PIIMatch]] = {}
-        for index, start, end in spans:
-            inside = [
-                PIIMatch(m.category, max(m.start, start) - start, min(m.end, end) - start)
-                for m in matches
-                if m.start < end and m.end > start
-            ]
-            if inside:
-                found[index] = inside
+        matches = self.find(joined) if joined else []
+        found: dict[int, list[tuple[PIIMatch, int]]] = {}
+        for match in matches:
+            for index, start, end in spans:
+                if match.start < end and match.end > start:
+                    cut = PIIMatch(
+                        match.category, max(match.start, start) - start, min(match.end, end) - start
+                    )
+                    found.setdefault(index, []).append((cut, match.end - match.start))
         return found
 
     # -- the gate: whole values, candidates and plans -----------------------------------------
@@ -497,15 +570,3 @@ class PIIFilter:
             found = ", ".join(categories)
             result.notes.append(f"candidate {group}: not stored, it contains {found}")
         return ScreenedPlan(result, len(dropped_groups), redacted)
-
-
-def _merged(matches: Sequence[PIIMatch]) -> list[PIIMatch]:
-    """``matches`` sorted, overlapping spans merged (the first one's category kept)."""
-    merged: list[PIIMatch] = []
-    for match in sorted(matches, key=lambda m: (m.start, m.end)):
-        if merged and match.start < merged[-1].end:
-            last = merged[-1]
-            merged[-1] = PIIMatch(last.category, last.start, max(last.end, match.end), last.kind)
-        else:
-            merged.append(match)
-    return merged
