@@ -6,6 +6,7 @@
   text follows it without a space: "例子.中国です").
 * :data:`SECRET_VALUE_STOPWORDS` — words that follow "the password is" without being a
   password ("wrong", "the", "什么").
+* :data:`PHRASE_BREAKS` — words that end a password of several words ("and", "for", "is").
 * :data:`COMMON_WORDS` — capitalised words that are not a person's name in "I'm X" /
   "This is X" / "X here" ("Tired", "Not", "Back", "American", "Python").
 """
@@ -23,6 +24,7 @@ __all__ = [
     "NOT_PHONE",
     "PHONE_STRONG",
     "PHONE_WEAK",
+    "PHRASE_BREAKS",
     "SECRET_VALUE_STOPWORDS",
 ]
 
@@ -81,8 +83,17 @@ CURRENCY_AFTER = _words(
     "pieces copies pages words rows records"
 )
 LENGTH_WORDS = _words(
-    "characters chars letters digits numbers symbols long zeichen stellen caractères "
+    "characters chars letters digits numbers symbols words long zeichen stellen caractères "
     "chiffres caracteres dígitos 位 个字符"
+)
+PHRASE_BREAKS = _words(
+    # what ends a password of several words ("… is correct horse battery staple, so …")
+    "a an the and or but nor so because since although though while whereas unless until if "
+    "when where which who whom whose that than then per via into onto over under after before "
+    "during without within across between against through upon toward towards except "
+    "including is are was were be been am has have had do does did will would can could "
+    "should shall may might must not no my your his her our their its this these those it "
+    "i me you he she we they him them us too very also still now just only always never"
 )
 SECRET_VALUE_STOPWORDS = _words(
     # en
@@ -94,6 +105,7 @@ SECRET_VALUE_STOPWORDS = _words(
     "where when why how unknown forgotten lost ready set case-sensitive encrypted hashed "
     "protected private public secret confidential mine yours ours theirs also still now "
     "just only always never every each all any some no none null undefined please "
+    "i me you he she we they him them us case "
     "being been be going gonna working broken locked unlocked enabled disabled ok okay "
     "fine good bad great important useless redacted hidden removed censored masked omitted "
     "xxx xxxx tbd n/a crucial essential critical present absent found available unavailable "

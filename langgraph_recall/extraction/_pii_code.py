@@ -40,7 +40,9 @@ _PLACEHOLDER_VALUE = re.compile(
 )  # "mysecretpassword", 'YOUR_API_KEY_HERE', "testpass": a stand-in in an example
 
 
-_CODE_VALUE = re.compile(r"[(){}\[\]<>;`]|^\$[A-Z_][A-Z0-9_]*$|=>|->|::")  # "$DB_PASSWORD"
+_CODE_VALUE = re.compile(  # "$DB_PASSWORD", a bound parameter of SQL (":password")
+    r"[(){}\[\]<>;`]|^\$[A-Z_][A-Z0-9_]*$|^:[A-Za-z_]\w*$|=>|->|::"
+)
 _IDENTIFIER = re.compile(r"[A-Za-z]+(?:[._][A-Za-z]+)+|[a-z]+(?:[A-Z][a-z]+)+")
 _HASHED = re.compile(r"^(?:pbkdf2|argon2|scrypt|bcrypt|sha\d+)[:$_]|\$2[aby]?\$\d\d\$", re.I)
 _PATH = re.compile(r"^(?:[~.]{0,2}/|[A-Za-z]:\\)")

@@ -31,6 +31,7 @@ from langgraph_recall.extraction._lexicon import (
     NOT_PHONE,
     PHONE_STRONG,
     PHONE_WEAK,
+    PHRASE_BREAKS,
     SECRET_VALUE_STOPWORDS,
 )
 from langgraph_recall.extraction._pii_code import (
@@ -285,16 +286,33 @@ _SECRET_STEMS = (  # every keyword of _SECRET_WORDS contains one of these (lower
     "parola", "codice", "wachtwoord", "пароль",
 )  # fmt: skip
 _CONNECTOR = (
-    r"[ ]*(?:[:=]|(?:is|was|are|is[ ]now|is[ ]still|ist|lautet|war|est|était|c'est|es|era|é|è"
-    r"|is:)(?![^\W\d_])[ ]*[:=]?)[ ]*"
+    r"[ ]*(?:[:=]|(?:is[ ]now|is[ ]still|is:|is|was|are|ist|lautet|war|est|était|c'est|es|era"
+    r"|é|è)(?![^\W\d_])[ ]*[:=]?)[ ]*"  # the longest first: "is still" before "is"
+    r"|['’]s[ ]+"  # "my password's hunter2" (a possessive too: see _secret_value)
+)
+_ABOUT = (  # "the password for my bank is …", "the PIN of the card: …"
+    r"[ ]+(?:for|of|to|on|at|from)(?:[ ]+[^\W\d_][\w'’\-]*){1,4}?"
 )
 _QUOTED = r"[\"'“”‘’«»「『](?P<quoted>[^\"'“”‘’«»」』\n]{1,80})[\"'“”‘’«»」』]"
 _VALUE = r"(?P<value>[^\s,;，。；、！？\"“”‘’«»「」『』]{3,80})"  # "!" and "?" may be in it
 _SECRET_PHRASE = re.compile(
-    rf"(?<![^\W\d_])(?:{_SECRET_WORDS})(?![^\W\d_])(?P<connector>{_CONNECTOR}|[ ]+)"
+    rf"(?<![^\W\d_])(?P<keyword>{_SECRET_WORDS})(?![^\W\d_])"
+    rf"(?:(?P<about>{_ABOUT})(?P<named>{_CONNECTOR})|(?P<connector>{_CONNECTOR}|[ ]+))"
     rf"(?:{_QUOTED}|{_VALUE})",
     re.IGNORECASE,
 )
+_PASSWORD_KEYWORDS = ("pass", "pw", "pin")  # a password, passphrase, passcode or PIN
+_CREDENTIALS = re.compile(  # "login ann / hunter2", "credentials: ann:hunter2"
+    r"(?<![^\W\d_])(?:log[ \-]?in|log[ \-]?on|sign[ \-]?in|credentials?|creds|user[ ]?name)"
+    r"(?![^\W\d_])(?:[ ]*[:=][ ]*|[ ]+(?:is[ ]+)?)(?P<user>[\w.@+\-]{1,64})(?:[ ]*[/|][ ]*|:)"
+    r"(?P<value>[^\s,;/|\"“”‘’«»]{3,80})",
+    re.IGNORECASE,
+)
+_CREDENTIAL_STEMS = ("login", "log in", "log-in", "logon", "log on", "log-on", "signin",
+                     "sign in", "sign-in", "cred", "username", "user name")  # fmt: skip
+_PHRASE_WORD = re.compile(r"[^\W\d_]+(?:['’\-][^\W\d_]+)*")
+_PARTICIPLES = ("ed", "ing", "ly")
+_LENGTH = re.compile(r"\d+-?(?:char|character|digit|letter|symbol)s?", re.IGNORECASE)
 _CJK_SECRET = re.compile(
     r"(?:支付密码|登录密码|密码|密碼|口令|密钥|密鑰|验证码|驗證碼|PIN码|pin码|暗証番号|パスワード|パスコード"
     r"|暗号|비밀번호|암호)(?P<connector>[ ]*(?:是|为|為|就是|：|:|は|=|는|은|이)?[ ]*)"
@@ -305,8 +323,63 @@ _LABEL_AFTER = re.compile(r"(?:[ ][^\W\d_]+){0,3}:(?:[ ]|$)")  # "User: ", "Ann 
 _CJK_TAIL = re.compile(r"(?:です|でした|だよ|だ|よ|입니다|이에요|예요|吧|哦|呢|啊).*$")
 
 
+def _passphrase(text: str, start: int, keyword: str) -> int | None:
+    """End of a password of several words starting at ``start`` ("correct horse battery
+    staple"; after "is", "was": a copula, not the ``:`` or ``=`` of code), or ``None``. The
+    words run to the end of the clause — punctuation, the end, or a word that no password is
+    made of (a function word, a conjunction, "wrong", "long") — with no length ("four random
+    words"), no participle ("hashed using bcrypt") and no word of code ("return") among
+    them: at least two after "passphrase", three after a password or PIN, one more when the
+    first is a word that also says how a password *is* ("correct", "strong")."""
+    words: list[re.Match[str]] = []
+    position = start
+    while (word := _PHRASE_WORD.match(text, position)) is not None:
+        lowered = word.group().lower()
+        if lowered in PHRASE_BREAKS or (words and lowered in SECRET_VALUE_STOPWORDS):
+            break
+        if lowered in LENGTH_WORDS or (len(lowered) >= 5 and lowered.endswith(_PARTICIPLES)):
+            return None
+        if code_value(lowered, ""):
+            return None  # "password is return user": code
+        words.append(word)
+        if len(words) > 8 or text[word.end() : word.end() + 1] != " ":
+            break
+        position = word.end() + 1
+    if not words or len(words) > 8:
+        return None
+    end = words[-1].end()
+    if text[end : end + 1] not in ("", " ", ".", ",", ";", "!", "?", ")"):
+        return None  # "correct/horse", "staple:": not a phrase ending its clause
+    needed = 2 if "phrase" in keyword else 3
+    needed += words[0].group().lower() in SECRET_VALUE_STOPWORDS
+    return end if len(words) >= needed else None
+
+
+def _sizes(text: str, start: int) -> bool:
+    """The words from ``start`` to the end of their clause say how long something is."""
+    position = start
+    while (word := _PHRASE_WORD.match(text, position)) is not None:
+        lowered = word.group().lower()
+        if lowered in LENGTH_WORDS:
+            return True
+        if lowered in PHRASE_BREAKS or text[word.end() : word.end() + 1] != " ":
+            return False
+        position = word.end() + 1
+    return False
+
+
 def _secret_value(text: str, match: re.Match[str]) -> tuple[int, int] | None:
-    plural = match["connector"].strip().lower() == "are"  # "tokens are often stored in …"
+    groups = match.groupdict()
+    about = groups.get("about")
+    connector = (groups.get("named") if about else match["connector"]) or ""
+    keyword = (groups.get("keyword") or "").lower()
+    password = keyword.startswith(_PASSWORD_KEYWORDS)
+    if about and not (password and re.search(r"[^\W\d_]", connector)):
+        return None  # "the key for this dict is …", "password FROM users WHERE name = …"
+    possessive = connector.strip()[:1] in ("'", "’")
+    if possessive and not password:
+        return None  # "the token's expiry": a possessive
+    plural = connector.strip().lower() == "are"  # "tokens are often stored in …"
     if match["quoted"] is not None:
         quoted = match["quoted"]
         if len(quoted) < (2 if _CJK.match(quoted[0]) else 3) or placeholder_value(quoted):
@@ -317,6 +390,15 @@ def _secret_value(text: str, match: re.Match[str]) -> tuple[int, int] | None:
             return None
         return match.start("quoted"), match.end("quoted")
     value, start = match["value"], match.start("value")
+    copula = re.search(r"[^\W\d_]", connector) is not None and not possessive
+    if password and copula and _PHRASE_WORD.fullmatch(value.rstrip(".,!?)")):
+        end = _passphrase(text, start, keyword)
+        if end is not None and end > start + len(value.rstrip(".,!?)")):
+            if placeholder_value(text[start:end]):
+                return None  # "is example passphrase here"
+            return start, end  # "my passphrase is correct horse battery staple"
+    if password and _PHRASE_WORD.fullmatch(value.rstrip(".,!?)")) and _sizes(text, start):
+        return None  # "my passphrase is three random words": how long it is, not it
     if not value[0].isascii() and _CJK.match(value[0]):
         value = _CJK_TAIL.sub("", value)
     elif (cjk := _CJK.search(value)) is not None:
@@ -326,13 +408,13 @@ def _secret_value(text: str, match: re.Match[str]) -> tuple[int, int] | None:
     value = value.rstrip(".:)]}>'")  # sentence punctuation; "hunter2!" keeps its "!"
     if value[-1:] == "?" and value[:-1].isalpha():
         value = value[:-1]  # "once the token is refreshed?"
-    if code_value(value.rstrip(",;'\""), match["connector"]):
+    if code_value(value.rstrip(",;'\""), connector):
         return None
     if placeholder_value(value):
         return None
     if len(value) >= 6 and value.isalpha() and value.isascii() and value.endswith(("ed", "ly")):
         return None  # "the CSRF token is included", "is securely hashed"
-    keyword = text[match.start() : match.start("connector")].lower()
+    keyword = keyword or text[match.start() : match.start("connector")].lower()
     if keyword in WEAK_KEYWORDS and value.isalpha():
         return None  # "the token is close to expiring": a word, not a token
     if plural and not any(char.isdigit() for char in value):
@@ -343,12 +425,40 @@ def _secret_value(text: str, match: re.Match[str]) -> tuple[int, int] | None:
         return None  # "is wrong", "is the same", "is [redacted]"
     if value.isalpha() and _LABEL_AFTER.match(text, start + len(value)):
         return None  # "password =\nUser: …", "is: Note: …": a name that labels what follows
-    if not match["connector"].strip() and not any(char.isdigit() for char in value):
+    if not connector.strip() and not any(char.isdigit() for char in value):
         return None  # "password manager", "token limit": no connector needs a digit
+    if possessive and value.isalpha():
+        return None  # "the password's length": a possessive names no password
+    if _LENGTH.fullmatch(value):
+        return None  # "the password's 8-char minimum"
     follower = text[start + len(value) :].split(maxsplit=1)
     if follower and follower[0].lower().rstrip(".,") in LENGTH_WORDS:
         return None  # "the password is 12 characters long", "the PIN is four digits"
     return start, start + len(value)
+
+
+def _credential_pairs(text: str) -> Iterator[Finding]:
+    """The password of a login written as a pair ("login ann / hunter2", "ann:hunter2" with
+    no space at the colon: "login User: …" is a line of a transcript): one that looks like a
+    password (a digit or a symbol in it), not a word ("login page / dashboard"), a stand-in
+    ("user/password") or code."""
+    for match in _CREDENTIALS.finditer(text):
+        value, start = match["value"].rstrip(".:)]}>'"), match.start("value")
+        if not any(char.isdigit() for char in value) and not re.search(r"\W\w", value):
+            continue  # a word ("dashboard", "Certainly!"): a password has a digit or a symbol
+        if len(value) < 3:
+            continue
+        if placeholder_value(value) or code_value(value, ":") or _LENGTH.fullmatch(value):
+            continue
+        if match["user"].lower() in SECRET_VALUE_STOPWORDS or placeholder_value(
+            match["user"].split("@")[0]
+        ):
+            continue  # "login is / …", "username:password@host": a template
+        if text[match.start() - 1 : match.start()] in ("/", ":", "@") or text[
+            start + len(value) : start + len(value) + 1
+        ] in ("/", "@"):
+            continue  # "mongodb://username:password@host:27017/db": a URL, not a pair
+        yield Finding("secret", "password", start, start + len(value))
 
 
 def _secrets(text: str, lowered: str) -> Iterator[Finding]:
@@ -360,6 +470,8 @@ def _secrets(text: str, lowered: str) -> Iterator[Finding]:
                 continue
             if not not_a_token(text, kind, match.start(), match.end()):
                 yield Finding("secret", kind, match.start(), match.end())
+    if any(stem in lowered for stem in _CREDENTIAL_STEMS):
+        yield from _credential_pairs(text)
     phrases = [_CJK_SECRET]
     if any(stem in lowered for stem in _SECRET_STEMS):
         phrases.append(_SECRET_PHRASE)

@@ -5,7 +5,9 @@ separator), ``national_id`` (US SSN, UK NINO, Chinese resident ID with its check
 with mod 97, Indian Aadhaar with Verhoeff, Spanish DNI/NIE with its letter) and ``secret``
 (API keys and tokens of well-known formats, private keys, credentials in URLs, and
 "password / passcode / pw / PIN is …" in English, German, French, Spanish, Portuguese,
-Italian, Dutch, Chinese, Japanese and Korean).
+Italian, Dutch, Chinese, Japanese and Korean; in English also "my password's …", "the
+password for my bank is …", a login pair "login ann / …" and a password of several words,
+"my passphrase is correct horse battery staple").
 
 Matching runs on the text normalised by
 :func:`~langgraph_recall.extraction.textnorm.normalize_for_matching` (NFKC, Unicode dashes,

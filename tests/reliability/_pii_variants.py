@@ -5,7 +5,8 @@ that looks like it.
 of a real network, an SSN, a NINO, a Chinese resident ID with its checksum, an IBAN with
 its mod-97 digits, an Aadhaar number with its Verhoeff digit, a DNI, an email with Unicode
 letters or an IDN domain, a phone number in a national or international format, an API
-key, a password statement in one of seven languages), rendered with
+key, a password statement in one of seven languages — "my password's …", "the password
+for my bank is …", "login ann / …", a passphrase of several words), rendered with
 
 * any separator (ASCII, Unicode dashes, slashes, dots, no-break and ideographic spaces),
 * Unicode forms (fullwidth letters and digits, Arabic-Indic / Devanagari digits,
@@ -293,10 +294,16 @@ def api_key(draw: st.DrawFn) -> tuple[str, str]:
 PASSWORD_TEMPLATES = [
     "my password is {v}", "My Password: {v}", "the passcode is {v}", "pw is {v}",
     "PW: {v}", "the wifi password is {v}", "my PIN is {p}", "PIN: {p}", "the door code is {p}",
+    "my password's {v}", "the password for my bank is {v}", "the PIN for my card is {p}",
+    "login ann / {v}", "my passphrase is {w}", "our wifi passphrase is {w}, ask me again",
     "Mein Passwort ist {v}", "das Kennwort lautet {v}", "meine PIN ist {p}",
     "mon mot de passe est {v}", "le code secret est {p}", "mi contraseña es {v}",
     "la clave es {v}", "我的密码是{v}", "密码：{v}", "支付密码是{p}", "パスワードは{v}です",
     "暗証番号は{p}", "비밀번호는 {v}",
+]  # fmt: skip
+PASSPHRASE_WORDS = [
+    "purple", "monkey", "dishwasher", "orbit", "lantern", "pepper", "violet", "canyon",
+    "staple", "battery", "horse", "walrus", "tundra", "marble",
 ]  # fmt: skip
 
 
@@ -307,8 +314,10 @@ def password(draw: st.DrawFn) -> tuple[str, str]:
     secret = word + draw(_digits(draw(st.integers(1, 4)))) + draw(st.sampled_from(["", "!", "#x"]))
     secret = draw(st.sampled_from([secret, secret.capitalize(), secret.upper()]))
     pin = draw(_digits(draw(st.integers(4, 6))))
-    sentence = template.format(v=secret, p=pin)
-    value = pin if "{p}" in template else secret
+    words = draw(st.lists(st.sampled_from(PASSPHRASE_WORDS), min_size=3, max_size=5))
+    phrase = draw(st.sampled_from([" ".join(words), " ".join(words).upper()]))
+    sentence = template.format(v=secret, p=pin, w=phrase)
+    value = pin if "{p}" in template else phrase if "{w}" in template else secret
     return sentence, value
 
 
@@ -393,6 +402,9 @@ CLEAN_CORPUS = [
     "the tracking number is 1Z999AA10123456784", "MAC 00:1B:44:11:3A:B7", "IP 10.0.0.1",
     "the secret sauce is mayo", "my password is in the drawer", "my PIN is my birthday",
     "5 000 000 people", "Temperature +12 °C", "gained +15000 followers", "I ran 10 km in 00:45:30",
+    "the password's length is 12", "login page / dashboard", "the passphrase is too short",
+    "Strong password policies help protect against brute-force attacks",
+    "the password for the admin account is hashed using bcrypt", "my passphrase is three words",
 ]  # fmt: skip
 
 CLEAN_TEMPLATES = [

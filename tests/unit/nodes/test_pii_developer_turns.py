@@ -131,3 +131,149 @@ def test_a_literal_secret_in_code_is_found_with_its_span(
     value = f"{word}{digits}{tail}"
     text = shape.format(k=keyword, v=value)
     assert [text[m.start : m.end] for m in find_pii(text)] == [value], text
+
+
+# -- a password named in other words: a possessive, a qualifier, a login pair, a phrase ----
+PHRASINGS = [  # (text, the secret)
+    ("my password's hunter2", "hunter2"),
+    ("the password for my bank is hunter2", "hunter2"),
+    ("login ann / hunter2", "hunter2"),
+    ("my passphrase is correct horse battery staple", "correct horse battery staple"),
+    (
+        "my passphrase is correct horse battery staple, don't share it",
+        "correct horse battery staple",
+    ),
+    ("my password is purple monkey dishwasher", "purple monkey dishwasher"),
+    ("the PIN for my card is 4821", "4821"),
+    ("my pin's 4821", "4821"),
+    ("credentials: ann:hunter2", "hunter2"),
+    ("username: admin / password: admin123", "admin123"),
+    ("my password is still sunshine0", "sunshine0"),
+    ("the passcode is now 4821", "4821"),
+]
+PROSE_ABOUT_PASSWORDS = [  # the same words, no password in them
+    "the password's length is 12",
+    "my password's strength is low",
+    "the password's 8-char minimum",
+    "Strong password policies help protect against brute-force attacks",
+    "Implementing a password reset feature involves several important steps",
+    "Ensure the new password meets certain complexity requirements.",
+    'conn.execute(text("SELECT id, username, password FROM users WHERE username = :username"))',
+    "the password for the user is required",
+    "the password for this account is managed by IT",
+    "the key for this dict is user_id",
+    "the token's expiry is 3600",
+    "login page / dashboard",
+    "login user/password",
+    "Login: {user}/{password}",
+    "reset your password",
+    "the passphrase is too short",
+    "the passphrase is case sensitive",
+    "my passphrase is three random words",
+    "the password is hashed using bcrypt",
+    "the password is correct for this account",
+    "the password is different per environment",
+    "the passphrase is stored in the keychain",
+    "reset the password for Ann: she forgot it",
+    "then password =\nUser: hi",
+]
+
+
+@pytest.mark.parametrize(("text", "secret"), PHRASINGS)
+def test_a_password_named_in_other_words_is_found_with_its_span(text: str, secret: str) -> None:
+    assert [text[m.start : m.end] for m in find_pii(text)] == [secret], text
+    assert PIIFilter(mode="redact").clean(text) == text.replace(secret, "[SECRET]")
+
+
+@pytest.mark.parametrize("text", PROSE_ABOUT_PASSWORDS)
+def test_prose_and_code_about_passwords_is_not_pii(text: str) -> None:
+    assert find_pii(text) == [], [text[m.start : m.end] for m in find_pii(text)]
+
+
+WORD = st.sampled_from(["sunshine", "dragon", "tulip", "orbit", "marble", "Fluffy"])
+SECRET = st.builds(
+    lambda word, digits, tail: f"{word}{digits}{tail}",
+    WORD,
+    st.integers(0, 9999),
+    st.sampled_from(["", "!", "#x", "-Q"]),
+)
+
+
+@settings(max_examples=thorough(300), deadline=None, database=None)
+@given(
+    secret=SECRET,
+    keyword=st.sampled_from(["password", "Password", "passcode", "PIN", "pw", "passphrase"]),
+    owner=st.sampled_from(["my", "the", "our", "Ann's"]),
+    about=st.sampled_from(["my bank", "the wifi", "the old laptop", "work", "the safe at home"]),
+    user=st.sampled_from(["ann", "admin", "j.doe", "ann@example"]),
+    shape=st.sampled_from(
+        [
+            "{o} {k}'s {s}",
+            "{o} {k}’s {s}",
+            "{o} {k} for {a} is {s}",
+            "{o} {k} to {a} was {s}",
+            "{o} {k} of {a} is still {s}",
+            "login {u} / {s}",
+            "Login: {u}/{s}",
+            "log-in {u} | {s}",
+            "credentials {u}:{s}",
+            "sign in {u} / {s}",
+        ]
+    ),
+    end=st.sampled_from(["", ".", " so keep it safe", ", thanks"]),
+)
+def test_any_password_named_by_a_possessive_a_qualifier_or_a_login_pair_is_found(
+    secret: str, keyword: str, owner: str, about: str, user: str, shape: str, end: str
+) -> None:
+    """Property: a secret-shaped value after a password keyword in a possessive ("my
+    password's …"), after a qualifier ("… for my bank is …") or as the second half of a
+    login pair is found, exactly its characters."""
+    text = shape.format(o=owner, k=keyword, a=about, u=user, s=secret) + end
+    assert [text[m.start : m.end] for m in find_pii(text)] == [secret], text
+
+
+PHRASE_WORDS = st.sampled_from(["horse", "battery", "staple", "purple", "monkey", "walrus"])
+
+
+@settings(max_examples=thorough(300), deadline=None, database=None)
+@given(
+    words=st.tuples(
+        st.sampled_from(["correct", "strong", "horse", "purple"]),  # may say how it *is*
+        st.lists(PHRASE_WORDS, min_size=3, max_size=5),
+    ).map(lambda drawn: [drawn[0], *drawn[1]]),
+    keyword=st.sampled_from(["passphrase", "pass phrase", "password", "Passphrase"]),
+    end=st.sampled_from(["", ".", ", don't share it", " and I never write it down", "!"]),
+)
+def test_a_passphrase_of_several_words_is_redacted_whole(
+    words: list[str], keyword: str, end: str
+) -> None:
+    """Property: a password of four to six words after "is" is found whole, to the end of
+    its clause — never its first word alone, with the rest left behind; its first word may
+    be one that also says how a password is ("correct")."""
+    phrase = " ".join(words)
+    text = f"my {keyword} is {phrase}{end}"
+    assert [text[m.start : m.end] for m in find_pii(text)] == [phrase], text
+
+
+@settings(max_examples=thorough(300), deadline=None, database=None)
+@given(
+    keyword=st.sampled_from(["password", "passphrase", "PIN", "passcode", "token", "key"]),
+    noun=st.sampled_from(["length", "strength", "policy", "hash", "expiry", "reset flow"]),
+    rest=st.sampled_from(["is low", "matters", "is 12 characters", "is checked on login", ""]),
+    left=st.sampled_from(["login", "Login", "sign in", "username"]),
+    right=st.sampled_from(["page / dashboard", "form / signup", "user/password", "{u}/{p}"]),
+    verb=st.sampled_from(["hashed using bcrypt", "stored in the vault", "too short", "wrong"]),
+)
+def test_prose_about_a_password_names_none(
+    keyword: str, noun: str, rest: str, left: str, right: str, verb: str
+) -> None:
+    """Property: a possessive ("the password's length"), a login form's words ("login page /
+    dashboard") and prose that says how a password is ("is hashed using bcrypt") hold no
+    secret."""
+    for text in (
+        f"the {keyword}'s {noun} {rest}".strip(),
+        f"{left} {right}",
+        f"the {keyword} for the admin account is {verb}",
+        f"the {keyword} is {verb}",
+    ):
+        assert find_pii(text) == [], (text, [text[m.start : m.end] for m in find_pii(text)])
