@@ -3,7 +3,9 @@
 Every exception derives from :class:`LangGraphRecallError`; where a builtin fits, the
 exception also derives from it (``ValueError`` for bad input, ``ConnectionError`` for
 an unreachable backend), so existing ``except ValueError`` code keeps working.
-Messages say what happened and how to fix it.
+What a caller may simply call again derives from :class:`RetryableError` (the database gave
+up for a passing reason, the server is unreachable, another worker holds the thread); the
+groups are drawn in docs/errors.md. Messages say what happened and how to fix it.
 
 Example:
     ```python
@@ -40,6 +42,7 @@ __all__ = [
     "LeaseLostError",
     "MigrationError",
     "NotReplicatedError",
+    "RetryableError",
     "StaleWriteError",
     "SyncCallOnEventLoopError",
     "ThreadBusyError",
@@ -62,6 +65,20 @@ class BulkLoadWarning(LangGraphRecallWarning):
     earlier run wrote stays), but the input is not the whole load."""
 
 
+class RetryableError(LangGraphRecallError):
+    """The call failed for a reason that passes: calling it again later may succeed
+    (:class:`TransientError`, :class:`BackendUnavailableError`, :class:`ThreadBusyError`).
+    Each subclass says what the failed call left behind.
+
+    Example:
+        ```python
+        from langgraph_recall.errors import RetryableError, ThreadBusyError
+
+        assert issubclass(ThreadBusyError, RetryableError)
+        ```
+    """
+
+
 class ConfigurationError(LangGraphRecallError, ValueError):
     """A component was configured wrongly (missing ``user_id``, bad option, ...)."""
 
@@ -75,8 +92,10 @@ class InvalidConnectionStringError(ConfigurationError):
     """A DSN or Redis URL could not be parsed or uses an unsupported scheme."""
 
 
-class BackendUnavailableError(LangGraphRecallError, ConnectionError):
-    """Postgres or Redis could not be reached; the message names host and port."""
+class BackendUnavailableError(RetryableError, ConnectionError):
+    """Postgres or Redis could not be reached; the message names host and port. A call
+    whose connection died while it ran may have been applied (a write retried then finds
+    its own result: puts are idempotent by key, checkpoints by id)."""
 
 
 class NotReplicatedError(BackendUnavailableError):
@@ -108,7 +127,7 @@ class EventLoopStalledError(LangGraphRecallError, TimeoutError):
     that waits for it). The call was cancelled; the message says whether it had started."""
 
 
-class TransientError(LangGraphRecallError, RuntimeError):
+class TransientError(RetryableError, RuntimeError):
     """The database gave up on a call for a passing reason: a deadlock or serialization
     failure (still there after the bounded retries of a transaction that is safe to
     retry), a ``lock_timeout`` or ``statement_timeout``, a cancelled query. The call's
@@ -136,9 +155,9 @@ class MigrationError(LangGraphRecallError, RuntimeError):
     """A schema migration failed or the schema is newer than this package."""
 
 
-class ThreadBusyError(LangGraphRecallError, RuntimeError):
+class ThreadBusyError(RetryableError, RuntimeError):
     """Another worker holds the lease on this ``thread_id`` (strategy ``reject``,
-    or strategy ``wait`` after its timeout)."""
+    or strategy ``wait`` after its timeout); nothing of this run was written."""
 
 
 class LeaseLostError(LangGraphRecallError, RuntimeError):
