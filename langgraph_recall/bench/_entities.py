@@ -178,7 +178,9 @@ def find_entities(text: str) -> tuple[str, ...]:
     plain = unicodedata.normalize("NFKC", text).translate(_APOSTROPHES)
     names: list[str] = []
     openers: list[str] = []
-    latin = _CJK.sub(" ", plain)  # "我用FastAPI写了" → "  FastAPI  "
+    # "我用FastAPI写了" → " , FastAPI , ": Latin words on either side of Chinese text never
+    # join into one name ("B一A" is no "B A")
+    latin = re.sub(f"(?:{_CJK.pattern})+", " , ", plain)
     for sentence in _SENTENCE_END.split(latin):
         names.extend(_latin(sentence, openers))
     elsewhere = {normalize_entity(name) for name in names}
