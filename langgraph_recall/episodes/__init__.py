@@ -44,30 +44,19 @@ from langgraph_recall.episodes._plan import (
     EPISODE_INDEX_FIELDS,
     Episode,
     EpisodeConfig,
-    EpisodePlan,
     EpisodeTurn,
-    episode_key,
-    episode_ops,
     plan_episodes,
-    to_turns,
 )
-from langgraph_recall.nodes._blend import blend_within_budget, merge_ranked
 
 __all__ = [
     "EPISODE_INDEX_FIELDS",
     "Episode",
     "EpisodeConfig",
-    "EpisodePlan",
     "EpisodeTurn",
     "IngestOptions",
     "IngestReport",
     "TurnEmbeddings",
     "aingest_history",
-    "blend_within_budget",
-    "episode_key",
-    "episode_ops",
     "ingest_history",
-    "merge_ranked",
     "plan_episodes",
-    "to_turns",
 ]

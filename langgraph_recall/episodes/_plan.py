@@ -196,7 +196,8 @@ def episode_key(turn: EpisodeTurn) -> str:
 
     Example:
         ```python
-        from langgraph_recall.episodes import EpisodeTurn, episode_key
+        from langgraph_recall.episodes import EpisodeTurn
+        from langgraph_recall.episodes._plan import episode_key
 
         a = EpisodeTurn("I live in Oslo.", id="m1")
         assert episode_key(a) == episode_key(EpisodeTurn("edited text", id="m1"))
@@ -502,7 +503,7 @@ def to_turns(
         ```python
         from langchain_core.messages import AIMessage, HumanMessage
 
-        from langgraph_recall.episodes import to_turns
+        from langgraph_recall.episodes._plan import to_turns
 
         turns = to_turns([HumanMessage("I moved to Oslo."), AIMessage("Nice!"), ("user", "Yes")])
         assert [t.role for t in turns] == ["user", "assistant", "user"]
@@ -537,7 +538,8 @@ def episode_ops(
 
     Example:
         ```python
-        from langgraph_recall.episodes import Episode, episode_ops
+        from langgraph_recall.episodes import Episode
+        from langgraph_recall.episodes._plan import episode_ops
 
         op = episode_ops(("m", "u"), [Episode("k", {"content": "A: hi"})], None)[0]
         assert op.index == ["context", "content"] and op.ttl is None

@@ -25,17 +25,9 @@ Example:
 from __future__ import annotations
 
 from langgraph_recall.extraction.choice import extractor_for
-from langgraph_recall.extraction.consolidation import (
-    PlannedWrite,
-    WritePlan,
-    candidate_value,
-    normalize_content,
-    plan_writes,
-    rule_decisions,
-)
-from langgraph_recall.extraction.dates import parse_iso_datetime, resolve_date_phrase
+from langgraph_recall.extraction.dates import resolve_date_phrase
 from langgraph_recall.extraction.llm import LLMExtractor
-from langgraph_recall.extraction.pii import PIIFilter, PIIMatch, find_pii, luhn_valid
+from langgraph_recall.extraction.pii import PIIFilter, PIIMatch, find_pii
 from langgraph_recall.extraction.prefilter import looks_memorable, states_something
 from langgraph_recall.extraction.rules import RuleBasedExtractor
 from langgraph_recall.extraction.types import (
@@ -57,18 +49,10 @@ __all__ = [
     "MemoryExtractor",
     "PIIFilter",
     "PIIMatch",
-    "PlannedWrite",
     "RuleBasedExtractor",
-    "WritePlan",
-    "candidate_value",
     "extractor_for",
     "find_pii",
     "looks_memorable",
-    "luhn_valid",
-    "normalize_content",
-    "parse_iso_datetime",
-    "plan_writes",
     "resolve_date_phrase",
-    "rule_decisions",
     "states_something",
 ]

@@ -62,7 +62,7 @@ def luhn_valid(digits: str) -> bool:
 
     Example:
         ```python
-        from langgraph_recall.extraction import luhn_valid
+        from langgraph_recall.extraction._pii_detectors import luhn_valid
 
         assert luhn_valid("4111111111111111") and not luhn_valid("4111111111111112")
         ```

@@ -46,7 +46,7 @@ from dataclasses import dataclass
 from typing import Any, Literal, TypeVar
 
 from langgraph_recall.errors import ConfigurationError
-from langgraph_recall.extraction._pii_detectors import detect, luhn_valid
+from langgraph_recall.extraction._pii_detectors import detect
 from langgraph_recall.extraction.consolidation import PlannedWrite, WritePlan
 from langgraph_recall.extraction.dates import parse_iso_datetime
 from langgraph_recall.extraction.textnorm import normalize_for_matching
@@ -60,7 +60,6 @@ __all__ = [
     "ScreenedPlan",
     "Screening",
     "find_pii",
-    "luhn_valid",
 ]
 
 PII_CATEGORIES = ("email", "phone", "card", "national_id", "secret")

@@ -70,11 +70,10 @@ from langgraph_recall.nodes._messages import (
     SUMMARY_BLOCK_ID,
     group_units,
     model_input,
-    plan_summary,
 )
 from langgraph_recall.nodes._registry import ThreadLink, aregister_thread, register_thread
 from langgraph_recall.nodes.extract import ExtractionJob, ExtractionReport, ExtractNode
-from langgraph_recall.nodes.inject import InjectNode, block_update
+from langgraph_recall.nodes.inject import InjectNode
 from langgraph_recall.nodes.reflect import ReflectNode
 from langgraph_recall.nodes.respond import RespondNode
 from langgraph_recall.nodes.retrieve import RetrieveNode
@@ -100,11 +99,9 @@ __all__ = [
     "SummarizeNode",
     "ThreadLink",
     "aregister_thread",
-    "block_update",
     "create_memory_tools",
     "group_units",
     "model_input",
-    "plan_summary",
     "register_thread",
     "user_namespace",
 ]

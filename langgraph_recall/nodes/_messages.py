@@ -463,7 +463,7 @@ def plan_summary(
         ```python
         from langchain_core.messages import HumanMessage
 
-        from langgraph_recall.nodes import plan_summary
+        from langgraph_recall.nodes._messages import plan_summary
 
         msgs = [HumanMessage("x " * 200, id=str(i)) for i in range(10)]
         plan = plan_summary(msgs, max_tokens=500, keep_turns=2)

@@ -15,17 +15,7 @@ Example:
 from __future__ import annotations
 
 from langgraph_recall.retrieval._config import FusionMethod, RetrievalConfig
-from langgraph_recall.retrieval._rank import (
-    Candidate,
-    ScoreBreakdown,
-    access_score,
-    fuse_relevance,
-    importance_score,
-    rank,
-    rank_explained,
-    recency_score,
-    relevance_parts,
-)
+from langgraph_recall.retrieval._rank import Candidate, ScoreBreakdown, rank, rank_explained
 from langgraph_recall.retrieval._time import TimeWindow, query_time_window, time_match_score
 from langgraph_recall.retrieval._updates import asks_about_the_past, states_change
 
@@ -35,15 +25,10 @@ __all__ = [
     "RetrievalConfig",
     "ScoreBreakdown",
     "TimeWindow",
-    "access_score",
     "asks_about_the_past",
-    "fuse_relevance",
-    "importance_score",
     "query_time_window",
     "rank",
     "rank_explained",
-    "recency_score",
-    "relevance_parts",
     "states_change",
     "time_match_score",
 ]

@@ -19,13 +19,8 @@ from langchain_core.messages import AIMessage, HumanMessage
 from langgraph.store.memory import InMemoryStore
 
 from langgraph_recall.episodes import EpisodeConfig, EpisodeTurn, ingest_history, plan_episodes
-from langgraph_recall.extraction.pii import (
-    PII_CATEGORIES,
-    PIIFilter,
-    PIIMatch,
-    find_pii,
-    luhn_valid,
-)
+from langgraph_recall.extraction._pii_detectors import luhn_valid
+from langgraph_recall.extraction.pii import PII_CATEGORIES, PIIFilter, PIIMatch, find_pii
 from langgraph_recall.nodes import ExtractNode
 from tests._hypothesis import thorough
 from tests.reliability._pii_variants import Variant, canonical, pii_variants

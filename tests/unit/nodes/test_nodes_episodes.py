@@ -28,13 +28,10 @@ from langgraph_recall.episodes import (
     EpisodeConfig,
     EpisodeTurn,
     TurnEmbeddings,
-    blend_within_budget,
-    episode_key,
     ingest_history,
     plan_episodes,
-    to_turns,
 )
-from langgraph_recall.episodes._plan import word_count
+from langgraph_recall.episodes._plan import episode_key, to_turns, word_count
 from langgraph_recall.errors import ConfigurationError, InvalidValueError
 from langgraph_recall.extraction import RuleBasedExtractor
 from langgraph_recall.extraction.pii import PIIFilter
@@ -49,6 +46,7 @@ from langgraph_recall.nodes import (
     SummarizeNode,
     create_memory_tools,
 )
+from langgraph_recall.nodes._blend import blend_within_budget
 from langgraph_recall.nodes._messages import count_tokens, memory_line
 from langgraph_recall.nodes.tools import _bad_importance
 from langgraph_recall.offline import tool_call_message

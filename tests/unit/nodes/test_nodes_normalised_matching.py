@@ -14,7 +14,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import langgraph_recall.extraction as extraction
-from langgraph_recall.extraction import RuleBasedExtractor, looks_memorable, plan_writes
+from langgraph_recall.extraction import RuleBasedExtractor, looks_memorable
+from langgraph_recall.extraction.consolidation import plan_writes
 from langgraph_recall.extraction.textnorm import normalize_for_matching
 from langgraph_recall.extraction.types import (
     Action,

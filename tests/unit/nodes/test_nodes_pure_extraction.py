@@ -20,11 +20,10 @@ from langgraph_recall.extraction import (
     RuleBasedExtractor,
     find_pii,
     looks_memorable,
-    luhn_valid,
-    plan_writes,
     resolve_date_phrase,
-    rule_decisions,
 )
+from langgraph_recall.extraction._pii_detectors import luhn_valid
+from langgraph_recall.extraction.consolidation import plan_writes, rule_decisions
 from tests._hypothesis import thorough
 
 NOW = datetime(2026, 11, 29, 15, 30, tzinfo=timezone.utc)

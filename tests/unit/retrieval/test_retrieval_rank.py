@@ -8,13 +8,11 @@ from datetime import datetime, timedelta, timezone
 import pytest
 
 from langgraph_recall.errors import ConfigurationError
-from langgraph_recall.retrieval import (
-    Candidate,
-    RetrievalConfig,
+from langgraph_recall.retrieval import Candidate, RetrievalConfig, rank
+from langgraph_recall.retrieval._rank import (
     access_score,
     fuse_relevance,
     importance_score,
-    rank,
     recency_score,
 )
 
