@@ -36,12 +36,14 @@ _FIRST_PERSON = re.compile(
     r"|改用|换成|用回"
 )
 _CJK = re.compile(r"[\u4e00-\u9fff]")
-# Standing instructions and stated preferences are worth keeping even without "I" ("Always
-# format code with syntax highlighting.") or inside a question ("I prefer X, how do I ...?").
+# Standing instructions, stated preferences and kept constraints are worth keeping even
+# without "I" ("Always format code with syntax highlighting.") or inside a question ("I prefer
+# X, how do I ...?", "I'm trying to keep my app under 2MB, any ideas?").
 _STANDING = re.compile(
     r"(?i)^\W*(?:please,?\s+)?(?:always|never(?!\s+mind)|don't ever|do not ever|from now on)\b"
     r"|\b(?:i (?:really |strongly |generally |usually |always )?prefer|i'd rather|"
-    r"i would rather|my preference (?:is|for))\b"
+    r"i would rather|my preference (?:is|for)|(?:trying|want|need|aim|like) to keep)\b"
+    r"|我(?:一直|更|比较)?(?:偏好|偏爱|倾向于|更喜欢)"
 )
 _QUESTION_START = re.compile(
     r"(?i)^(?:what|which|who|whom|whose|where|when|why|how|do|does|did|is|are|am|can|could"

@@ -92,9 +92,9 @@ _FREE = r"(?P<v>[^,;:!?。]+?)"
 _END = r"\s*(?:[,;:!?。]|\.(?=\s|$)|$|\s+(?:because|since|but|as|when|for|from|now|too)\b)"
 _LIST = r"(?P<v>[^;:!?。]+?)"
 _LIST_END = r"\s*(?:[;:!?。]|\.(?=\s|$)|$|\s+(?:because|but|when|for|since)\b)"
-_PREFER_END = (
+_PREFER_END = (  # a preference keeps its reason ("... over X due to ...", "... to keep ...")
     r"\s*(?:[;:!?。]|\.(?=\s|$)|$|,\s*(?=(?i:how|can|could|what|which|so|but|and i|"
-    r"please|while|is there|do you|would)\b)|\s+(?i:because|since|but|so|when|as|to keep)\b)"
+    r"please|while|is there|do you|would)\b)|\s+(?i:but|so|when)\b)"
 )
 # what may stand between "我" and the verb of a Chinese fact: when it became true ("我去年五月
 # 搬到了杭州", "我从2021年开始住在上海") -- never another subject ("我妈妈住在北京")
@@ -262,15 +262,53 @@ def _statement_before_question(sentence: str) -> str | None:
 
 
 def _preferred(match: re.Match[str]) -> Iterator[MemoryCandidate]:
-    """A stated preference, kept whole (commas included) as one ``preference`` memory."""
+    """A stated preference, kept whole (commas included) as one ``preference`` memory ("it":
+    named by its sentence, see :func:`_situate`)."""
     value = _clean(match["v"])
-    if not value or value.lower() in {"it", "that", "this", "you", "them", "not"}:
+    if not value or value.lower() in {"you", "not"}:
         return
     yield MemoryCandidate(
         content=f"User prefers {value}.",
         kind="preference",
         importance=6,
-        slot=f"preference:{_slug(value)}",
+        slot=f"preference:{_slug(_REASON.sub('', value))}",  # the thing preferred, not why
+    )
+
+
+# What a kept thing is kept at: a bound or a quality ("under 2.5MB", "lightweight"); "keep
+# track of", "keep in mind", "keep getting errors" state no constraint.
+_KEPT_AT = re.compile(
+    r"(?i)\b(?:under|below|within|less than|at most|no more than|above|at least|lightweight|light"
+    r"|small|simple|minimal|lean|fast|responsive|clean|secure|readable|maintainable|easy|low"
+    r"|consistent|short|private|free|accessible|stable|up to date)\b"
+)
+_POSSESSIVE = [
+    (re.compile(r"(?i)\bmy\b"), "their"),
+    (re.compile(r"(?i)\bmine\b"), "theirs"),
+    (re.compile(r"(?i)\bmyself\b"), "themselves"),
+    (re.compile(r"(?i)\b(?:I'm|I am)\b"), "they are"),
+    (re.compile(r"\bI\b"), "they"),
+    (re.compile(r"(?i)\bme\b"), "them"),
+]
+
+
+def _their(text: str) -> str:
+    """``text`` about the user in the third person ("my app" -> "their app")."""
+    for pattern, replacement in _POSSESSIVE:
+        text = pattern.sub(replacement, text)
+    return text
+
+
+def _kept(match: re.Match[str]) -> Iterator[MemoryCandidate]:
+    """A constraint the user keeps to ("keep my app under 2.5MB"), as a preference."""
+    value = _clean(match["v"])
+    if not _KEPT_AT.search(value) or re.match(r"(?i)(?:track|in mind|up|getting|on)\b", value):
+        return
+    yield MemoryCandidate(
+        content=f"User wants to keep {_their(value)}.",
+        kind="preference",
+        importance=5,
+        slot=f"goal:keep {_slug(value)}",
     )
 
 
@@ -318,11 +356,22 @@ def _no_longer(match: re.Match[str]) -> Iterator[MemoryCandidate]:
     )
 
 
+_REASON = re.compile(
+    r"(?i)\s+(?:because|since|as|due\s+to|given|so\s+that|to\s+(?:keep|make|avoid|stay|reduce"
+    r"|speed|save|get|ensure)|for\s+(?:its|their|the|better))\b.*$"
+)
+
+
 def _preference_switch(match: re.Match[str]) -> Iterator[MemoryCandidate]:
+    """ "I prefer X over Y (due to ...)": the whole statement, replacing Y (its reason
+    is not part of what it replaces); "I now prefer X": the newest preference."""
     value = _clean(match["v"])
-    old = (match.groupdict().get("old") or "").strip()
+    groups = match.groupdict()
+    rest = _clean(groups.get("old") or "")
+    old = _REASON.sub("", rest).strip()
+    said = f"{value} {' '.join(groups['joint'].lower().split())} {rest}" if rest else value
     yield MemoryCandidate(
-        content=f"User prefers {value}.",
+        content=f"User prefers {said}.",
         kind="preference",
         importance=6,
         slot=f"preference:{_slug(value)}",
@@ -392,7 +441,7 @@ SWITCH_RULES: list[Rule] = [
             + r"\s+"
             + r"(?P<v>[^,;.!?。]+?)"
             + r"\s+"
-            + _i(r"(?:instead of|rather than|over)")
+            + _i(r"(?P<joint>instead of|rather than|over)")
             + r"\s+"
             + r"(?P<old>[^,;.!?。]+)"
         ),
@@ -510,6 +559,29 @@ _RULES: list[Rule] = [
             + _PREFER_END
         ),
         lambda m: _preferred(m),
+    ),
+    (  # "I'm trying to keep my bundle size under 100KB by using ...": a standing constraint
+        re.compile(
+            r"\b"
+            + _i(
+                r"(?:i(?:'m| am) trying|i (?:want|need|try|aim|'d like|would like|have)|"
+                r"i'm aiming|i am aiming|we (?:want|need))\s+to\s+keep"
+            )
+            + r"\s+"
+            + _LIST
+            + _PREFER_END
+        ),
+        lambda m: _kept(m),
+    ),
+    (
+        re.compile(r"我(?:一直|更|比较)?(?:偏好|偏爱|倾向于|更喜欢|宁愿|宁可)(?P<v>[^。！？!?]+)"),
+        _one("User prefers {v}.", "preference:{v}", "preference", 6),
+    ),
+    (
+        re.compile(
+            r"我(?:想|希望|要|需要|尽量|一直|在努力)(?:把|让)?(?P<v>[^，。！？,!?]*?(?:保持|控制)[^，。！？,!?]+)"
+        ),
+        _one("User wants to keep {v}.", "goal:{v}", "preference", 5),
     ),
     (
         re.compile(r"我(?:很|非常)?喜欢(?P<v>[^，。！？,.!?]+)"),
@@ -668,6 +740,61 @@ def _clauses(sentence: str) -> list[str]:
     return [clause for clause in clauses if clause]
 
 
+_PRONOUN_PREFERENCE = re.compile(r"^User prefers (?:it|this|that|them|these|those)\b")
+# A name the pronoun stands for: a capitalised term with its version ("Bootstrap 5.3.0"),
+# not "I".
+_NAME = re.compile(r"(?<![\w'])(?!I\b)[A-Z][\w.+#\-]*(?:\s+(?:v?\d[\w.]*|[A-Z][\w.+#\-]*))*")
+# An aim stated before "so I prefer ...": the preference's reason.
+_PURPOSE = re.compile(
+    r"(?i)^(?:i(?:'m| am) trying|i (?:want|need|try|aim|'d like|would like)|i'm aiming"
+    r"|in order)\s+(?P<v>to\s+(?:keep|make|avoid|stay|reduce|minimi[sz]e|maximi[sz]e|ensure"
+    r"|save|limit|speed up|cut)\b.+?)[\s,]*$"
+)
+_GIVES_REASON = re.compile(
+    r"(?i)\b(?:because|since|due\s+to|so\s+that|in\s+order\s+to|to\s+(?:keep|make|avoid"
+    r"|stay|reduce|minimi[sz]e|maximi[sz]e|ensure|save|limit|speed|cut))\b"
+)
+
+
+def _is_goal(candidate: MemoryCandidate) -> bool:
+    return bool(candidate.slot and candidate.slot.startswith("goal:"))
+
+
+def _situate(
+    candidates: list[MemoryCandidate], clauses: Sequence[str], position: int
+) -> tuple[list[MemoryCandidate], bool]:
+    """A clause's preferences read with the clauses of its sentence before it: "I use
+    Bootstrap 5.3.0 and I prefer it over Foundation" names what "it" is (the last name
+    before it; with none, "User prefers it" says nothing and is dropped), and "I'm trying
+    to keep my app under 2.5MB, so I prefer X" gives X its reason. Returns the candidates
+    and whether a reason was taken from the clause before (its goal is then this one's)."""
+    purpose = _PURPOSE.match(clauses[position - 1].strip()) if position else None
+    absorbed = False
+    situated: list[MemoryCandidate] = []
+    for candidate in candidates:
+        if candidate.kind != "preference" or not candidate.content.startswith("User prefers "):
+            situated.append(candidate)
+            continue
+        if _PRONOUN_PREFERENCE.match(candidate.content):
+            names = _NAME.findall(" ".join(clauses[:position]))
+            if not names:
+                continue
+            name = names[-1].strip()
+            candidate = dataclasses.replace(
+                candidate,
+                content=_PRONOUN_PREFERENCE.sub(f"User prefers {name}", candidate.content),
+                slot=f"preference:{_slug(name)}",
+            )
+        if purpose is not None and not _GIVES_REASON.search(candidate.content):
+            reason = _their(purpose["v"])
+            candidate = dataclasses.replace(
+                candidate, content=f"{candidate.content.rstrip('.')} {reason}."
+            )
+            absorbed = True
+        situated.append(candidate)
+    return situated, absorbed
+
+
 _SHIELD = re.compile("\ue000(.)\ue001")
 
 
@@ -743,11 +870,17 @@ class RuleBasedExtractor:
             stated = resolve_date_phrase(sentence, now)
             before = len(found)
             clauses = [part for clause in _clauses(sentence) for part in zh_clauses(clause)]
+            previous = len(found)  # where the previous clause's candidates start
             for position, clause in enumerate(clauses):
+                here: list[MemoryCandidate] = []
                 for pattern, build in (*SWITCH_RULES, *ZH_SWITCH_RULES, *_RULES, *ZH_RULES):
                     for match in pattern.finditer(clause):
-                        for candidate in build(match):
-                            found.append(candidate)
+                        here.extend(build(match))
+                here, absorbed = _situate(here, clauses, position)
+                if absorbed:  # "I'm trying to keep X, so I prefer Y": one preference, with X
+                    found[previous:] = [c for c in found[previous:] if not _is_goal(c)]
+                previous = len(found)
+                found.extend(here)
                 for name in introductions(clause, opening=opening and position == 0):
                     found.extend(_named(name))
             opening = greeting_only(sentence)

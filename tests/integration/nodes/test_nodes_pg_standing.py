@@ -111,3 +111,26 @@ def test_the_standing_set_is_bounded_and_present_whatever_the_query(
     assert len(keys) == len(set(keys))  # a standing memory is not shown twice
     importances = [m["importance"] for m in standing]
     assert importances == sorted(importances, reverse=True)
+
+
+def test_a_preference_keeps_its_reason_and_its_name_into_a_later_session(
+    memory_store: PostgresMemoryStore,
+) -> None:
+    """The reason before "so I prefer" and the name "it" stands for reach the model with the
+    preference, on a later request that shares no words with either."""
+    graph, model = _graph(memory_store)
+    _say(
+        graph,
+        "s1",
+        "I'm trying to keep my weather app under 2.5MB, so I prefer dependency-free "
+        "solutions, can you help me with caching?",
+    )
+    _say(graph, "s1", "I'm building the site with Bootstrap 5.3.0 and I prefer it over Foundation.")
+    _say(graph, "s1", "I'm trying to keep my bundle size under 100KB by using vanilla JS.")
+    for n, fact in enumerate(FILLER):
+        _say(graph, f"f{n}", fact)
+    _say(graph, "s2", "Could you show me how to plan a sprint?")
+    system = _system(model.calls[-1])
+    assert "dependency-free solutions to keep their weather app under 2.5MB" in system
+    assert "Bootstrap 5.3.0 over Foundation" in system
+    assert "keep their bundle size under 100KB" in system
