@@ -24,8 +24,18 @@ Example:
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
 
-__all__ = ["asks_about_the_past", "states_change"]
+__all__ = [
+    "ValueStatement",
+    "asks_about_the_past",
+    "query_terms",
+    "restated_first",
+    "states_change",
+    "value_statement",
+]
 
 # A change of state said in so many words: a time word of the present ("now", "recently"),
 # a change verb with its new value ("increased to", "reached", "switched"), a new value
@@ -75,3 +85,284 @@ def asks_about_the_past(query: str) -> bool:
         False
     """
     return bool(_PAST_EN.search(query) or _PAST_ZH.search(query))
+
+
+# ---------------------------------------------------------------- the newest statement of a value
+#
+# "What is the test coverage of my API integration module?" is answered by the turn that says
+# "... the unit test coverage for my API integration, which has recently improved to 78%",
+# not by the earlier, longer turn about reaching 65%, though the whole earlier turn is closer
+# to the question. What the two have in common is a clause: a value (a number, a date) near
+# the words the question asks about. :func:`value_statement` finds that clause in a text;
+# :func:`restated_first` puts a newer text whose clause states a change above an older one
+# stating a value for the same asked words. It reorders, it never adds or drops.
+
+_QUESTION_WORDS = frozenset(
+    [
+        "a",
+        "about",
+        "above",
+        "after",
+        "again",
+        "all",
+        "also",
+        "am",
+        "an",
+        "and",
+        "any",
+        "are",
+        "as",
+        "at",
+        "be",
+        "been",
+        "before",
+        "being",
+        "below",
+        "between",
+        "both",
+        "but",
+        "by",
+        "can",
+        "could",
+        "did",
+        "do",
+        "does",
+        "doing",
+        "done",
+        "during",
+        "each",
+        "few",
+        "for",
+        "from",
+        "further",
+        "had",
+        "has",
+        "have",
+        "having",
+        "he",
+        "her",
+        "here",
+        "hers",
+        "him",
+        "his",
+        "how",
+        "i",
+        "i'm",
+        "i've",
+        "if",
+        "in",
+        "into",
+        "is",
+        "it",
+        "its",
+        "itself",
+        "just",
+        "me",
+        "more",
+        "most",
+        "my",
+        "myself",
+        "no",
+        "nor",
+        "not",
+        "of",
+        "off",
+        "on",
+        "once",
+        "only",
+        "or",
+        "other",
+        "our",
+        "ours",
+        "out",
+        "over",
+        "own",
+        "same",
+        "she",
+        "should",
+        "so",
+        "some",
+        "such",
+        "than",
+        "that",
+        "the",
+        "their",
+        "them",
+        "then",
+        "there",
+        "these",
+        "they",
+        "this",
+        "those",
+        "through",
+        "to",
+        "too",
+        "under",
+        "until",
+        "up",
+        "very",
+        "was",
+        "we",
+        "were",
+        "what",
+        "when",
+        "where",
+        "which",
+        "while",
+        "who",
+        "whom",
+        "why",
+        "will",
+        "with",
+        "would",
+        "you",
+        "your",
+        "yours",
+        "many",
+        "much",
+        "currently",
+        "current",
+        "now",
+        "total",
+        "number",
+        "amount",
+        "value",
+    ]
+)
+_TOKEN = re.compile(r"\d[\d.,:/%]*\w*|[^\W\d_][\w'\-]*|[\u3400-\u9fff]+")
+_SENTENCE = re.compile(r"(?<=[.!?。！？])\s+|\n+")
+_CJK = re.compile(r"[\u3400-\u9fff]")
+# A tally to date ("I've already completed 15", "so far", 已经, 目前为止) is the value as it
+# stands now: near a value, a change as much as "now" is.
+_SO_FAR = re.compile(
+    r"(?i)\b(?:already|so\s+far|to\s+date|by\s+now|up\s+to\s+now)\b|已经|迄今|目前为止"
+)
+_WINDOW = 12
+"""Words on each side of a value that can name what the value is of."""
+_SHARED = 2
+"""Asked words two statements must share to be about the same thing."""
+
+
+def _term(word: str) -> str:
+    """A word's crude stem: lower case, plural and verb endings cut ("commits" -> "commit")."""
+    word = word.lower().strip("'-")
+    for suffix, keep in (
+        ("ies", "y"),
+        ("sses", "ss"),
+        ("ches", "ch"),
+        ("shes", "sh"),
+        ("xes", "x"),
+        ("ing", ""),
+        ("ed", ""),
+        ("s", ""),
+    ):
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3 and not word.endswith("ss"):
+            return word[: len(word) - len(suffix)] + keep
+    return word
+
+
+def _terms(token: str) -> list[str]:
+    if _CJK.match(token):  # a CJK run: its character bigrams
+        return [token[i : i + 2] for i in range(max(len(token) - 1, 1))]
+    return [] if token.lower() in _QUESTION_WORDS else [_term(token)]
+
+
+def query_terms(query: str) -> frozenset[str]:
+    """The words a question asks about: content words, stemmed, without question words or
+    the question's own numbers.
+
+    Example:
+        >>> sorted(query_terms("How many commits have been merged into the main branch?"))
+        ['branch', 'commit', 'main', 'merg']
+    """
+    return frozenset(
+        term for token in _TOKEN.findall(query) if not token[0].isdigit() for term in _terms(token)
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class ValueStatement:
+    """What a text says about a question's value.
+
+    Attributes:
+        asked: The asked words near a value the text states (the best such clause).
+        changed: The asked words near a value the text states as changed ("has recently
+            improved to 78%"; empty when it states none).
+    """
+
+    asked: frozenset[str] = frozenset()
+    changed: frozenset[str] = frozenset()
+
+
+def value_statement(text: str, asked: frozenset[str], query: str = "") -> ValueStatement:
+    """The clauses of ``text`` that state a value (a number or date not in ``query``) of
+    what ``asked`` names: the asked words within a few words of the value, in its sentence.
+
+    Example:
+        >>> q = "What is the test coverage of my API integration module?"
+        >>> v = value_statement("Nice. Coverage for my API integration has recently "
+        ...                     "improved to 78%, and tests pass.", query_terms(q), q)
+        >>> sorted(v.asked), sorted(v.changed)
+        (['api', 'coverage', 'integration', 'test'], ['api', 'coverage', 'integration', 'test'])
+    """
+    if not asked:
+        return ValueStatement()
+    given = {token for token in _TOKEN.findall(query) if token[0].isdigit()}
+    best: frozenset[str] = frozenset()
+    best_changed: frozenset[str] = frozenset()
+    for sentence in _SENTENCE.split(text):
+        tokens = _TOKEN.findall(sentence)
+        for at, token in enumerate(tokens):
+            if not token[0].isdigit() or token.rstrip(".,") in given:
+                continue
+            window = tokens[max(at - _WINDOW, 0) : at + _WINDOW + 1]
+            near = frozenset(t for w in window for t in _terms(w)) & asked
+            if len(near) > len(best):
+                best = near
+            said = " ".join(window)
+            if len(near) > len(best_changed) and (states_change(said) or _SO_FAR.search(said)):
+                best_changed = near
+    return ValueStatement(best, best_changed)
+
+
+def _same_value(older: frozenset[str], changed: frozenset[str]) -> bool:
+    """Whether a change near ``changed`` restates the value an older text states near
+    ``older``: they share two asked words and a third of the older's."""
+    shared = len(older & changed)
+    return shared >= _SHARED and 3 * shared >= len(older)
+
+
+def restated_first(statements: Sequence[tuple[ValueStatement, datetime | None]]) -> list[int]:
+    """An order of ``statements`` (given best first) in which a newer one that states a
+    change of the asked value comes just above the best older one stating a value for the
+    same asked words (two shared, and a third of the older's); every other keeps its place
+    (pure). Chains
+    keep their time order: the newest change comes first.
+
+    Example:
+        >>> from datetime import datetime, timezone
+        >>> t = lambda d: datetime(2024, 1, d, tzinfo=timezone.utc)
+        >>> a = frozenset({"test", "coverage"})
+        >>> restated_first([(ValueStatement(a), t(1)), (ValueStatement(), t(2)),
+        ...                 (ValueStatement(a, a), t(3))])
+        [2, 0, 1]
+    """
+    order = list(range(len(statements)))
+    by_time = sorted(
+        (i for i, (s, moment) in enumerate(statements) if s.changed and moment is not None),
+        key=lambda i: statements[i][1],  # type: ignore[arg-type,return-value]
+    )
+    for newer in by_time:
+        changed, moment = statements[newer][0].changed, statements[newer][1]
+        assert moment is not None
+        here = order.index(newer)
+        above = [
+            position
+            for position, i in enumerate(order[:here])
+            if (when := statements[i][1]) is not None
+            and when < moment
+            and _same_value(statements[i][0].asked, changed)
+        ]
+        if above:
+            order.insert(above[0], order.pop(here))
+    return order

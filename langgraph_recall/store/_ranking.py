@@ -31,6 +31,7 @@ from __future__ import annotations
 import functools
 import json
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from datetime import datetime, timezone
 from typing import Any
 
@@ -44,6 +45,12 @@ from langgraph_recall.retrieval import (
     query_time_window,
     rank_explained,
     states_change,
+)
+from langgraph_recall.retrieval._updates import (
+    ValueStatement,
+    query_terms,
+    restated_first,
+    value_statement,
 )
 from langgraph_recall.store._namespace import decode_namespace
 from langgraph_recall.store._types import ExplainedSearchItem, MemorySearchOp
@@ -116,6 +123,8 @@ def rank_rows(
     now = _as_utc(op.as_of) if op.as_of is not None else datetime.now(timezone.utc)
     window = query_time_window(op.query) if op.query and config.time_match_weight else None
     ranked = rank_explained(candidates, config=config, now=now, time_window=window, updates=updates)
+    if updates and op.query:
+        ranked = _restated_first(ranked, by_id, op.query, op.offset + op.limit)
     page = ranked[op.offset : op.offset + op.limit]
     return [
         (
@@ -124,6 +133,53 @@ def rank_rows(
         )
         for candidate, parts in page
     ]
+
+
+_MARGIN = 1e-6
+
+
+def _said(raw: str) -> str:
+    """What a memory says, for its value statements: ``content`` (an episode's turn, not its
+    context), else its string fields."""
+    value = json.loads(raw)
+    if not isinstance(value, dict):
+        return ""
+    for field in ("content", "text"):
+        if isinstance(value.get(field), str):
+            return str(value[field])
+    return " ".join(v for k, v in value.items() if isinstance(v, str) and k != "context")
+
+
+def _restated_first(
+    ranked: list[tuple[Candidate, ScoreBreakdown]],
+    by_id: Mapping[Any, Mapping[str, Any]],
+    query: str,
+    end: int,
+) -> list[tuple[Candidate, ScoreBreakdown]]:
+    """Within the first ``end`` results (the page and what precedes it), a newer memory
+    that states a change of the value the query asks about goes just above an older one
+    stating that value (:func:`~langgraph_recall.retrieval.restated_first`): the update
+    term is the score it takes. Nothing enters or leaves the page."""
+    asked = query_terms(query)
+    head = ranked[:end]
+    if len(asked) < 2 or len(head) < 2:
+        return ranked
+    statements: list[tuple[ValueStatement, datetime | None]] = [
+        (value_statement(_said(by_id[c.id]["value"]), asked, query), c.event_time) for c, _ in head
+    ]
+    order = restated_first(statements)
+    if order == list(range(len(head))):
+        return ranked
+    lifted: list[tuple[Candidate, ScoreBreakdown]] = []
+    floor: float | None = None  # the score of the result below (bottom up)
+    for index in reversed(order):
+        candidate, parts = head[index]
+        if floor is not None and parts.score <= floor:
+            lift = floor - parts.score + _MARGIN
+            parts = replace(parts, update=parts.update + lift, score=parts.score + lift)
+        floor = parts.score
+        lifted.append((candidate, parts))
+    return lifted[::-1] + ranked[end:]
 
 
 def search_item(row: Mapping[str, Any], parts: ScoreBreakdown | None, explain: bool) -> SearchItem:
