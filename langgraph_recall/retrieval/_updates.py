@@ -10,6 +10,12 @@ than a candidate about the same question (whose relevance is at most
 A query that asks about the past (:func:`asks_about_the_past`: "originally", "before",
 "used to", 以前, 最初 ...) gets no such term: it asks for the older fact.
 
+An update said as a clause of a long turn about something else is found by its shape
+instead: :func:`value_statement` reads the values (numbers, dates) a text states within a few
+words of the question's words (:func:`query_terms`), and whether a change word stands beside
+them; :func:`restated_first` then puts a newer text stating the asked value as changed just
+above the older one stating it. The store applies it within the page it returns.
+
 Pure functions, no I/O.
 
 Example:
