@@ -19,6 +19,7 @@ from langchain_core.embeddings import Embeddings
 
 from langgraph_recall.bench._common import temp_database
 from langgraph_recall.bench._locomo_data import Conversation
+from langgraph_recall.extraction.textnorm import ENGLISH_STOP_WORDS
 
 __all__ = [
     "AFTER_TURNS",
@@ -102,18 +103,6 @@ class Retriever(Protocol):
 
 
 _TOKEN = re.compile(r"\w+")
-ENGLISH_STOP_WORDS = frozenset(
-    str.split(
-        "a about above after again against all am an and any are as at be because been before "
-        "being below between both but by can could did do does doing down during each few for "
-        "from further had has have having he her here hers herself him himself his how i if "
-        "in into is it its itself just me more most my myself no nor not now of off on once "
-        "only or other our ours ourselves out over own same she should so some such than that "
-        "the their theirs them themselves then there these they this those through to too "
-        "under until up very was we were what when where which while who whom why will with "
-        "would you your yours yourself yourselves s t d ll m re ve"
-    )
-)
 
 
 def plain_tokens(text: str) -> list[str]:

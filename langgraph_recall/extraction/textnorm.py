@@ -33,7 +33,22 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
-__all__ = ["CJK_RUN", "MatchText", "normalize_for_matching"]
+__all__ = ["CJK_RUN", "ENGLISH_STOP_WORDS", "MatchText", "normalize_for_matching"]
+
+ENGLISH_STOP_WORDS = frozenset(
+    str.split(
+        "a about above after again against all am an and any are as at be because been before "
+        "being below between both but by can could did do does doing down during each few for "
+        "from further had has have having he her here hers herself him himself his how i if "
+        "in into is it its itself just me more most my myself no nor not now of off on once "
+        "only or other our ours ourselves out over own same she should so some such than that "
+        "the their theirs them themselves then there these they this those through to too "
+        "under until up very was we were what when where which while who whom why will with "
+        "would you your yours yourself yourselves s t d ll m re ve"
+    )
+)
+"""English function words (and the pieces of split contractions): the one list the benchmarks'
+lexical baselines, the feedback experiment and the update reader start from."""
 
 CJK_RUN = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uf900-\ufaff\uac00-\ud7af]+")
 """A run of Chinese, Japanese (kana) or Korean characters: scripts written without spaces

@@ -219,21 +219,27 @@ async def test_async_graph_background_extraction_on_async_store(
     assert "User lives in Beijing." in current and "User lives in Shanghai." not in current
 
 
+def _remembers_then_recalls(*places: str) -> Any:
+    """A scripted model that remembers where the user lives, once per turn, then recalls it
+    and answers with the id of the memory recalled."""
+    from langgraph_recall.offline import ScriptedChatModel, tool_call_message
+
+    responses: list[Any] = []
+    for place in places:
+        content = f"User lives in {place}."
+        responses += [tool_call_message("remember", {"content": content, "slot": "location"}), "ok"]
+    responses += [
+        tool_call_message("recall", {"query": "lives"}),
+        lambda msgs: str(msgs[-1].content).split(": ", 1)[0],
+    ]
+    return ScriptedChatModel(responses=responses)
+
+
 def test_memory_tools_agent_on_postgres(memory_store: PostgresMemoryStore) -> None:
     from langgraph_recall.graphs import build_memory_tools_graph as build_tools_graph
     from langgraph_recall.offline import ScriptedChatModel, tool_call_message
 
-    model = ScriptedChatModel(
-        responses=[
-            tool_call_message("remember", {"content": "User lives in Oslo.", "slot": "location"}),
-            "Noted.",
-            tool_call_message("remember", {"content": "User lives in Bergen.", "slot": "location"}),
-            "Updated.",
-            tool_call_message("recall", {"query": "lives"}),
-            lambda msgs: str(msgs[-1].content).split(": ", 1)[0],
-        ]
-    )
-    graph = build_tools_graph(model, store=memory_store)
+    graph = build_tools_graph(_remembers_then_recalls("Oslo", "Bergen"), store=memory_store)
     config = {"configurable": {"thread_id": "t", "user_id": "zhang"}}
     graph.invoke({"messages": [("user", "I live in Oslo")]}, config)
     graph.invoke({"messages": [("user", "I moved to Bergen")]}, config)
@@ -253,15 +259,7 @@ async def test_memory_tools_agent_on_the_async_store(
     from langgraph_recall.graphs import build_memory_tools_graph as build_tools_graph
     from langgraph_recall.offline import ScriptedChatModel, tool_call_message
 
-    model = ScriptedChatModel(
-        responses=[
-            tool_call_message("remember", {"content": "User lives in Oslo.", "slot": "location"}),
-            "Noted.",
-            tool_call_message("recall", {"query": "lives"}),
-            lambda msgs: str(msgs[-1].content).split(": ", 1)[0],
-        ]
-    )
-    graph = build_tools_graph(model, store=amemory_store)
+    graph = build_tools_graph(_remembers_then_recalls("Oslo"), store=amemory_store)
     config = {"configurable": {"thread_id": "t", "user_id": "zhang"}}
     await graph.ainvoke({"messages": [("user", "I live in Oslo")]}, config)
     key = (await graph.ainvoke({"messages": [("user", "recall")]}, config))["messages"][-1].content
