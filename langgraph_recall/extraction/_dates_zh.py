@@ -31,8 +31,11 @@ __all__ = ["resolve_zh"]
 
 _DIGITS = {"零": 0, "〇": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6}
 _DIGITS |= {"七": 7, "八": 8, "九": 9}
-_N = r"(?:\d{1,3}|[零〇一二两三四五六七八九十]{1,3})"
-_YEAR = r"(?P<y>\d{4}|[零〇一二三四五六七八九]{4})"
+# a number starts where no other digit or numeral stands before it: "1500天前" is no "500天前",
+# "一千零一天" no "零一天"
+_ALONE = r"(?<![0-9零〇一二两三四五六七八九十百千万亿])"
+_N = _ALONE + r"(?:\d{1,3}|[零〇一二两三四五六七八九十]{1,3})(?![0-9])"
+_YEAR = r"(?P<y>" + _ALONE + r"(?:\d{4}|[零〇一二三四五六七八九]{4}))"
 _WEEKDAYS = {"一": 1, "二": 2, "三": 3, "四": 4, "五": 5, "六": 6, "日": 7, "天": 7}
 _WEEK = r"(?:周|星期|礼拜)"
 _START = r"(?:开始|起|以来|以后|之后)"
@@ -40,7 +43,7 @@ _START = r"(?:开始|起|以来|以后|之后)"
 _FULL_DATE = re.compile(_YEAR + r"\s*年\s*(?P<m>" + _N + r")\s*月\s*(?P<d>" + _N + r")\s*[日号]")
 _YEAR_MONTH = re.compile(_YEAR + r"\s*年\s*(?P<m>" + _N + r")\s*月")
 _NAMED_YEAR_MONTH = re.compile(r"(?P<rel>大前年|前年|去年|今年|明年)\s*(?P<m>" + _N + r")\s*月")
-_YEAR_ONLY = re.compile(_YEAR + r"\s*年(?![的代级报度款月])")
+_YEAR_ONLY = re.compile(_YEAR + r"\s*年(?![的代级报度款月前]|以前|之前)")  # "1000年前": ago
 _NAMED_YEAR = re.compile(r"(?P<rel>大前年|前年|去年|今年|明年)")
 _NAMED_MONTH = re.compile(r"(?P<rel>上上个月|上个月|上月|这个月|本月|下个月|下月)")
 _NAMED_WEEK = re.compile(
@@ -71,6 +74,8 @@ def _number(text: str) -> int:
     """``12``, ``十二``, ``两``, ``二〇二四`` as an int (ValueError if it is none)."""
     if text.isdigit():
         return int(text)
+    if text.count("十") > 1 or any(c not in _DIGITS and c != "十" for c in text):
+        raise ValueError(f"not a number: {text!r}")  # "十十"
     if "十" in text:
         tens, _, ones = text.partition("十")
         if len(tens) > 1 or len(ones) > 1:

@@ -155,8 +155,12 @@ def resolve_date_phrase(text: str, now: datetime) -> datetime | None:
 
 
 def _resolve(text: str, now: datetime) -> datetime | None:
-    if CJK_RUN.search(text) and (moment := resolve_zh(text, now)) is not None:
-        return moment
+    if CJK_RUN.search(text):
+        try:
+            if (moment := resolve_zh(text, now)) is not None:
+                return moment
+        except ValueError:  # a Chinese date that is none ("2024年2月30日"): read on in English
+            pass
     if match := _ISO.search(text):
         return _safe(int(match["y"]), int(match["m"]), int(match["d"]), now)
     for pattern in (_DAY_MONTH_YEAR, _MONTH_DAY_YEAR):

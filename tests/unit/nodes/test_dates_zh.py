@@ -49,6 +49,14 @@ NOW = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)  # a Sunday
         ("2021年的车型", None),
         ("五月天的演唱会", None),
         ("2024年2月30日", None),  # no such day: no date, no error
+        ("2024年2月30日, since May 2024", datetime(2024, 5, 1, tzinfo=UTC)),  # read on
+        # numbers that are none, or longer than a date's: no date (not their last digits)
+        ("去年十十月搬到杭州", None),
+        ("十十天前", None),
+        ("1500天前我搬到了杭州", None),
+        ("12024年3月我搬到杭州", None),
+        ("从99999年开始上班", None),
+        ("一千零一天前", None),
     ],
 )
 def test_chinese_date_phrases(text: str, expected: datetime | None) -> None:
@@ -129,3 +137,37 @@ def test_the_offline_extractor_dates_a_chinese_memory_from_the_phrase() -> None:
     candidates = RuleBasedExtractor().extract_text("我从去年五月开始住在杭州。", now=NOW)
     homes = [c for c in candidates if "杭州" in c.content]
     assert homes and all(c.valid_from == datetime(2025, 5, 1, tzinfo=UTC) for c in homes)
+
+
+@settings(max_examples=thorough(200))
+@given(days=st.integers(min_value=0, max_value=10**7), wide=st.booleans())
+def test_a_count_of_days_ago_is_that_count_or_no_date(days: int, wide: bool) -> None:
+    """Property: "N天前" is N days before, for the counts read (up to 999), and no date for a
+    longer number -- never its last digits."""
+    written = (
+        str(days).translate(str.maketrans("0123456789", "０１２３４５６７８９"))
+        if wide
+        else str(days)
+    )
+    moment = resolve_date_phrase(f"{written}天前我搬到了杭州", NOW)
+    if days <= 999:
+        assert moment == datetime(2026, 11, 29, tzinfo=UTC) - timedelta(days=days)
+    else:
+        assert moment is None
+
+
+@settings(max_examples=thorough(300))
+@given(
+    numeral=st.text(st.sampled_from(list(_NUMERALS + "两十")), min_size=1, max_size=4),
+    unit=st.sampled_from(["天前", "个月前", "年前", "月", "年"]),
+    before=st.sampled_from(["", "去年", "2024年", "从"]),
+)
+def test_any_run_of_chinese_numerals_is_a_number_or_no_date(
+    numeral: str, unit: str, before: str
+) -> None:
+    """Property: a run of Chinese numerals that is no number ("十十") gives no date, never an
+    error, through the date reader and the offline extractor."""
+    text = f"我{before}{numeral}{unit}搬到了杭州"
+    moment = resolve_date_phrase(text, NOW)
+    assert moment is None or moment.tzinfo == UTC
+    RuleBasedExtractor().extract_text(text, now=NOW)
