@@ -6,6 +6,15 @@ supersession as the ``extract`` node, and never hard-delete: ``forget`` closes t
 memory's validity interval (history is kept; use the store's ``forget()`` for erasure).
 Each tool has a sync and an async implementation (used by ``invoke`` / ``ainvoke``).
 
+A bad argument is the model's to correct, so it is answered, never raised: before anything
+touches the store, one check at the tools' door (sync and async alike, ``tool.invoke`` schema
+failures included) replies "Not stored: …" (``remember``), "Not searched: …" (``recall``) or
+"Not forgotten: …" (``forget``), naming the argument and what it must be: text that is not
+empty (``content`` at most 500 characters, ``slot`` at most 64), a ``kind`` from
+:data:`~langgraph_recall.extraction.types.MEMORY_KINDS`, an ``importance`` that is a whole
+number from 1 to 10, a ``limit`` from 1 to 100 (refused beyond, never clamped), a
+``memory_id`` that is a store key. A long ``query`` is cut, as ``RetrieveNode`` cuts its own.
+
 Example:
     ```python
     from langgraph_recall.nodes.tools import create_memory_tools
@@ -18,9 +27,10 @@ Example:
 from __future__ import annotations
 
 import math
-from collections.abc import Generator, Sequence
+from collections.abc import Callable, Generator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from functools import partial
 from typing import Any, Protocol, cast
 
 from langchain_core.tools import BaseTool, StructuredTool
@@ -28,7 +38,7 @@ from langgraph.prebuilt import ToolRuntime
 from langgraph.store.base import BaseStore, GetOp, Item, Op, PutOp, SearchItem, SearchOp
 
 from langgraph_recall._internal.identity import format_namespace
-from langgraph_recall.errors import ConfigurationError
+from langgraph_recall.errors import ConfigurationError, InvalidValueError
 from langgraph_recall.extraction.consolidation import plan_writes, rule_decisions
 from langgraph_recall.extraction.pii import PIIFilter
 from langgraph_recall.extraction.types import MEMORY_KINDS, ExistingMemory, MemoryCandidate
@@ -42,16 +52,19 @@ from langgraph_recall.nodes._base import (
 from langgraph_recall.nodes._messages import DEFAULT_MAX_QUERY_CHARS, bound_text, memory_line
 from langgraph_recall.nodes._registry import ThreadLink, split_link, with_link
 from langgraph_recall.prompts.encoding import encode_inline
+from langgraph_recall.store._bounds import check_text, shown
 from langgraph_recall.store._capabilities import store_supports
+from langgraph_recall.store._values import validate_key
 
 __all__ = ["create_memory_tools"]
 
 _REMEMBER_DOC = """Store a fact about the user for future conversations.
 
 Args:
-    content: One third-person sentence, e.g. "User lives in Beijing."
-    kind: semantic, episodic, procedural or preference.
-    importance: 1 (trivia) to 10 (critical).
+    content: One third-person sentence, e.g. "User lives in Beijing." (at most 500
+        characters).
+    kind: semantic, episodic, procedural, preference or reflection.
+    importance: A whole number, 1 (trivia) to 10 (critical).
     slot: The attribute the fact fills ("location", "employer", ...); a newer fact with
         the same slot replaces the older one.
 """
@@ -59,65 +72,152 @@ _RECALL_DOC = """Search the user's long-term memories; returns one line per memo
 
 Args:
     query: What to look for.
-    limit: Maximum number of memories.
+    limit: Maximum number of memories, a whole number from 1 to 100.
 """
 _FORGET_DOC = """Mark a memory as no longer true (by the id `recall` shows). History is kept.
 
 Args:
     memory_id: The id before the colon in a `recall` line.
 """
+_DOCS = {"remember": _REMEMBER_DOC, "recall": _RECALL_DOC, "forget": _FORGET_DOC}
 
 
 # -- pure core ------------------------------------------------------------------------------
 MAX_CONTENT_CHARS = 500
 """Longest memory ``remember`` stores (as ``ExtractNode(max_content_chars=500)``)."""
 MAX_SLOT_CHARS = 64
+MAX_RECALL_LIMIT = 100
+"""Most memories one ``recall`` lists; a larger ``limit`` is refused, not clamped."""
+
+_REFUSED = {"remember": "Not stored", "recall": "Not searched", "forget": "Not forgotten"}
+"""How each tool's refusal opens."""
 
 
-def _too_long(content: str, slot: str | None) -> str | None:
-    """A refusal the model can act on when model text is longer than a memory may be."""
-    if len(content.strip()) > MAX_CONTENT_CHARS:
-        return (
-            f"Not stored: the memory is {len(content.strip())} characters long; store one "
-            f"short sentence (at most {MAX_CONTENT_CHARS} characters)."
-        )
-    if slot is not None and len(slot.strip()) > MAX_SLOT_CHARS:
-        return f"Not stored: the slot must be a short name (at most {MAX_SLOT_CHARS} characters)."
+class _Missing:
+    """A required argument the call left out (only pydantic reports one)."""
+
+    def __repr__(self) -> str:
+        return "nothing"
+
+
+MISSING: Any = _Missing()
+
+
+def _kind_of(value: object) -> str:
+    """What a value of the wrong type is, for a refusal (never its repr: it may be huge)."""
+    if value is MISSING or value is None:
+        return "nothing" if value is MISSING else "None"
+    return type(value).__name__
+
+
+def _text_problem(value: object, name: str, most: int | None = None) -> str | None:
+    """What is wrong with a text argument (``most``: its longest stripped length), or None."""
+    if not isinstance(value, str):
+        return f"{name} must be text, got {_kind_of(value)}"
+    if not value.strip():
+        return f"{name} is empty; write what you mean"
+    if most is not None and len(value.strip()) > most:
+        return f"{name} is {len(value.strip())} characters long; write at most {most}"
+    try:
+        check_text(value, name)
+    except InvalidValueError as exc:
+        return str(exc)
     return None
 
 
-def _bad_importance(importance: object) -> str | None:
-    """A refusal unless ``importance`` is a whole number from 1 to 10 (pure).
+def _whole_number_problem(value: object, name: str, low: int, high: int) -> str | None:
+    """A refusal unless ``value`` is a whole number from ``low`` to ``high`` (pure).
 
     Models send NaN, infinities, ``1e300``, ``10**5000``, booleans and strings; none of
     them may reach ``int()`` (which raises on NaN / infinity) or be clamped silently.
+    """
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        got = _kind_of(value)
+    elif isinstance(value, float) and not math.isfinite(value):
+        got = repr(value)
+    elif low <= value <= high and float(value).is_integer():
+        return None
+    elif isinstance(value, int) and not -(10**9) < value < 10**9:
+        got = f"a number far outside {low}..{high}"  # no repr: 10**5000 cannot be printed
+    else:
+        got = repr(value)
+    return f"{name} must be a whole number from {low} to {high}, got {got}"
+
+
+def _kind_problem(value: object) -> str | None:
+    if isinstance(value, str) and value in MEMORY_KINDS:
+        return None
+    got = shown(value) if isinstance(value, str) else _kind_of(value)
+    return f"kind must be one of {', '.join(MEMORY_KINDS)}; got {got}"
+
+
+def _slot_problem(value: object) -> str | None:
+    if value is None or (isinstance(value, str) and not value.strip()):
+        return None  # no slot
+    return _text_problem(value, "slot", MAX_SLOT_CHARS)
+
+
+def _memory_id_problem(value: object) -> str | None:
+    if not isinstance(value, str):
+        return f"memory_id must be the id a `recall` line shows, got {_kind_of(value)}"
+    try:
+        validate_key(value)
+    except InvalidValueError as exc:
+        return f"memory_id: {exc}"
+    return None
+
+
+_CHECKS: dict[str, Callable[[object], str | None]] = {
+    "content": lambda value: _text_problem(value, "content", MAX_CONTENT_CHARS),
+    "kind": _kind_problem,
+    "importance": lambda value: _whole_number_problem(value, "importance", 1, 10),
+    "slot": _slot_problem,
+    "query": lambda value: _text_problem(value, "query"),  # a long query is cut, not refused
+    "limit": lambda value: _whole_number_problem(value, "limit", 1, MAX_RECALL_LIMIT),
+    "memory_id": _memory_id_problem,
+}
+"""One check per argument name, shared by the three tools."""
+
+
+def _refusal(tool: str, arguments: Mapping[str, object]) -> str | None:
+    """The tools' door: a reply the model can act on for the first bad argument, else None.
+
+    Every tool call passes here before anything touches the store, on the sync and the
+    async path alike, however it was called (a graph's ``ToolNode``, ``tool.invoke`` — whose
+    schema failures come here too — or ``tool.func`` directly). Never raises (pure).
 
     Example:
         ```python
-        from langgraph_recall.nodes.tools import _bad_importance
+        from langgraph_recall.nodes.tools import _refusal
 
-        assert _bad_importance(7) is None
-        assert _bad_importance(float("nan")).startswith("Not stored:")
+        assert _refusal("recall", {"query": "tea", "limit": 5}) is None
+        assert _refusal("recall", {"query": None, "limit": 5}).startswith("Not searched:")
+        assert _refusal("remember", {"content": "x", "kind": "../x"}).startswith("Not stored:")
         ```
     """
-    if isinstance(importance, bool) or not isinstance(importance, (int, float)):
-        shown = type(importance).__name__
-    elif isinstance(importance, float) and not math.isfinite(importance):
-        shown = repr(importance)
-    elif 1 <= importance <= 10 and float(importance).is_integer():
-        return None
-    elif isinstance(importance, int) and not -(10**9) < importance < 10**9:
-        shown = "a number far outside 1..10"  # no repr: 10**5000 cannot be printed
-    else:
-        shown = repr(importance)
-    return f"Not stored: importance must be a whole number from 1 to 10, got {shown}."
+    for name, value in arguments.items():
+        check = _CHECKS.get(name)
+        if check is not None and (problem := check(value)) is not None:
+            return f"{_REFUSED[tool]}: {problem}."
+    return None
+
+
+def _schema_refusal(tool: str, error: Any) -> str:
+    """The door's reply for what the tool's schema rejected (``tool.invoke`` with a wrong
+    type, a missing argument): the same check, on the values the schema refused."""
+    rejected: dict[str, object] = {}
+    for problem in error.errors():
+        name = str(problem["loc"][0]) if problem.get("loc") else "arguments"
+        rejected[name] = MISSING if problem.get("type") == "missing" else problem.get("input")
+    return _refusal(tool, rejected) or f"{_REFUSED[tool]}: {', '.join(rejected)} not valid."
 
 
 def _candidate(content: str, kind: str, importance: int, slot: str | None) -> MemoryCandidate:
+    """The memory ``remember`` makes of arguments the door let in."""
     return MemoryCandidate(
         content=content.strip(),
-        kind=kind if kind in MEMORY_KINDS else "semantic",
-        importance=max(1, min(10, int(importance))),
+        kind=kind,
+        importance=int(importance),
         slot=(slot or "").strip().lower() or None,
     )
 
@@ -283,9 +383,10 @@ def create_memory_tools(
     def remember_steps(
         runtime: ToolRuntime, content: str, kind: str, importance: int, slot: str | None
     ) -> _Steps:
-        target, ns = resolve(runtime)
-        if (refused := _too_long(content, slot) or _bad_importance(importance)) is not None:
+        arguments = {"content": content, "kind": kind, "importance": importance, "slot": slot}
+        if (refused := _refusal("remember", arguments)) is not None:
             return refused
+        target, ns = resolve(runtime)
         candidate = screened(content, kind, importance, slot)
         if isinstance(candidate, str):
             return candidate
@@ -301,6 +402,8 @@ def create_memory_tools(
         return reply
 
     def recall_steps(runtime: ToolRuntime, query: str, limit: int) -> _Steps:
+        if (refused := _refusal("recall", {"query": query, "limit": limit})) is not None:
+            return refused
         target, ns = resolve(runtime)
         thread = link(runtime)
         ops = with_link([recall_op(ns, target, query, limit)], thread)
@@ -310,6 +413,8 @@ def create_memory_tools(
         return _recall_text(found[0], limit)
 
     def forget_steps(runtime: ToolRuntime, memory_id: str) -> _Steps:
+        if (refused := _refusal("forget", {"memory_id": memory_id})) is not None:
+            return refused
         target, ns = resolve(runtime)
         thread = link(runtime)
         found, link_write = split_link((yield with_link([GetOp(ns, memory_id)], thread)), thread)
@@ -356,14 +461,17 @@ def create_memory_tools(
     async def aforget(memory_id: str, runtime: ToolRuntime) -> str:
         return await _arun(resolve(runtime)[0], forget_steps(runtime, memory_id))
 
+    def tool(name: str, function: Callable[..., str], coroutine: Callable[..., Any]) -> BaseTool:
+        return StructuredTool.from_function(
+            function,
+            coroutine=coroutine,
+            name=name,
+            description=_DOCS[name],
+            handle_validation_error=partial(_schema_refusal, name),
+        )
+
     return [
-        StructuredTool.from_function(
-            remember, coroutine=aremember, name="remember", description=_REMEMBER_DOC
-        ),
-        StructuredTool.from_function(
-            recall, coroutine=arecall, name="recall", description=_RECALL_DOC
-        ),
-        StructuredTool.from_function(
-            forget, coroutine=aforget, name="forget", description=_FORGET_DOC
-        ),
+        tool("remember", remember, aremember),
+        tool("recall", recall, arecall),
+        tool("forget", forget, aforget),
     ]
