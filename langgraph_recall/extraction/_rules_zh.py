@@ -32,9 +32,10 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterator
 
+from langgraph_recall.extraction._sentences import clean
 from langgraph_recall.extraction.types import MemoryCandidate
 
-__all__ = ["ZH_RULES", "ZH_SWITCH_RULES", "zh_clauses"]
+__all__ = ["ZH_BEFORE_VERB", "ZH_RULES", "ZH_SWITCH_RULES", "zh_clauses"]
 
 _HAN = r"\u3400-\u4dbf\u4e00-\u9fff"
 _NAME = rf"[{_HAN}A-Za-z0-9&·\-]"  # a company or place: Han, Latin letters, digits
@@ -48,14 +49,20 @@ _CONTINUING = re.compile(
 )
 _OTHER_SUBJECT = re.compile(r"(?:他|她|它|我们|你|他们|她们|大家|别人|[爸妈]妈?|老婆|老公|同事)")
 
-_ADV = r"(?:也|还|从来|现在|目前|一直|真的|很|非常)*"  # between "我" and the verb
+ZH_BEFORE_VERB = (
+    r"(?:[0-9０-９〇一二两三四五六七八九十年月日号周星期礼拜天前后以来开始起从自上下这本去今明半个份]"
+    r"|现在|目前|如今|最近|已经|一直|刚|也|还|从来|真的|很|非常){0,14}?"
+)
+"""What may stand between "我" and the verb of a Chinese fact: when it became true ("我去年五月
+搬到了杭州", "我从2021年开始住在上海", "我最近在腾讯工作") and adverbs ("也", "一直", "很") --
+never another subject ("我妈妈住在北京")."""
 Build = Callable[[re.Match[str]], Iterator[MemoryCandidate]]
 
 
 def _fact(content: str, slot: str | None, kind: str = "semantic", importance: int = 6) -> Build:
     def build(match: re.Match[str]) -> Iterator[MemoryCandidate]:
         groups = match.groupdict()  # a rule with two phrasings captures "v" or "w"
-        value = (groups.get("v") or groups.get("w") or "").strip(" 　")
+        value = clean(groups.get("v") or groups.get("w") or "")
         if "{v}" in content and not value:
             return
         yield MemoryCandidate(
@@ -71,38 +78,38 @@ def _fact(content: str, slot: str | None, kind: str = "semantic", importance: in
 ZH_RULES: list[tuple[re.Pattern[str], Build]] = [
     (
         re.compile(
-            rf"我{_ADV}(?:在(?P<v>{_NAME}{{2,20}}?)(?:公司|集团)?"
+            rf"我{ZH_BEFORE_VERB}(?:在(?P<v>{_NAME}{{2,20}}?)(?:公司|集团)?"
             rf"(?:工作|上班|任职|实习)|就职于(?P<w>{_NAME}{{2,20}}))"
         ),
         _fact("User works at {v}.", "employer", importance=7),
     ),
     (
         re.compile(
-            rf"我{_ADV}(?:来自(?P<v>[{_HAN}]{{2,10}})"
+            rf"我{ZH_BEFORE_VERB}(?:来自(?P<v>[{_HAN}]{{2,10}})"
             rf"|是(?![个一很好坏大小老男女新穷富有])(?P<w>[{_HAN}]{{2,6}}?)人(?![员士类]))"
         ),
         _fact("User is from {v}.", "hometown"),
     ),
     (
         re.compile(
-            rf"我{_ADV}是(?:一名|一个|一位|个|名)?(?P<v>[{_HAN}A-Za-z]{{0,8}}?(?:{_ROLES}))"
+            rf"我{ZH_BEFORE_VERB}是(?:一名|一个|一位|个|名)?(?P<v>[{_HAN}A-Za-z]{{0,8}}?(?:{_ROLES}))"
         ),
         _fact("User is a {v}.", "role"),
     ),
     (
-        re.compile(rf"我{_ADV}(?:吃素|是素食者|是素食主义者|是吃素的)"),
+        re.compile(rf"我{ZH_BEFORE_VERB}(?:吃素|是素食者|是素食主义者|是吃素的)"),
         _fact("User is vegetarian.", "diet", importance=7),
     ),
     (
-        re.compile(rf"我{_ADV}(?:不吃|从不吃|不能吃|不碰)(?P<v>{_STOP}+)"),
+        re.compile(rf"我{ZH_BEFORE_VERB}(?:不吃|从不吃|不能吃|不碰)(?P<v>{_STOP}+)"),
         _fact("User doesn't eat {v}.", "diet:{v}", "preference", 7),
     ),
     (
-        re.compile(rf"我{_ADV}(?:不喜欢|讨厌)(?P<v>{_STOP}+)"),
+        re.compile(rf"我{ZH_BEFORE_VERB}(?:不喜欢|讨厌)(?P<v>{_STOP}+)"),
         _fact("User doesn't like {v}.", "preference:{v}", "preference", 5),
     ),
     (
-        re.compile(rf"我{_ADV}(?:会说|说|讲)(?P<v>[{_HAN}]{{1,4}}[语文话])"),
+        re.compile(rf"我{ZH_BEFORE_VERB}(?:会说|说|讲)(?P<v>[{_HAN}]{{1,4}}[语文话])"),
         _fact("User speaks {v}.", "language:{v}", importance=5),
     ),
     (
@@ -124,8 +131,8 @@ _TOOL = r"[A-Za-z0-9.+#\-]+|[\u3400-\u4dbf\u4e00-\u9fff]{2,8}?"
 def _switch(content: str, slot: str, kind: str = "semantic", family: str = "uses:*") -> Build:
     def build(match: re.Match[str]) -> Iterator[MemoryCandidate]:
         groups = match.groupdict()
-        value = (groups.get("v") or "").strip(" 　")
-        old = (groups.get("old") or "").strip(" 　")
+        value = clean(groups.get("v") or "")
+        old = clean(groups.get("old") or "")
         if not value:
             return
         yield MemoryCandidate(
@@ -140,7 +147,7 @@ def _switch(content: str, slot: str, kind: str = "semantic", family: str = "uses
 
 
 def _no_longer(match: re.Match[str]) -> Iterator[MemoryCandidate]:
-    value = match["v"].strip()
+    value = clean(match["v"])
     yield MemoryCandidate(
         content=f"User no longer uses {value}.",
         importance=5,

@@ -36,8 +36,32 @@ _TRAILING = re.compile(
 ARTICLE = re.compile(r"(?i)^(?:a|an|the)\s+")
 
 
+ZH_PARTICLES = "了啦呢啊呀吧嘛哦喔哈咯嘞哟噢"
+"""Sentence-final particles of spoken Chinese: tone, never part of a fact's value."""
+_ZH_ENDING_IN_A_PARTICLE = ("酒吧", "网吧", "贴吧", "水吧", "书吧", "氧吧", "毛呢", "喇嘛")
+"""Words whose last character is also a particle; their last character stays."""
+
+
 def clean(value: str) -> str:
-    value = _TRAILING.sub("", value.strip().rstrip(".!"))
+    """A captured value without what closes a sentence rather than the fact: a full stop,
+    English trailing words ("now", "too", ...), Chinese particles ("腾讯了", "喝茶啦呢").
+
+    Example:
+        ```python
+        from langgraph_recall.extraction._sentences import clean
+
+        assert clean("Berlin now.") == "Berlin"
+        assert clean("喝茶啦～") == "喝茶"
+        assert clean("去酒吧呢") == "去酒吧"
+        ```
+    """
+    value = _TRAILING.sub("", value.strip().rstrip(".!。！~～…"))
+    while (
+        len(value) > 1
+        and value[-1] in ZH_PARTICLES
+        and not value.endswith(_ZH_ENDING_IN_A_PARTICLE)
+    ):
+        value = value[:-1].rstrip(" 　~～…")
     return value.strip()
 
 

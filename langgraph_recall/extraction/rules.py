@@ -35,7 +35,9 @@ new instruction closes the earlier instructions on the same topic (newest wins).
 
 Chinese statements beyond the ones above (我在X工作, 我来自X, 我是X工程师, 我不吃X,
 以后…) are listed in :mod:`langgraph_recall.extraction._rules_zh`; a clause that drops
-its "我" ("我叫张伟，住在杭州") is read with it.
+its "我" ("我叫张伟，住在杭州") is read with it. Every Chinese rule reads past a time word
+or adverb between "我" and its verb ("我去年在腾讯工作"), and every value loses its
+sentence-final particles ("我叫李雷呢" stores 李雷).
 
 Stated dates in the same sentence ("since last May", "in 2021") set ``valid_from``.
 Consolidation uses :func:`~langgraph_recall.extraction.consolidation.rule_decisions`:
@@ -71,8 +73,10 @@ from langgraph_recall.extraction._names import (
     name_value,
     plain_text,
 )
+from langgraph_recall.extraction._rules_zh import ZH_BEFORE_VERB as _ZH_BEFORE_VERB
 from langgraph_recall.extraction._rules_zh import ZH_RULES, ZH_SWITCH_RULES, zh_clauses
 from langgraph_recall.extraction._sentences import ARTICLE as _ARTICLE
+from langgraph_recall.extraction._sentences import ZH_PARTICLES as _ZH_PARTICLES
 from langgraph_recall.extraction._sentences import clauses as _clauses
 from langgraph_recall.extraction._sentences import clean as _clean
 from langgraph_recall.extraction._sentences import is_goal as _is_goal
@@ -103,12 +107,6 @@ _LIST_END = r"\s*(?:[;:!?。]|\.(?=\s|$)|$|\s+(?:because|but|when|for|since)\b)"
 _PREFER_END = (  # a preference keeps its reason ("... over X due to ...", "... to keep ...")
     r"\s*(?:[;:!?。]|\.(?=\s|$)|$|,\s*(?=(?i:how|can|could|what|which|so|but|and i|"
     r"please|while|is there|do you|would)\b)|\s+(?i:but|so|when)\b)"
-)
-# what may stand between "我" and the verb of a Chinese fact: when it became true ("我去年五月
-# 搬到了杭州", "我从2021年开始住在上海") -- never another subject ("我妈妈住在北京")
-_ZH_WHEN = (
-    r"(?:[0-9０-９〇一二两三四五六七八九十年月日号周星期礼拜天前后以来开始起从自上下这本去今明半个份]"
-    r"|现在|目前|已经|一直|刚|也|还){0,14}?"
 )
 _ROLES = (
     r"engineer|developer|designer|manager|scientist|teacher|student|doctor|nurse|lawyer|"
@@ -464,9 +462,10 @@ _RULES: list[Rule] = [
     ),
     (
         re.compile(  # "我现在在上海工作" says where the user works, not lives
-            r"我" + _ZH_WHEN + r"(?:住在|搬到了?|搬去了?|现在在"
+            r"我" + _ZH_BEFORE_VERB + r"(?:住在|搬到了?|搬去了?|现在在"
             r"(?![\u4e00-\u9fff]{2,}?(?:工作|上班|任职|实习|读书)))"
-            r"(?P<v>[\u4e00-\u9fff]{2,}?)(?=[了啦呢啊吧嘛]*(?:$|[，。！？,.!?；;\s]))"
+            r"(?P<v>[\u4e00-\u9fff]{2,}?)"
+            rf"(?=[{_ZH_PARTICLES}~～…]*(?:$|[，。！？,.!?；;\s]))"
         ),
         _one("User lives in {v}.", "location", importance=7),
     ),
@@ -562,7 +561,8 @@ _RULES: list[Rule] = [
         _one("User wants to keep {v}.", "goal:{v}", "preference", 5),
     ),
     (
-        re.compile(r"我(?:很|非常)?喜欢(?P<v>[^，。！？,.!?]+)"),
+        # "我现在喜欢X" is a switch (ZH_SWITCH_RULES), not also a plain like
+        re.compile(r"我(?!现在|如今)" + _ZH_BEFORE_VERB + r"喜欢(?P<v>[^，。！？,.!?]+)"),
         _one("User likes {v}.", "preference:{v}", "preference", 5),
     ),
     (
