@@ -1,23 +1,25 @@
 """Chinese date phrases ("去年五月", "上个月", "三年前", "2024年3月", "下周三开始") (pure).
 
-:func:`resolve_zh` is :func:`~langgraph_recall.extraction.dates.resolve_date_phrase`'s
+:func:`read_zh` is :func:`~langgraph_recall.extraction.dates.resolve_date_phrase`'s
 Chinese half: the moment the first Chinese date expression of a text names, truncated to the
-start of its day, month or year, or ``None``. Numbers are digits (half- or full-width) or
-Chinese numerals (五, 十二, 两, 二〇二四). A moment after the day the text was said counts
-only when the text says something *starts* then (从下周三开始, 明年三月起): "下周三我要去北京"
-(an event to come) must not hide the memory until next Wednesday.
+start of its day, month or year, and whether the text says something *starts* then
+(从下周三开始, 明年三月起) — or ``None``. Numbers are digits (half- or full-width) or
+Chinese numerals (五, 十二, 两, 二〇二四). ``resolve_date_phrase`` keeps a moment after the day
+the text was said only when something starts then: "下周三我要去北京" (an event to come) must
+not hide the memory until next Wednesday.
 
 Example:
     ```python
     from datetime import datetime, timezone
 
-    from langgraph_recall.extraction._dates_zh import resolve_zh
+    from langgraph_recall.extraction._dates_zh import read_zh
 
-    now = datetime(2026, 11, 29, 12, 0, tzinfo=timezone.utc)  # a Sunday
-    assert resolve_zh("我去年五月搬到了杭州", now) == datetime(2025, 5, 1, tzinfo=timezone.utc)
-    assert resolve_zh("上个月换了工作", now) == datetime(2026, 10, 1, tzinfo=timezone.utc)
-    assert resolve_zh("下周三开始上夜班", now) == datetime(2026, 12, 2, tzinfo=timezone.utc)
-    assert resolve_zh("下周三我要去北京", now) is None
+    utc = timezone.utc
+    now = datetime(2026, 11, 29, 12, 0, tzinfo=utc)  # a Sunday
+    assert read_zh("我去年五月搬到了杭州", now) == (datetime(2025, 5, 1, tzinfo=utc), False)
+    assert read_zh("上个月换了工作", now) == (datetime(2026, 10, 1, tzinfo=utc), False)
+    assert read_zh("下周三开始上夜班", now) == (datetime(2026, 12, 2, tzinfo=utc), True)
+    assert read_zh("下周三我要去北京", now) == (datetime(2026, 12, 2, tzinfo=utc), False)
     ```
 """
 
@@ -27,7 +29,7 @@ import re
 import unicodedata
 from datetime import datetime, timedelta
 
-__all__ = ["resolve_zh"]
+__all__ = ["read_zh"]
 
 _DIGITS = {"零": 0, "〇": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6}
 _DIGITS |= {"七": 7, "八": 8, "九": 9}
@@ -104,8 +106,9 @@ def _starts_here(text: str, match: re.Match[str]) -> bool:
     return "从" in before or "自" in before or re.match(r"\s*(?:的)?" + _START, after) is not None
 
 
-def resolve_zh(text: str, now: datetime) -> datetime | None:
-    """The moment the first Chinese date expression in ``text`` names, or ``None``.
+def read_zh(text: str, now: datetime) -> tuple[datetime, bool] | None:
+    """The moment the first Chinese date expression in ``text`` names, and whether the text
+    says something starts then; or ``None``.
 
     Raises:
         ValueError: a date that does not exist (2024年2月30日) or a numeral that is none;
@@ -117,9 +120,7 @@ def resolve_zh(text: str, now: datetime) -> datetime | None:
     if found is None:
         return None
     moment, match = found
-    if moment > _day(now) + timedelta(days=1) and not _starts_here(text, match):
-        return None
-    return moment
+    return moment, _starts_here(text, match)
 
 
 def _first(text: str, now: datetime) -> tuple[datetime, re.Match[str]] | None:

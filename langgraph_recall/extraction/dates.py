@@ -25,7 +25,7 @@ from __future__ import annotations
 import re
 from datetime import datetime, timedelta
 
-from langgraph_recall.extraction._dates_zh import resolve_zh
+from langgraph_recall.extraction._dates_zh import read_zh
 from langgraph_recall.extraction.textnorm import CJK_RUN
 from langgraph_recall.store._bounds import time_in_range
 
@@ -79,10 +79,18 @@ _MONTH_DAY_YEAR = re.compile(
 )
 _MONTH_YEAR = re.compile(r"\b" + _MONTH + r",?\s+(?P<year>\d{4})\b", re.I)
 _LAST_MONTH_NAME = re.compile(r"\blast\s+" + _MONTH + r"\b", re.I)
-_PREP_MONTH = re.compile(r"\b(?:since|in|from|back in|starting|as of)\s+" + _MONTH + r"\b", re.I)
-_PREP_YEAR = re.compile(r"\b(?:since|in|from|back in|starting|as of)\s+(?P<year>(?:19|20)\d{2})\b")
+_PREP = r"\b(?P<prep>since|in|from|back in|starting|beginning|as of)\s+"
+_PREP_MONTH = re.compile(_PREP + _MONTH + r"\b", re.I)
+_PREP_YEAR = re.compile(_PREP + r"(?P<year>(?:19|20)\d{2})\b")
 _AGO = re.compile(r"\b" + _COUNT + r"\s+" + _UNIT + r"\s+ago\b", re.I)
 _FOR_DURATION = re.compile(r"\bfor\s+(?:the\s+(?:last|past)\s+)?" + _COUNT + r"\s+" + _UNIT, re.I)
+# what says something starts at the date that follows ("starting May 2030", "as of 2030-01-01",
+# "beginning in 2030", "effective from June") or ends it ("from 2030 on", "from May onwards")
+_START_BEFORE = re.compile(
+    r"(?i)\b(?:starting|beginning|effective|as of|as from)(?:\s+(?:on|in|from))?\s*$"
+)
+_FROM_ON = re.compile(r"(?i)\bfrom\s*$")
+_ON_AFTER = re.compile(r"(?i)^\W{0,2}\s*(?:on|onwards?)\b")
 _RELATIVE = re.compile(
     r"\b(?P<word>yesterday|today|this morning|tonight|last week|last month|last year)\b", re.I
 )
@@ -128,9 +136,12 @@ def resolve_date_phrase(text: str, now: datetime) -> datetime | None:
     "since/in May" (the most recent May), "since/in 2021", "N days/weeks/months/years
     ago", "for N years" (started N years ago), "yesterday", "today", "last
     week/month/year"; and in Chinese "2024年3月5日", "2024年3月", "去年五月", "去年",
-    "上个月", "上周三", "三年前", "半年前", "昨天", "从五月开始", with a day still to come
-    only when something starts then ("下周三开始", not "下周三我要去北京"):
-    :mod:`~langgraph_recall.extraction._dates_zh`.
+    "上个月", "上周三", "三年前", "半年前", "昨天", "从五月开始"
+    (:mod:`~langgraph_recall.extraction._dates_zh`). In both languages a moment after the
+    day the text was said counts only when something starts then: "starting May 2030",
+    "as of 2030-01-01", "beginning in 2030", "effective June 2030", "from 2030 on", "下周三开始",
+    "从明年起" — not "I move to Rome in 2099" or "下周三我要去北京" (an event to come: the
+    fact holds from when it was said).
 
     Args:
         text: A sentence as the user said it.
@@ -157,45 +168,76 @@ def resolve_date_phrase(text: str, now: datetime) -> datetime | None:
 def _resolve(text: str, now: datetime) -> datetime | None:
     if CJK_RUN.search(text):
         try:
-            if (moment := resolve_zh(text, now)) is not None:
+            if (moment := _kept(read_zh(text, now), now)) is not None:
                 return moment
         except ValueError:  # a Chinese date that is none ("2024年2月30日"): read on in English
             pass
+    return _kept(_read_english(text, now), now)
+
+
+def _kept(found: tuple[datetime | None, bool] | None, now: datetime) -> datetime | None:
+    """The one rule for both languages: a moment after the day the text was said counts only
+    when the text says something starts then ("starting 2030", "从下周三开始"); "I move to
+    Rome in 2099" or "下周三我要去北京" is an event to come, and the fact holds from now."""
+    moment, starts = found or (None, False)
+    if moment is None or (moment > _start_of_day(now) + timedelta(days=1) and not starts):
+        return None
+    return moment
+
+
+def _starts_here(text: str, match: re.Match[str]) -> bool:
+    """A start phrase introduces the date ``match`` found (its own preposition included)."""
+    before = text[: match.start()] + (match.groupdict().get("prep") or "")
+    after = text[match.end() :]
+    if _START_BEFORE.search(before):
+        return True
+    return _FROM_ON.search(before) is not None and _ON_AFTER.match(after) is not None
+
+
+def _read_english(text: str, now: datetime) -> tuple[datetime | None, bool] | None:
+    found = _english(text, now)
+    return None if found is None else (found[0], _starts_here(text, found[1]))
+
+
+def _english(text: str, now: datetime) -> tuple[datetime | None, re.Match[str]] | None:
     if match := _ISO.search(text):
-        return _safe(int(match["y"]), int(match["m"]), int(match["d"]), now)
+        return _safe(int(match["y"]), int(match["m"]), int(match["d"]), now), match
     for pattern in (_DAY_MONTH_YEAR, _MONTH_DAY_YEAR):
         if match := pattern.search(text):
             month = _MONTHS[match["month"].lower()]
-            return _safe(int(match["year"]), month, int(match["day"]), now)
+            return _safe(int(match["year"]), month, int(match["day"]), now), match
     if match := _MONTH_YEAR.search(text):
-        return _month_start(int(match["year"]), _MONTHS[match["month"].lower()], now)
+        return _month_start(int(match["year"]), _MONTHS[match["month"].lower()], now), match
     if match := _LAST_MONTH_NAME.search(text):
         month = _MONTHS[match["month"].lower()]
         year = now.year if month < now.month else now.year - 1
-        return _month_start(year, month, now)
+        return _month_start(year, month, now), match
     if match := _PREP_MONTH.search(text):
         month = _MONTHS[match["month"].lower()]
         if match["month"] == "may":  # lower-case "may" is the verb ("from may be ...")
             return None
-        year = now.year if month <= now.month else now.year - 1
-        return _month_start(year, month, now)
+        # a month after this one: the one to come when something starts then ("starting
+        # December"), else the last one ("in December", "since December")
+        upcoming = month > now.month and _starts_here(text, match)
+        year = now.year if month <= now.month or upcoming else now.year - 1
+        return _month_start(year, month, now), match
     if match := _PREP_YEAR.search(text):
-        return datetime(int(match["year"]), 1, 1, tzinfo=now.tzinfo)
+        return datetime(int(match["year"]), 1, 1, tzinfo=now.tzinfo), match
     if match := _AGO.search(text):
-        return _minus(now, _count(match["count"]), match["unit"])
+        return _minus(now, _count(match["count"]), match["unit"]), match
     if match := _FOR_DURATION.search(text):
-        return _minus(now, _count(match["count"]), match["unit"])
+        return _minus(now, _count(match["count"]), match["unit"]), match
     if match := _RELATIVE.search(text):
         word = match["word"].lower()
         if word in {"today", "this morning", "tonight"}:
-            return _start_of_day(now)
+            return _start_of_day(now), match
         if word == "yesterday":
-            return _start_of_day(now - timedelta(days=1))
+            return _start_of_day(now - timedelta(days=1)), match
         if word == "last week":
-            return _start_of_day(now - timedelta(weeks=1))
+            return _start_of_day(now - timedelta(weeks=1)), match
         if word == "last month":
-            return _minus(now, 1, "month")
-        return datetime(now.year - 1, 1, 1, tzinfo=now.tzinfo)
+            return _minus(now, 1, "month"), match
+        return datetime(now.year - 1, 1, 1, tzinfo=now.tzinfo), match
     return None
 
 

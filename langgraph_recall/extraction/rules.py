@@ -39,7 +39,8 @@ its "我" ("我叫张伟，住在杭州") is read with it. Every Chinese rule re
 or adverb between "我" and its verb ("我去年在腾讯工作"), and every value loses its
 sentence-final particles ("我叫李雷呢" stores 李雷).
 
-Stated dates in the same sentence ("since last May", "in 2021") set ``valid_from``.
+Stated dates in the same sentence ("since last May", "in 2021") set ``valid_from``; a date
+still to come only with a start phrase ("starting 2030", "下周三开始").
 Consolidation uses :func:`~langgraph_recall.extraction.consolidation.rule_decisions`:
 repeat → NOOP, same slot → INVALIDATE (+ADD), else ADD.
 
