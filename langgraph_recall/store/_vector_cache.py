@@ -299,13 +299,42 @@ class VectorCache:
         return result
 
 
-class VectorCacheRegistry:
-    """LRU of :class:`VectorCache` objects keyed by encoded namespace prefix."""
+DEFAULT_CACHE_SCOPES = 10_000
+"""Scopes one store keeps vectors of at most (``exact_cache_scopes``)."""
+DEFAULT_CACHE_BYTES = 128 * 2**20
+"""Bytes of vectors one store keeps at most (``exact_cache_bytes``): ~70,000 384-d vectors."""
 
-    def __init__(self, dims: int, max_scopes: int = 32) -> None:
+
+class VectorCacheRegistry:
+    """LRU of :class:`VectorCache` objects keyed by encoded namespace prefix, bounded in
+    scopes and in bytes (the least recently searched scopes go first; the scope being
+    searched always stays, however large).
+
+    Example:
+        ```python
+        from langgraph_recall.store._vector_cache import VectorCacheRegistry, encode_vector
+
+        registry = VectorCacheRegistry(dims=2, max_scopes=100, max_bytes=4096)
+        for user in range(5):
+            scope = f"m.u{user}."
+            registry.get(scope).apply((row, encode_vector([1.0, 0.0])) for row in range(50))
+            registry.trim(scope)
+        assert registry.nbytes <= 4096 and "m.u4." in registry
+        ```
+    """
+
+    def __init__(
+        self,
+        dims: int,
+        max_scopes: int = DEFAULT_CACHE_SCOPES,
+        max_bytes: int = DEFAULT_CACHE_BYTES,
+    ) -> None:
         self.dims = dims
         self.max_scopes = max_scopes
+        self.max_bytes = max_bytes
         self._caches: OrderedDict[str, VectorCache] = OrderedDict()
+        self._counted: dict[str, int] = {}  # each scope's bytes when last trimmed
+        self._total = 0  # their sum
 
     @property
     def nbytes(self) -> int:
@@ -316,19 +345,47 @@ class VectorCacheRegistry:
         """Rows cached over every scope (a row cached by two scopes counts twice)."""
         return sum(len(cache) for cache in self._caches.values())
 
+    @property
+    def counted(self) -> int:
+        """The running count of :attr:`nbytes` that eviction decides by (kept equal to it)."""
+        return self._total
+
+    def __contains__(self, scope: object) -> bool:
+        return scope in self._caches
+
+    def __len__(self) -> int:
+        return len(self._caches)
+
     def get(self, scope: str) -> VectorCache:
         cache = self._caches.get(scope)
         if cache is None:
             cache = VectorCache(self.dims)
             self._caches[scope] = cache
             while len(self._caches) > self.max_scopes:
-                self._caches.popitem(last=False)
+                self._evict(next(iter(self._caches)))
         else:
             self._caches.move_to_end(scope)
         return cache
+
+    def trim(self, scope: str) -> None:
+        """``scope``'s cache changed size: count it, and drop the least recently searched
+        other scopes while the caches hold more than ``max_bytes``."""
+        cache = self._caches.get(scope)
+        if cache is None:
+            return
+        size = cache.nbytes
+        self._total += size - self._counted.get(scope, 0)
+        self._counted[scope] = size
+        while self._total > self.max_bytes and len(self._caches) > 1:
+            oldest = next(iter(self._caches))
+            self._evict(oldest if oldest != scope else list(self._caches)[1])
+
+    def _evict(self, scope: str) -> None:
+        del self._caches[scope]
+        self._total -= self._counted.pop(scope, 0)
 
     def drop(self, scope_prefix: str) -> None:
         """Forget every cache whose scope overlaps ``scope_prefix`` (after an erasure)."""
         for scope in list(self._caches):
             if scope.startswith(scope_prefix) or scope_prefix.startswith(scope):
-                del self._caches[scope]
+                self._evict(scope)

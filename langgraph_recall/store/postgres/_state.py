@@ -23,7 +23,11 @@ from langgraph_recall.store._bounds import MAX_VALUE_BYTES, check_ttl
 from langgraph_recall.store._embedding import check_vectors, default_embeddings
 from langgraph_recall.store._namespace import prefix_range
 from langgraph_recall.store._values import DEFAULT_MAX_VALUE_BYTES
-from langgraph_recall.store._vector_cache import VectorCacheRegistry
+from langgraph_recall.store._vector_cache import (
+    DEFAULT_CACHE_BYTES,
+    DEFAULT_CACHE_SCOPES,
+    VectorCacheRegistry,
+)
 from langgraph_recall.store.postgres import _sql
 from langgraph_recall.store.postgres._index import check_unit_length, index_options
 from langgraph_recall.store.postgres._migrations import VectorMode
@@ -83,7 +87,9 @@ class StoreOptions(TypedDict, total=False):
         hnsw_m: HNSW ``m`` of the index built at setup (default 16).
         hnsw_ef_construction: HNSW ``ef_construction`` (default 64).
         exact_cache_scopes: Namespace scopes whose vectors the exact search (no pgvector)
-            keeps in memory (default 32).
+            keeps in memory (default 10,000; the least recently searched go first).
+        exact_cache_bytes: Bytes of those vectors kept at most, over every scope (default
+            128 MiB, ~70,000 384-d vectors; the scope being searched always stays).
         replicas: Acknowledge a write only once this many standbys hold it: ``setup()``
             checks that the server's commits wait for them (``synchronous_standby_names``,
             ``synchronous_commit``) and raises ``ConfigurationError`` saying what to set if
@@ -98,6 +104,7 @@ class StoreOptions(TypedDict, total=False):
     hnsw_m: int
     hnsw_ef_construction: int
     exact_cache_scopes: int
+    exact_cache_bytes: int
     replicas: int
 
 
@@ -132,7 +139,8 @@ class StoreState:
         lexical_budget: int = 300,
         hnsw_m: int = 16,
         hnsw_ef_construction: int = 64,
-        exact_cache_scopes: int = 32,
+        exact_cache_scopes: int = DEFAULT_CACHE_SCOPES,
+        exact_cache_bytes: int = DEFAULT_CACHE_BYTES,
         replicas: int = 0,
     ) -> None:
         self.replicas = checked_replicas_option(replicas)
@@ -195,7 +203,13 @@ class StoreState:
         ann: Any = (index or {}).get("ann_index_config") or {}  # a Mapping (index_options)
         self._vector_type_given = "vector_type" in ann
         self.setup_report: SetupReport | None = None
-        self._caches = VectorCacheRegistry(self.dims, exact_cache_scopes)
+        for name, bound in (
+            ("exact_cache_scopes", exact_cache_scopes),
+            ("exact_cache_bytes", exact_cache_bytes),
+        ):
+            if not (isinstance(bound, int) and not isinstance(bound, bool) and bound > 0):
+                raise ConfigurationError(f"{name} must be a positive integer, got {bound!r}")
+        self._caches = VectorCacheRegistry(self.dims, exact_cache_scopes, exact_cache_bytes)
         self._cache_lock = threading.Lock()
         self._refresh_lock = threading.Lock()
         self._refresh_retry: set[int] = set()
