@@ -39,6 +39,10 @@ suites_fetched() {
 }
 bash scripts/services.sh
 export LANGGRAPH_RECALL_REQUIRE_SERVICES="${LANGGRAPH_RECALL_REQUIRE_SERVICES:-1}"
+# Every test process on one thread of OpenMP (the bundled embedder) and of OpenBLAS: the
+# test processes already keep both cores busy, and threads that spin waiting for each other
+# there cost a query embedding ~100 ms of CPU instead of ~20 (docs/retrieval.md).
+export OMP_NUM_THREADS="${OMP_NUM_THREADS:-1}"
 # LoCoMo dev data lives beside the repository (../shared/data/locomo-dev). A clone made
 # elsewhere (git clone /work/main /tmp/x) finds it beside the repository it was cloned from.
 if [ -z "${LANGGRAPH_RECALL_LOCOMO_DIR:-}" ] && [ ! -d "../shared/data/locomo-dev" ]; then
