@@ -37,7 +37,7 @@ from langgraph_recall.bench._common import format_table, median, percentile, tem
 from langgraph_recall.bench.progress import OnProgress, Progress, ProgressBar, print_progress
 from langgraph_recall.bench.store import DIMS, PrecomputedEmbeddings, random_texts
 
-__all__ = ["StoreUsersResult", "UsersReport", "format_report", "main", "run"]
+__all__ = ["StoreUsersResult", "UsersReport", "format_report", "main", "round_ratios", "run"]
 
 STORES = ("ours", "langgraph")
 OUR_SIDE_TABLES = ("lgm_memory_history", "lgm_memory_ns_stats", "lgm_memory_access")
@@ -56,6 +56,7 @@ class StoreUsersResult:
     heavy_p50_ms: float | None = None
     heavy_recall_at_10: float | None = None
     recall_at_10: float = 0.0
+    round_p95_ms: list[float] = field(default_factory=list)
     bytes_per_memory: float = 0.0
     table_bytes: dict[str, int] = field(default_factory=dict)
     error: str | None = None
@@ -72,6 +73,7 @@ class UsersReport:
     queries: int
     results: list[StoreUsersResult] = field(default_factory=list)
     bulk: bool = False
+    rounds: int = 1
 
 
 def _namespace(user: int) -> tuple[str, ...]:
@@ -180,6 +182,7 @@ def run(
     per_user: int = 100,
     heavy: int = 0,
     queries: int = 300,
+    rounds: int = 3,
     batch_size: int = 500,
     stores: Sequence[str] = STORES,
     seed: int = 5,
@@ -188,6 +191,13 @@ def run(
 ) -> UsersReport:
     """Load both stores with the same memories and time searches in random users' scopes.
 
+    The stores are loaded one after the other into a database each and then searched
+    side by side: each query goes to both, one right after the other, the order
+    alternating from query to query, ``rounds`` times over the whole query list. Both
+    stores thus meet the same moments of the machine (another process's burst, the
+    server's checkpoint), which a run of one store's searches and then the other's does
+    not give; the ratio of each round is reported beside the ratio over all rounds.
+
     Args:
         users: Users with ``per_user`` memories each.
         per_user: Memories per user.
@@ -195,7 +205,10 @@ def run(
             users' timed searches: a store that has been serving, not one that has just
             finished a load), that search's recall@10 against the exact top 10, and the p50 of
             ten more are reported.
-        queries: Timed searches (after 10 warm-up searches), spread over random users.
+        queries: Timed searches per round (after 10 warm-up searches), spread over random
+            users.
+        rounds: Passes over the queries (each store answers ``queries * rounds`` timed
+            searches).
         batch_size: Puts per ``batch`` call (in user order).
         stores: ``ours`` and/or ``langgraph``.
         seed: Seed of the query choice.
@@ -223,66 +236,99 @@ def run(
         own = np.arange(user * per_user, (user + 1) * per_user)
         sims = vectors[own] @ np.asarray(embeddings.embed_query(query), dtype=np.float32)
         truth.append({f"m{own[j]}" for j in np.argsort(-sims)[:10]})
-    heavy_query = texts[-1].rstrip(".").split()[:4] if heavy else []
+    heavy_query = " ".join(texts[-1].rstrip(".").split()[:4]) if heavy else ""
     heavy_truth: set[str] = set()
     if heavy:
         own = np.arange(users * per_user, len(owners))
-        sims = vectors[own] @ np.asarray(embeddings.embed_query(" ".join(heavy_query)))
+        sims = vectors[own] @ np.asarray(embeddings.embed_query(heavy_query))
         heavy_truth = {f"m{own[j]}" for j in np.argsort(-sims)[:10]}
-    report = UsersReport(users, per_user, heavy, len(owners), queries, bulk=bulk)
-    with _server() as admin:
-        for step, name in enumerate(stores, start=1):
+    report = UsersReport(users, per_user, heavy, len(owners), queries, bulk=bulk, rounds=rounds)
+    with _server() as admin, contextlib.ExitStack() as opened:
+        serving: dict[str, Any] = {}
+        for name in stores:
             result = StoreUsersResult(name, "hybrid" if name == "ours" else "vector")
             report.results.append(result)
             try:
-                with temp_database(admin) as dsn, _open(name, dsn, embeddings) as store:
-                    started = time.perf_counter()
-                    puts = (
-                        PutOp(_namespace(owners[i]), f"m{i}", {"content": texts[i]})
-                        for i in range(len(owners))
-                    )
-                    _load(name, store, dsn, puts, len(owners), batch_size, bulk, progress)
-                    result.put_per_second = len(owners) / (time.perf_counter() - started)
-                    progress(Progress(f"{name}: {len(owners):,} memories loaded"))
-                    result.table_bytes = _table_bytes(dsn)
-                    result.bytes_per_memory = sum(result.table_bytes.values()) / len(owners)
-                    for user, query in asked[:10]:
-                        store.search(_namespace(user), query=query, limit=10)
-                    samples: list[float] = []
-                    hits = 0
-                    for (user, query), exact in zip(asked[10:], truth, strict=True):
-                        began = time.perf_counter()
-                        found = store.search(_namespace(user), query=query, limit=10)
-                        samples.append((time.perf_counter() - began) * 1000)
-                        hits += len(exact & {item.key for item in found})
-                    if heavy:
-                        query = " ".join(heavy_query)
-                        began = time.perf_counter()
-                        first = store.search(_namespace(users), query=query, limit=10)
-                        result.heavy_first_ms = (time.perf_counter() - began) * 1000
-                        found_keys = {item.key for item in first}
-                        result.heavy_recall_at_10 = len(heavy_truth & found_keys) / 10
-                        heavy_samples = []
-                        for _ in range(10):
-                            began = time.perf_counter()
-                            store.search(_namespace(users), query=query, limit=10)
-                            heavy_samples.append((time.perf_counter() - began) * 1000)
-                        result.heavy_p50_ms = median(heavy_samples)
-                    result.search_p50_ms = median(samples)
-                    result.search_p95_ms = percentile(samples, 0.95)
-                    result.recall_at_10 = hits / (10 * max(len(truth), 1))
-                    progress(
-                        Progress(
-                            f"{name}: search p50 {result.search_p50_ms:.2f} ms, "
-                            f"p95 {result.search_p95_ms:.2f} ms",
-                            step,
-                            len(stores),
-                        )
-                    )
+                dsn = opened.enter_context(temp_database(admin))
+                store = opened.enter_context(_open(name, dsn, embeddings))
+                started = time.perf_counter()
+                puts = (
+                    PutOp(_namespace(owners[i]), f"m{i}", {"content": texts[i]})
+                    for i in range(len(owners))
+                )
+                _load(name, store, dsn, puts, len(owners), batch_size, bulk, progress)
+                result.put_per_second = len(owners) / (time.perf_counter() - started)
+                progress(Progress(f"{name}: {len(owners):,} memories loaded"))
+                result.table_bytes = _table_bytes(dsn)
+                result.bytes_per_memory = sum(result.table_bytes.values()) / len(owners)
+                for user, query in asked[:10]:
+                    store.search(_namespace(user), query=query, limit=10)
+                serving[name] = store
             except Exception as exc:  # one store failing must not hide the other
-                result.error = f"{type(exc).__name__}: {exc}"
-                progress(Progress(f"{name} failed: {result.error}", step, len(stores)))
+                _failed(result, exc, progress)
+        by_name = {r.name: r for r in report.results}
+        samples: dict[str, list[list[float]]] = {name: [] for name in serving}
+        for round_number in range(rounds):
+            for name in serving:
+                samples[name].append([])
+            for position, ((user, query), exact) in enumerate(zip(asked[10:], truth, strict=True)):
+                order = list(serving) if position % 2 == 0 else list(reversed(serving))
+                for name in order:
+                    if by_name[name].error is not None:
+                        continue
+                    try:
+                        began = time.perf_counter()
+                        found = serving[name].search(_namespace(user), query=query, limit=10)
+                        samples[name][-1].append((time.perf_counter() - began) * 1000)
+                    except Exception as exc:
+                        _failed(by_name[name], exc, progress)
+                        continue
+                    if round_number == 0:
+                        hits = len(exact & {item.key for item in found})
+                        by_name[name].recall_at_10 += hits / (10 * max(len(truth), 1))
+            progress(Progress("searches, both stores side by side", round_number + 1, rounds))
+        for name, store in serving.items():
+            result = by_name[name]
+            if result.error is not None:
+                continue
+            every = [ms for one_round in samples[name] for ms in one_round]
+            result.search_p50_ms = median(every)
+            result.search_p95_ms = percentile(every, 0.95)
+            result.round_p95_ms = [percentile(one_round, 0.95) for one_round in samples[name]]
+            if heavy:
+                try:
+                    _time_heavy(result, store, _namespace(users), heavy_query, heavy_truth)
+                except Exception as exc:
+                    _failed(result, exc, progress)
+                    continue
+            progress(
+                Progress(
+                    f"{name}: search p50 {result.search_p50_ms:.2f} ms, "
+                    f"p95 {result.search_p95_ms:.2f} ms"
+                )
+            )
     return report
+
+
+def _failed(result: StoreUsersResult, exc: Exception, progress: OnProgress) -> None:
+    result.error = f"{type(exc).__name__}: {exc}"
+    progress(Progress(f"{result.name} failed: {result.error}"))
+
+
+def _time_heavy(
+    result: StoreUsersResult, store: Any, namespace: tuple[str, ...], query: str, truth: set[str]
+) -> None:
+    """The heavy user's first search, its recall@10, and the p50 of ten more."""
+    began = time.perf_counter()
+    first = store.search(namespace, query=query, limit=10)
+    result.heavy_first_ms = (time.perf_counter() - began) * 1000
+    result.heavy_recall_at_10 = len(truth & {item.key for item in first}) / 10
+    again = []
+    for _ in range(10):
+        began = time.perf_counter()
+        store.search(namespace, query=query, limit=10)
+        again.append((time.perf_counter() - began) * 1000)
+    result.heavy_p50_ms = median(again)
 
 
 def ratios(report: UsersReport) -> dict[str, float]:
@@ -296,6 +342,15 @@ def ratios(report: UsersReport) -> dict[str, float]:
         "p95": ours.search_p95_ms / theirs.search_p95_ms,
         "bytes_per_memory": ours.bytes_per_memory / theirs.bytes_per_memory,
     }
+
+
+def round_ratios(report: UsersReport) -> list[float]:
+    """Ours over LangGraph's p95, round by round (the spread says how far to trust it)."""
+    by_name = {r.name: r for r in report.results if r.error is None}
+    ours, theirs = by_name.get("ours"), by_name.get("langgraph")
+    if ours is None or theirs is None:
+        return []
+    return [a / b for a, b in zip(ours.round_p95_ms, theirs.round_p95_ms, strict=False) if b]
 
 
 def report_rows(report: UsersReport) -> tuple[list[str], list[list[Any]]]:
@@ -342,7 +397,8 @@ def format_report(report: UsersReport) -> str:
     lines = [
         f"Store at multi-user scale: {report.users:,} users x {report.per_user} memories"
         + (f" + one user with {report.heavy}" if report.heavy else "")
-        + f" = {report.memories:,} memories, {report.queries} searches; embedded PostgreSQL "
+        + f" = {report.memories:,} memories; {report.queries} searches x {report.rounds} "
+        "rounds, each query to both stores in turn; embedded PostgreSQL "
         "+ pgvector (HNSW on both), precomputed vectors: embedding excluded; loaded "
         + (
             "in bulk, each HNSW index built after the load (puts/s include the build)"
@@ -357,6 +413,9 @@ def format_report(report: UsersReport) -> str:
             "\nours / langgraph: p50 {p50:.2f}x, p95 {p95:.2f}x, bytes per memory "
             "{bytes_per_memory:.2f}x".format(**found)
         )
+        by_round = round_ratios(report)
+        if len(by_round) > 1:
+            lines.append("p95 round by round: " + ", ".join(f"{r:.2f}x" for r in by_round))
     return "\n".join(lines)
 
 
@@ -369,6 +428,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--per-user", type=int, default=100)
     parser.add_argument("--heavy", type=int, default=0)
     parser.add_argument("--queries", type=int, default=300)
+    parser.add_argument(
+        "--rounds", type=int, default=3, help="passes over the queries, both stores in turn"
+    )
     parser.add_argument("--stores", default=",".join(STORES))
     parser.add_argument(
         "--bulk",
@@ -383,6 +445,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             per_user=args.per_user,
             heavy=args.heavy,
             queries=args.queries,
+            rounds=args.rounds,
             bulk=args.bulk,
             stores=[s.strip() for s in args.stores.split(",") if s.strip()],
             progress=bar,

@@ -284,6 +284,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--heavy", type=int, default=None, help="memories of one extra heavy user (default 0)"
     )
     scale.add_argument(
+        "--rounds",
+        type=int,
+        default=None,
+        help="passes over the queries, each query to both stores in turn (default 3)",
+    )
+    scale.add_argument(
         "--bulk",
         action="store_true",
         default=None,

@@ -71,7 +71,7 @@ QUICK: dict[str, dict[str, Any]] = {
         "repeats": 1,
     },
     "store": {"sizes": [2000], "queries": 20},
-    "store_users": {"users": 20, "per_user": 50, "heavy": 200, "queries": 30},
+    "store_users": {"users": 20, "per_user": 50, "heavy": 200, "queries": 30, "rounds": 2},
     "locomo": {
         "limit_conversations": 1,
         "limit_questions": 30,
@@ -335,14 +335,14 @@ def _normalise_store(raw: Sequence[StoreResult], result: BenchResult) -> None:
 
 
 def _normalise_store_users(raw: UsersReport, result: BenchResult) -> None:
-    from langgraph_recall.bench.store_users import ratios, report_rows
+    from langgraph_recall.bench.store_users import ratios, report_rows, round_ratios
 
     header, rows = report_rows(raw)
     result.title = (
         f"Store at multi-user scale: {raw.users:,} users x {raw.per_user} memories"
         + (f" + one with {raw.heavy}" if raw.heavy else "")
         + ", ours (hybrid) vs LangGraph's PostgresStore (vector-only), HNSW on both, "
-        "embedding excluded"
+        f"embedding excluded, {raw.queries} searches x {raw.rounds} rounds side by side"
         + ("; loaded in bulk, each HNSW index built after the load" if raw.bulk else "")
     )
     result.tables.append(Table("", header, rows))
@@ -351,6 +351,15 @@ def _normalise_store_users(raw: UsersReport, result: BenchResult) -> None:
         result.tables.append(
             Table("ours / langgraph", list(found), [[round(v, 2) for v in found.values()]])
         )
+        by_round = round_ratios(raw)
+        if len(by_round) > 1:
+            result.tables.append(
+                Table(
+                    "ours / langgraph p95, round by round",
+                    [f"round {n}" for n in range(1, len(by_round) + 1)],
+                    [[round(v, 2) for v in by_round]],
+                )
+            )
     ran = [r for r in raw.results if r.error is None]
     result.plot = {
         "labels": [r.name for r in ran],
@@ -579,7 +588,7 @@ def cmd_bench(args: Any, console: Console | None = None) -> int:
     )
     scale = {
         key: getattr(args, key)
-        for key in ("users", "per_user", "heavy", "bulk")
+        for key in ("users", "per_user", "heavy", "rounds", "bulk")
         if getattr(args, key, None) is not None
     }
     if scale:

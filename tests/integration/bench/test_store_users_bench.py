@@ -15,13 +15,16 @@ pytestmark = pytest.mark.postgres
 
 
 def test_small_configuration_compares_both_stores(capsys: pytest.CaptureFixture[str]) -> None:
-    report = store_users.run(users=6, per_user=30, heavy=40, queries=12, progress=lambda _: None)
+    report = store_users.run(
+        users=6, per_user=30, heavy=40, queries=12, rounds=2, progress=lambda _: None
+    )
     assert report.memories == 6 * 30 + 40
     by_name = {r.name: r for r in report.results}
     assert set(by_name) == {"ours", "langgraph"}
     for result in report.results:
         assert result.error is None, result.error
         assert result.search_p50_ms > 0 and result.search_p95_ms >= result.search_p50_ms
+        assert len(result.round_p95_ms) == 2 and all(ms > 0 for ms in result.round_p95_ms)
         assert result.heavy_first_ms is not None and result.bytes_per_memory > 0
         assert 0.0 <= result.recall_at_10 <= 1.0
         assert result.heavy_recall_at_10 is not None and 0.0 <= result.heavy_recall_at_10 <= 1.0
@@ -31,6 +34,8 @@ def test_small_configuration_compares_both_stores(capsys: pytest.CaptureFixture[
     assert by_name["ours"].table_bytes.get("lgm_memory_history", 0) > 0
     text = store_users.format_report(report)
     assert "embedding excluded" in text and "ours / langgraph: p50" in text
+    assert "12 searches x 2 rounds" in text and "p95 round by round: " in text
+    assert len(store_users.round_ratios(report)) == 2
     print(text)
     assert set(store_users.ratios(report)) == {"p50", "p95", "bytes_per_memory"}
 
