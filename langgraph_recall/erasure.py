@@ -4,7 +4,7 @@
 runs. It finds the user's data in two independent ways and erases the union:
 
 * **The thread registry** the memory nodes keep in the store
-  (:mod:`langgraph_recall.nodes._registry`): every thread any of our nodes ran for the
+  (:mod:`langgraph_recall._memory.registry`): every thread any of our nodes ran for the
   user, whether ``user_id`` came from ``configurable`` or from ``context=``, plus the
   user's namespaces the nodes used (custom templates such as
   ``("memories", "{org}", "{user_id}")`` included).
@@ -79,15 +79,15 @@ from langgraph_recall._internal.identity import (
     template_fields,
 )
 from langgraph_recall._langgraph_server import AsyncServerThreads, ServerThreads
-from langgraph_recall.errors import ConfigurationError, InvalidValueError
-from langgraph_recall.nodes._base import DEFAULT_NAMESPACE
-from langgraph_recall.nodes._registry import (
+from langgraph_recall._memory.context import DEFAULT_NAMESPACE
+from langgraph_recall._memory.registry import (
     USER_META_TEMPLATE,
     ThreadLink,
     legacy_registry_namespace,
     read_record,
     registry_namespace,
 )
+from langgraph_recall.errors import ConfigurationError, InvalidValueError
 from langgraph_recall.store._capabilities import store_supports
 
 if TYPE_CHECKING:

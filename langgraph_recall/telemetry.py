@@ -69,6 +69,7 @@ AttributeValue = str | bool | int | float
 try:  # the optional dependency, looked up once
     from opentelemetry import trace as _trace
 except ImportError:  # pragma: no cover - exercised where the extra is absent
+    # None marks the extra as absent; mypy sees only the module type (every use checks).
     _trace = None  # type: ignore[assignment]
     _UNSET: tuple[type, ...] = ()
 else:

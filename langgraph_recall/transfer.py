@@ -52,7 +52,7 @@ from typing import Any, TextIO
 from langgraph.store.base import BaseStore, Item, PutOp
 
 from langgraph_recall.errors import InvalidImportError, InvalidValueError, LangGraphRecallError
-from langgraph_recall.store._capabilities import store_supports
+from langgraph_recall.store._capabilities import keeps_history, store_supports
 from langgraph_recall.store._namespace import validate_namespace, validate_prefix
 from langgraph_recall.store._values import DEFAULT_MAX_VALUE_BYTES, prepare_value
 
@@ -291,9 +291,9 @@ def _items(store: BaseStore, prefix: tuple[str, ...], exact: bool) -> Iterator[I
 
 
 def _history(store: BaseStore, item: Item) -> tuple[dict[str, Any], ...]:
-    if not store_supports(store, "history"):
+    if not keeps_history(store):
         return ()
-    entries = store.history(tuple(item.namespace), item.key)  # type: ignore[attr-defined]
+    entries = store.history(tuple(item.namespace), item.key)
     return tuple(
         {
             "action": entry.action,

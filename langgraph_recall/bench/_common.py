@@ -21,16 +21,23 @@ import threading
 import uuid
 from collections.abc import Iterator, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from langchain_core.embeddings import Embeddings
+from langgraph.store.base import IndexConfig
+
+if TYPE_CHECKING:
+    from langgraph.store.postgres.base import PostgresIndexConfig
 
 __all__ = [
     "POSTGRES_URI",
     "CachingEmbeddings",
     "CountingEmbeddings",
     "HashingEmbeddings",
+    "content_index",
     "embedded_database",
     "format_table",
+    "langgraph_hnsw_index",
     "percentile",
     "temp_database",
 ]
@@ -68,19 +75,49 @@ def format_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
     return "\n".join([line(header), rule, *(line(r) for r in rows)])
 
 
+def content_index(dims: int, embed: Embeddings) -> IndexConfig:
+    """The index the benchmarks give every store: ``dims``-wide vectors of ``content``.
+
+    Example:
+        ```python
+        from langgraph_recall.bench._common import HashingEmbeddings, content_index
+
+        assert content_index(8, HashingEmbeddings(8))["fields"] == ["content"]
+        ```
+    """
+    return {"dims": dims, "embed": embed, "fields": ["content"]}
+
+
+def langgraph_hnsw_index(dims: int, embed: Embeddings) -> PostgresIndexConfig:
+    """:func:`content_index` for LangGraph's ``PostgresStore``: HNSW on cosine distance.
+
+    Example:
+        ```python
+        from langgraph_recall.bench._common import HashingEmbeddings, langgraph_hnsw_index
+
+        assert langgraph_hnsw_index(8, HashingEmbeddings(8))["distance_type"] == "cosine"
+        ```
+    """
+    return {
+        "dims": dims,
+        "embed": embed,
+        "fields": ["content"],
+        "ann_index_config": {"kind": "hnsw"},
+        "distance_type": "cosine",
+    }
+
+
 @contextlib.contextmanager
 def temp_database(admin_dsn: str = POSTGRES_URI) -> Iterator[str]:
     """A fresh database on the server of ``admin_dsn``, dropped afterwards."""
     import psycopg
-    from psycopg.conninfo import conninfo_to_dict, make_conninfo
+    from psycopg.conninfo import make_conninfo
 
     name = f"lgm_bench_{uuid.uuid4().hex[:10]}"
     with psycopg.connect(admin_dsn, autocommit=True, connect_timeout=5) as admin:
         admin.execute(f'CREATE DATABASE "{name}"')
-    params = conninfo_to_dict(admin_dsn)
-    params["dbname"] = name
     try:
-        yield make_conninfo(**params)  # type: ignore[arg-type]
+        yield make_conninfo(admin_dsn, dbname=name)
     finally:
         with psycopg.connect(admin_dsn, autocommit=True) as admin:
             admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')

@@ -17,7 +17,7 @@ from typing import Any, Protocol
 
 from langchain_core.embeddings import Embeddings
 
-from langgraph_recall.bench._common import temp_database
+from langgraph_recall.bench._common import content_index, temp_database
 from langgraph_recall.bench._locomo_data import Conversation
 from langgraph_recall.extraction.textnorm import ENGLISH_STOP_WORDS
 
@@ -154,9 +154,7 @@ class InMemoryVectorRetriever:
         from langgraph.store.base import PutOp
         from langgraph.store.memory import InMemoryStore
 
-        self._store = InMemoryStore(
-            index={"dims": self.dims, "embed": self.embeddings, "fields": ["content"]}
-        )
+        self._store = InMemoryStore(index=content_index(self.dims, self.embeddings))
         self._namespace = ("locomo", conversation.sample_id)
         # InMemoryStore embeds each distinct text of a batch once and then fails ("Number of
         # embeddings (N) does not match number of indices (M)") when two puts share a text
@@ -409,12 +407,12 @@ def open_store(
     ``content`` with ``embeddings``."""
     from langgraph_recall.store.postgres import PostgresMemoryStore
 
-    index = {"dims": dims, "embed": embeddings, "fields": ["content"]}
+    index = content_index(dims, embeddings)
     with (
         database() as dsn,
         PostgresMemoryStore.from_conn_string(
             dsn,
-            index=index,  # type: ignore[arg-type]
+            index=index,
             retrieval=retrieval,
         ) as store,
     ):

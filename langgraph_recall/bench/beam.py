@@ -53,7 +53,12 @@ from typing import Any
 from langchain_core.embeddings import Embeddings
 from langchain_core.runnables import RunnableConfig
 
-from langgraph_recall.bench._common import POSTGRES_URI, CachingEmbeddings, temp_database
+from langgraph_recall.bench._common import (
+    POSTGRES_URI,
+    CachingEmbeddings,
+    content_index,
+    temp_database,
+)
 from langgraph_recall.bench._data import BEAM_ENV, beam_data_dir
 from langgraph_recall.bench._locomo_data import Conversation, Turn
 from langgraph_recall.bench._locomo_report import question_scores
@@ -480,10 +485,10 @@ def _ours(embeddings: Embeddings, dims: int, dsn: str, extract: bool) -> Iterato
     from langgraph_recall.episodes import TurnEmbeddings
     from langgraph_recall.store.postgres import PostgresMemoryStore
 
-    index = {"dims": dims, "embed": TurnEmbeddings(embeddings), "fields": ["content"]}
+    index = content_index(dims, TurnEmbeddings(embeddings))
     with (
         temp_database(dsn) as url,
-        PostgresMemoryStore.from_conn_string(url, index=index) as store,  # type: ignore[arg-type]
+        PostgresMemoryStore.from_conn_string(url, index=index) as store,
     ):
         store.setup()
         yield OursRetriever(store, run_tag=uuid.uuid4().hex[:8], extract=extract)

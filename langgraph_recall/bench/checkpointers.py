@@ -34,18 +34,17 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from langchain_core.messages import AIMessage, HumanMessage
+from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver, empty_checkpoint
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import END, START, MessagesState, StateGraph
 
+from langgraph_recall.bench._common import temp_database
 from langgraph_recall.bench.progress import OnProgress, Progress, ProgressBar, print_progress
 
 __all__ = ["SaverResult", "build_graph", "main", "run"]
 
 REDIS_URL = os.environ.get("LANGGRAPH_RECALL_BENCH_REDIS_URL", "redis://127.0.0.1:6379/0")
-POSTGRES_URI = os.environ.get(
-    "LANGGRAPH_RECALL_BENCH_POSTGRES_URI", "postgresql://postgres@127.0.0.1:5432/postgres"
-)
 
 SaverFactory = Callable[[], contextlib.AbstractContextManager[BaseCheckpointSaver[Any]]]
 
@@ -111,27 +110,10 @@ def _our_redis() -> Iterator[BaseCheckpointSaver[Any]]:
 
 
 @contextlib.contextmanager
-def _temp_database() -> Iterator[str]:
-    import psycopg
-    from psycopg.conninfo import conninfo_to_dict, make_conninfo
-
-    name = f"lgm_bench_{uuid.uuid4().hex[:10]}"
-    with psycopg.connect(POSTGRES_URI, autocommit=True, connect_timeout=5) as admin:
-        admin.execute(f'CREATE DATABASE "{name}"')
-    params = conninfo_to_dict(POSTGRES_URI)
-    params["dbname"] = name
-    try:
-        yield make_conninfo(**params)  # type: ignore[arg-type]
-    finally:
-        with psycopg.connect(POSTGRES_URI, autocommit=True) as admin:
-            admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-
-
-@contextlib.contextmanager
 def _official_postgres() -> Iterator[BaseCheckpointSaver[Any]]:
     from langgraph.checkpoint.postgres import PostgresSaver
 
-    with _temp_database() as dsn, PostgresSaver.from_conn_string(dsn) as saver:
+    with temp_database() as dsn, PostgresSaver.from_conn_string(dsn) as saver:
         saver.setup()
         yield saver
 
@@ -140,7 +122,7 @@ def _official_postgres() -> Iterator[BaseCheckpointSaver[Any]]:
 def _our_postgres() -> Iterator[BaseCheckpointSaver[Any]]:
     from langgraph_recall.checkpoint.postgres import PostgresSaver
 
-    with _temp_database() as dsn, PostgresSaver.from_conn_string(dsn) as saver:
+    with temp_database() as dsn, PostgresSaver.from_conn_string(dsn) as saver:
         saver.setup()
         yield saver
 
@@ -203,9 +185,9 @@ def _big_checkpoint(saver: BaseCheckpointSaver[Any], n_messages: int = 51) -> tu
 
 def _time_put_get(saver: BaseCheckpointSaver[Any], thread_id: str) -> float:
     checkpoint, versions = _big_checkpoint(saver)
-    config = {"configurable": {"thread_id": thread_id, "checkpoint_ns": ""}}
+    config: RunnableConfig = {"configurable": {"thread_id": thread_id, "checkpoint_ns": ""}}
     started = time.perf_counter()
-    stored = saver.put(config, checkpoint, {"source": "loop", "step": 1}, versions)  # type: ignore[arg-type]
+    stored = saver.put(config, checkpoint, {"source": "loop", "step": 1}, versions)
     loaded = saver.get_tuple(stored)
     elapsed = (time.perf_counter() - started) * 1000
     if loaded is None or len(loaded.checkpoint["channel_values"]["messages"]) != 51:

@@ -92,7 +92,7 @@ from typing import Any
 import numpy as np
 from langchain_core.embeddings import Embeddings
 
-from langgraph_recall.bench._common import POSTGRES_URI, temp_database
+from langgraph_recall.bench._common import POSTGRES_URI, content_index, temp_database
 from langgraph_recall.bench._locomo_data import (
     TUNING_CONVERSATIONS,
     Conversation,
@@ -412,7 +412,10 @@ def multi(alpha: float) -> Variant:
 
 def weighted_query(s: Searcher, q: str, w: float) -> np.ndarray:
     """Concatenated query vector scoring (1 - w) * cos(e5) + w * cos(second)."""
-    parts = s.embedder.inner.parts  # type: ignore[attr-defined]
+    joined = s.embedder.inner
+    if not isinstance(joined, ConcatEmbeddings):
+        raise TypeError("weighted_query needs the second embedder (lines = ConcatEmbeddings)")
+    parts = joined.parts
     e5 = unit(np.asarray(parts[0].embed_query(q), dtype=np.float64))
     other = unit(np.asarray(parts[1].embed_query(q), dtype=np.float64))
     return unit(np.concatenate([(1 - w) * e5, w * other]))
@@ -503,11 +506,11 @@ def run(
     else:
         embed = TurnEmbeddings(query_side)
     rows: dict[str, list[tuple[str, tuple[float, float, float]]]] = {n: [] for n in make}
-    index = {"dims": dims, "embed": embed, "fields": ["content"]}
+    index = content_index(dims, embed)
     try:
         with (
             temp_database(POSTGRES_URI) as dsn,
-            PostgresMemoryStore.from_conn_string(dsn, index=index) as store,  # type: ignore[arg-type]
+            PostgresMemoryStore.from_conn_string(dsn, index=index) as store,
         ):
             store.setup()
             for conversation in conversations:

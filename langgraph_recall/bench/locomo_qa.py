@@ -285,7 +285,7 @@ def _ingest(
 
 
 def _count_tokens(messages: Sequence[BaseMessage]) -> int:
-    from langgraph_recall.nodes._messages import count_tokens
+    from langgraph_recall._memory.messages import count_tokens
 
     return int(count_tokens(messages))
 

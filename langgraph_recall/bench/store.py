@@ -38,8 +38,10 @@ from langchain_core.embeddings import Embeddings
 
 from langgraph_recall.bench._common import (
     POSTGRES_URI,
+    content_index,
     embedded_database,
     format_table,
+    langgraph_hnsw_index,
     median,
     percentile,
     temp_database,
@@ -179,10 +181,9 @@ def _ours(
 ) -> Iterator[Any]:
     from langgraph_recall.store.postgres import PostgresMemoryStore
 
-    index = {"dims": DIMS, "embed": embeddings, "fields": ["content"]}
     with (
         database() as dsn,
-        PostgresMemoryStore.from_conn_string(dsn, index=index) as store,  # type: ignore[arg-type]
+        PostgresMemoryStore.from_conn_string(dsn, index=content_index(DIMS, embeddings)) as store,
     ):
         store.setup()
         yield store
@@ -192,16 +193,9 @@ def _ours(
 def _langgraph_pgvector(embeddings: Embeddings) -> Iterator[Any]:
     from langgraph.store.postgres import PostgresStore
 
-    index = {
-        "dims": DIMS,
-        "embed": embeddings,
-        "fields": ["content"],
-        "ann_index_config": {"kind": "hnsw"},
-        "distance_type": "cosine",
-    }
     with (
         embedded_database() as dsn,
-        PostgresStore.from_conn_string(dsn, index=index) as store,  # type: ignore[arg-type]
+        PostgresStore.from_conn_string(dsn, index=langgraph_hnsw_index(DIMS, embeddings)) as store,
     ):
         store.setup()
         yield store
@@ -211,7 +205,7 @@ def _langgraph_pgvector(embeddings: Embeddings) -> Iterator[Any]:
 def _inmemory(embeddings: Embeddings) -> Iterator[Any]:
     from langgraph.store.memory import InMemoryStore
 
-    yield InMemoryStore(index={"dims": DIMS, "embed": embeddings, "fields": ["content"]})
+    yield InMemoryStore(index=content_index(DIMS, embeddings))
 
 
 def _open(name: str, embeddings: Embeddings, exact_dsn: str) -> Any:

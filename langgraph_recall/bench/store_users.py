@@ -33,7 +33,14 @@ from typing import Any
 
 import numpy as np
 
-from langgraph_recall.bench._common import format_table, median, percentile, temp_database
+from langgraph_recall.bench._common import (
+    content_index,
+    format_table,
+    langgraph_hnsw_index,
+    median,
+    percentile,
+    temp_database,
+)
 from langgraph_recall.bench.progress import OnProgress, Progress, ProgressBar, print_progress
 from langgraph_recall.bench.store import DIMS, PrecomputedEmbeddings, random_texts
 
@@ -96,18 +103,17 @@ def _server() -> Iterator[str]:
 
 @contextlib.contextmanager
 def _open(name: str, dsn: str, embeddings: PrecomputedEmbeddings) -> Iterator[Any]:
-    index: dict[str, Any] = {"dims": DIMS, "embed": embeddings, "fields": ["content"]}
     if name == "ours":
         from langgraph_recall.store.postgres import PostgresMemoryStore
 
-        with PostgresMemoryStore.from_conn_string(dsn, index=index) as store:  # type: ignore[arg-type]
+        index = content_index(DIMS, embeddings)
+        with PostgresMemoryStore.from_conn_string(dsn, index=index) as store:
             store.setup()
             yield store
         return
     from langgraph.store.postgres import PostgresStore
 
-    index.update(ann_index_config={"kind": "hnsw"}, distance_type="cosine")
-    with PostgresStore.from_conn_string(dsn, index=index) as store:  # type: ignore[arg-type]
+    with PostgresStore.from_conn_string(dsn, index=langgraph_hnsw_index(DIMS, embeddings)) as store:
         store.setup()
         yield store
 

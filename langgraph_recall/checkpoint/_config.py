@@ -53,7 +53,7 @@ from langgraph_recall.errors import (
     InvalidValueError,
     LangGraphRecallError,
 )
-from langgraph_recall.lease._protocol import FENCE_CONFIG_KEY
+from langgraph_recall.lease import FENCE_CONFIG_KEY
 
 __all__ = [
     "MAX_KEY_BYTES",

@@ -38,6 +38,8 @@ from langgraph.store.base import BaseStore, GetOp, Item, Op, PutOp
 from typing_extensions import Unpack
 
 from langgraph_recall._internal.identity import format_namespace
+from langgraph_recall._memory.context import store_default_ttl
+from langgraph_recall._memory.registry import ThreadLink, split_link, with_link
 from langgraph_recall.episodes._plan import (
     EpisodeConfig,
     EpisodeTurn,
@@ -47,8 +49,6 @@ from langgraph_recall.episodes._plan import (
 )
 from langgraph_recall.errors import ConfigurationError
 from langgraph_recall.extraction.pii import PIIFilter
-from langgraph_recall.nodes._base import store_default_ttl
-from langgraph_recall.nodes._registry import ThreadLink, split_link, with_link
 
 __all__ = ["IngestReport", "aingest_history", "ingest_history"]
 

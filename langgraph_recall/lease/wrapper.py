@@ -317,7 +317,9 @@ class ThreadLeasedGraph(Runnable[Any, Any]):
             ):
                 yield chunk
 
-    def astream_events(  # type: ignore[override]  # v1/v2 only (v3 is refused)
+    # Runnable types astream_events as one overload per version literal; this wrapper
+    # refuses v3 at the call, so it cannot declare the same overloads.
+    def astream_events(  # type: ignore[override]
         self, input: Any, config: RunnableConfig | None = None, **kwargs: Any
     ) -> AsyncIterator[Any]:
         """``astream_events`` (versions ``v1``/``v2``) under the thread's lease.

@@ -24,8 +24,8 @@ from typing import Any
 from langchain_core.messages import BaseMessage, RemoveMessage, SystemMessage
 from langgraph.graph.message import REMOVE_ALL_MESSAGES
 
+from langgraph_recall._memory.messages import is_block
 from langgraph_recall.nodes import MEMORY_BLOCK_ID, SUMMARY_BLOCK_ID
-from langgraph_recall.nodes._messages import is_block
 
 __all__ = ["append_system_text", "lift_blocks", "summary_rewrite"]
 

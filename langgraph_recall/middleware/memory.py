@@ -50,6 +50,7 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.runtime import Runtime
 from langgraph.store.base import BaseStore
 
+from langgraph_recall._memory.messages import render_memory_block
 from langgraph_recall.episodes import EpisodeConfig
 from langgraph_recall.errors import ConfigurationError
 from langgraph_recall.extraction import MemoryExtractor, RuleBasedExtractor, extractor_for
@@ -61,7 +62,6 @@ from langgraph_recall.nodes import (
     MemoryStats,
     RetrieveNode,
 )
-from langgraph_recall.nodes._messages import render_memory_block
 from langgraph_recall.prompts import DEFAULT_MEMORY_BLOCK_PROMPT
 
 __all__ = ["MemoryMiddleware", "current_config"]

@@ -32,15 +32,16 @@ from typing import Any
 from langchain_core.messages import BaseMessage, SystemMessage
 from langgraph.store.base import BaseStore
 
+from langgraph_recall._memory.context import NodeContext, messages_of
+from langgraph_recall._memory.messages import is_block, render_memory_block
 from langgraph_recall.middleware._core import append_system_text, lift_blocks
 from langgraph_recall.nodes import (
     DEFAULT_NAMESPACE,
     MEMORY_BLOCK_ID,
     SUMMARY_BLOCK_ID,
+    MemoryNode,
     RetrieveNode,
 )
-from langgraph_recall.nodes._base import MemoryNode, NodeContext, messages_of
-from langgraph_recall.nodes._messages import is_block, render_memory_block
 from langgraph_recall.prompts import DEFAULT_MEMORY_BLOCK_PROMPT
 
 __all__ = ["MemoryPreModelHook", "llm_input"]

@@ -37,10 +37,10 @@ from langchain_core.messages import AnyMessage, BaseMessage
 from langchain_core.runnables import Runnable
 from langgraph.runtime import Runtime
 
+from langgraph_recall._memory.context import messages_of
 from langgraph_recall.middleware._core import lift_blocks, summary_rewrite
 from langgraph_recall.middleware.memory import current_config
 from langgraph_recall.nodes import ExtractNode, MemoryStats, SummarizeNode
-from langgraph_recall.nodes._base import messages_of
 
 __all__ = ["SummaryMiddleware"]
 

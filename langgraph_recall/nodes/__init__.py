@@ -58,20 +58,15 @@ from langchain_core.messages import AnyMessage
 from langgraph.graph.message import add_messages
 from typing_extensions import TypedDict
 
-from langgraph_recall.nodes._base import (
-    DEFAULT_NAMESPACE,
-    MemoryNode,
-    MemoryStats,
-    NodeContext,
-    user_namespace,
-)
-from langgraph_recall.nodes._messages import (
+from langgraph_recall._memory.context import DEFAULT_NAMESPACE, NodeContext
+from langgraph_recall._memory.messages import (
     MEMORY_BLOCK_ID,
     SUMMARY_BLOCK_ID,
     group_units,
     model_input,
 )
-from langgraph_recall.nodes._registry import ThreadLink, aregister_thread, register_thread
+from langgraph_recall._memory.registry import ThreadLink, aregister_thread, register_thread
+from langgraph_recall.nodes._base import MemoryNode, MemoryStats, user_namespace
 from langgraph_recall.nodes.extract import ExtractionJob, ExtractionReport, ExtractNode
 from langgraph_recall.nodes.inject import InjectNode
 from langgraph_recall.nodes.reflect import ReflectNode

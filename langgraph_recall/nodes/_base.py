@@ -1,5 +1,7 @@
-"""Shared shell of the memory nodes: the Runnable base class, identity/store resolution,
-LLM-call accounting, and store reads that honour validity on any ``BaseStore``.
+"""Shared shell of the memory nodes: the Runnable base class and its store/identity
+resolution, LLM-call accounting, and store reads that honour validity on any ``BaseStore``
+(what the nodes share with the middleware and the erasure is in
+:mod:`langgraph_recall._memory.context`).
 
 Example:
     ```python
@@ -15,43 +17,30 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any
 
 from langchain_core.callbacks import AsyncCallbackManagerForChainRun, CallbackManagerForChainRun
-from langchain_core.messages import BaseMessage
-from langchain_core.messages.utils import convert_to_messages
 from langchain_core.runnables import Runnable, RunnableConfig
 from langchain_core.runnables.config import ensure_config
 from langgraph.store.base import BaseStore, SearchItem, SearchOp
 
-from langgraph_recall._internal.identity import format_namespace, lookup_identity
-from langgraph_recall.errors import ConfigurationError
+from langgraph_recall._internal.identity import format_namespace
+from langgraph_recall._memory.context import DEFAULT_NAMESPACE, NodeContext
 from langgraph_recall.extraction.dates import parse_iso_datetime
 from langgraph_recall.telemetry import span
 
 __all__ = [
-    "DEFAULT_NAMESPACE",
     "Clock",
     "MemoryNode",
     "MemoryStats",
-    "NodeContext",
     "is_current",
     "items_to_memories",
-    "messages_of",
     "search_ops",
-    "state_value",
-    "store_default_ttl",
     "user_namespace",
-    "utc_now",
 ]
 
 Clock = Callable[[], datetime]
-
-
-DEFAULT_NAMESPACE: tuple[str, ...] = ("memories", "{user_id}")
-"""Where memories live: one namespace per ``user_id``."""
 
 
 def user_namespace(
@@ -79,41 +68,14 @@ def user_namespace(
     return format_namespace(template, context={**identity, "user_id": user_id}, config=None)
 
 
-def utc_now() -> datetime:
-    """The current time, timezone-aware UTC (the nodes' default clock).
-
-    Example:
-        ```python
-        from langgraph_recall.nodes._base import utc_now
-
-        assert utc_now().tzinfo is not None
-        ```
-    """
-    return datetime.now(timezone.utc)
-
-
-def state_value(state: Any, key: str, default: Any = None) -> Any:
-    """Read ``key`` from a dict state or an attribute state (dataclass / pydantic).
-
-    Example:
-        ```python
-        from langgraph_recall.nodes._base import state_value
-
-        assert state_value({"messages": [1]}, "messages") == [1]
-        ```
-    """
-    if isinstance(state, Mapping):
-        return state.get(key, default)
-    return getattr(state, key, default)
-
-
 def is_current(value: Mapping[str, Any], at: datetime) -> bool:
     """True when a memory value is valid at ``at`` (``valid_from <= at < invalid_at``, not
     expired). Used to filter stores that do not support ``as_of``.
 
     Example:
         ```python
-        from langgraph_recall.nodes._base import is_current, utc_now
+        from langgraph_recall._memory.context import utc_now
+        from langgraph_recall.nodes._base import is_current
 
         now = utc_now()
         assert not is_current({"invalid_at": "2000-01-01T00:00:00+00:00"}, now)
@@ -132,30 +94,6 @@ def is_current(value: Mapping[str, Any], at: datetime) -> bool:
     if end is not None and end <= at:
         return False
     return not (expires is not None and expires <= at)
-
-
-def store_default_ttl(store: BaseStore) -> float | None:
-    """The TTL (minutes) a memory written by a node gets: the store's ``default_ttl``.
-
-    ``BaseStore.put`` applies ``ttl_config["default_ttl"]`` when no ``ttl`` is given
-    (``NOT_PROVIDED``), but a ``PutOp`` in ``store.batch`` carries its ``ttl`` as is
-    (``None``: never expires). The nodes write through ``batch``, so they resolve the
-    default themselves — the same TTL as ``store.put(ns, key, value)`` without ``ttl``.
-
-    Example:
-        ```python
-        from langgraph.store.memory import InMemoryStore
-
-        from langgraph_recall.nodes._base import store_default_ttl
-
-        assert store_default_ttl(InMemoryStore()) is None
-        ```
-    """
-    config = getattr(store, "ttl_config", None)
-    if not config:
-        return None
-    ttl = config.get("default_ttl")
-    return None if ttl is None else float(ttl)
 
 
 def search_ops(
@@ -216,41 +154,6 @@ class MemoryStats:
         """A copy: ``{"llm_calls": {...}, "events": {...}}``."""
         with self._lock:
             return {"llm_calls": dict(self._llm_calls), "events": dict(self._events)}
-
-
-@dataclass(frozen=True)
-class NodeContext:
-    """Per-call view of the runtime: store, runtime context and config.
-
-    Example:
-        ```python
-        from langgraph_recall.nodes import NodeContext
-
-        ctx = NodeContext(store=None, context=None, config={"configurable": {"user_id": "u"}})
-        assert ctx.namespace(("m", "{user_id}")) == ("m", "user_id:u")
-        ```
-    """
-
-    store: BaseStore | None
-    context: Any
-    config: RunnableConfig
-
-    def require_store(self, node: str) -> BaseStore:
-        """The store, or a ConfigurationError saying how to provide one."""
-        if self.store is None:
-            raise ConfigurationError(
-                f"{node}: no store. Pass store=... to the node, or compile the graph with "
-                "graph.compile(store=...)."
-            )
-        return self.store
-
-    def namespace(self, template: tuple[str, ...]) -> tuple[str, ...]:
-        """Fill a namespace template from the runtime context / configurable."""
-        return format_namespace(template, context=self.context, config=self.config)
-
-    def identity(self, key: str) -> str | None:
-        """``user_id`` / ``thread_id`` / … or ``None``."""
-        return lookup_identity(key, context=self.context, config=self.config)
 
 
 def _current_runtime() -> Any:
@@ -316,24 +219,6 @@ class MemoryNode(Runnable[Any, dict[str, Any]]):
     ) -> dict[str, Any]:
         """Async :meth:`invoke`."""
         return await self._acall_with_config(self._ainvoke, input, ensure_config(config))
-
-
-def messages_of(state: Any, key: str) -> list[BaseMessage]:
-    """The message list under ``key`` (a ConfigurationError if the key is absent).
-
-    Example:
-        ```python
-        from langgraph_recall.nodes._base import messages_of
-
-        assert messages_of({"messages": []}, "messages") == []
-        ```
-    """
-    value = state_value(state, key, None)
-    if value is None:
-        raise ConfigurationError(
-            f"state has no {key!r} key; pass messages_key=... naming your message list"
-        )
-    return convert_to_messages(value)
 
 
 def items_to_memories(items: Sequence[SearchItem]) -> list[dict[str, Any]]:

@@ -47,6 +47,25 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage, HumanMessage
 from langgraph.store.base import BaseStore, PutOp, SearchItem
 
+from langgraph_recall._memory.context import (
+    DEFAULT_NAMESPACE,
+    NodeContext,
+    messages_of,
+    store_default_ttl,
+    utc_now,
+)
+from langgraph_recall._memory.messages import (
+    DEFAULT_MAX_MESSAGE_CHARS,
+    bound_message,
+    conversation_messages,
+    turn_messages,
+)
+from langgraph_recall._memory.registry import (
+    ThreadLink,
+    abatch_with_link,
+    batch_with_link,
+    node_thread_link,
+)
 from langgraph_recall.episodes._plan import (
     EpisodeConfig,
     EpisodePlan,
@@ -68,30 +87,7 @@ from langgraph_recall.extraction.types import (
     MemoryCandidate,
     MemoryExtractor,
 )
-from langgraph_recall.nodes._base import (
-    DEFAULT_NAMESPACE,
-    Clock,
-    MemoryNode,
-    MemoryStats,
-    NodeContext,
-    is_current,
-    messages_of,
-    search_ops,
-    store_default_ttl,
-    utc_now,
-)
-from langgraph_recall.nodes._messages import (
-    DEFAULT_MAX_MESSAGE_CHARS,
-    bound_message,
-    conversation_messages,
-    turn_messages,
-)
-from langgraph_recall.nodes._registry import (
-    ThreadLink,
-    abatch_with_link,
-    batch_with_link,
-    node_thread_link,
-)
+from langgraph_recall.nodes._base import Clock, MemoryNode, MemoryStats, is_current, search_ops
 
 __all__ = ["ExtractNode", "ExtractionJob", "ExtractionReport"]
 

@@ -11,16 +11,12 @@ from typing import Any
 
 from langchain_core.messages import BaseMessage, RemoveMessage, SystemMessage
 
-from langgraph_recall.nodes._base import (
-    MemoryNode,
-    NodeContext,
-    messages_of,
-    state_value,
-)
-from langgraph_recall.nodes._messages import (
+from langgraph_recall._memory.context import NodeContext, messages_of, state_value
+from langgraph_recall._memory.messages import (
     MEMORY_BLOCK_ID,
     render_memory_block,
 )
+from langgraph_recall.nodes._base import MemoryNode
 from langgraph_recall.prompts import DEFAULT_MEMORY_BLOCK_PROMPT
 
 __all__ = ["InjectNode", "block_update"]

@@ -33,27 +33,24 @@ from langchain_core.messages import HumanMessage
 from langgraph.store.base import BaseStore, GetOp, Item, Op, PutOp, SearchItem, SearchOp
 from pydantic import BaseModel, Field
 
-from langgraph_recall.errors import ConfigurationError
-from langgraph_recall.extraction.dates import parse_iso_datetime
-from langgraph_recall.extraction.pii import PIIFilter
-from langgraph_recall.extraction.structured import StructuredCaller
-from langgraph_recall.nodes._base import (
+from langgraph_recall._memory.context import (
     DEFAULT_NAMESPACE,
-    Clock,
-    MemoryNode,
-    MemoryStats,
     NodeContext,
-    is_current,
     store_default_ttl,
     utc_now,
 )
-from langgraph_recall.nodes._registry import (
+from langgraph_recall._memory.registry import (
     USER_META_TEMPLATE,
     ThreadLink,
     abatch_with_link,
     batch_with_link,
     node_thread_link,
 )
+from langgraph_recall.errors import ConfigurationError
+from langgraph_recall.extraction.dates import parse_iso_datetime
+from langgraph_recall.extraction.pii import PIIFilter
+from langgraph_recall.extraction.structured import StructuredCaller
+from langgraph_recall.nodes._base import Clock, MemoryNode, MemoryStats, is_current
 from langgraph_recall.prompts import DEFAULT_REFLECTION_PROMPT
 from langgraph_recall.prompts.encoding import encode_inline
 

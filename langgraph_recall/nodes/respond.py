@@ -11,15 +11,11 @@ from langchain_core.language_models import LanguageModelInput
 from langchain_core.messages import BaseMessage
 from langchain_core.runnables import Runnable
 
-from langgraph_recall.nodes._base import (
-    MemoryNode,
-    MemoryStats,
-    NodeContext,
-    messages_of,
-)
-from langgraph_recall.nodes._messages import (
+from langgraph_recall._memory.context import NodeContext, messages_of
+from langgraph_recall._memory.messages import (
     model_input,
 )
+from langgraph_recall.nodes._base import MemoryNode, MemoryStats
 from langgraph_recall.prompts import DEFAULT_SYSTEM_PROMPT
 
 __all__ = ["RespondNode"]

@@ -35,32 +35,24 @@ from typing import Any
 from langgraph.store.base import BaseStore, SearchItem, SearchOp
 
 from langgraph_recall._internal.terminal import printable
-from langgraph_recall.episodes._plan import EpisodeConfig
-from langgraph_recall.errors import ConfigurationError
-from langgraph_recall.nodes._base import (
-    DEFAULT_NAMESPACE,
-    Clock,
-    MemoryNode,
-    NodeContext,
-    is_current,
-    items_to_memories,
-    messages_of,
-    utc_now,
-)
-from langgraph_recall.nodes._blend import blend_within_budget, merge_ranked
-from langgraph_recall.nodes._messages import (
+from langgraph_recall._memory.blend import blend_within_budget, merge_ranked
+from langgraph_recall._memory.context import DEFAULT_NAMESPACE, NodeContext, messages_of, utc_now
+from langgraph_recall._memory.messages import (
     DEFAULT_MAX_QUERY_CHARS,
     TokenCounter,
     build_query,
     count_tokens,
     select_within_budget,
 )
-from langgraph_recall.nodes._registry import (
+from langgraph_recall._memory.registry import (
     ThreadLink,
     abatch_with_link,
     batch_with_link,
     node_thread_link,
 )
+from langgraph_recall.episodes._plan import EpisodeConfig
+from langgraph_recall.errors import ConfigurationError
+from langgraph_recall.nodes._base import Clock, MemoryNode, is_current, items_to_memories
 from langgraph_recall.nodes.inject import block_update
 from langgraph_recall.prompts import DEFAULT_MEMORY_BLOCK_PROMPT
 from langgraph_recall.retrieval._profile import profile_items

@@ -35,11 +35,8 @@ from langchain_core.messages import BaseMessage, HumanMessage, RemoveMessage, Sy
 from langchain_core.runnables import Runnable
 from langgraph.store.base import BaseStore
 
-from langgraph_recall.errors import ConfigurationError
-from langgraph_recall.extraction.llm import format_transcript
-from langgraph_recall.extraction.rules import message_text
-from langgraph_recall.nodes._base import MemoryNode, MemoryStats, NodeContext, messages_of
-from langgraph_recall.nodes._messages import (
+from langgraph_recall._memory.context import NodeContext, messages_of
+from langgraph_recall._memory.messages import (
     DEFAULT_TOOL_RESULT_CHARS,
     SUMMARY_BLOCK_ID,
     SummaryPlan,
@@ -48,12 +45,16 @@ from langgraph_recall.nodes._messages import (
     offline_summary,
     plan_summary,
 )
-from langgraph_recall.nodes._registry import (
+from langgraph_recall._memory.registry import (
     ThreadLink,
     aregister_thread,
     node_thread_link,
     register_thread,
 )
+from langgraph_recall.errors import ConfigurationError
+from langgraph_recall.extraction.llm import format_transcript
+from langgraph_recall.extraction.rules import message_text
+from langgraph_recall.nodes._base import MemoryNode, MemoryStats
 from langgraph_recall.nodes.extract import ExtractNode
 from langgraph_recall.prompts import DEFAULT_SUMMARY_BLOCK_PROMPT, DEFAULT_SUMMARY_PROMPT
 from langgraph_recall.prompts.encoding import encode_block

@@ -38,19 +38,14 @@ from langgraph.prebuilt import ToolRuntime
 from langgraph.store.base import BaseStore, GetOp, Item, Op, PutOp, SearchItem, SearchOp
 
 from langgraph_recall._internal.identity import format_namespace
+from langgraph_recall._memory.context import DEFAULT_NAMESPACE, store_default_ttl, utc_now
+from langgraph_recall._memory.messages import DEFAULT_MAX_QUERY_CHARS, bound_text, memory_line
+from langgraph_recall._memory.registry import ThreadLink, split_link, with_link
 from langgraph_recall.errors import ConfigurationError, InvalidValueError
 from langgraph_recall.extraction.consolidation import plan_writes, rule_decisions
 from langgraph_recall.extraction.pii import PIIFilter
 from langgraph_recall.extraction.types import MEMORY_KINDS, ExistingMemory, MemoryCandidate
-from langgraph_recall.nodes._base import (
-    DEFAULT_NAMESPACE,
-    is_current,
-    search_ops,
-    store_default_ttl,
-    utc_now,
-)
-from langgraph_recall.nodes._messages import DEFAULT_MAX_QUERY_CHARS, bound_text, memory_line
-from langgraph_recall.nodes._registry import ThreadLink, split_link, with_link
+from langgraph_recall.nodes._base import is_current, search_ops
 from langgraph_recall.prompts.encoding import encode_inline
 from langgraph_recall.store._bounds import check_text, shown
 from langgraph_recall.store._capabilities import store_supports

@@ -235,10 +235,10 @@ def restated_first(statements: Sequence[tuple[ValueStatement, datetime | None]])
         [2, 0, 1]
     """
     order = list(range(len(statements)))
-    by_time = sorted(
-        (i for i, (s, moment) in enumerate(statements) if s.changed and moment is not None),
-        key=lambda i: statements[i][1],  # type: ignore[arg-type,return-value]
-    )
+    dated = [
+        (moment, i) for i, (s, moment) in enumerate(statements) if s.changed and moment is not None
+    ]
+    by_time = [i for _, i in sorted(dated, key=lambda pair: pair[0])]  # stable: ties by index
     for newer in by_time:
         changed, moment = statements[newer][0].changed, statements[newer][1]
         assert moment is not None

@@ -19,9 +19,13 @@ Example:
 
 from __future__ import annotations
 
-from typing import Literal
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Literal, Protocol, TypeGuard
 
-__all__ = ["Capability", "store_supports"]
+if TYPE_CHECKING:
+    from langgraph_recall.store._types import HistoryEntry
+
+__all__ = ["Capability", "HistoryStore", "keeps_history", "store_supports"]
 
 Capability = Literal[
     "ttl", "as_of", "explain", "include_invalid", "forget", "history", "bulk_load", "invalidate"
@@ -38,3 +42,43 @@ many puts in large, resumable batches. ``invalidate``: ``invalidate(namespace, k
 def store_supports(store: object, capability: Capability) -> bool:
     """True when ``store`` declares ``supports_<capability> = True``."""
     return getattr(store, f"supports_{capability}", False) is True
+
+
+class HistoryStore(Protocol):
+    """What a store declaring ``supports_history`` offers.
+
+    Example:
+        ```python
+        from langgraph_recall.store._capabilities import HistoryStore, keeps_history
+
+        class Audited:
+            supports_history = True
+
+            def history(self, namespace, key):
+                return []
+
+        store = Audited()
+        assert keeps_history(store)
+        history_store: HistoryStore = store
+        assert list(history_store.history(("m",), "k")) == []
+        ```
+    """
+
+    def history(self, namespace: tuple[str, ...], key: str) -> Sequence[HistoryEntry]:
+        """A memory's audit records, oldest first."""
+        ...
+
+
+def keeps_history(store: object) -> TypeGuard[HistoryStore]:
+    """:func:`store_supports` ``(store, "history")``, telling the type checker so too.
+
+    Example:
+        ```python
+        from langgraph.store.memory import InMemoryStore
+
+        from langgraph_recall.store._capabilities import keeps_history
+
+        assert keeps_history(InMemoryStore()) is False
+        ```
+    """
+    return store_supports(store, "history")

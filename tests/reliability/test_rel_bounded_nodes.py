@@ -30,9 +30,9 @@ from langgraph.graph import START, MessagesState, StateGraph
 from langgraph.prebuilt import ToolNode
 from langgraph.store.memory import InMemoryStore
 
+from langgraph_recall._memory.messages import DEFAULT_MAX_QUERY_CHARS, build_query
 from langgraph_recall.extraction import LLMExtractor
 from langgraph_recall.nodes import ExtractNode, RetrieveNode, create_memory_tools
-from langgraph_recall.nodes._messages import DEFAULT_MAX_QUERY_CHARS, build_query
 from langgraph_recall.offline import ScriptedChatModel, tool_call_message
 from langgraph_recall.store.postgres import PostgresMemoryStore
 from tests._hypothesis import thorough

@@ -20,11 +20,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from langgraph_recall import aforget_user, forget_user
+from langgraph_recall._memory.registry import user_meta_namespace
 from langgraph_recall.checkpoint.postgres import AsyncPostgresSaver, PostgresSaver
 from langgraph_recall.checkpoint.redis import AsyncRedisSaver, RedisSaver
 from langgraph_recall.cli import main
 from langgraph_recall.errors import ConfigurationError
-from langgraph_recall.nodes._registry import user_meta_namespace
 from langgraph_recall.store.postgres import AsyncPostgresMemoryStore, PostgresMemoryStore
 from tests._hypothesis import thorough
 from tests.reliability._erasure import (

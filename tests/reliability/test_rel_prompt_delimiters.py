@@ -22,6 +22,7 @@ from hypothesis import strategies as st
 from langchain_core.messages import HumanMessage
 
 from langgraph_recall._internal.terminal import is_dangerous
+from langgraph_recall._memory.messages import MEMORY_BLOCK_ID, SummaryPlan
 from langgraph_recall.cli import build_parser
 from langgraph_recall.cli._backends import open_store
 from langgraph_recall.cli._console import Console
@@ -29,7 +30,6 @@ from langgraph_recall.cli.admin import cmd_inspect
 from langgraph_recall.extraction.llm import LLMExtractor
 from langgraph_recall.extraction.types import ExistingMemory, MemoryCandidate
 from langgraph_recall.nodes import ReflectNode, RetrieveNode, SummarizeNode
-from langgraph_recall.nodes._messages import MEMORY_BLOCK_ID, SummaryPlan
 from langgraph_recall.offline import ScriptedChatModel
 from langgraph_recall.prompts.encoding import encode_inline
 from langgraph_recall.store.postgres import PostgresMemoryStore

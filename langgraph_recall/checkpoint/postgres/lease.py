@@ -23,7 +23,7 @@ import threading
 from langgraph_recall._pg.run_async import AsyncConn, AsyncConnector
 from langgraph_recall._pg.run_sync import SyncConn, SyncConnector
 from langgraph_recall.checkpoint.postgres import _common, _sql
-from langgraph_recall.lease._protocol import Lease
+from langgraph_recall.lease import Lease
 from langgraph_recall.lease._tokens import secret_part
 
 __all__ = ["AsyncPostgresLeaseBackend", "PostgresLeaseBackend"]

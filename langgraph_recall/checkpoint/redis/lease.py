@@ -44,7 +44,7 @@ from langgraph_recall.checkpoint.redis._client import describe_client, translate
 from langgraph_recall.checkpoint.redis._commands import Command
 from langgraph_recall.checkpoint.redis._scripts import SCRIPTS
 from langgraph_recall.errors import ConfigurationError
-from langgraph_recall.lease._protocol import Lease
+from langgraph_recall.lease import Lease
 from langgraph_recall.lease._tokens import secret_text
 
 __all__ = ["AsyncRedisLeaseBackend", "RedisLeaseBackend"]

@@ -105,7 +105,7 @@ class Script:
 
 
 def prompt_tokens() -> int:
-    from langgraph_recall.nodes._messages import count_tokens
+    from langgraph_recall._memory.messages import count_tokens
     from langgraph_recall.prompts import DEFAULT_MEMORY_BLOCK_PROMPT
 
     return int(count_tokens([SystemMessage(DEFAULT_MEMORY_BLOCK_PROMPT)]))

@@ -14,10 +14,10 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import START, StateGraph
 from psycopg import sql
 
+from langgraph_recall._memory.messages import count_tokens
 from langgraph_recall.checkpoint.postgres import PostgresSaver
 from langgraph_recall.graphs import aflush, build_graph
 from langgraph_recall.nodes import SUMMARY_BLOCK_ID, MemoryState, SummarizeNode
-from langgraph_recall.nodes._messages import count_tokens
 from langgraph_recall.store.postgres import AsyncPostgresMemoryStore, PostgresMemoryStore
 from tests.unit.nodes.nodes_support import TURN_1, TURN_MOVE, TURN_SINCE, Scenario, tool_round
 

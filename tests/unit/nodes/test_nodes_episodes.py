@@ -24,6 +24,8 @@ from langgraph.store.memory import InMemoryStore
 
 from langgraph_recall import episodes as episodes_pkg
 from langgraph_recall import forget_user
+from langgraph_recall._memory.blend import blend_within_budget
+from langgraph_recall._memory.messages import count_tokens, memory_line
 from langgraph_recall.episodes import (
     EpisodeConfig,
     EpisodeTurn,
@@ -46,8 +48,6 @@ from langgraph_recall.nodes import (
     SummarizeNode,
     create_memory_tools,
 )
-from langgraph_recall.nodes._blend import blend_within_budget
-from langgraph_recall.nodes._messages import count_tokens, memory_line
 from langgraph_recall.nodes.tools import _refusal
 from langgraph_recall.offline import tool_call_message
 from tests._hypothesis import thorough
@@ -530,7 +530,7 @@ def test_blend_keeps_the_budget_the_share_and_the_order(
     order = [int(m["key"][1:]) for m in kept]
     assert order == sorted(order)
     if share == 1.0:  # without a cap: exactly what the plain budget keeps
-        from langgraph_recall.nodes._messages import select_within_budget
+        from langgraph_recall._memory.messages import select_within_budget
 
         assert kept == select_within_budget(memories, token_budget=budget)
 
@@ -641,7 +641,7 @@ def test_turn_embeddings_embed_each_turn_once() -> None:
 
 # -- the episodes package documents itself with examples -----------------------------------
 def _examples() -> list[tuple[str, str]]:
-    blend = importlib.import_module("langgraph_recall.nodes._blend")
+    blend = importlib.import_module("langgraph_recall._memory.blend")
     modules = [*package_modules(episodes_pkg), blend]
     return [(module.__name__, code) for module in modules for _, code in examples(module)]
 

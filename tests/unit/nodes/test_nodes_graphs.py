@@ -14,6 +14,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import START, StateGraph
 from langgraph.store.memory import InMemoryStore
 
+from langgraph_recall._memory.messages import count_tokens
 from langgraph_recall.errors import ConfigurationError
 from langgraph_recall.extraction import PIIFilter, RuleBasedExtractor
 from langgraph_recall.graphs import aflush, build_graph
@@ -26,7 +27,6 @@ from langgraph_recall.nodes import (
     RetrieveNode,
     SummarizeNode,
 )
-from langgraph_recall.nodes._messages import count_tokens
 from langgraph_recall.offline import ScriptedChatModel, tool_call_message
 from tests.fakes import HashingEmbeddings
 from tests.unit.nodes.nodes_support import (

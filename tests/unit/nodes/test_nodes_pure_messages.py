@@ -15,9 +15,7 @@ from langchain_core.messages import (
     ToolMessage,
 )
 
-from langgraph_recall.extraction import ExistingMemory, LLMExtractor, MemoryCandidate
-from langgraph_recall.nodes import MEMORY_BLOCK_ID, SUMMARY_BLOCK_ID, ReflectNode, SummarizeNode
-from langgraph_recall.nodes._messages import (
+from langgraph_recall._memory.messages import (
     DEFAULT_TOOL_RESULT_CHARS,
     SummaryPlan,
     build_query,
@@ -32,6 +30,8 @@ from langgraph_recall.nodes._messages import (
     shrink_tool_result,
     turn_messages,
 )
+from langgraph_recall.extraction import ExistingMemory, LLMExtractor, MemoryCandidate
+from langgraph_recall.nodes import MEMORY_BLOCK_ID, SUMMARY_BLOCK_ID, ReflectNode, SummarizeNode
 from langgraph_recall.offline import ScriptedChatModel, TemplatedResponder, memory_lines
 from langgraph_recall.prompts import (
     DEFAULT_CONSOLIDATION_PROMPT,

@@ -19,6 +19,11 @@ from langgraph.prebuilt import ToolNode
 from langgraph.store.base import Item
 from langgraph.store.memory import InMemoryStore
 
+from langgraph_recall._memory.registry import (
+    read_record,
+    registry_namespace,
+    thread_key,
+)
 from langgraph_recall.nodes import (
     ExtractNode,
     MemoryState,
@@ -28,11 +33,6 @@ from langgraph_recall.nodes import (
     ThreadLink,
     create_memory_tools,
     register_thread,
-)
-from langgraph_recall.nodes._registry import (
-    read_record,
-    registry_namespace,
-    thread_key,
 )
 from langgraph_recall.offline import tool_call_message
 from tests._hypothesis import thorough

@@ -17,14 +17,14 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import START, StateGraph
 from langgraph.graph.message import add_messages
 
-from langgraph_recall.extraction.rules import message_text
-from langgraph_recall.nodes import SUMMARY_BLOCK_ID, MemoryState, SummarizeNode
-from langgraph_recall.nodes._messages import (
+from langgraph_recall._memory.messages import (
     count_tokens,
     group_units,
     plan_summary,
     shrink_tool_result,
 )
+from langgraph_recall.extraction.rules import message_text
+from langgraph_recall.nodes import SUMMARY_BLOCK_ID, MemoryState, SummarizeNode
 from tests._hypothesis import thorough
 from tests.unit.nodes.nodes_support import pairs_intact
 

@@ -49,7 +49,7 @@ from langgraph_recall._internal.identity import (
     parse_namespace,
     template_fields,
 )
-from langgraph_recall.nodes._base import NodeContext, utc_now
+from langgraph_recall._memory.context import NodeContext, utc_now
 
 __all__ = [
     "META_ROOT",
@@ -87,7 +87,7 @@ def user_meta_namespace(user_id: str) -> tuple[str, ...]:
 
     Example:
         ```python
-        from langgraph_recall.nodes._registry import user_meta_namespace
+        from langgraph_recall._memory.registry import user_meta_namespace
 
         assert user_meta_namespace("a.b") == ("memory_meta", "user_id:a%2Eb")
         ```
@@ -100,7 +100,7 @@ def registry_namespace(user_id: str) -> tuple[str, ...]:
 
     Example:
         ```python
-        from langgraph_recall.nodes._registry import registry_namespace
+        from langgraph_recall._memory.registry import registry_namespace
 
         assert registry_namespace("u1") == ("memory_meta", "user_id:u1", "threads")
         ```
@@ -114,7 +114,7 @@ def legacy_registry_namespace(user_id: str) -> tuple[str, ...]:
 
     Example:
         ```python
-        from langgraph_recall.nodes._registry import legacy_registry_namespace
+        from langgraph_recall._memory.registry import legacy_registry_namespace
 
         assert legacy_registry_namespace("u1") == ("memory_meta", "u1", "threads")
         ```
@@ -139,7 +139,7 @@ def thread_key(thread_id: str) -> str:
 
     Example:
         ```python
-        from langgraph_recall.nodes._registry import thread_key
+        from langgraph_recall._memory.registry import thread_key
 
         assert thread_key("t.1") == "t%2E1"
         assert thread_key("x" * 1000).startswith("%sha256-")
@@ -290,7 +290,7 @@ def read_record(item: Item, user_id: str, *, legacy: bool = False) -> ThreadReco
 
         from langgraph.store.base import Item
 
-        from langgraph_recall.nodes._registry import ThreadRecord, read_record
+        from langgraph_recall._memory.registry import ThreadRecord, read_record
 
         now = datetime.now(timezone.utc)
         item = Item(value={"user": "u1", "thread": "t1", "namespaces": []}, key="t1",
@@ -329,7 +329,7 @@ def node_thread_link(
     Example:
         ```python
         from langgraph_recall.nodes import NodeContext, ThreadLink
-        from langgraph_recall.nodes._registry import node_thread_link
+        from langgraph_recall._memory.registry import node_thread_link
 
         ctx = NodeContext(store=None, context={"user_id": "u"},
                           config={"configurable": {"thread_id": "t"}})
@@ -346,7 +346,7 @@ def with_link(ops: Sequence[Op], link: ThreadLink | None) -> list[Op]:
 
     Example:
         ```python
-        from langgraph_recall.nodes._registry import with_link
+        from langgraph_recall._memory.registry import with_link
 
         assert with_link([], None) == []
         ```
@@ -362,7 +362,7 @@ def split_link(
 
     Example:
         ```python
-        from langgraph_recall.nodes._registry import split_link
+        from langgraph_recall._memory.registry import split_link
 
         assert split_link([None], None) == ([None], None)
         ```
@@ -384,7 +384,7 @@ def batch_with_link(
         from langgraph.store.memory import InMemoryStore
 
         from langgraph_recall.nodes import ThreadLink
-        from langgraph_recall.nodes._registry import batch_with_link
+        from langgraph_recall._memory.registry import batch_with_link
 
         results, put = batch_with_link(InMemoryStore(), [], ThreadLink("u", "t"))
         assert results == [] and put is not None

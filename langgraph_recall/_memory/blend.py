@@ -2,7 +2,7 @@
 
 Example:
     ```python
-    from langgraph_recall.nodes._blend import blend_within_budget
+    from langgraph_recall._memory.blend import blend_within_budget
 
     found = [{"content": "Ann: I adopted a puppy.", "kind": "episodic", "score": 0.9},
              {"content": "User has a dog.", "kind": "semantic", "score": 0.8}]
@@ -18,7 +18,7 @@ from typing import Any
 
 from langchain_core.messages import SystemMessage
 
-from langgraph_recall.nodes._messages import TokenCounter, count_tokens, memory_line
+from langgraph_recall._memory.messages import TokenCounter, count_tokens, memory_line
 
 __all__ = ["blend_within_budget", "merge_ranked"]
 
@@ -29,7 +29,7 @@ def merge_ranked(*ranked: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
 
     Example:
         ```python
-        from langgraph_recall.nodes._blend import merge_ranked
+        from langgraph_recall._memory.blend import merge_ranked
 
         facts = [{"key": "f", "score": 0.5}]
         episodes = [{"key": "e", "score": 0.7}, {"key": "f", "score": 0.5}]

@@ -1,5 +1,5 @@
-"""Pure message logic of the memory nodes: grouping, token counting, summary planning,
-model-input assembly and memory-block rendering. No I/O.
+"""Pure message logic of the memory nodes and the middleware: grouping, token counting,
+summary planning, model-input assembly and memory-block rendering. No I/O.
 
 The central invariant: an ``AIMessage`` with ``tool_calls`` and the ``ToolMessage`` s
 answering it form one **unit** (:func:`group_units`); summarisation keeps or folds whole
@@ -10,7 +10,7 @@ Example:
     ```python
     from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
-    from langgraph_recall.nodes._messages import group_units
+    from langgraph_recall._memory.messages import group_units
 
     call = AIMessage("", tool_calls=[{"name": "t", "args": {}, "id": "c1"}])
     units = group_units([HumanMessage("q"), call, ToolMessage("r", tool_call_id="c1")])
@@ -79,7 +79,7 @@ def count_tokens(messages: Sequence[BaseMessage]) -> int:
         ```python
         from langchain_core.messages import HumanMessage
 
-        from langgraph_recall.nodes._messages import count_tokens
+        from langgraph_recall._memory.messages import count_tokens
 
         assert count_tokens([HumanMessage("hello world")]) > 0
         ```
@@ -97,7 +97,7 @@ def is_block(message: BaseMessage) -> bool:
         from langchain_core.messages import HumanMessage, SystemMessage
 
         from langgraph_recall.nodes import MEMORY_BLOCK_ID
-        from langgraph_recall.nodes._messages import is_block
+        from langgraph_recall._memory.messages import is_block
 
         assert is_block(SystemMessage("x", id=MEMORY_BLOCK_ID))
         assert not is_block(HumanMessage("x", id=MEMORY_BLOCK_ID))
@@ -114,7 +114,7 @@ def conversation_messages(messages: Sequence[BaseMessage]) -> list[BaseMessage]:
         from langchain_core.messages import SystemMessage
 
         from langgraph_recall.nodes import MEMORY_BLOCK_ID
-        from langgraph_recall.nodes._messages import conversation_messages
+        from langgraph_recall._memory.messages import conversation_messages
 
         assert conversation_messages([SystemMessage("x", id=MEMORY_BLOCK_ID)]) == []
         ```
@@ -129,7 +129,7 @@ def turn_messages(messages: Sequence[BaseMessage]) -> list[BaseMessage]:
         ```python
         from langchain_core.messages import AIMessage, HumanMessage
 
-        from langgraph_recall.nodes._messages import turn_messages
+        from langgraph_recall._memory.messages import turn_messages
 
         msgs = [HumanMessage("a"), AIMessage("b"), HumanMessage("c"), AIMessage("d")]
         assert [m.content for m in turn_messages(msgs)] == ["c", "d"]
@@ -154,7 +154,7 @@ def bound_text(text: str, max_chars: int) -> str:
 
     Example:
         ```python
-        from langgraph_recall.nodes._messages import bound_text
+        from langgraph_recall._memory.messages import bound_text
 
         assert bound_text("one two three", 9) == "one two"
         assert bound_text("short", 9) == "short"
@@ -175,7 +175,7 @@ def bound_message(message: BaseMessage, max_chars: int) -> BaseMessage:
         ```python
         from langchain_core.messages import HumanMessage
 
-        from langgraph_recall.nodes._messages import bound_message
+        from langgraph_recall._memory.messages import bound_message
 
         assert bound_message(HumanMessage("a b c d"), 3).content == "a b"
         ```
@@ -200,7 +200,7 @@ def build_query(
         ```python
         from langchain_core.messages import AIMessage, HumanMessage
 
-        from langgraph_recall.nodes._messages import build_query
+        from langgraph_recall._memory.messages import build_query
 
         msgs = [HumanMessage("I moved."), AIMessage("ok"), HumanMessage("Which city?")]
         assert build_query(msgs) == "Which city?\\nI moved."
@@ -260,7 +260,7 @@ def memory_line(memory: Mapping[str, Any]) -> str:
 
     Example:
         ```python
-        from langgraph_recall.nodes._messages import memory_line
+        from langgraph_recall._memory.messages import memory_line
 
         line = memory_line({"content": "User likes tea.", "kind": "preference",
                             "valid_from": "2026-01-02T00:00:00+00:00"})
@@ -293,7 +293,7 @@ def select_within_budget(
 
     Example:
         ```python
-        from langgraph_recall.nodes._messages import select_within_budget
+        from langgraph_recall._memory.messages import select_within_budget
 
         mems = [{"content": "a " * 400}, {"content": "User likes tea."}]
         assert [m["content"] for m in select_within_budget(mems, token_budget=30)] == [
@@ -315,7 +315,7 @@ def render_memory_block(memories: Sequence[Mapping[str, Any]], prompt: str) -> s
 
     Example:
         ```python
-        from langgraph_recall.nodes._messages import render_memory_block
+        from langgraph_recall._memory.messages import render_memory_block
 
         text = render_memory_block([{"content": "x"}], "<memory>\\n{memories}\\n</memory>")
         assert text.startswith("<memory>\\n- [semantic] x")
@@ -371,7 +371,7 @@ def shrink_tool_result(message: ToolMessage, max_chars: int) -> ToolMessage | No
         ```python
         from langchain_core.messages import ToolMessage
 
-        from langgraph_recall.nodes._messages import shrink_tool_result
+        from langgraph_recall._memory.messages import shrink_tool_result
 
         long = ToolMessage("row " * 1000, tool_call_id="c1", id="t1")
         short = shrink_tool_result(long, 20)
@@ -400,7 +400,7 @@ class SummaryPlan:
         ```python
         from langchain_core.messages import HumanMessage
 
-        from langgraph_recall.nodes._messages import SummaryPlan
+        from langgraph_recall._memory.messages import SummaryPlan
 
         plan = SummaryPlan(fold=[HumanMessage("old")], keep=[HumanMessage("new")])
         assert plan.fold[0].content == "old" and plan.shrunk == []
@@ -463,7 +463,7 @@ def plan_summary(
         ```python
         from langchain_core.messages import HumanMessage
 
-        from langgraph_recall.nodes._messages import plan_summary
+        from langgraph_recall._memory.messages import plan_summary
 
         msgs = [HumanMessage("x " * 200, id=str(i)) for i in range(10)]
         plan = plan_summary(msgs, max_tokens=500, keep_turns=2)
@@ -507,7 +507,7 @@ def offline_summary(previous: str, messages: Sequence[BaseMessage], *, max_words
         ```python
         from langchain_core.messages import HumanMessage
 
-        from langgraph_recall.nodes._messages import offline_summary
+        from langgraph_recall._memory.messages import offline_summary
 
         s = offline_summary("", [HumanMessage("I use Postgres. It is fast.")], max_words=50)
         assert s == "user: I use Postgres."
