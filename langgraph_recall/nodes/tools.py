@@ -204,7 +204,22 @@ def _schema_refusal(tool: str, error: Any) -> str:
     for problem in error.errors():
         name = str(problem["loc"][0]) if problem.get("loc") else "arguments"
         rejected[name] = MISSING if problem.get("type") == "missing" else problem.get("input")
-    return _refusal(tool, rejected) or f"{_REFUSED[tool]}: {', '.join(rejected)} not valid."
+    if found := _refusal(tool, rejected):
+        return found
+    expected = "; ".join(f"{name}: {_plain(problem)}" for name, problem in _problems(error))
+    return f"{_REFUSED[tool]}: {expected}."
+
+
+def _problems(error: Any) -> list[tuple[str, str]]:
+    return [
+        (str(p["loc"][0]) if p.get("loc") else "arguments", str(p.get("msg", "not valid")))
+        for p in error.errors()
+    ]
+
+
+def _plain(message: str) -> str:
+    """pydantic's wording of what a value must be, without its trailing detail."""
+    return message.split(" [", 1)[0].lower()
 
 
 def _candidate(content: str, kind: str, importance: int, slot: str | None) -> MemoryCandidate:
@@ -457,13 +472,19 @@ def create_memory_tools(
         return await _arun(resolve(runtime)[0], forget_steps(runtime, memory_id))
 
     def tool(name: str, function: Callable[..., str], coroutine: Callable[..., Any]) -> BaseTool:
-        return StructuredTool.from_function(
+        made = StructuredTool.from_function(
             function,
             coroutine=coroutine,
             name=name,
             description=_DOCS[name],
             handle_validation_error=partial(_schema_refusal, name),
         )
+        # the schema converts nothing ("7", True, b"text" are refused, not read as 7, 1,
+        # "text"): what it lets in is what the door checks
+        schema = cast(Any, made.args_schema)
+        schema.model_config["strict"] = True
+        schema.model_rebuild(force=True)
+        return made
 
     return [
         tool("remember", remember, aremember),

@@ -83,7 +83,9 @@ def test_any_arguments_get_a_reply_and_a_refusal_changes_nothing(
         assert snapshot(store) == before
         assert len(reply) < 300
     door = _refusal(name, arguments)
-    if door is not None and how == "func":  # the schema may coerce ("7" → 7) before the door
+    if door is not None:  # the schema converts nothing the door would refuse ("7", True)
+        assert reply.startswith(REFUSALS), (arguments, how, reply)
+    if door is not None and how == "func":
         problems = {_refusal(name, {argument: value}) for argument, value in arguments.items()}
         assert reply in problems  # the first bad argument, in the tool's order
 
@@ -126,6 +128,11 @@ def test_a_bad_argument_is_refused_in_so_many_words(
         ("recall", {"query": 5}, "Not searched: query must be text, got int."),
         ("recall", {"query": "tea", "limit": "many"}, "Not searched: limit must be a whole"),
         ("forget", {"memory_id": None}, "Not forgotten: memory_id must be the id"),
+        ("remember", {"content": "x", "importance": True}, "Not stored: importance must be a"),
+        ("remember", {"content": "x", "importance": "7"}, "Not stored: importance must be a"),
+        ("remember", {"content": b"User likes tea."}, "Not stored: content must be text, got"),
+        ("recall", {"query": "tea", "limit": True}, "Not searched: limit must be a whole"),
+        ("recall", {"query": "tea", "limit": "5"}, "Not searched: limit must be a whole"),
     ],
 )
 def test_what_the_schema_rejects_gets_the_same_refusal_through_a_tool_node(
