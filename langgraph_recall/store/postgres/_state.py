@@ -208,7 +208,8 @@ class StoreState:
             ("exact_cache_bytes", exact_cache_bytes),
         ):
             if not (isinstance(bound, int) and not isinstance(bound, bool) and bound > 0):
-                raise ConfigurationError(f"{name} must be a positive integer, got {bound!r}")
+                got = f"{bound!r}"[:40] if not isinstance(bound, int) else "a number below 1"
+                raise ConfigurationError(f"{name} must be a positive integer, got {got}")
         self._caches = VectorCacheRegistry(self.dims, exact_cache_scopes, exact_cache_bytes)
         self._cache_lock = threading.Lock()
         self._refresh_lock = threading.Lock()

@@ -53,8 +53,11 @@ def test_caches_stay_within_their_bounds_and_count_their_bytes(
         assert registry.counted == registry.nbytes  # the running count is the real one
 
 
+HUGE = pytest.param(-(10**5000), id="5000-digits")
+
+
 @pytest.mark.parametrize("option", ["exact_cache_scopes", "exact_cache_bytes"])
-@pytest.mark.parametrize("value", [0, -1, 2.5, True, "10"])
+@pytest.mark.parametrize("value", [0, -1, HUGE, 2.5, True, "10", None])
 def test_cache_bounds_must_be_positive_integers(option: str, value: object) -> None:
     options: dict[str, Any] = {option: value}
     with pytest.raises(ConfigurationError, match=option):
