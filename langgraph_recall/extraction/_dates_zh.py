@@ -99,11 +99,23 @@ def _months_from(now: datetime, offset: int) -> datetime:
     return _month(months // 12, months % 12 + 1, now)
 
 
+_STARTS_BEFORE = re.compile(r"(?:从|(?<![独各亲擅来])自)\s*$")
+"""从 or 自 right before the date (自 not of 独自, 各自, 亲自, 擅自, 来自)."""
+_STARTS_AFTER = re.compile(r"\s*(?:的)?(?:开始|起(?![飞诉床码身来草点源因义航跑早止落伏]))")
+"""开始 or 起 right after the date (起 not of 起飞, 起诉, 起床, 起码, 起来, …). 以后 / 之后
+("after then") tell of something to come, not of something that starts: not here."""
+
+
 def _starts_here(text: str, match: re.Match[str]) -> bool:
-    """The phrase says something starts then: 从/自 before it, 开始/起/以后 right after."""
-    before = text[max(0, match.start() - 2) : match.start()]
+    """The phrase says something starts then: 从/自 before it, 开始/起 right after it; a date
+    ending in 一 before 起 reads as 一起 ("together": 下周一起去) and says nothing starts."""
+    before = text[max(0, match.start() - 3) : match.start()]
     after = text[match.end() : match.end() + 4]
-    return "从" in before or "自" in before or re.match(r"\s*(?:的)?" + _START, after) is not None
+    if _STARTS_BEFORE.search(before):
+        return True
+    if match.group(0).endswith("一") and after.startswith("起"):
+        return False
+    return _STARTS_AFTER.match(after) is not None
 
 
 def read_zh(text: str, now: datetime) -> tuple[datetime, bool] | None:

@@ -81,7 +81,7 @@ _MONTH_YEAR = re.compile(r"\b" + _MONTH + r",?\s+(?P<year>\d{4})\b", re.I)
 _LAST_MONTH_NAME = re.compile(r"\blast\s+" + _MONTH + r"\b", re.I)
 _PREP = r"\b(?P<prep>since|in|from|back in|starting|beginning|as of)\s+"
 _PREP_MONTH = re.compile(_PREP + _MONTH + r"\b", re.I)
-_PREP_YEAR = re.compile(_PREP + r"(?P<year>(?:19|20)\d{2})\b")
+_PREP_YEAR = re.compile(_PREP + r"(?P<year>(?:19|20)\d{2})\b", re.I)
 _AGO = re.compile(r"\b" + _COUNT + r"\s+" + _UNIT + r"\s+ago\b", re.I)
 _FOR_DURATION = re.compile(r"\bfor\s+(?:the\s+(?:last|past)\s+)?" + _COUNT + r"\s+" + _UNIT, re.I)
 # what says something starts at the date that follows ("starting May 2030", "as of 2030-01-01",
@@ -90,7 +90,11 @@ _START_BEFORE = re.compile(
     r"(?i)\b(?:starting|beginning|effective|as of|as from)(?:\s+(?:on|in|from))?\s*$"
 )
 _FROM_ON = re.compile(r"(?i)\bfrom\s*$")
-_ON_AFTER = re.compile(r"(?i)^\W{0,2}\s*(?:on|onwards?)\b")
+_ON_AFTER = re.compile(
+    r"(?i)^\W{0,2}\s*(?:onwards?\b|on(?=\s*(?:$|[,.;:!?)]|(?:i|we|you|he|she|they|my|our)\b)))"
+)
+# ("from 2030 on, …", "from 2030 on I …", "from May onwards": an "on" that closes the phrase,
+# not "on foot", "on earth")
 _RELATIVE = re.compile(
     r"\b(?P<word>yesterday|today|this morning|tonight|last week|last month|last year)\b", re.I
 )

@@ -244,6 +244,10 @@ _ASKS = re.compile(
 )
 
 
+_ZH_QUESTION = re.compile(r"[吗么][了啦呢吧啊呀嘛]*[\s.。!！]*$")
+"""A Chinese sentence that asks, without a question mark ("我喜欢喝茶了吗")."""
+
+
 def _statement_before_question(sentence: str) -> str | None:
     """The statement a question opens with ("I prefer X, how do I start?" -> "I prefer
     X."), or ``None`` when the whole sentence asks."""
@@ -703,7 +707,7 @@ class RuleBasedExtractor:
         found: list[MemoryCandidate] = []
         opening = True  # "This is Gina" / "Gina here" introduce only at the start
         for sentence in split_sentences(text):
-            if sentence.endswith(("?", "？")):
+            if sentence.endswith(("?", "？")) or _ZH_QUESTION.search(sentence):
                 opening = False
                 statement = _statement_before_question(sentence)
                 if statement is None:

@@ -103,6 +103,11 @@ def test_a_start_phrase_lets_a_year_to_come_count(start: str, year: int, after: 
         ("starting December", datetime(2026, 12, 1, tzinfo=timezone.utc)),  # the one to come
         ("in December", datetime(2025, 12, 1, tzinfo=timezone.utc)),  # the last one
         ("from 2030, I work at Acme", None),  # "from" alone starts nothing
+        ("I commute from 2099-03-01 on foot", None),  # "on foot" closes no phrase
+        ("I'm from 2099 on earth", None),
+        ("I live in Rome from 2030 on.", datetime(2030, 1, 1, tzinfo=timezone.utc)),
+        ("Starting 2099 I work at Acme", datetime(2099, 1, 1, tzinfo=timezone.utc)),
+        ("In 2019 I moved to Paris", datetime(2019, 1, 1, tzinfo=timezone.utc)),
         ("starting 9999-12-31", None),  # a moment the store cannot keep
         ("since 2021", datetime(2021, 1, 1, tzinfo=timezone.utc)),
         ("today", datetime(2026, 11, 29, tzinfo=timezone.utc)),

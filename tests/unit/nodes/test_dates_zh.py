@@ -44,6 +44,17 @@ NOW = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)  # a Sunday
         ("从十二月开始", datetime(2026, 12, 1, tzinfo=UTC)),
         ("下周三我要去北京", None),
         ("明年三月我去日本", None),
+        # 起 and 自 of other words, 以后 ("after then"): nothing starts
+        ("下周三起飞去北京", None),
+        ("明年起诉他", None),
+        ("下个月起床早", None),
+        ("下个月起码要存钱", None),
+        ("我独自下周三去北京", None),
+        ("我们各自明年去上海", None),
+        ("明年以后我会退休", None),
+        ("2099年之后我住在火星", None),
+        ("自明年起我住在上海", datetime(2027, 1, 1, tzinfo=UTC)),
+        ("明年起我不吃肉", datetime(2027, 1, 1, tzinfo=UTC)),
         # no date
         ("我叫王伟", None),
         ("2021年的车型", None),
@@ -130,7 +141,31 @@ def test_any_chinese_text_gives_a_storable_moment_or_none_and_nothing_to_come_un
         return
     assert moment.tzinfo == now.tzinfo
     if moment > now.replace(hour=0, minute=0, second=0, microsecond=0) + timedelta(days=1):
-        assert any(word in text for word in ("从", "自", "开始", "起", "以后", "之后", "以来"))
+        assert any(word in text for word in ("从", "自", "开始", "起"))
+
+
+_LOOKALIKES = ["起飞", "起诉", "起床", "起码", "起来", "起身"]
+
+
+@settings(max_examples=thorough(200))
+@given(
+    st.sampled_from(["下周三", "明年", "下个月", "明年三月", "2099年", "下周一", "下下周一"]),
+    st.sampled_from([*_LOOKALIKES, "以后", "之后", "起去"]),
+    st.sampled_from(["", "我", "我独自", "我们各自", "他亲自"]),
+    st.sampled_from(["", "去北京", "他", "。"]),
+)
+def test_words_that_only_look_like_a_start_date_nothing_to_come(
+    date: str, word: str, before: str, after: str
+) -> None:
+    """Property: a date to come followed by a word that only begins with 起 (起飞, 起诉, …),
+    by 以后 / 之后, or 一起 after a Monday, or preceded by 独自 / 各自 / 亲自, gives no moment
+    to come."""
+    if word == "起去" and not date.endswith("一"):
+        word = "一起去"
+    text = f"{before}{date}{word}{after}"
+    moment = resolve_date_phrase(text, NOW)  # a Sunday: 下周一 is tomorrow, no moment to come
+    tomorrow = NOW.replace(hour=0, minute=0, second=0, microsecond=0) + timedelta(days=1)
+    assert moment is None or moment <= tomorrow, (text, moment)
 
 
 def test_the_offline_extractor_dates_a_chinese_memory_from_the_phrase() -> None:

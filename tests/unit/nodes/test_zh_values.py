@@ -31,7 +31,7 @@ STATEMENTS = [
     ("我叫{v}", "User's name is {v}.", ["李雷", "张伟"]),
     ("以后{v}", "User's instruction: {v}.", ["用中文回答", "说话简短一点"]),
 ]
-WHEN = ["", "去年", "2020年", "上个月", "从去年开始", "最近", "也", "一直", "已经"]
+WHEN = ["", "去年", "2020年", "上个月", "从去年开始", "最近", "也", "一直", "已经", "其实", "确实"]
 
 
 def contents(text: str) -> list[str]:
@@ -80,3 +80,8 @@ def test_the_reported_sentences(text: str, expected: str) -> None:
 
 def test_now_liking_something_is_one_switch_not_also_a_plain_like() -> None:
     assert contents("我现在喜欢FastAPI") == ["User prefers FastAPI."]
+
+
+@pytest.mark.parametrize("text", ["我喜欢喝茶了吗", "我住在北京吗", "我是老师么", "我在腾讯工作吗"])
+def test_a_chinese_question_without_a_question_mark_stores_nothing(text: str) -> None:
+    assert contents(text) == []
