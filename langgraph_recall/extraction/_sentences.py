@@ -53,14 +53,11 @@ def clean(value: str) -> str:
         assert clean("Berlin now.") == "Berlin"
         assert clean("喝茶啦～") == "喝茶"
         assert clean("去酒吧呢") == "去酒吧"
+        assert clean("嘛呢") == ""  # nothing but tone: no value
         ```
     """
     value = _TRAILING.sub("", value.strip().rstrip(".!。！~～…"))
-    while (
-        len(value) > 1
-        and value[-1] in ZH_PARTICLES
-        and not value.endswith(_ZH_ENDING_IN_A_PARTICLE)
-    ):
+    while value and value[-1] in ZH_PARTICLES and not value.endswith(_ZH_ENDING_IN_A_PARTICLE):
         value = value[:-1].rstrip(" 　~～…")
     return value.strip()
 
