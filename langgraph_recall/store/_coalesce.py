@@ -257,6 +257,8 @@ class Coalescer:
         self._reads: collections.deque[Unit] = collections.deque()  # units that only read
         self._waiting_ops = 0  # operations of the units no drain took yet
         self._queued = 0  # those units
+        # namespaces those units write in, each with how many of them write there
+        self._queued_writes: collections.Counter[tuple[str, ...]] = collections.Counter()
         self._pending: dict[Unit, None] = {}  # every unit not settled, oldest first
         self._watchdog: asyncio.Task[None] | None = None
         self._running = 0
@@ -273,6 +275,7 @@ class Coalescer:
         (self._writes if unit.writes else self._reads).append(unit)
         self._waiting_ops += len(ops)
         self._queued += 1
+        self._queued_writes.update(_namespaces(unit))
         self._pending[unit] = None
         future.add_done_callback(lambda _: self._forget(unit))
         self._start_drains()
@@ -285,6 +288,7 @@ class Coalescer:
         if self._pending.pop(unit, False) is None and not unit.taken:
             self._waiting_ops -= len(unit.ops)
             self._queued -= 1
+            self._unqueue_writes(unit)
 
     async def _watch(self, timeout: float) -> None:
         """One watchdog for every waiting call: when the server answered nothing for
@@ -354,8 +358,11 @@ class Coalescer:
         try:
             while self._writes or self._reads:
                 share = -(-self._waiting_ops // self.max_running)  # ceil
+                # when every namespace a queued unit writes in is being written by a running
+                # drain, no queued write can be taken: do not look through them all
+                writable = self._writes if self._may_write() else collections.deque()
                 units = take_units(
-                    self._writes, self._reads, max(1, min(self.max_ops, share)), self._writing
+                    writable, self._reads, max(1, min(self.max_ops, share)), self._writing
                 )
                 if not units:  # all write where a running drain writes: it takes them next
                     break
@@ -364,6 +371,8 @@ class Coalescer:
                     unit.taken = True
                 self._waiting_ops -= sum(len(unit.ops) for unit in units)
                 self._queued -= len(units)
+                for unit in units:
+                    self._unqueue_writes(unit)
                 namespaces = {namespace for unit in units for namespace, _ in unit.writes}
                 self._writing.update(namespaces)
                 try:
@@ -379,6 +388,19 @@ class Coalescer:
             self._running -= 1
             if took and (self._writes or self._reads):  # submitted while it was finishing
                 self._start_drains()
+
+    def _unqueue_writes(self, unit: Unit) -> None:
+        for namespace in _namespaces(unit):
+            left = self._queued_writes[namespace] - 1
+            if left > 0:
+                self._queued_writes[namespace] = left
+            else:
+                del self._queued_writes[namespace]
+
+    def _may_write(self) -> bool:
+        """Whether a queued write unit might be taken: one writes in a namespace no running
+        drain writes in."""
+        return any(namespace not in self._writing for namespace in self._queued_writes)
 
     async def _run_units(self, units: list[Unit]) -> None:
         if len(units) == 1:
@@ -413,6 +435,11 @@ class Coalescer:
             raise
         else:
             _settle(unit.future, result=results)
+
+
+def _namespaces(unit: Unit) -> set[tuple[str, ...]]:
+    """The namespaces a unit writes in (as :func:`take_units` compares them)."""
+    return {namespace for namespace, _ in unit.writes}
 
 
 def dedupe_reads(ops: Sequence[Op]) -> tuple[list[Op], list[int]]:

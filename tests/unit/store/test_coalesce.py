@@ -150,6 +150,7 @@ def test_writes_of_one_key_run_in_order_and_of_one_namespace_never_in_two_drains
         for key, order in applied.items():
             assert order == sorted(order), (key, order)
             assert order == [n for n, keys in enumerate(units) if key in keys]
+        assert not coalescer._queued_writes  # every queued write counted out, none left over
 
     asyncio.run(scenario())
 
@@ -205,6 +206,7 @@ def test_reads_beside_writes_each_get_their_own_outcome_and_cancelled_calls_neve
         assert all(len(ops) <= max(max_ops, *lengths) for ops in runs)
         ran = {op.value["unit"] for ops in runs for op in ops if isinstance(op, PutOp)}  # type: ignore[index]
         assert ran.isdisjoint(gone)  # cancelled before the first drain ran: never run
+        assert not coalescer._queued_writes  # taken, failed or cancelled: counted out
 
     asyncio.run(scenario())
 
