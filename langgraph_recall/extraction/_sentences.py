@@ -77,11 +77,15 @@ _POSSESSIVE = [
 ]
 
 
-def their(text: str) -> str:
-    """``text`` about the user in the third person ("my app" -> "their app")."""
-    for pattern, replacement in _POSSESSIVE:
+def _substituted(text: str, table: list[tuple[re.Pattern[str], str]]) -> str:
+    for pattern, replacement in table:
         text = pattern.sub(replacement, text)
     return text
+
+
+def their(text: str) -> str:
+    """``text`` about the user in the third person ("my app" -> "their app")."""
+    return _substituted(text, _POSSESSIVE)
 
 
 _PRONOUNS = [
@@ -94,8 +98,7 @@ _PRONOUNS = [
 
 
 def third_person(text: str) -> str:
-    for pattern, replacement in _PRONOUNS:
-        text = pattern.sub(replacement, text)
+    text = _substituted(text, _PRONOUNS)
     return text[:1].upper() + text[1:]
 
 

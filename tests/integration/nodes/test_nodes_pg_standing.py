@@ -41,16 +41,29 @@ def _say(graph: object, thread: str, text: str) -> None:
     graph.invoke({"messages": [HumanMessage(text)]}, config=config)  # type: ignore[attr-defined]
 
 
+def _system_after(store: PostgresMemoryStore, said: list[str], asked: str) -> str:
+    """The system message of a new session's request, after ``said`` in a first session and
+    unrelated facts in others."""
+    graph, model = _graph(store)
+    for text in said:
+        _say(graph, "s1", text)
+    for n, fact in enumerate(FILLER):
+        _say(graph, f"f{n}", fact)
+    _say(graph, "s2", asked)
+    return _system(model.calls[-1])
+
+
 def test_an_instruction_from_session_one_is_in_the_system_message_of_session_two(
     memory_store: PostgresMemoryStore,
 ) -> None:
-    graph, model = _graph(memory_store)
-    _say(graph, "s1", "Always format all code snippets with syntax highlighting.")
-    _say(graph, "s1", "I prefer simple, minimal dependencies, how do I start?")
-    for n, fact in enumerate(FILLER):
-        _say(graph, f"f{n}", fact)
-    _say(graph, "s2", "Could you show me how to implement a login feature?")
-    system = _system(model.calls[-1])
+    system = _system_after(
+        memory_store,
+        [
+            "Always format all code snippets with syntax highlighting.",
+            "I prefer simple, minimal dependencies, how do I start?",
+        ],
+        "Could you show me how to implement a login feature?",
+    )
     assert "syntax highlighting" in system
     assert "simple, minimal dependencies" in system
     kinds = {
@@ -118,19 +131,16 @@ def test_a_preference_keeps_its_reason_and_its_name_into_a_later_session(
 ) -> None:
     """The reason before "so I prefer" and the name "it" stands for reach the model with the
     preference, on a later request that shares no words with either."""
-    graph, model = _graph(memory_store)
-    _say(
-        graph,
-        "s1",
-        "I'm trying to keep my weather app under 2.5MB, so I prefer dependency-free "
-        "solutions, can you help me with caching?",
+    system = _system_after(
+        memory_store,
+        [
+            "I'm trying to keep my weather app under 2.5MB, so I prefer dependency-free "
+            "solutions, can you help me with caching?",
+            "I'm building the site with Bootstrap 5.3.0 and I prefer it over Foundation.",
+            "I'm trying to keep my bundle size under 100KB by using vanilla JS.",
+        ],
+        "Could you show me how to plan a sprint?",
     )
-    _say(graph, "s1", "I'm building the site with Bootstrap 5.3.0 and I prefer it over Foundation.")
-    _say(graph, "s1", "I'm trying to keep my bundle size under 100KB by using vanilla JS.")
-    for n, fact in enumerate(FILLER):
-        _say(graph, f"f{n}", fact)
-    _say(graph, "s2", "Could you show me how to plan a sprint?")
-    system = _system(model.calls[-1])
     assert "dependency-free solutions to keep their weather app under 2.5MB" in system
     assert "Bootstrap 5.3.0 over Foundation" in system
     assert "keep their bundle size under 100KB" in system
