@@ -363,8 +363,13 @@ def rank_explained(
     now: datetime,
     time_window: TimeWindow | None = None,
     updates: bool = True,
+    limit: int | None = None,
 ) -> list[tuple[Candidate, ScoreBreakdown]]:
     """:func:`rank` with each candidate's :class:`ScoreBreakdown` instead of its score.
+
+    ``limit`` keeps only the best ``limit`` candidates (the same ones, in the same order,
+    as the first ``limit`` of the whole ranking): a caller that shows a page need not pay
+    for the breakdowns of the candidates below it.
 
     Example:
         >>> from datetime import datetime, timezone
@@ -384,53 +389,86 @@ def rank_explained(
     if not unique:
         return []
     parts = relevance_parts(unique, config)
-    max_count = max(c.access_count for c in unique)
-    scored: list[tuple[float, int, int, Candidate, ScoreBreakdown]] = []
-    for position, (candidate, (lex, vec)) in enumerate(zip(unique, parts, strict=True)):
-        if config.min_relevance is not None and lex + vec < config.min_relevance:
-            continue
-        recency = importance = access = time_match = 0.0
-        if config.recency_weight:
-            recency = config.recency_weight * recency_score(
-                candidate.event_time, now=now, config=config
-            )
-        if config.importance_weight:
-            importance = config.importance_weight * importance_score(candidate.importance)
-        if config.access_weight:
-            access = config.access_weight * access_score(
-                candidate, max_count=max_count, now=now, config=config
-            )
-        if config.time_match_weight and time_window is not None:
-            time_match = config.time_match_weight * time_match_score(
-                candidate.event_time, time_window, half_life=config.time_match_half_life
-            )
-        lexical, vector = config.relevance_weight * lex, config.relevance_weight * vec
-        score = lexical + vector + recency + importance + access + time_match
-        breakdown = ScoreBreakdown(
-            lexical=lexical,
-            vector=vector,
-            recency=recency,
-            importance=importance,
-            access=access,
-            time_match=time_match,
-            score=score,
-            bm25=candidate.lexical_score,
-            similarity=candidate.vector_similarity,
-            lexical_rank=candidate.lexical_rank,
-            vector_rank=candidate.vector_rank,
-        )
-        best_rank = min(
-            (r for r in (candidate.lexical_rank, candidate.vector_rank) if r is not None),
-            default=1 << 30,
-        )
-        scored.append((score, best_rank, position, candidate, breakdown))
+    scored = _scored(unique, parts, config=config, now=now, time_window=time_window)
     if updates and config.update_weight:
         scored = _lift_updates(scored, parts, config)
     scored.sort(key=lambda row: (-row[0], row[1], row[2]))
-    return [(candidate, breakdown) for _, _, _, candidate, breakdown in scored]
+    if limit is not None:
+        scored = scored[: max(limit, 0)]
+    return [(row[3], _breakdown(row[0], row[3], row[4])) for row in scored]
 
 
-_Scored = tuple[float, int, int, Candidate, ScoreBreakdown]
+# (score, best list position, input position, candidate, terms): the terms are lexical,
+# vector, recency, importance, access, time match and update, in ScoreBreakdown's order
+_Terms = tuple[float, float, float, float, float, float, float]
+_Scored = tuple[float, int, int, Candidate, _Terms]
+_NO_RANK = 1 << 30
+
+
+def _scored(
+    unique: Sequence[Candidate],
+    parts: Sequence[tuple[float, float]],
+    *,
+    config: RetrievalConfig,
+    now: datetime,
+    time_window: TimeWindow | None,
+) -> list[_Scored]:
+    """Every candidate's terms and score (before the update term), in input order; those
+    under ``min_relevance`` left out. Plain tuples: a search ranks ~40-80 candidates and
+    shows ten, so breakdowns are built for the shown ones only (:func:`_breakdown`)."""
+    max_count = max(c.access_count for c in unique)
+    min_relevance = config.min_relevance
+    weight = config.relevance_weight
+    recency_weight, importance_weight = config.recency_weight, config.importance_weight
+    access_weight = config.access_weight
+    time_weight = config.time_match_weight if time_window is not None else 0.0
+    scored: list[_Scored] = []
+    for position, (candidate, (lex, vec)) in enumerate(zip(unique, parts, strict=True)):
+        if min_relevance is not None and lex + vec < min_relevance:
+            continue
+        recency = importance = access = time_match = 0.0
+        if recency_weight:
+            recency = recency_weight * recency_score(candidate.event_time, now=now, config=config)
+        if importance_weight:
+            importance = importance_weight * importance_score(candidate.importance)
+        if access_weight:
+            access = access_weight * access_score(
+                candidate, max_count=max_count, now=now, config=config
+            )
+        if time_weight and time_window is not None:
+            time_match = time_weight * time_match_score(
+                candidate.event_time, time_window, half_life=config.time_match_half_life
+            )
+        lexical, vector = weight * lex, weight * vec
+        score = lexical + vector + recency + importance + access + time_match
+        lexical_rank, vector_rank = candidate.lexical_rank, candidate.vector_rank
+        if lexical_rank is None:
+            best_rank = _NO_RANK if vector_rank is None else vector_rank
+        else:
+            best_rank = lexical_rank if vector_rank is None else min(lexical_rank, vector_rank)
+        terms = (lexical, vector, recency, importance, access, time_match, 0.0)
+        scored.append((score, best_rank, position, candidate, terms))
+    return scored
+
+
+def _breakdown(score: float, candidate: Candidate, terms: _Terms) -> ScoreBreakdown:
+    lexical, vector, recency, importance, access, time_match, update = terms
+    return ScoreBreakdown(
+        lexical=lexical,
+        vector=vector,
+        recency=recency,
+        importance=importance,
+        access=access,
+        time_match=time_match,
+        score=score,
+        bm25=candidate.lexical_score,
+        similarity=candidate.vector_similarity,
+        lexical_rank=candidate.lexical_rank,
+        vector_rank=candidate.vector_rank,
+        update=update,
+    )
+
+
 _LIFT_MARGIN = 1e-6
 
 
@@ -441,25 +479,29 @@ def _lift_updates(
     the best older candidate about the same question that it can reach within
     ``update_weight`` (oldest first, so that a chain of updates keeps its order)."""
     relevance = {row[2]: sum(parts[row[2]]) for row in scored}
+    reach, similar = config.update_weight, config.update_similarity
     rows = sorted(scored, key=lambda row: (row[3].event_time is None, row[3].event_time or 0))
     final: dict[int, _Scored] = {}
     for row in rows:
-        score, _, position, candidate, breakdown = row
+        score, _, position, candidate, terms = row
         moment = candidate.event_time
         if candidate.states_change is not False and moment is not None:
-            floor = config.update_similarity * relevance[position]
-            gaps = [
-                older[0] - score
-                for older in final.values()
-                if older[3].event_time is not None
-                and older[3].event_time < moment
-                and relevance[older[2]] * config.update_similarity <= relevance[position]
-                and relevance[older[2]] >= floor
-                and 0 < older[0] - score < config.update_weight
-            ]
-            if gaps and _says_change(candidate):
-                lift = max(gaps) + _LIFT_MARGIN
-                breakdown = replace(breakdown, update=lift, score=score + lift)
-                row = (score + lift, row[1], position, candidate, breakdown)
+            own = relevance[position]
+            widest = 0.0  # the largest gap to an older candidate within reach
+            for older in final.values():
+                gap = older[0] - score
+                if (
+                    widest < gap < reach
+                    and older[3].event_time is not None
+                    and older[3].event_time < moment
+                    and relevance[older[2]] * similar <= own
+                    and relevance[older[2]] >= similar * own
+                ):
+                    widest = gap
+            if widest > 0 and _says_change(candidate):
+                lift = widest + _LIFT_MARGIN
+                lexical, vector, recency, importance, access, time_match, _ = terms
+                lifted = (lexical, vector, recency, importance, access, time_match, lift)
+                row = (score + lift, row[1], position, candidate, lifted)
         final[position] = row
     return list(final.values())

@@ -122,26 +122,23 @@ def rank_rows(
     ]
     now = _as_utc(op.as_of) if op.as_of is not None else datetime.now(timezone.utc)
     window = query_time_window(op.query) if op.query and config.time_match_weight else None
-    ranked = rank_explained(candidates, config=config, now=now, time_window=window, updates=updates)
+    end = op.offset + op.limit
+    ranked = rank_explained(
+        candidates, config=config, now=now, time_window=window, updates=updates, limit=end
+    )
+    # each shown memory's value, parsed once (the update reader reads the same ones)
+    values = {candidate.id: json.loads(by_id[candidate.id]["value"]) for candidate, _ in ranked}
     if updates and op.query:
-        ranked = _restated_first(ranked, by_id, op.query, op.offset + op.limit)
-    page = ranked[op.offset : op.offset + op.limit]
-    return [
-        (
-            {**by_id[candidate.id], "value": json.loads(by_id[candidate.id]["value"])},
-            parts,
-        )
-        for candidate, parts in page
-    ]
+        ranked = _restated_first(ranked, values, op.query)
+    return [({**by_id[c.id], "value": values[c.id]}, parts) for c, parts in ranked[op.offset :]]
 
 
 _MARGIN = 1e-6
 
 
-def _said(raw: str) -> str:
+def _said(value: Any) -> str:
     """What a memory says, for its value statements: ``content`` (an episode's turn, not its
     context), else its string fields."""
-    value = json.loads(raw)
     if not isinstance(value, dict):
         return ""
     for field in ("content", "text"):
@@ -151,35 +148,32 @@ def _said(raw: str) -> str:
 
 
 def _restated_first(
-    ranked: list[tuple[Candidate, ScoreBreakdown]],
-    by_id: Mapping[Any, Mapping[str, Any]],
-    query: str,
-    end: int,
+    ranked: list[tuple[Candidate, ScoreBreakdown]], values: Mapping[Any, Any], query: str
 ) -> list[tuple[Candidate, ScoreBreakdown]]:
-    """Within the first ``end`` results (the page and what precedes it), a newer memory
-    that states a change of the value the query asks about goes just above an older one
-    stating that value (:func:`~langgraph_recall.retrieval.restated_first`): the update
-    term is the score it takes. Nothing enters or leaves the page."""
+    """Within the shown results and those before them (``ranked``, the first ``offset +
+    limit``), a newer memory that states a change of the value the query asks about goes
+    just above an older one stating that value
+    (:func:`~langgraph_recall.retrieval.restated_first`): the update term is the score it
+    takes. Nothing enters or leaves the page."""
     asked = query_terms(query)
-    head = ranked[:end]
-    if len(asked) < 2 or len(head) < 2:
+    if len(asked) < 2 or len(ranked) < 2:
         return ranked
     statements: list[tuple[ValueStatement, datetime | None]] = [
-        (value_statement(_said(by_id[c.id]["value"]), asked, query), c.event_time) for c, _ in head
+        (value_statement(_said(values[c.id]), asked, query), c.event_time) for c, _ in ranked
     ]
     order = restated_first(statements)
-    if order == list(range(len(head))):
+    if order == list(range(len(ranked))):
         return ranked
     lifted: list[tuple[Candidate, ScoreBreakdown]] = []
     floor: float | None = None  # the score of the result below (bottom up)
     for index in reversed(order):
-        candidate, parts = head[index]
+        candidate, parts = ranked[index]
         if floor is not None and parts.score <= floor:
             lift = floor - parts.score + _MARGIN
             parts = replace(parts, update=parts.update + lift, score=parts.score + lift)
         floor = parts.score
         lifted.append((candidate, parts))
-    return lifted[::-1] + ranked[end:]
+    return lifted[::-1]
 
 
 def search_item(row: Mapping[str, Any], parts: ScoreBreakdown | None, explain: bool) -> SearchItem:

@@ -68,6 +68,18 @@ def test_explained_terms_add_up_to_the_score_rank_orders_by(
         assert parts.lexical + parts.vector <= config.relevance_weight + 1e-9
 
 
+@settings(max_examples=thorough(300), deadline=None)
+@given(candidates, configs, windows, st.integers(-2, 30))
+def test_a_limited_ranking_is_the_head_of_the_whole_one(
+    found: list[Candidate], config: RetrievalConfig, window: TimeWindow | None, limit: int
+) -> None:
+    """Property: ``limit=k`` returns exactly the first ``k`` of the whole ranking, with the
+    same breakdowns (a page's ranking does not depend on how much of it is built)."""
+    whole = rank_explained(found, config=config, now=NOW, time_window=window)
+    head = rank_explained(found, config=config, now=NOW, time_window=window, limit=limit)
+    assert head == whole[: max(limit, 0)]
+
+
 def test_explanation_keeps_the_raw_signals_beside_the_terms() -> None:
     [(_, parts)] = rank_explained(
         [Candidate("a", lexical_score=3.5, lexical_rank=2, vector_similarity=0.42, vector_rank=1)],
