@@ -4,8 +4,10 @@ Each call to ``AsyncPostgresMemoryStore.abatch`` (every ``aget``/``aput``/``asea
 is one) becomes a *unit* in one of two FIFO queues: units that write, and units that only
 read (reads have no order among concurrent calls: no read waits behind a write it does not
 need). Up to ``max_running`` drains run at once, each taking units from the heads of the
-queues — its fair share of what waits (``ceil(waiting / max_running)`` operations, at most
-``max_ops``), leaving for a later drain any unit that writes a key already written in this
+queues — its fair share of what waits (``ceil(waiting / ways)`` operations, at most
+``max_ops``, where ``ways`` is how many drains the queue can keep busy: one per waiting read
+and per namespace waiting writes go to that no drain writes in, at most ``max_running``),
+leaving for a later drain any unit that writes a key already written in this
 one, or writes in a namespace a drain still running writes in (one key's writes stay in
 order, and no drain waits on the namespace lock another holds) — and running them as ONE
 batch
@@ -13,7 +15,10 @@ batch
 connection busy: a batch runs its searches one after another, so 1,000 waiting searches
 go to 10 connections as 10 batches of 100, not to 2 as batches of 500. 5,000 concurrent
 ``aput`` calls on a pool of 10 thus become a few dozen transactions instead of 5,000 calls
-fighting for 10 connections.
+fighting for 10 connections. Writes waiting for a namespace a drain writes in cannot run
+beside it, so they are not split: they go together into the next batch there (ten threads
+each blocked on one ``put`` leave ten units waiting at a time, which then run as one
+transaction instead of ten), and no drain is started for them meanwhile.
 
 One timeout bounds a call against a server that stops answering: a call fails with the
 error ``on_stall`` builds once ``stall_timeout`` seconds pass in which it waited (in the
@@ -262,6 +267,7 @@ class Coalescer:
         self._pending: dict[Unit, None] = {}  # every unit not settled, oldest first
         self._watchdog: asyncio.Task[None] | None = None
         self._running = 0
+        self._unstarted = 0  # drains created that have not looked at the queues yet
         self._writing: collections.Counter[tuple[str, ...]] = collections.Counter()
         self._drains: set[asyncio.Task[None]] = set()
 
@@ -347,17 +353,32 @@ class Coalescer:
         self._forget(unit)
 
     def _start_drains(self) -> None:
-        while (self._writes or self._reads) and self._running < self.max_running:
+        """Start drains for the work that could run beside the running ones: one per queued
+        read unit and per namespace a queued unit writes in that no drain writes in, up to
+        ``max_running`` (a drain started for a unit that cannot be taken -- its namespace
+        is being written -- would only look at the queues and stop: on a pool of 10, ten
+        such starts per call cost more than the calls themselves)."""
+        while self._running < self.max_running and self._unstarted < self._parallel_work():
             self._running += 1
+            self._unstarted += 1
             task = asyncio.get_running_loop().create_task(self._drain())
             self._drains.add(task)
             task.add_done_callback(self._drains.discard)
 
+    def _parallel_work(self) -> int:
+        """How many drains the queued units could keep busy at once (at most)."""
+        free = sum(1 for namespace in self._queued_writes if namespace not in self._writing)
+        return len(self._reads) + free
+
     async def _drain(self) -> None:
+        self._unstarted -= 1
         took = False
         try:
             while self._writes or self._reads:
-                share = -(-self._waiting_ops // self.max_running)  # ceil
+                # a fair share of what waits among the drains it can keep busy: writes in
+                # one namespace run one drain at a time, so they are not split further
+                ways = max(1, min(self.max_running, self._parallel_work()))
+                share = -(-self._waiting_ops // ways)  # ceil
                 # when every namespace a queued unit writes in is being written by a running
                 # drain, no queued write can be taken: do not look through them all
                 writable = self._writes if self._may_write() else collections.deque()
@@ -375,6 +396,7 @@ class Coalescer:
                     self._unqueue_writes(unit)
                 namespaces = {namespace for unit in units for namespace, _ in unit.writes}
                 self._writing.update(namespaces)
+                self._start_drains()  # what this drain left, others may take meanwhile
                 try:
                     await self._run_units(units)
                 finally:
@@ -383,7 +405,6 @@ class Coalescer:
                         if self._writing[namespace] <= 0:
                             del self._writing[namespace]
                 self.progress()
-                self._start_drains()  # where it wrote is free: idle capacity may take it
         finally:
             self._running -= 1
             if took and (self._writes or self._reads):  # submitted while it was finishing

@@ -57,6 +57,32 @@ async def test_two_writes_of_one_key_never_share_a_run() -> None:
     assert [ops[0].value for ops in runs] == [{"n": i} for i in range(5)]  # FIFO
 
 
+async def test_writes_waiting_on_a_busy_namespace_run_together_next() -> None:
+    """Callers that each block on one write (threads calling the sync API) leave a few
+    units queued at a time, all in the namespace a running batch writes in: they go
+    together into the next batch, not one batch each behind it."""
+    runs: list[list[Op]] = []
+    release = asyncio.Event()
+
+    async def run(ops: list[Op]) -> list[Any]:
+        runs.append(list(ops))
+        if len(runs) == 1:
+            await release.wait()
+        return [op.key for op in ops]  # type: ignore[union-attr]
+
+    coalescer = Coalescer(run, max_running=10)
+    first = asyncio.ensure_future(coalescer.submit([PutOp(("a",), "k0", {})]))
+    await asyncio.sleep(0.01)
+    rest = [
+        asyncio.ensure_future(coalescer.submit([PutOp(("a",), f"k{i}", {})])) for i in range(1, 10)
+    ]
+    await asyncio.sleep(0.01)
+    assert coalescer._running == 1  # no drain started for writes it could not take
+    release.set()
+    assert await asyncio.gather(first, *rest) == [[f"k{i}"] for i in range(10)]
+    assert [len(ops) for ops in runs] == [1, 9]
+
+
 @settings(max_examples=thorough(60), deadline=None)
 @given(
     st.lists(
@@ -151,6 +177,7 @@ def test_writes_of_one_key_run_in_order_and_of_one_namespace_never_in_two_drains
             assert order == sorted(order), (key, order)
             assert order == [n for n, keys in enumerate(units) if key in keys]
         assert not coalescer._queued_writes  # every queued write counted out, none left over
+        assert (coalescer._running, coalescer._unstarted) == (0, 0)  # every drain ended
 
     asyncio.run(scenario())
 
