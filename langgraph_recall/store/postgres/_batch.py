@@ -270,12 +270,23 @@ class BatchPrograms(BookkeepingPrograms):
         else:
             query = np.asarray(query_vector, dtype=np.float32)
             cache = yield from self._refreshed_cache(op.namespace_prefix)
+            # a small scope: one prepared scan of its rows (see scope_search_sql)
+            scope_scan = self._exact_scan(op, clause, cache)
             fetch = n_vec * 4 + 16
             while True:
                 with self._cache_lock:
                     ids, _ = cache.top(query, fetch)
                 params["vec_ids"] = ids.tolist()
-                rows = yield Stmt(statement, params, fetch=True)
+                if scope_scan is not None:
+                    params["scan_rows"] = _sql.SCOPE_SCAN_ROWS
+                    rows = yield Stmt(scope_scan, params, fetch=True, prepare=True)
+                    if rows and rows[0]["scope_rows"] > _sql.SCOPE_SCAN_ROWS:
+                        self._large_scopes.add(scope)  # the candidate path from now on
+                        scope_scan = None
+                        continue
+                    rows = [row for row in rows if row["id"] is not None]
+                else:
+                    rows = yield Stmt(statement, params, fetch=True)
                 found = sum(1 for row in rows if row["vector_rank"] is not None)
                 if found >= n_vec or len(ids) >= len(cache):
                     break
@@ -283,6 +294,30 @@ class BatchPrograms(BookkeepingPrograms):
             with self._cache_lock:
                 similarity = cache.similarity(query, [row["id"] for row in rows])
         return rank_rows(rows, similarity, op, config)
+
+    def _exact_scan(
+        self, op: MemorySearchOp, clause: Clause | None, cache: VectorCache
+    ) -> sql.Composed | None:
+        """The one-statement scan of ``op``'s scope on the exact path, or ``None`` when the
+        scope is not known to be small (no namespace prefix, a scope seen above
+        :data:`~langgraph_recall.store.postgres._sql.SCOPE_SCAN_ROWS`, or more vectors
+        cached than that): the candidate path, planned for its values, answers those."""
+        scope = encode_namespace(op.namespace_prefix)
+        if not op.namespace_prefix or self._large_scopes.contains(scope):
+            return None
+        with self._cache_lock:
+            cached = len(cache)
+        if cached > _sql.SCOPE_SCAN_ROWS:
+            self._large_scopes.add(scope)
+            return None
+        if clause is None:
+            return _sql.unfiltered_scope_search_sql(op.include_invalid, self.vector_type, "exact")
+        return _sql.scope_search_sql(
+            include_invalid=op.include_invalid,
+            filter_clause=clause,
+            vector_type=self.vector_type,
+            vectors="exact",
+        )
 
     def _refreshed_cache(self, prefix: tuple[str, ...]) -> Program[VectorCache]:
         scope = encode_namespace(prefix)

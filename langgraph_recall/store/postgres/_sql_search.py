@@ -269,9 +269,13 @@ candidate path (:func:`build_search_hybrid_sql`: full-text index, HNSW)."""
 
 
 def scope_search_sql(
-    *, include_invalid: bool, filter_clause: sql.Composable | None, vector_type: str = "vector"
+    *,
+    include_invalid: bool,
+    filter_clause: sql.Composable | None,
+    vector_type: str = "vector",
+    vectors: VectorMode = "pgvector",
 ) -> sql.Composed:
-    """Hybrid search of one small scope in one statement (pgvector path).
+    """Hybrid search of one small scope in one statement.
 
     Reads the scope's rows once (at most ``%(scan_rows)s + 1``: the ``scope_rows`` column
     says how many it saw; more than ``scan_rows`` means the scope is too large and the
@@ -280,13 +284,35 @@ def scope_search_sql(
     length over every row of the scope (what the candidate path counts and
     ``lgm_memory_ns_stats`` holds), lexical candidates are the visible rows holding one of
     the rarest query lexemes within ``lex_budget``, vector candidates the ``n_vec`` nearest
-    visible rows — by exact distance here, not the HNSW approximation — and every candidate
-    is BM25-scored on all query lexemes.
+    visible rows — by exact distance here (``vectors="pgvector"``), not the HNSW
+    approximation; on the exact path (``vectors="exact"``) the first ``n_vec`` visible ones
+    of ``%(vec_ids)s``, the ids the caller ordered by the similarity it computed
+    (``vector_similarity`` is then NULL) — and every candidate is BM25-scored on all query
+    lexemes. Its plan reads the scope's btree and nothing else, whatever the values: it is
+    safe to prepare.
     """
-    vector_element = element(vector_type)
     shown = sql.SQL("{} AND {}").format(
         visible_clause(include_invalid), filter_clause or sql.SQL("true")
     )
+    nearness: sql.Composable
+    if vectors == "pgvector":
+        nearness = sql.SQL("i.embedding <#> %(qvec)s::real[]::{t}").format(t=element(vector_type))
+        vec_top = sql.SQL(
+            """SELECT r.id, row_number() OVER (ORDER BY r.dist, r.id) AS rnk
+    FROM scope_rows r WHERE r.dist IS NOT NULL
+    ORDER BY r.dist, r.id LIMIT %(n_vec)s"""
+        )
+        similarity = sql.SQL("-r.dist")
+    else:  # "dist" only marks a possible vector candidate: the caller gives the order
+        nearness = sql.SQL("0::float8")
+        vec_top = sql.SQL(
+            """SELECT r.id, row_number() OVER (ORDER BY v.ord) AS rnk
+    FROM unnest(%(vec_ids)s::bigint[]) WITH ORDINALITY AS v(id, ord)
+    JOIN scope_rows r ON r.id = v.id
+    WHERE r.dist IS NOT NULL
+    ORDER BY v.ord LIMIT %(n_vec)s"""
+        )
+        similarity = sql.SQL("NULL::float8")
     return sql.SQL(
         """
 WITH q AS (
@@ -298,8 +324,7 @@ WITH q AS (
     FROM unnest((SELECT lexemes FROM q)) AS l
 ), scope_rows AS MATERIALIZED (
     SELECT i.id, i.tsv, i.doc_len, s.shown,
-           CASE WHEN s.shown AND i.embedding IS NOT NULL
-                THEN i.embedding <#> %(qvec)s::real[]::{t} END AS dist
+           CASE WHEN s.shown AND i.embedding IS NOT NULL THEN {nearness} END AS dist
     FROM lgm_memory_items i CROSS JOIN LATERAL (SELECT {shown} AS shown) s
     WHERE {scope}
     LIMIT %(scan_rows)s + 1
@@ -323,9 +348,7 @@ WITH q AS (
         FROM stats s) c
     WHERE c.cumulative <= %(lex_budget)s
 ), vec_top AS (
-    SELECT r.id, r.dist, row_number() OVER (ORDER BY r.dist, r.id) AS rnk
-    FROM scope_rows r WHERE r.dist IS NOT NULL
-    ORDER BY r.dist, r.id LIMIT %(n_vec)s
+    {vec_top}
 ), scored AS (
     SELECT t.id FROM terms t JOIN chosen c ON c.lexeme = t.lexeme WHERE t.shown
     UNION SELECT v.id FROM vec_top v
@@ -346,7 +369,7 @@ WITH q AS (
 )
 SELECT {cols}, CASE WHEN lr.rnk <= %(n_lex)s THEN lr.rnk END AS lexical_rank,
        coalesce(lr.score, 0)::float8 AS lexical_score,
-       vt.rnk AS vector_rank, -r.dist AS vector_similarity,
+       vt.rnk AS vector_rank, {similarity} AS vector_similarity,
        (SELECT n_rows FROM corpus) AS scope_rows
 FROM (SELECT id FROM cand UNION ALL SELECT NULL::bigint WHERE NOT EXISTS (SELECT 1 FROM cand)) c
 LEFT JOIN lgm_memory_items i ON i.id = c.id
@@ -355,7 +378,9 @@ LEFT JOIN scope_rows r ON r.id = c.id
 LEFT JOIN lex_ranked lr ON lr.id = c.id
 LEFT JOIN vec_top vt ON vt.id = c.id"""
     ).format(
-        t=vector_element,
+        nearness=nearness,
+        vec_top=vec_top,
+        similarity=similarity,
         shown=shown,
         scope=SCOPE,
         cols=CANDIDATE_COLUMNS,
@@ -364,8 +389,13 @@ LEFT JOIN vec_top vt ON vt.id = c.id"""
 
 
 @functools.lru_cache(maxsize=8)
-def unfiltered_scope_search_sql(include_invalid: bool, vector_type: str) -> sql.Composed:
+def unfiltered_scope_search_sql(
+    include_invalid: bool, vector_type: str, vectors: VectorMode = "pgvector"
+) -> sql.Composed:
     """:func:`scope_search_sql` without a filter, built once per shape."""
     return scope_search_sql(
-        include_invalid=include_invalid, filter_clause=None, vector_type=vector_type
+        include_invalid=include_invalid,
+        filter_clause=None,
+        vector_type=vector_type,
+        vectors=vectors,
     )

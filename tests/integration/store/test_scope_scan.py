@@ -20,11 +20,16 @@ pytestmark = [pytest.mark.postgres, pytest.mark.embedded]
 SCOPE = ("memories", "u1")
 
 
+@pytest.mark.parametrize("backend", ["pgvector", "exact"])
 async def test_scope_scan_agrees_with_candidate_path(
-    embedded_dsn: str, monkeypatch: pytest.MonkeyPatch
+    backend: str, monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest
 ) -> None:
-    async with open_store(embedded_dsn, "sync") as raw:
-        store = Driver(raw, "sync", "pgvector", embedded_dsn)
+    """On both vector paths, a small scope's one-statement scan returns what the candidate
+    path returns for the same searches (keys, scores), invalidated memories included on
+    request, another user's never."""
+    dsn = request.getfixturevalue("embedded_dsn" if backend == "pgvector" else "postgres_dsn")
+    async with open_store(dsn, "sync") as raw:
+        store = Driver(raw, "sync", backend, dsn)
         for key, value in corpus().items():
             await store("put", SCOPE, key, value)
         await store("put", ("memories", "u2"), "other", {"content": "jazz in Lyon"})
@@ -186,21 +191,22 @@ def _reference_bm25(
     return score
 
 
-@pytest.mark.parametrize("path", ["exact", "scan", "candidates"])
+@pytest.mark.parametrize("path", ["exact", "exact-candidates", "scan", "candidates"])
 def test_bm25_statistics_are_those_of_the_scope_on_every_path(
     path: str, request: pytest.FixtureRequest
 ) -> None:
-    """Property: on every search path (the exact path, the one-statement scan, the
-    candidate path), a result's raw BM25 is the reference BM25 over exactly the scope's
-    documents -- its document frequencies, count and average length counted over every row
-    under the scope, invalidated ones included, none of a sibling namespace whose name only
-    starts the same ("u10" beside "u1")."""
+    """Property: on every search path (the exact path's scan and candidates, pgvector's
+    one-statement scan and candidates), a result's raw BM25 is the reference BM25 over
+    exactly the scope's documents -- its document frequencies, count and average length
+    counted over every row under the scope, invalidated ones included, none of a sibling
+    namespace whose name only starts the same ("u10" beside "u1")."""
     from langgraph.store.base import PutOp
 
     from langgraph_recall.store.postgres import PostgresMemoryStore
     from tests.integration.store.conftest import index_config
 
-    dsn = request.getfixturevalue("postgres_dsn" if path == "exact" else "embedded_dsn")
+    exact = path.startswith("exact")
+    dsn = request.getfixturevalue("postgres_dsn" if exact else "embedded_dsn")
     examples = iter(range(10**6))
     with PostgresMemoryStore.from_conn_string(dsn, index=index_config()) as store:
         store.setup()
@@ -221,11 +227,11 @@ def test_bm25_statistics_are_those_of_the_scope_on_every_path(
             scope = (*root, "u1")
             in_scope = [words for where, words, _ in docs if where.split("/")[0] == "u1"]
             with pytest.MonkeyPatch.context() as patch:
-                if path == "candidates":
+                if path.endswith("candidates"):
                     patch.setattr(_sql, "SCOPE_SCAN_ROWS", 0)
                 hits = store.search(scope, query=" ".join(query), limit=50, explain=True)
             large = store._large_scopes.contains(encode_namespace(scope))  # type: ignore[attr-defined]
-            assert large == (path == "candidates" and bool(in_scope))  # (an empty scope: no rows)
+            assert large == (path.endswith("candidates") and bool(in_scope))  # (empty: no rows)
             by_key = {f"d{n}": words for n, (_, words, _) in enumerate(docs)}
             visible = {
                 f"d{n}"
