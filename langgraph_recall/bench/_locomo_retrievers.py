@@ -292,7 +292,7 @@ def entity_rerank(
 
 class EntityLinkRetriever:
     """``ours-exact-entities``: :class:`EpisodicRetriever`'s pool re-ranked by the entities
-    its turns name (:func:`~langgraph_recall.bench._entities.find_entities`), see
+    its turns name (:func:`~langgraph_recall.extraction.entities.find_entities`), see
     :func:`entity_rerank`. An experiment: it measures whether entity links between sessions
     find multi-hop evidence that the hybrid search ranks low."""
 
@@ -305,7 +305,7 @@ class EntityLinkRetriever:
         import math
         from collections import Counter
 
-        from langgraph_recall.bench._entities import find_entities
+        from langgraph_recall.extraction.entities import find_entities
 
         self.inner.index(conversation)
         self.mentions = {t.dia_id: frozenset(find_entities(t.text)) for t in conversation.turns}
@@ -318,7 +318,7 @@ class EntityLinkRetriever:
         }
 
     def search(self, question: str, k: int) -> list[str]:
-        from langgraph_recall.bench._entities import find_entities
+        from langgraph_recall.extraction.entities import find_entities
 
         found = self.inner.store.search(self.inner._namespace, query=question, limit=ENTITY_POOL)
         ranked = [(str(i.value.get("turn_id", i.key)), float(i.score or 0.0)) for i in found]

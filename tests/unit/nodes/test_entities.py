@@ -10,7 +10,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from langgraph_recall.bench._entities import MAX_ENTITIES, find_entities, normalize_entity
+from langgraph_recall.extraction.entities import (
+    MAX_ENTITIES,
+    find_entities,
+    normalize_entities,
+    normalize_entity,
+)
+from langgraph_recall.extraction.textnorm import ENGLISH_STOP_WORDS
 from tests._hypothesis import thorough
 
 
@@ -35,6 +41,10 @@ from tests._hypothesis import thorough
         ("用户住在杭州西湖区。", ("杭州西湖区",)),
         ("他在浙江大学读书", ("浙江大学",)),
         ("我用FastAPI写了一个服务", ("fastapi",)),
+        # a sentence's first word that acts or speaks is a name
+        ("Ana moved to Lisbon with Bruno.", ("ana", "lisbon", "bruno")),
+        ("Melanie: Yes, every Sunday!", ("melanie",)),
+        ("Life is good.", ()),
     ],
 )
 def test_entities_of_english_and_chinese_texts(text: str, expected: tuple[str, ...]) -> None:
@@ -62,3 +72,79 @@ def test_entities_are_normalised_distinct_bounded_and_taken_from_the_text(text: 
 @given(st.lists(st.text("abcdefghijklmnopqrstuvwxyz", min_size=1, max_size=9), max_size=30))
 def test_lower_case_words_name_no_entity(words: list[str]) -> None:
     assert find_entities(" ".join(words)) == ()
+
+
+DAYS_AND_MONTHS = frozenset(
+    [
+        "monday",
+        "tuesday",
+        "wednesday",
+        "thursday",
+        "friday",
+        "saturday",
+        "sunday",
+        "january",
+        "february",
+        "march",
+        "april",
+        "may",
+        "june",
+        "july",
+        "august",
+        "september",
+        "october",
+        "november",
+        "december",
+    ]
+)
+# capitalised stop words, days and months mixed with names: what the finder must leave out
+_WORDS = st.sampled_from(
+    [
+        *sorted({w.capitalize() for w in DAYS_AND_MONTHS | ENGLISH_STOP_WORDS}),
+        "Melanie",
+        "Lisbon",
+        "NASA",
+        "LangGraph",
+        "杭州市",
+        "我住在北京。",
+        ".",
+        ",",
+        "'s",
+        "\n",
+    ]
+)
+
+
+@settings(max_examples=thorough(300), deadline=None)
+@given(st.text(max_size=60))
+def test_normalising_twice_is_normalising_once(name: str) -> None:
+    once = normalize_entity(name)
+    assert normalize_entity(once) == once
+    assert once == once.strip() and "  " not in once
+
+
+@settings(max_examples=thorough(300), deadline=None)
+@given(st.lists(_WORDS, max_size=40))
+def test_never_a_stop_word_day_or_month_and_always_bounded(words: list[str]) -> None:
+    text = " ".join(words)
+    found = find_entities(text)
+    assert len(found) <= MAX_ENTITIES
+    for entity in found:
+        assert not all(w in ENGLISH_STOP_WORDS or w in DAYS_AND_MONTHS for w in entity.split())
+    assert find_entities(text) == found
+
+
+def test_names_a_caller_or_a_model_gives_are_normalised_like_found_ones() -> None:
+    given_names = ["Ana", {"name": "ACME Corp", "type": "organisation"}, "ana", "May", 3, ""]
+    assert normalize_entities(given_names) == ("ana", "acme corp")
+    assert normalize_entities([f"Person {n}" for n in range(40)]) == tuple(
+        f"person {n}" for n in range(MAX_ENTITIES)
+    )
+
+
+@settings(max_examples=thorough(200), deadline=None)
+@given(st.lists(st.one_of(st.text(max_size=30), st.integers()), max_size=40))
+def test_given_names_are_normalised_distinct_bounded(names: list[object]) -> None:
+    kept = normalize_entities(names)
+    assert len(kept) == len(set(kept)) <= MAX_ENTITIES
+    assert all(normalize_entity(name) == name and name for name in kept)
