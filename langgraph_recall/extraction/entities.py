@@ -63,7 +63,9 @@ _NEVER = frozenset(
         "congratulations haha lol aw aww ah anyway absolutely definitely totally glad happy love "
         "dear mr mrs ms dr mom dad monday tuesday wednesday thursday friday saturday sunday "
         "january february march april may june july august september october november december "
-        "today tomorrow yesterday tonight morning evening night am pm btw fyi omg"
+        "today tomorrow yesterday tonight morning evening night am pm btw fyi omg bye goodbye "
+        "since last next mon tue tues wed thu thur thurs fri sat sun jan feb mar apr jun jul aug "
+        "sep sept oct nov dec"
     )
 )
 _ACTIONS = frozenset(
@@ -197,10 +199,12 @@ def _latin(sentence: str, openers: list[str]) -> list[str]:
             break
         first, last = index, end - 1
         opening = sentence[: words[first].start()].strip(" \"'(*-#>") == ""
-        while first <= last and normalize_entity(words[first].group()) in _NEVER:
+        while first <= last and _filler(words[first].group()):
             first += 1
             opening = False  # "Hey Melanie": what follows a greeting is no sentence start
-        while first <= last and words[last].group().lower() in _CONNECTORS:
+        while first <= last and (
+            words[last].group().lower() in _CONNECTORS or _filler(words[last].group())
+        ):
             last -= 1
         if first <= last:
             head = words[first].group()
@@ -210,6 +214,13 @@ def _latin(sentence: str, openers: list[str]) -> list[str]:
                 found.append(sentence[words[first].start() : words[last].end()])
         index = end
     return found
+
+
+def _filler(word: str) -> bool:
+    """A word that never starts or ends a name: a greeting, day, month, pronoun or stop word
+    ("Last Friday", "Bye Jon", "Do Jon ...", "Since I")."""
+    key = normalize_entity(word)
+    return key in _NEVER or key in ENGLISH_STOP_WORDS
 
 
 def _acts(sentence: str, words: list[re.Match[str]], index: int) -> bool:

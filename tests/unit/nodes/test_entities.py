@@ -45,6 +45,8 @@ from tests._hypothesis import thorough
         ("Ana moved to Lisbon with Bruno.", ("ana", "lisbon", "bruno")),
         ("Melanie: Yes, every Sunday!", ("melanie",)),
         ("Life is good.", ()),
+        ("See you Next Friday! Bye Jon, Since I left.", ("jon",)),
+        ("Do Jon and Gina start businesses?", ("jon", "gina")),
     ],
 )
 def test_entities_of_english_and_chinese_texts(text: str, expected: tuple[str, ...]) -> None:
