@@ -107,7 +107,7 @@ class RetrievalConfig:
     min_relevance: float | None = None
     update_weight: float = 0.15
     update_similarity: float = 0.8
-    entity_weight: float = 0.1
+    entity_weight: float = 0.05
     entity_hops: int = 1
     entity_candidates: int = 20
 
