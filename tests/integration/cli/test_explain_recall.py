@@ -196,6 +196,7 @@ def test_inspect_query_prints_each_term_and_they_add_up(postgres_dsn: str) -> No
         "access",
         "time",
         "match",
+        "entity",
         "update",
         "score",
         "content",
@@ -204,10 +205,13 @@ def test_inspect_query_prints_each_term_and_they_add_up(postgres_dsn: str) -> No
     assert len(rows) == 3 and "secret" not in text
     assert rows[0].split()[1] == "lyon"  # the move is the best match
     for row in rows:
-        numbers = [float(x) for x in row.split()[2:10] if re.fullmatch(r"-?\d+\.\d+", x)]
-        assert len(numbers) == 8
-        assert sum(numbers[:7]) == pytest.approx(numbers[7], abs=4e-3)  # printed to 3 places
-    assert "score = lexical + vector + recency + importance + access + time match + update" in text
+        numbers = [float(x) for x in row.split()[2:11] if re.fullmatch(r"-?\d+\.\d+", x)]
+        assert len(numbers) == 9
+        assert sum(numbers[:8]) == pytest.approx(numbers[8], abs=4e-3)  # printed to 3 places
+    assert (
+        "score = lexical + vector + recency + importance + access + time match + entity + update"
+        in text
+    )
     assert len(EXPLAIN_HEADER) == 13
 
 
