@@ -199,7 +199,13 @@ def _ingest_table(report: LocomoReport) -> str:
     ]
     speed = {s.path: s.turns_per_second for s in report.ingest}
     ratio = speed.get("episodic", 0.0) / speed["loader"] if speed.get("loader") else 0.0
+    unlinked = speed.get("episodic-unlinked", 0.0)
+    links = (
+        f", episodic / episodic-unlinked = {speed['episodic'] / unlinked:.2f}x"
+        if (unlinked and "episodic" in speed)
+        else ""
+    )
     return (
         "\n\nIngest cost (same turns, each path on its own uncached embedder, alternating "
-        f"rounds): episodic / loader = {ratio:.2f}x turns/s\n\n" + format_table(header, rows)
+        f"rounds): episodic / loader = {ratio:.2f}x turns/s{links}\n\n" + format_table(header, rows)
     )

@@ -33,12 +33,10 @@ __all__ = [
     "INGEST_BATCH",
     "LOADER_CONTEXT_TURNS",
     "BM25Retriever",
-    "EntityLinkRetriever",
     "EpisodicRetriever",
     "InMemoryVectorRetriever",
     "LoaderRetriever",
     "Retriever",
-    "entity_rerank",
     "episode_config",
     "episode_turns",
     "episodic_retriever",
@@ -62,7 +60,7 @@ ALL_RETRIEVERS = (
     *DEFAULT_RETRIEVERS,
     "ours-loader",
     "ours-pgvector-diverse",
-    "ours-exact-entities",
+    "ours-exact-unlinked",
 )
 # Episodic context: how many earlier / later turns of the same session each episode carries
 # as ``context`` (chosen on the tuning conversations only, with turn-composed embeddings:
@@ -81,17 +79,6 @@ LOADER_CONTEXT_TURNS = 2
 # 0.1 70.5 / 78.6, 0.2 69.9 / 77.3, 0.5 59.5 / 69.4.
 DIVERSITY_POOL = 40
 DIVERSITY_PENALTY = 0.05
-# ``ours-exact-entities`` (an experiment, not adopted): the store's best ENTITY_POOL results
-# re-ranked by entity links (:func:`entity_rerank`): a result naming a rare entity (one in at
-# most ENTITY_MAX_SHARE of the conversation's turns) that the question or the top
-# ENTITY_SEEDS results name is lifted by ENTITY_WEIGHT x the best score x the entity's
-# rarity. Tuning conversations only (c1 multi-hop and overall R@5 / R@10 against the store's
-# order): weight 0.05-0.1 +0.0-1.2 c1, 0.25 +2.3 / +2.3 c1 and +0.4 / +0.4 overall; seeds 0
-# (the question's entities alone) +0.0; 5 seeds or a share up to 0.1 cost overall R@5.
-ENTITY_POOL = 100
-ENTITY_SEEDS = 2
-ENTITY_MAX_SHARE = 0.03
-ENTITY_WEIGHT = 0.25
 
 
 class Retriever(Protocol):
@@ -250,87 +237,6 @@ def window_diversify(items: Sequence[Any], k: int, *, penalty: float) -> list[An
     return [items[i] for i in chosen]
 
 
-def entity_rerank(
-    ranked: Sequence[tuple[str, float]],
-    k: int,
-    *,
-    mentions: dict[str, frozenset[str]],
-    rarity: dict[str, float],
-    question_entities: Sequence[str],
-    seeds: int = ENTITY_SEEDS,
-    weight: float = ENTITY_WEIGHT,
-) -> list[str]:
-    """The best ``k`` ids of ``ranked`` (``(id, score)``, best first) after lifting each
-    result that names an entity named by the question or by the top ``seeds`` results:
-    ``score + weight * best score * max rarity`` of the shared entities (``rarity``: only
-    the entities that may link, each in (0, 1]; the top ``seeds`` results keep their score).
-
-    Example:
-        >>> ranked = [("a", 1.0), ("b", 0.9), ("c", 0.8)]
-        >>> mentions = {"a": frozenset({"luna"}), "c": frozenset({"luna"})}
-        >>> entity_rerank(ranked, 2, mentions=mentions, rarity={"luna": 1.0},
-        ...               question_entities=(), seeds=1, weight=0.15)
-        ['a', 'c']
-    """
-    linked = {e: rarity[e] for e in question_entities if e in rarity}
-    for item, _ in ranked[:seeds]:
-        for entity in mentions.get(item, frozenset()):
-            if entity in rarity:
-                linked[entity] = rarity[entity]
-    best = ranked[0][1] if ranked else 0.0
-    lead = {item for item, _ in ranked[:seeds]}
-
-    def lifted(position: int) -> tuple[float, int]:
-        item, score = ranked[position]
-        shared = [linked[e] for e in mentions.get(item, frozenset()) if e in linked]
-        lift = weight * best * max(shared) if shared and item not in lead else 0.0
-        return -(score + lift), position
-
-    order = sorted(range(len(ranked)), key=lifted)
-    return [ranked[i][0] for i in order[:k]]
-
-
-class EntityLinkRetriever:
-    """``ours-exact-entities``: :class:`EpisodicRetriever`'s pool re-ranked by the entities
-    its turns name (:func:`~langgraph_recall.bench._entities.find_entities`), see
-    :func:`entity_rerank`. An experiment: it measures whether entity links between sessions
-    find multi-hop evidence that the hybrid search ranks low."""
-
-    def __init__(self, inner: EpisodicRetriever) -> None:
-        self.inner = inner
-        self.mentions: dict[str, frozenset[str]] = {}
-        self.rarity: dict[str, float] = {}
-
-    def index(self, conversation: Conversation) -> None:
-        import math
-        from collections import Counter
-
-        from langgraph_recall.bench._entities import find_entities
-
-        self.inner.index(conversation)
-        self.mentions = {t.dia_id: frozenset(find_entities(t.text)) for t in conversation.turns}
-        counts = Counter(name for names in self.mentions.values() for name in names)
-        turns = max(len(self.mentions), 2)
-        self.rarity = {
-            name: math.log(turns / n) / math.log(turns)
-            for name, n in counts.items()
-            if n <= ENTITY_MAX_SHARE * turns
-        }
-
-    def search(self, question: str, k: int) -> list[str]:
-        from langgraph_recall.bench._entities import find_entities
-
-        found = self.inner.store.search(self.inner._namespace, query=question, limit=ENTITY_POOL)
-        ranked = [(str(i.value.get("turn_id", i.key)), float(i.score or 0.0)) for i in found]
-        return entity_rerank(
-            ranked,
-            k,
-            mentions=self.mentions,
-            rarity=self.rarity,
-            question_entities=find_entities(question),
-        )
-
-
 class LoaderRetriever:
     """The previous loader (``ours-loader``): ``put`` with a hand-built ``context`` — the up
     to ``context_turns`` turns before each turn in its session, ``index=["context",
@@ -402,9 +308,10 @@ def open_store(
     embeddings: Embeddings,
     dims: int,
     retrieval: Any = None,
+    link_entities: bool = True,
 ) -> Iterator[Any]:
     """A set-up ``PostgresMemoryStore`` on a fresh database of ``database``, indexing
-    ``content`` with ``embeddings``."""
+    ``content`` with ``embeddings`` (``link_entities``: the store option)."""
     from langgraph_recall.store.postgres import PostgresMemoryStore
 
     index = content_index(dims, embeddings)
@@ -414,6 +321,7 @@ def open_store(
             dsn,
             index=index,
             retrieval=retrieval,
+            link_entities=link_entities,
         ) as store,
     ):
         store.setup()
@@ -428,13 +336,16 @@ def episodic_retriever(
     episodes: Any,
     retrieval: Any = None,
     diversity: float | None = None,
+    link_entities: bool = True,
 ) -> EpisodicRetriever:
     """An :class:`EpisodicRetriever` on its own store (closed with ``stack``), whose embedder
     is ``embeddings`` composed per turn (:class:`~langgraph_recall.episodes.TurnEmbeddings`).
     """
     from langgraph_recall.episodes import TurnEmbeddings
 
-    store = stack.enter_context(open_store(database, TurnEmbeddings(embeddings), dims, retrieval))
+    store = stack.enter_context(
+        open_store(database, TurnEmbeddings(embeddings), dims, retrieval, link_entities)
+    )
     return EpisodicRetriever(
         store, episodes=episodes, run_tag=uuid.uuid4().hex[:8], diversity=diversity
     )
@@ -476,11 +387,17 @@ def make_retriever(
         return episodic_retriever(
             stack, pgvector_database, embeddings, dims, episodes, diversity=DIVERSITY_PENALTY
         )
-    if name == "ours-exact-entities":
-        inner = episodic_retriever(
-            stack, lambda: temp_database(exact_dsn), embeddings, dims, episodes
+    if name == "ours-exact-unlinked":
+        unlinked = RetrievalConfig(entity_weight=0.0)
+        return episodic_retriever(
+            stack,
+            lambda: temp_database(exact_dsn),
+            embeddings,
+            dims,
+            episodes,
+            unlinked,
+            link_entities=False,
         )
-        return EntityLinkRetriever(inner)
     if name == "ours-loader":
         store = stack.enter_context(open_store(pgvector_database, embeddings, dims))
         return LoaderRetriever(

@@ -31,11 +31,9 @@ vectors):
   window (context and turn) they share with the results already chosen
   (:func:`window_diversify`). It lowered recall on the tuning conversations at every
   strength tried; the row measures it beside the others.
-* ``ours-exact-entities`` (not in the default set; an experiment, not adopted): episodic on
-  the exact path, the store's best ``ENTITY_POOL`` results re-ranked by entity links
-  (:func:`~langgraph_recall.bench._locomo_retrievers.entity_rerank`: results naming a rare
-  person, place or project that the question or the top results name are lifted). It
-  measures whether links between sessions reach the multi-hop evidence.
+* ``ours-exact-unlinked`` (not in the default set): ``ours-exact`` without entity links
+  (``link_entities=False``, ``RetrievalConfig(entity_weight=0)``): the store as it ranked
+  before links, for the before/after table in one run.
 * ``ours-loader`` (not in the default set): the previous loader, ``put`` with a hand-built
   ``context`` of the 2 earlier turns, embedded jointly by the store (two embeddings per
   memory). The ingest-cost table compares it with the episodic path on the first
@@ -320,22 +318,23 @@ def measure_ingest(
     rounds: int = 2,
 ) -> list[IngestSpeed]:
     """Ingest the first ``turns`` turns with the previous loader (``put`` with a hand-built
-    context, two embeddings per memory) and with the episodic path (``ingest_history`` on
-    :class:`~langgraph_recall.episodes.TurnEmbeddings`), each on a fresh uncached counting
-    embedder, in ``rounds`` alternating rounds (loader, episodic, episodic, loader, ...)
-    so that load on the machine falls on both alike."""
+    context, two embeddings per memory), with the episodic path (``ingest_history`` on
+    :class:`~langgraph_recall.episodes.TurnEmbeddings`) and with the episodic path on a
+    store that writes no entity links (``episodic-unlinked``), each on a fresh uncached
+    counting embedder, in ``rounds`` rounds whose order alternates so that load on the
+    machine falls on all alike."""
     from langgraph_recall.episodes import TurnEmbeddings
 
     part = Conversation(conversation.sample_id, conversation.turns[:turns], ())
-    totals = {"loader": IngestSpeed("loader"), "episodic": IngestSpeed("episodic")}
-    order = [
-        ("loader", "episodic") if r % 2 == 0 else ("episodic", "loader") for r in range(rounds)
-    ]
+    paths = ("loader", "episodic", "episodic-unlinked")
+    totals = {path: IngestSpeed(path) for path in paths}
+    order = [paths if r % 2 == 0 else paths[::-1] for r in range(rounds)]
     for pair in order:
         for path in pair:
             counter = CountingEmbeddings(embeddings)
             embedder: Embeddings = counter if path == "loader" else TurnEmbeddings(counter)
-            with open_store(database, embedder, dims) as store:
+            linked = path != "episodic-unlinked"
+            with open_store(database, embedder, dims, link_entities=linked) as store:
                 tag = uuid.uuid4().hex[:8]
                 retriever: Retriever = (
                     LoaderRetriever(store, context_turns=LOADER_CONTEXT_TURNS, run_tag=tag)

@@ -2,7 +2,7 @@
 
 With ``--query TEXT`` ``inspect`` instead runs the search the ``retrieve`` node runs and
 prints, per result, each term of its score (lexical, vector, recency, importance, access,
-time match; they add up to the final score): ``search(..., explain=True)``.
+time match, entity, update; they add up to the final score): ``search(..., explain=True)``.
 
 Both work on the user's namespaces — ``("memories", <user>)``, where the memory nodes
 write by default, plus any other namespace the nodes recorded for the user, and the
@@ -164,17 +164,18 @@ EXPLAIN_HEADER = [
     "importance",
     "access",
     "time match",
+    "entity",
     "update",
     "score",
     "content",
 ]
-"""Columns of ``inspect --query``: the seven terms of the score, then the score."""
+"""Columns of ``inspect --query``: the eight terms of the score, then the score."""
 
 
 def explain_rows(items: Sequence[SearchItem]) -> list[list[Any]]:
     """Table rows for explained search results (pure), best first as searched.
 
-    Each row holds the seven terms of the item's score and the score itself; an item
+    Each row holds the eight terms of the item's score and the score itself; an item
     without an explanation (a store without ``explain``) shows only its score.
 
     Example:
@@ -189,13 +190,14 @@ def explain_rows(items: Sequence[SearchItem]) -> list[list[Any]]:
         parts = ScoreBreakdown(0.25, 0.5, 0.125, 0.0625, 0.0, 0.0, 0.9375)
         item = ExplainedSearchItem(("memories", "u1"), "k1", {"content": "tea"}, now, now,
                                    0.9375, explanation=parts)
-        assert explain_rows([item])[0][3:11] == [0.25, 0.5, 0.125, 0.0625, 0.0, 0.0, 0.0, 0.9375]
+        assert explain_rows([item])[0][3:12] == [0.25, 0.5, 0.125, 0.0625, 0.0, 0.0, 0.0, 0.0,
+                                                  0.9375]
         ```
     """
     rows: list[list[Any]] = []
     for position, item in enumerate(items, start=1):
         parts = getattr(item, "explanation", None)
-        terms: list[Any] = list(parts.contributions().values()) if parts is not None else [None] * 7
+        terms: list[Any] = list(parts.contributions().values()) if parts is not None else [None] * 8
         rows.append(
             [
                 position,
@@ -228,9 +230,10 @@ def _inspect_query(args: Any, store: Any, data: UserData, out: Console, user: st
         return 0
     out.table(EXPLAIN_HEADER, explain_rows(items))
     out.line(
-        "  score = lexical + vector + recency + importance + access + time match + update "
-        "(each term is its factor times its RetrievalConfig weight; update lifts a newer "
-        "memory that states a change above an older one)"
+        "  score = lexical + vector + recency + importance + access + time match + entity "
+        "+ update (each term is its factor times its RetrievalConfig weight; update lifts a "
+        "newer memory that states a change above an older one; entity links a memory to the "
+        "people, places and projects the query names)"
     )
     return 0
 

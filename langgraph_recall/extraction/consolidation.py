@@ -133,6 +133,8 @@ def candidate_value(
     }
     if candidate.slot:
         value["slot"] = candidate.slot
+    if candidate.entities:
+        value["entities"] = list(candidate.entities)
     if source:
         value["source"] = dict(source)
     return value

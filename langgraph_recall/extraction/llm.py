@@ -29,6 +29,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, System
 from pydantic import BaseModel, Field
 
 from langgraph_recall.extraction.dates import parse_iso_datetime, resolve_date_phrase
+from langgraph_recall.extraction.entities import MAX_ENTITIES
 from langgraph_recall.extraction.rules import message_text
 from langgraph_recall.extraction.structured import StructuredCaller, StructuredMode
 from langgraph_recall.extraction.types import (
@@ -67,6 +68,10 @@ class ExtractedMemory(BaseModel):
     replaces: list[str] = Field(
         default_factory=list,
         description="What earlier fact this one replaces, as a word or phrase of it.",
+    )
+    entities: list[str] = Field(
+        default_factory=list,
+        description="People, places, organisations and projects the memory names.",
     )
 
 
@@ -267,6 +272,9 @@ class LLMExtractor:
                     slot=(item.slot or "").strip().lower() or None,
                     valid_from=valid_from,
                     replaces=tuple(r.strip() for r in item.replaces if r and r.strip())[:5],
+                    entities=tuple(e.strip() for e in item.entities if e and e.strip())[
+                        :MAX_ENTITIES
+                    ],
                 )
             )
         found.sort(key=lambda c: -c.importance)

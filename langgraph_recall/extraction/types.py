@@ -69,6 +69,9 @@ class MemoryCandidate:
             its key, or by a slot family ending in ``*`` (``"uses:*"``: the newest memory
             of that family, for "I switched to FastAPI"). Consolidation closes those memories
             (same subject only; kept as history) even when their slot differs.
+        entities: The people, places, organisations and projects it names, as a model
+            names them (``("Ana", "Lisbon")``); stored as the memory's ``entities``, which
+            the store links it through. Empty: the store finds them in its text.
 
     Example:
         ```python
@@ -86,6 +89,7 @@ class MemoryCandidate:
     slot: str | None = None
     valid_from: datetime | None = None
     replaces: tuple[str, ...] = ()
+    entities: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

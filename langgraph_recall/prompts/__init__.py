@@ -69,6 +69,9 @@ For each memory give:
   Django to FastAPI", "now I use Y", "我搬到了…", "现在改用…", "I no longer …"), the word or
   phrase of the earlier fact it replaces (["Django"], ["Hamburg"]), else an empty list; the
   earlier memory is then kept as history, no longer current.
+- entities: the people, places, organisations and projects the memory names, as proper
+  names (["Ana", "Lisbon", "Acme"]; "user" is not one), else an empty list: memories that
+  name the same entity are linked, so a later question about one of them finds the others.
 
 Return an empty list when the turn contains nothing worth remembering."""
 

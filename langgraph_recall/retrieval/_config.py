@@ -71,6 +71,19 @@ class RetrievalConfig:
             the same question when it is less than this behind it. 0 turns it off.
         update_similarity: How close in fused relevance (as a ratio, in (0, 1]) an older
             candidate must be to count as being about the same question.
+        entity_weight: Weight of the entity link: when the query names entities (people,
+            places, organisations, projects: the offline entity finder), memories of the
+            same scope linked to them score their link strength in [0, 1] — rare entities
+            count more (inverse document frequency within the scope) — times this weight,
+            and up to ``entity_candidates`` of them join the candidates even when neither
+            the lexical nor the vector list found them. 0 (the default: on LoCoMo and BEAM
+            no weight raised recall) turns it off exactly — no link is read, the ranking
+            is the one without links; the store still writes links, so a weight can be
+            set later without rewriting memories.
+        entity_hops: How far links reach: 1 — memories that name an entity of the query;
+            2 — also memories that name an entity those memories name (at half strength).
+        entity_candidates: How many linked memories (the strongest links first) may join
+            the candidates.
 
     Example:
         >>> RetrievalConfig(fusion="rrf", rrf_k=30).rrf_k
@@ -96,9 +109,20 @@ class RetrievalConfig:
     min_relevance: float | None = None
     update_weight: float = 0.15
     update_similarity: float = 0.8
+    entity_weight: float = 0.0
+    entity_hops: int = 1
+    entity_candidates: int = 20
 
     def __post_init__(self) -> None:
-        for name in ("lexical_candidates", "vector_candidates", "rrf_k"):
+        if (
+            isinstance(self.entity_hops, bool)
+            or not isinstance(self.entity_hops, int)
+            or self.entity_hops not in (1, 2)
+        ):
+            raise ConfigurationError(
+                f"RetrievalConfig.entity_hops must be 1 or 2, got {self.entity_hops!r}"
+            )
+        for name in ("lexical_candidates", "vector_candidates", "rrf_k", "entity_candidates"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ConfigurationError(
@@ -117,6 +141,7 @@ class RetrievalConfig:
             "access_weight",
             "time_match_weight",
             "update_weight",
+            "entity_weight",
             "bm25_k1",
         ):
             value = getattr(self, name)

@@ -60,6 +60,9 @@ class Candidate:
             above an older one it updates (the *update* term). Or a function that says
             it, called only for a candidate that has an older one within reach (reading
             every candidate's text cost ~0.7 ms of a ~3 ms search).
+        entity_link: How strongly it is linked to the entities the query names, in
+            [0, 1] (0: not linked); the *entity* term is this times ``entity_weight``.
+        entities: The entities that link it (for ``explain``).
 
     Example:
         >>> Candidate(("memories", "k1"), vector_similarity=0.8, vector_rank=1).vector_rank
@@ -76,6 +79,8 @@ class Candidate:
     last_accessed: datetime | None = None
     access_count: int = 0
     states_change: bool | Callable[[], bool] = False
+    entity_link: float = 0.0
+    entities: tuple[str, ...] = ()
 
 
 def _says_change(candidate: Candidate) -> bool:
@@ -105,6 +110,8 @@ def _merge(first: Candidate, second: Candidate) -> Candidate:
         last_accessed=first.last_accessed or second.last_accessed,
         access_count=max(first.access_count, second.access_count),
         states_change=_either_change(first, second),
+        entity_link=max(first.entity_link, second.entity_link),
+        entities=first.entities or second.entities,
     )
 
 
@@ -116,10 +123,24 @@ def _either_change(first: Candidate, second: Candidate) -> bool | Callable[[], b
     return lambda: _says_change(first) or _says_change(second)
 
 
-def _min_max(values: Sequence[float | None], *, missing: float | None) -> list[float]:
-    """Scale known values onto [0, 1]; unknown ones get ``missing`` (default: the minimum)."""
-    known = [v for v in values if v is not None and math.isfinite(v)]
+def _min_max(
+    values: Sequence[float | None],
+    *,
+    missing: float | None,
+    among: Sequence[bool] | None = None,
+) -> list[float]:
+    """Scale known values onto [0, 1]; unknown ones get ``missing`` (default: the minimum).
+
+    ``among`` (one flag per value) limits the values that set the range; the others are
+    scaled by it and clamped into [0, 1]."""
+    known = [
+        v
+        for position, v in enumerate(values)
+        if v is not None and math.isfinite(v) and (among is None or among[position])
+    ]
     if not known:
+        if among is not None:
+            return _min_max(values, missing=missing)
         return [0.0] * len(values)
     low, high = min(known), max(known)
     span = high - low
@@ -128,10 +149,21 @@ def _min_max(values: Sequence[float | None], *, missing: float | None) -> list[f
         if value is None or not math.isfinite(value):
             scaled.append(0.0 if missing is None else missing)
         elif span > 0:
-            scaled.append((value - low) / span)
+            scaled.append(min(max((value - low) / span, 0.0), 1.0))
         else:
-            scaled.append(1.0 if high > 0 else 0.0)
+            scaled.append(1.0 if high > 0 and value >= high else 0.0)
     return scaled
+
+
+def _found_by_search(candidates: Sequence[Candidate]) -> list[bool] | None:
+    """Which candidates a list found (lexical or vector rank): the range of the min-max
+    fusion. ``None`` (every candidate) unless some were found only through entity links,
+    which are scaled by the searched candidates' range instead of stretching it."""
+    flags = [c.lexical_rank is not None or c.vector_rank is not None for c in candidates]
+    linked_only = any(
+        not flag and c.entity_link > 0 for flag, c in zip(flags, candidates, strict=True)
+    )
+    return flags if linked_only else None
 
 
 def relevance_parts(
@@ -162,11 +194,13 @@ def relevance_parts(
             )
             parts.append((lex / best, vec / best))
         return parts
+    among = _found_by_search(candidates) if config.entity_weight else None
     lexical = _min_max(
         [c.lexical_score if c.lexical_score is not None else 0.0 for c in candidates],
         missing=0.0,
+        among=among,
     )
-    vector = _min_max([c.vector_similarity for c in candidates], missing=0.0)
+    vector = _min_max([c.vector_similarity for c in candidates], missing=0.0, among=among)
     return [
         (config.lexical_weight * lex / total_weight, config.vector_weight * vec / total_weight)
         for lex, vec in zip(lexical, vector, strict=True)
@@ -201,8 +235,9 @@ def fuse_relevance(candidates: Sequence[Candidate], config: RetrievalConfig) -> 
 class ScoreBreakdown:
     """Why a memory scored what it did: each term of the ranking formula, and the signals.
 
-    The seven contributions add up to ``score`` (the ``SearchItem.score`` the store
-    returns): ``lexical + vector + recency + importance + access + time_match + update``.
+    The eight contributions add up to ``score`` (the ``SearchItem.score`` the store
+    returns): ``lexical + vector + recency + importance + access + time_match + entity +
+    update``.
     Each is its factor times its weight (``lexical``/``vector`` are the relevance weight
     times their share of the fused relevance; ``update`` lifts a newer memory that states
     a change just above an older candidate it updates, by at most ``update_weight``), so
@@ -222,6 +257,9 @@ class ScoreBreakdown:
         vector_rank: Position in the vector candidate list.
         update: Contribution of the update term (0 unless this memory states a change and
             was lifted above an older one about the same question).
+        entity: Contribution of the entity link (``entity_weight`` times the link
+            strength to the entities the query names; 0 when not linked).
+        entities: The entities that link it to the query (empty: none).
 
     Example:
         >>> parts = ScoreBreakdown(0.2, 0.5, 0.05, 0.025, 0.0, 0.0, 0.775)
@@ -241,9 +279,11 @@ class ScoreBreakdown:
     lexical_rank: int | None = None
     vector_rank: int | None = None
     update: float = 0.0
+    entity: float = 0.0
+    entities: tuple[str, ...] = ()
 
     def contributions(self) -> dict[str, float]:
-        """The seven terms by name (they sum to :attr:`score`)."""
+        """The eight terms by name (they sum to :attr:`score`)."""
         return {
             "lexical": self.lexical,
             "vector": self.vector,
@@ -251,6 +291,7 @@ class ScoreBreakdown:
             "importance": self.importance,
             "access": self.access,
             "time_match": self.time_match,
+            "entity": self.entity,
             "update": self.update,
         }
 
@@ -315,7 +356,8 @@ def rank(
 
     ``score = relevance_weight * fused_relevance + recency_weight * recency
     + importance_weight * importance + access_weight * access
-    + time_match_weight * time_match + update`` where every factor is in [0, 1]; the time
+    + time_match_weight * time_match + update + entity_weight * entity_link`` where every
+    factor is in [0, 1]; the time
     match (:func:`~langgraph_recall.retrieval.time_match_score` of the event time) counts
     only when ``time_window`` is given. The update term lifts a candidate that states a
     change (``Candidate.states_change``) just above an older candidate about the same
@@ -399,8 +441,8 @@ def rank_explained(
 
 
 # (score, best list position, input position, candidate, terms): the terms are lexical,
-# vector, recency, importance, access, time match and update, in ScoreBreakdown's order
-_Terms = tuple[float, float, float, float, float, float, float]
+# vector, recency, importance, access, time match, entity and update
+_Terms = tuple[float, float, float, float, float, float, float, float]
 _Scored = tuple[float, int, int, Candidate, _Terms]
 _NO_RANK = 1 << 30
 
@@ -420,7 +462,7 @@ def _scored(
     min_relevance = config.min_relevance
     weight = config.relevance_weight
     recency_weight, importance_weight = config.recency_weight, config.importance_weight
-    access_weight = config.access_weight
+    access_weight, entity_weight = config.access_weight, config.entity_weight
     time_weight = config.time_match_weight if time_window is not None else 0.0
     scored: list[_Scored] = []
     for position, (candidate, (lex, vec)) in enumerate(zip(unique, parts, strict=True)):
@@ -439,20 +481,23 @@ def _scored(
             time_match = time_weight * time_match_score(
                 candidate.event_time, time_window, half_life=config.time_match_half_life
             )
+        entity = 0.0
+        if entity_weight and candidate.entity_link > 0:
+            entity = entity_weight * min(candidate.entity_link, 1.0)
         lexical, vector = weight * lex, weight * vec
-        score = lexical + vector + recency + importance + access + time_match
+        score = lexical + vector + recency + importance + access + time_match + entity
         lexical_rank, vector_rank = candidate.lexical_rank, candidate.vector_rank
         if lexical_rank is None:
             best_rank = _NO_RANK if vector_rank is None else vector_rank
         else:
             best_rank = lexical_rank if vector_rank is None else min(lexical_rank, vector_rank)
-        terms = (lexical, vector, recency, importance, access, time_match, 0.0)
+        terms = (lexical, vector, recency, importance, access, time_match, entity, 0.0)
         scored.append((score, best_rank, position, candidate, terms))
     return scored
 
 
 def _breakdown(score: float, candidate: Candidate, terms: _Terms) -> ScoreBreakdown:
-    lexical, vector, recency, importance, access, time_match, update = terms
+    lexical, vector, recency, importance, access, time_match, entity, update = terms
     return ScoreBreakdown(
         lexical=lexical,
         vector=vector,
@@ -466,6 +511,8 @@ def _breakdown(score: float, candidate: Candidate, terms: _Terms) -> ScoreBreakd
         lexical_rank=candidate.lexical_rank,
         vector_rank=candidate.vector_rank,
         update=update,
+        entity=entity,
+        entities=candidate.entities if entity else (),
     )
 
 
@@ -500,8 +547,8 @@ def _lift_updates(
                     widest = gap
             if widest > 0 and _says_change(candidate):
                 lift = widest + _LIFT_MARGIN
-                lexical, vector, recency, importance, access, time_match, _ = terms
-                lifted = (lexical, vector, recency, importance, access, time_match, lift)
+                lexical, vector, recency, importance, access, time_match, entity, _ = terms
+                lifted = (lexical, vector, recency, importance, access, time_match, entity, lift)
                 row = (score + lift, row[1], position, candidate, lifted)
         final[position] = row
     return list(final.values())

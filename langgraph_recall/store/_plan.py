@@ -71,6 +71,7 @@ def plan_batch(
     fields: list[str] | None,
     max_value_bytes: int,
     compile_filter: Callable[[dict[str, Any]], tuple[C, dict[str, Any]]],
+    entities: bool = False,
 ) -> Plan[C]:
     """Validate ``ops`` and sort them into a :class:`Plan` (raises before any I/O).
 
@@ -79,6 +80,7 @@ def plan_batch(
         fields: The store's default index fields (``None``: the whole value).
         max_value_bytes: The largest JSON value a put may write.
         compile_filter: The backend's filter compiler (clause, parameters).
+        entities: Whether puts carry the entities their memories link through.
     """
     plan: Plan[C] = Plan(results=[None] * len(ops))
     latest_put: dict[tuple[tuple[str, ...], str], PutOp] = {}
@@ -122,6 +124,7 @@ def plan_batch(
             fields=fields,
             index=put.index is not False,
             max_value_bytes=max_value_bytes,
+            entities=entities,
         )
         plan.upserts.append((prepared, check_ttl(put.ttl)))
     return plan

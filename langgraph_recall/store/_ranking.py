@@ -58,6 +58,9 @@ from langgraph_recall.store._types import ExplainedSearchItem, MemorySearchOp
 __all__ = ["rank_rows", "search_item"]
 
 
+_UNLINKED: tuple[float, tuple[str, ...]] = (0.0, ())
+
+
 def _as_utc(moment: datetime) -> datetime:
     return moment if moment.tzinfo is not None else moment.replace(tzinfo=timezone.utc)
 
@@ -94,6 +97,7 @@ def rank_rows(
     similarity: Mapping[int, float | None],
     op: MemorySearchOp,
     config: RetrievalConfig,
+    links: Mapping[int, tuple[float, tuple[str, ...]]] | None = None,
 ) -> list[tuple[dict[str, Any], ScoreBreakdown]]:
     """The page ``op`` asks for of the candidate ``rows``, ranked, each with its score terms.
 
@@ -102,7 +106,10 @@ def rank_rows(
         similarity: Each candidate's cosine similarity to the query, by id (absent: none).
         op: The search (query, ``as_of``, offset and limit).
         config: The ranking weights.
+        links: Each linked candidate's link strength to the query's entities and the
+            entities that link it, by id (absent: not linked).
     """
+    links = links or {}
     by_id = {row["id"]: row for row in rows}
     updates = bool(op.query and config.update_weight and not asks_about_the_past(op.query))
     candidates = [
@@ -117,6 +124,8 @@ def rank_rows(
             last_accessed=row["last_accessed_at"],
             access_count=row["access_count"],
             states_change=functools.partial(_states_change, row["value"]) if updates else False,
+            entity_link=links.get(row["id"], _UNLINKED)[0],
+            entities=links.get(row["id"], _UNLINKED)[1],
         )
         for row in rows
     ]

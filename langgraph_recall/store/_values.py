@@ -12,6 +12,10 @@ Times, numbers, text, nesting and the indexed text's size are checked against wh
 store can keep and read back (:mod:`langgraph_recall.store._bounds`).
 * ``derived_from``: list of source memories (keys in the same namespace, or
   ``{"namespace": [...], "key": "..."}``) — erased together with their sources.
+* ``entities``: the people, places, organisations and projects the memory mentions (names,
+  or ``{"name": ..., "type": ...}`` objects, as a model's extraction gives them); without
+  it the store finds them in the indexed text
+  (:func:`~langgraph_recall.extraction.entities.find_entities`) when it links entities.
 
 Every other key is kept as is and can be filtered on.
 
@@ -35,6 +39,7 @@ from typing import Any
 from langgraph.store.base import get_text_at_path, tokenize_path
 
 from langgraph_recall.errors import InvalidValueError
+from langgraph_recall.extraction.entities import find_entities, normalize_entities
 from langgraph_recall.store._bounds import (
     MAX_INDEXED_TEXT_BYTES,
     check_json,
@@ -51,6 +56,7 @@ __all__ = [
     "check_interval",
     "extract_text",
     "focus_text",
+    "memory_entities",
     "prepare_value",
     "validate_key",
 ]
@@ -79,6 +85,37 @@ class PreparedValue:
     content_text: str | None = None
     """``content`` alone when the indexed ``text`` holds more than it (the item is indexed on
     ``content`` plus context fields); the store then embeds both. ``None`` otherwise."""
+    entities: tuple[str, ...] = ()
+    """The entities the memory is linked through (normalised; empty unless the put asked
+    for entity links and the memory is indexed)."""
+
+
+def memory_entities(value: Mapping[str, Any], text: str | None) -> tuple[str, ...]:
+    """The entities a memory mentions: its ``entities`` field when it has one (a list of
+    names or ``{"name": ...}`` objects), else those :func:`find_entities` finds in ``text``
+    (what the memory says: its ``content`` when it is indexed with context).
+
+    Raises:
+        InvalidValueError: ``entities`` is not a list.
+
+    Example:
+        ```python
+        from langgraph_recall.store._values import memory_entities
+
+        assert memory_entities({}, "Ana moved to Lisbon.") == ("ana", "lisbon")
+        assert memory_entities({"entities": [{"name": "Ana"}]}, "Ana moved to Lisbon.") == (
+            "ana",)
+        ```
+    """
+    given = value.get("entities")
+    if given is not None:
+        if not isinstance(given, (list, tuple)):
+            raise InvalidValueError(
+                "entities must be a list of names or {'name': ...} objects, "
+                f"got {type(given).__name__}"
+            )
+        return normalize_entities(given)
+    return find_entities(text) if text else ()
 
 
 def validate_key(key: object) -> str:
@@ -201,8 +238,10 @@ def prepare_value(
     fields: Sequence[str] | None = None,
     index: bool = True,
     max_value_bytes: int = DEFAULT_MAX_VALUE_BYTES,
+    entities: bool = False,
 ) -> PreparedValue:
-    """Validate ``value`` and derive the memory columns (text, kind, importance, times).
+    """Validate ``value`` and derive the memory columns (text, kind, importance, times;
+    with ``entities``, the entities an indexed memory links through: :func:`memory_entities`).
 
     Raises:
         InvalidValueError: with a message naming the offending field.
@@ -270,6 +309,7 @@ def prepare_value(
             "fields (index=[...]), store less, or put it with index=False"
         )
     content_text = focus_text(text, content, fields)
+    linked = memory_entities(normalised, content_text or text) if entities and text else ()
     return PreparedValue(
         namespace=namespace,
         key=key,
@@ -283,4 +323,5 @@ def prepare_value(
         expires_at=times["expires_at"],
         derived_from=refs,
         content_text=content_text,
+        entities=linked,
     )

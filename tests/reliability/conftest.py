@@ -78,9 +78,10 @@ def any_dsn(request: pytest.FixtureRequest) -> str:
 
 @pytest.fixture
 def any_store(any_dsn: str) -> Iterator[PostgresMemoryStore]:
-    """Our store on ``any_dsn`` (both vector paths), set up."""
+    """Our store on ``any_dsn`` (both vector paths), set up, with entity links written (so
+    the erasure and isolation checks cover their table too)."""
     with PostgresMemoryStore.from_conn_string(
-        any_dsn, index=index_config(), pool_config={"max_size": 4}
+        any_dsn, index=index_config(), pool_config={"max_size": 4}, link_entities=True
     ) as opened:
         opened.setup()
         yield opened

@@ -1,6 +1,6 @@
 """Erasure is complete: after ``forget(prefix)`` no row of any table, no history row (also of
-derived memories elsewhere that were deleted or re-pointed), no derived memory and no
-planner statistic (``pg_stats``) holds the user's text — on both vector paths.
+derived memories elsewhere that were deleted or re-pointed), no derived memory, no entity
+link and no planner statistic (``pg_stats``) holds the user's text — on both vector paths.
 
 A regression test, and a hypothesis property over random lineages of
 derived memories (puts, re-points, deletes, invalidations, expiries, ANALYZE runs).
@@ -49,7 +49,8 @@ def test_forget_erases_deleted_and_repointed_derived_memories_and_statistics(
     still quoted the forgotten values."""
     mark, keep = f"mk{uuid.uuid4().hex[:12]}", f"mk{uuid.uuid4().hex[:12]}"
     store = any_store
-    store.put(VICTIM, "job", {"content": f"{mark} works at Google"})
+    # linked to the entities it names: the user's name (given, as a model gives it) and Google
+    store.put(VICTIM, "job", {"content": f"{mark} works at Google", "entities": [mark, "Google"]})
     store.put(VICTIM, "gone", {"content": f"{mark} once lived in Rome"})
     store.put(BYSTANDER, "job", {"content": f"{keep} works at Airbus"})
     # deleted: a team digest quoting the user
@@ -88,7 +89,9 @@ def test_forget_erases_deleted_and_repointed_derived_memories_and_statistics(
     analyze_everything(any_dsn)
     before = residue(any_dsn, mark)
     assert any("lgm_memory_history" in table for table in before), before
+    assert any("lgm_memory_entities" in table for table in before), before
     assert stats_containing(any_dsn, mark), "ANALYZE should have sampled the user's text"
+    assert any("lgm_memory_entities" in column for column in stats_containing(any_dsn, mark))
 
     erased = store.forget(VICTIM)
 
@@ -229,7 +232,9 @@ def test_no_lineage_of_derived_memories_survives_erasure(
 ) -> None:
     marks = {"victim": f"mk{uuid.uuid4().hex[:12]}", "bystander": f"mk{uuid.uuid4().hex[:12]}"}
     model = Model()
-    with PostgresMemoryStore.from_conn_string(lineage_dsn, index=index_config()) as store:
+    with PostgresMemoryStore.from_conn_string(
+        lineage_dsn, index=index_config(), link_entities=True
+    ) as store:
         store.setup()
         for namespace in {ns for ns, _ in EVERY}:  # examples share the database: start empty
             store.forget(namespace)

@@ -23,6 +23,7 @@ from langgraph.store.base import Item, ListNamespacesOp, Op, PutOp, Result, Sear
 from psycopg import sql
 
 from langgraph_recall._pg.program import Stmt
+from langgraph_recall.extraction.entities import find_entities
 from langgraph_recall.retrieval import ScoreBreakdown
 from langgraph_recall.store._bounds import MAX_ROWS
 from langgraph_recall.store._embedding import EmbedDocuments, EmbedQueries, texts_to_embed
@@ -52,7 +53,11 @@ from langgraph_recall.telemetry import end_span, records, start_store_span
 
 Clause = sql.Composable
 
-__all__ = ["BatchPrograms"]
+__all__ = ["LINKS_READ", "BatchPrograms"]
+
+LINKS_READ = 500
+"""A search reads at most this many linked memories (the strongest links): each candidate
+among them gets its link; the ``entity_candidates`` strongest may join the candidates."""
 
 
 class BatchPrograms(BookkeepingPrograms):
@@ -87,6 +92,7 @@ class BatchPrograms(BookkeepingPrograms):
             fields=self.fields,
             max_value_bytes=self.max_value_bytes,
             compile_filter=_compile_filter,
+            entities=self.link_entities,
         )
         texts = texts_to_embed(plan.upserts)
         doc_vectors: list[list[float]] = []
@@ -227,6 +233,10 @@ class BatchPrograms(BookkeepingPrograms):
             n_lex=n_lex,
             n_vec=n_vec,
         )
+        links = yield from self._entity_links(op, clause, params)
+        linked = bool(links)
+        if linked:
+            params["link_ids"] = list(links)[: config.entity_candidates]
         scope = encode_namespace(op.namespace_prefix)
         if (
             self.vector_mode == "pgvector"
@@ -237,19 +247,22 @@ class BatchPrograms(BookkeepingPrograms):
                 qvec=Float4Array(unit_vector(query_vector)), scan_rows=_sql.SCOPE_SCAN_ROWS
             )
             scan = (
-                _sql.unfiltered_scope_search_sql(op.include_invalid, self.vector_type)
+                _sql.unfiltered_scope_search_sql(
+                    op.include_invalid, self.vector_type, linked=linked
+                )
                 if clause is None
                 else _sql.scope_search_sql(
                     include_invalid=op.include_invalid,
                     filter_clause=clause,
                     vector_type=self.vector_type,
+                    linked=linked,
                 )
             )
             rows = yield Stmt(scan, params, fetch=True, alone=alone, prepare=True)
             if not rows or rows[0]["scope_rows"] <= _sql.SCOPE_SCAN_ROWS:
                 rows = [row for row in rows if row["id"] is not None]
                 nearness = {row["id"]: row["vector_similarity"] for row in rows}
-                return rank_rows(rows, nearness, op, config)
+                return rank_rows(rows, nearness, op, config, links)
             self._large_scopes.add(scope)  # the candidate path from now on
         statement = _sql.search_hybrid_sql(
             vector_mode=self.vector_mode or "exact",
@@ -257,6 +270,7 @@ class BatchPrograms(BookkeepingPrograms):
             include_invalid=op.include_invalid,
             filter_clause=clause,
             vector_type=self.vector_type,
+            linked=linked,
         )
         similarity: Mapping[int, float | None]
         if self.vector_mode == "pgvector":
@@ -271,7 +285,7 @@ class BatchPrograms(BookkeepingPrograms):
             query = np.asarray(query_vector, dtype=np.float32)
             cache = yield from self._refreshed_cache(op.namespace_prefix)
             # a small scope: one prepared scan of its rows (see scope_search_sql)
-            scope_scan = self._exact_scan(op, clause, cache)
+            scope_scan = self._exact_scan(op, clause, cache, linked=linked)
             fetch = n_vec * 4 + 16
             while True:
                 with self._cache_lock:
@@ -293,10 +307,35 @@ class BatchPrograms(BookkeepingPrograms):
                 fetch *= 4
             with self._cache_lock:
                 similarity = cache.similarity(query, [row["id"] for row in rows])
-        return rank_rows(rows, similarity, op, config)
+        return rank_rows(rows, similarity, op, config, links)
+
+    def _entity_links(
+        self, op: MemorySearchOp, clause: Clause | None, params: dict[str, Any]
+    ) -> Program[dict[int, tuple[float, tuple[str, ...]]]]:
+        """The memories of the search's scope linked to the entities its query names
+        (strongest first), with their link strength and the entities that link them; none
+        when ``entity_weight`` is 0 or the query names no entity (no statement then)."""
+        config = self.retrieval
+        entities = find_entities(op.query) if op.query and config.entity_weight else ()
+        if not entities:
+            return {}
+        statement = _sql.entity_links_sql(
+            scoped=bool(op.namespace_prefix),
+            include_invalid=op.include_invalid,
+            filter_clause=clause,
+            hops=config.entity_hops,
+        )
+        link_params = {
+            **params,
+            "entities": list(entities),
+            "cap": config.entity_candidates,
+            "link_rows": LINKS_READ,
+        }
+        rows = yield Stmt(statement, link_params, fetch=True)
+        return {row["id"]: (float(row["link"]), tuple(row["via"])) for row in rows}
 
     def _exact_scan(
-        self, op: MemorySearchOp, clause: Clause | None, cache: VectorCache
+        self, op: MemorySearchOp, clause: Clause | None, cache: VectorCache, *, linked: bool
     ) -> sql.Composed | None:
         """The one-statement scan of ``op``'s scope on the exact path, or ``None`` when the
         scope is not known to be small (no namespace prefix, a scope seen above
@@ -311,12 +350,15 @@ class BatchPrograms(BookkeepingPrograms):
             self._large_scopes.add(scope)
             return None
         if clause is None:
-            return _sql.unfiltered_scope_search_sql(op.include_invalid, self.vector_type, "exact")
+            return _sql.unfiltered_scope_search_sql(
+                op.include_invalid, self.vector_type, "exact", linked
+            )
         return _sql.scope_search_sql(
             include_invalid=op.include_invalid,
             filter_clause=clause,
             vector_type=self.vector_type,
             vectors="exact",
+            linked=linked,
         )
 
     def _refreshed_cache(self, prefix: tuple[str, ...]) -> Program[VectorCache]:
@@ -390,6 +432,7 @@ class BatchPrograms(BookkeepingPrograms):
             "expires_at": [p.expires_at for p, _ in upserts],
             "ttl": [ttl for _, ttl in upserts],
             "derived": [_json_or_none(p.derived_from) for p, _ in upserts],
+            "entities": [json.dumps(p.entities, ensure_ascii=False) for p, _ in upserts],
             "slot": slots,
             "vectors": (
                 Float4Array(vectors) if self.vector_mode == "pgvector" else encode_vector(vectors)

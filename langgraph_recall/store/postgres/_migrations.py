@@ -622,6 +622,35 @@ DROP FUNCTION IF EXISTS lgm_memory_stats_apply(jsonb, jsonb);
 DROP TABLE IF EXISTS lgm_memory_lexicon"""
 
 
+def _entity_links(_: MigrationContext) -> str:
+    """The entities each memory mentions, for search to link memories through them.
+
+    One row per (memory, entity): the entity's normalised name and the memory's namespace,
+    so a search reads only its own scope's links (``(entity, ns)``: a name's rows of one
+    user are a range of that index). A statement trigger removes the rows of deleted items
+    (``delete``, TTL sweeps, decay, ``forget``), as it does their access rows; the upsert
+    replaces an updated memory's. Memories written before this version have no links until
+    they are written again.
+    """
+    return """
+CREATE TABLE IF NOT EXISTS lgm_memory_entities (
+    id bigint NOT NULL,
+    ns text COLLATE "C" NOT NULL,
+    entity text NOT NULL,
+    PRIMARY KEY (id, entity)
+);
+CREATE INDEX IF NOT EXISTS lgm_memory_entities_name ON lgm_memory_entities (entity, ns);
+CREATE OR REPLACE FUNCTION lgm_memory_entities_delete() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    DELETE FROM lgm_memory_entities e USING old_rows o WHERE e.id = o.id;
+    RETURN NULL;
+END $$;
+DROP TRIGGER IF EXISTS lgm_memory_entities_del ON lgm_memory_items;
+CREATE TRIGGER lgm_memory_entities_del AFTER DELETE ON lgm_memory_items
+    REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT
+    EXECUTE FUNCTION lgm_memory_entities_delete()"""
+
+
 def _dollar_quoted(text: str) -> str:
     return f"$body${text}$body$"
 
@@ -647,4 +676,5 @@ MIGRATIONS: list[Callable[[MigrationContext], str]] = [
     _cjk_lexical,
     _bulk_loads,
     _without_lexicon,
+    _entity_links,
 ]

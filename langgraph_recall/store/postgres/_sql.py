@@ -41,6 +41,7 @@ from langgraph_recall.store.postgres._sql_clauses import ITEM_COLUMNS as ITEM_CO
 from langgraph_recall.store.postgres._sql_clauses import SCOPE as SCOPE
 from langgraph_recall.store.postgres._sql_clauses import VALID_AT as VALID_AT
 from langgraph_recall.store.postgres._sql_clauses import visible_clause as visible_clause
+from langgraph_recall.store.postgres._sql_entities import entity_links_sql as entity_links_sql
 from langgraph_recall.store.postgres._sql_search import EXACT_VECTOR_SCALE as EXACT_VECTOR_SCALE
 from langgraph_recall.store.postgres._sql_search import SCOPE_SCAN_ROWS as SCOPE_SCAN_ROWS
 from langgraph_recall.store.postgres._sql_search import (
@@ -300,11 +301,14 @@ INSERT INTO lgm_memory_history (ns, key, action) VALUES ('', '', 'placeholder');
 INSERT INTO lgm_memory_ns_stats (ns, n_docs, total_len) VALUES ('', 0, 0)
     ON CONFLICT DO NOTHING;
 INSERT INTO lgm_memory_access (id) VALUES (0) ON CONFLICT DO NOTHING;
-ANALYZE lgm_memory_items, lgm_memory_history, lgm_memory_ns_stats, lgm_memory_access;
+INSERT INTO lgm_memory_entities (id, ns, entity) VALUES (0, '', '') ON CONFLICT DO NOTHING;
+ANALYZE lgm_memory_items, lgm_memory_history, lgm_memory_ns_stats, lgm_memory_access,
+    lgm_memory_entities;
 DELETE FROM lgm_memory_items WHERE ns = '' AND key = '';
 DELETE FROM lgm_memory_history WHERE ns = '' AND key = '';
 DELETE FROM lgm_memory_ns_stats WHERE ns = '';
-DELETE FROM lgm_memory_access WHERE id = 0"""
+DELETE FROM lgm_memory_access WHERE id = 0;
+DELETE FROM lgm_memory_entities WHERE id = 0 AND entity = ''"""
 
 # The half-lives elapsed are capped at ±1000 (0.5^1000 ≈ 1e-301): Postgres raises an
 # underflow error for power(0.5, x) beyond ~1075, e.g. a one-hour half-life and a memory
@@ -358,9 +362,9 @@ WITH incoming AS (
         %(ns)s::text[], %(key)s::text[], %(value)s::text[]::jsonb[], %(text)s::text[],
         %(kind)s::text[], %(importance)s::real[], %(valid_from)s::timestamptz[],
         %(invalid_at)s::timestamptz[], %(expires_at)s::timestamptz[], %(ttl)s::float8[],
-        %(derived)s::text[]::jsonb[], %(slot)s::integer[]
+        %(derived)s::text[]::jsonb[], %(slot)s::integer[], %(entities)s::text[]::jsonb[]
     ) AS n(ns, key, value, text, kind, importance, valid_from, invalid_at, expires_at,
-           ttl_minutes, derived_from, slot)
+           ttl_minutes, derived_from, slot, entities)
 ), old AS (
     SELECT i.ns, i.key, i.text, i.value, i.invalid_at, i.valid_from
     FROM lgm_memory_items i JOIN incoming n ON i.ns = n.ns AND i.key = n.key
@@ -393,6 +397,17 @@ WITH incoming AS (
 ), reset AS (  -- a put restarts the TTL: an earlier read's refresh no longer applies
     UPDATE lgm_memory_access a SET refreshed_until = NULL
     FROM upserted u WHERE a.id = u.id AND a.refreshed_until IS NOT NULL
+), unlinked AS (  -- an update keeps only the entity links of what it now says
+    DELETE FROM lgm_memory_entities e USING upserted u, incoming n
+    WHERE e.id = u.id AND n.ns = u.ns AND n.key = u.key
+      AND NOT (coalesce(n.entities, '[]'::jsonb) ? e.entity)
+), linked AS (
+    INSERT INTO lgm_memory_entities (id, ns, entity)
+    SELECT u.id, u.ns, x.entity
+    FROM upserted u JOIN incoming n ON n.ns = u.ns AND n.key = u.key
+    CROSS JOIN LATERAL jsonb_array_elements_text(coalesce(n.entities, '[]'::jsonb)) AS x(entity)
+    ORDER BY u.id, x.entity
+    ON CONFLICT (id, entity) DO NOTHING
 )
 INSERT INTO lgm_memory_history (ns, key, action, old_text, new_text, old_value, new_value, actor)
 SELECT u.ns, u.key,

@@ -71,22 +71,26 @@ def search_hybrid_sql(
     include_invalid: bool,
     filter_clause: sql.Composable | None,
     vector_type: str = "vector",
+    linked: bool = False,
 ) -> sql.Composed:
     """:func:`build_search_hybrid_sql`, built once per shape when there is no filter."""
     if filter_clause is None:
-        return _unfiltered_search_hybrid_sql(vector_mode, scoped, include_invalid, vector_type)
+        return _unfiltered_search_hybrid_sql(
+            vector_mode, scoped, include_invalid, vector_type, linked
+        )
     return build_search_hybrid_sql(
         vector_mode=vector_mode,
         scoped=scoped,
         include_invalid=include_invalid,
         filter_clause=filter_clause,
         vector_type=vector_type,
+        linked=linked,
     )
 
 
-@functools.lru_cache(maxsize=16)
+@functools.lru_cache(maxsize=32)
 def _unfiltered_search_hybrid_sql(
-    vector_mode: VectorMode, scoped: bool, include_invalid: bool, vector_type: str
+    vector_mode: VectorMode, scoped: bool, include_invalid: bool, vector_type: str, linked: bool
 ) -> sql.Composed:
     return build_search_hybrid_sql(
         vector_mode=vector_mode,
@@ -94,6 +98,7 @@ def _unfiltered_search_hybrid_sql(
         include_invalid=include_invalid,
         filter_clause=None,
         vector_type=vector_type,
+        linked=linked,
     )
 
 
@@ -104,6 +109,7 @@ def build_search_hybrid_sql(
     include_invalid: bool,
     filter_clause: sql.Composable | None,
     vector_type: str = "vector",
+    linked: bool = False,
 ) -> sql.Composed:
     """Hybrid candidate query: top BM25 matches ∪ top vector neighbours, both signals filled.
 
@@ -121,7 +127,9 @@ def build_search_hybrid_sql(
     query LIMIT n_vec``: over the scope's own rows when the scope is small beside the table
     (:data:`EXACT_VECTOR_SCALE`), else through HNSW (``vector_ip_ops``); on the exact path
     the caller passes candidate ids ordered by exact similarity (``vec_ids``) and the query
-    keeps the first ``n_vec`` that pass the same predicates.
+    keeps the first ``n_vec`` that pass the same predicates. ``linked``: the memories
+    ``%(link_ids)s`` (linked to the query's entities) that pass them are candidates too,
+    scored the same way.
     """
     where = sql.SQL("{} AND {} AND {}").format(
         scope_clause(scoped), visible_clause(include_invalid), filter_clause or sql.SQL("true")
@@ -204,13 +212,13 @@ WITH q AS (
         '''' || replace(replace(c.lexeme, '\\', '\\\\'), '''', '''''') || '''', ' | '
     )::tsquery AS query
     FROM chosen c
-), {vector_top}, matched AS (
+), {vector_top}{link_top}, matched AS (
     SELECT i.id, i.tsv, i.doc_len FROM lgm_memory_items i
     WHERE i.tsv @@ (SELECT query FROM tq) AND {where}
     UNION ALL
     -- vector candidates are BM25-scored on every query lexeme, common ones included
     SELECT v.id, v.tsv, v.doc_len FROM vec_top v
-    WHERE (v.tsv @@ (SELECT query FROM tq)) IS NOT TRUE
+    WHERE (v.tsv @@ (SELECT query FROM tq)) IS NOT TRUE{link_matched}
 ), terms AS (
     SELECT m.id, m.doc_len, u.lexeme,
            coalesce(array_length(u.positions, 1), 1)::float8 AS tf
@@ -230,7 +238,7 @@ WITH q AS (
 ), lex_ranked AS (
     SELECT l.id, l.score, row_number() OVER (ORDER BY l.score DESC, l.id) AS rnk FROM lex l
 ), cand AS (
-    SELECT id FROM lex_ranked WHERE rnk <= %(n_lex)s UNION SELECT id FROM vec_top
+    SELECT id FROM lex_ranked WHERE rnk <= %(n_lex)s UNION SELECT id FROM vec_top{link_cand}
 )
 SELECT {cols}, CASE WHEN lr.rnk <= %(n_lex)s THEN lr.rnk END AS lexical_rank,
        coalesce(lr.score, 0)::float8 AS lexical_score,
@@ -242,6 +250,9 @@ LEFT JOIN lex_ranked lr ON lr.id = c.id
 LEFT JOIN vec_top vt ON vt.id = c.id"""
     ).format(
         vector_top=vector_top,
+        link_top=_LINK_TOP.format(where=where) if linked else sql.SQL(""),
+        link_matched=_LINK_MATCHED if linked else sql.SQL(""),
+        link_cand=sql.SQL(" UNION SELECT id FROM link_top") if linked else sql.SQL(""),
         where=where,
         cols=CANDIDATE_COLUMNS,
         access=ACCESS_JOIN,
@@ -250,6 +261,22 @@ LEFT JOIN vec_top vt ON vt.id = c.id"""
         scope=scope_clause(scoped),
     )
 
+
+# Linked memories (``linked``): those of %(link_ids)s the search may show, BM25-scored
+# like vector candidates when the lexical query did not match them.
+_LINK_TOP = sql.SQL(
+    """, link_top AS (
+    SELECT i.id, i.tsv, i.doc_len FROM lgm_memory_items i
+    WHERE i.id = ANY(%(link_ids)s::bigint[]) AND {where}
+)"""
+)
+_LINK_MATCHED = sql.SQL(
+    """
+    UNION ALL
+    SELECT k.id, k.tsv, k.doc_len FROM link_top k
+    WHERE (k.tsv @@ (SELECT query FROM tq)) IS NOT TRUE
+      AND NOT EXISTS (SELECT 1 FROM vec_top v WHERE v.id = k.id)"""
+)
 
 EXACT_VECTOR_SCALE = 2.5
 """On the candidate path, the vector candidates of a scope of ``n`` memories (with text) come
@@ -274,6 +301,7 @@ def scope_search_sql(
     filter_clause: sql.Composable | None,
     vector_type: str = "vector",
     vectors: VectorMode = "pgvector",
+    linked: bool = False,
 ) -> sql.Composed:
     """Hybrid search of one small scope in one statement.
 
@@ -288,8 +316,9 @@ def scope_search_sql(
     approximation; on the exact path (``vectors="exact"``) the first ``n_vec`` visible ones
     of ``%(vec_ids)s``, the ids the caller ordered by the similarity it computed
     (``vector_similarity`` is then NULL) — and every candidate is BM25-scored on all query
-    lexemes. Its plan reads the scope's btree and nothing else, whatever the values: it is
-    safe to prepare.
+    lexemes. ``linked``: the visible rows of ``%(link_ids)s`` (linked to the query's
+    entities) are candidates too. Its plan reads the scope's btree and nothing else,
+    whatever the values: it is safe to prepare.
     """
     shown = sql.SQL("{} AND {}").format(
         visible_clause(include_invalid), filter_clause or sql.SQL("true")
@@ -351,7 +380,7 @@ WITH q AS (
     {vec_top}
 ), scored AS (
     SELECT t.id FROM terms t JOIN chosen c ON c.lexeme = t.lexeme WHERE t.shown
-    UNION SELECT v.id FROM vec_top v
+    UNION SELECT v.id FROM vec_top v{link_rows}
 ), lex AS (
     SELECT t.id,
            sum(ln(1 + (greatest(c.n, s.df) - s.df + 0.5) / (s.df + 0.5))
@@ -365,7 +394,7 @@ WITH q AS (
 ), lex_ranked AS (
     SELECT l.id, l.score, row_number() OVER (ORDER BY l.score DESC, l.id) AS rnk FROM lex l
 ), cand AS (
-    SELECT id FROM lex_ranked WHERE rnk <= %(n_lex)s UNION SELECT id FROM vec_top
+    SELECT id FROM lex_ranked WHERE rnk <= %(n_lex)s UNION SELECT id FROM vec_top{link_rows}
 )
 SELECT {cols}, CASE WHEN lr.rnk <= %(n_lex)s THEN lr.rnk END AS lexical_rank,
        coalesce(lr.score, 0)::float8 AS lexical_score,
@@ -382,15 +411,26 @@ LEFT JOIN vec_top vt ON vt.id = c.id"""
         vec_top=vec_top,
         similarity=similarity,
         shown=shown,
+        link_rows=(
+            sql.SQL(
+                "\n    UNION SELECT r.id FROM scope_rows r "
+                "WHERE r.shown AND r.id = ANY(%(link_ids)s::bigint[])"
+            )
+            if linked
+            else sql.SQL("")
+        ),
         scope=SCOPE,
         cols=CANDIDATE_COLUMNS,
         access=ACCESS_JOIN,
     )
 
 
-@functools.lru_cache(maxsize=8)
+@functools.lru_cache(maxsize=32)
 def unfiltered_scope_search_sql(
-    include_invalid: bool, vector_type: str, vectors: VectorMode = "pgvector"
+    include_invalid: bool,
+    vector_type: str,
+    vectors: VectorMode = "pgvector",
+    linked: bool = False,
 ) -> sql.Composed:
     """:func:`scope_search_sql` without a filter, built once per shape."""
     return scope_search_sql(
@@ -398,4 +438,5 @@ def unfiltered_scope_search_sql(
         filter_clause=None,
         vector_type=vector_type,
         vectors=vectors,
+        linked=linked,
     )

@@ -33,7 +33,7 @@ pytestmark = [pytest.mark.postgres]
 DIMS = 32
 WORDS = ["tea", "lyon", "falcon", "cat", "miso", "violin", "porto", "may", "2024", "marathon"]
 START = datetime(2023, 1, 1, tzinfo=timezone.utc)
-TERMS = ["lexical", "vector", "recency", "importance", "access", "time_match", "update"]
+TERMS = ["lexical", "vector", "recency", "importance", "access", "time_match", "entity", "update"]
 
 
 @pytest.fixture
@@ -90,8 +90,8 @@ def test_components_add_up_to_the_score_for_random_stores_and_queries(
         assert all(value >= 0.0 or name == "vector" for name, value in parts.items())
     # The table inspect prints holds the same numbers.
     for row, item in zip(explain_rows(items), items, strict=True):
-        assert row[3:10] == list(item.explanation.contributions().values())  # type: ignore[attr-defined]
-        assert row[10] == item.score
+        assert row[3:11] == list(item.explanation.contributions().values())  # type: ignore[attr-defined]
+        assert row[11] == item.score
 
 
 def _fill(store: PostgresMemoryStore, user: str) -> None:
@@ -196,6 +196,7 @@ def test_inspect_query_prints_each_term_and_they_add_up(postgres_dsn: str) -> No
         "access",
         "time",
         "match",
+        "entity",
         "update",
         "score",
         "content",
@@ -204,11 +205,14 @@ def test_inspect_query_prints_each_term_and_they_add_up(postgres_dsn: str) -> No
     assert len(rows) == 3 and "secret" not in text
     assert rows[0].split()[1] == "lyon"  # the move is the best match
     for row in rows:
-        numbers = [float(x) for x in row.split()[2:10] if re.fullmatch(r"-?\d+\.\d+", x)]
-        assert len(numbers) == 8
-        assert sum(numbers[:7]) == pytest.approx(numbers[7], abs=4e-3)  # printed to 3 places
-    assert "score = lexical + vector + recency + importance + access + time match + update" in text
-    assert len(EXPLAIN_HEADER) == 12
+        numbers = [float(x) for x in row.split()[2:11] if re.fullmatch(r"-?\d+\.\d+", x)]
+        assert len(numbers) == 9
+        assert sum(numbers[:8]) == pytest.approx(numbers[8], abs=4e-3)  # printed to 3 places
+    assert (
+        "score = lexical + vector + recency + importance + access + time match + entity + update"
+        in text
+    )
+    assert len(EXPLAIN_HEADER) == 13
 
 
 def test_inspect_query_errors_and_empty_results(postgres_dsn: str) -> None:

@@ -237,3 +237,43 @@ async def test_reflection_works_with_a_text_only_model() -> None:
     (reflection,) = [i.value for i in store.search(ns) if i.value["kind"] == "reflection"]
     assert reflection["content"] == "User enjoys Bergen's hills."
     assert sorted(reflection["derived_from"]) == ["a", "b"]
+
+
+def test_the_entities_a_model_names_are_kept_with_the_memory() -> None:
+    """The extraction schema carries the entities a memory names; the written value keeps
+    them (the store links the memory through them) and a model that names none leaves the
+    field out (the store then finds them in the text)."""
+    extractor = LLMExtractor(TextOnlyChatModel(reply=lambda _: "{}"))
+    output = ExtractionOutput.model_validate(
+        {
+            "memories": [
+                {
+                    "content": "User's sister Ana moved to Lisbon.",
+                    "subject": "user's sister",
+                    "entities": ["Ana", " Lisbon ", ""],
+                },
+                {"content": "User likes tea."},
+            ]
+        }
+    )
+    plain, named = sorted(extractor.to_candidates(output, NOW), key=lambda c: c.content)
+    assert named.entities == ("Ana", "Lisbon") and plain.entities == ()
+    store = new_store()
+    model = _json_router(
+        {
+            "ExtractionOutput": {
+                "memories": [
+                    {"content": "User's sister Ana lives in Lisbon.", "entities": ["Ana", "Lisbon"]}
+                ]
+            },
+            "ConsolidationOutput": {"decisions": []},
+        },
+        reply="Noted.",
+    )
+    graph = build_graph(model, store=store, checkpointer=InMemorySaver())
+    graph.invoke(
+        {"messages": [("user", "My sister Ana lives in Lisbon.")]},
+        {"configurable": {"user_id": "u", "thread_id": "t1"}},
+    )
+    [item] = store.search(("memories", "user_id:u"))
+    assert item.value["entities"] == ["Ana", "Lisbon"]

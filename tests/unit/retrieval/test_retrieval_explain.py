@@ -32,6 +32,8 @@ candidates = st.lists(
         last_accessed=st.none() | st.integers(0, 400).map(lambda d: NOW - timedelta(days=d)),
         access_count=st.integers(0, 50),
         states_change=st.booleans(),
+        entity_link=st.sampled_from([0.0, 0.0, 0.3, 1.0]) | st.floats(0.0, 1.0),
+        entities=st.just(("luna",)),
     ),
     max_size=25,
 )
@@ -46,6 +48,7 @@ configs = st.builds(
     access_weight=weights,
     time_match_weight=weights,
     update_weight=weights,
+    entity_weight=weights,
 )
 windows = st.none() | st.just(
     TimeWindow((NOW - timedelta(days=40)).date(), (NOW - timedelta(days=10)).date())
@@ -57,7 +60,7 @@ windows = st.none() | st.just(
 def test_explained_terms_add_up_to_the_score_rank_orders_by(
     found: list[Candidate], config: RetrievalConfig, window: TimeWindow | None
 ) -> None:
-    """Property: for any candidates and weights, the seven contributions sum to the score,
+    """Property: for any candidates and weights, the eight contributions sum to the score,
     and the explained ranking is exactly ``rank``'s (same order, same scores)."""
     explained = rank_explained(found, config=config, now=NOW, time_window=window)
     plain = rank(found, config=config, now=NOW, time_window=window)

@@ -1,15 +1,17 @@
 """The entities a text mentions: people, places, organisations, projects (pure, no I/O).
 
-A heuristic, used by the LoCoMo benchmark's entity-link experiment (``bench locomo
---retrievers ours-exact-entities``), which measures whether links between memories that name
-the same rare entity reach evidence the hybrid search ranks low (it does not, by more than a
-question or two: see docs/retrieval.md). Nothing in the store or the nodes uses it.
+The offline entity finder. The memory store runs it on the indexed text of every memory it
+writes (unless the value names its ``entities`` itself, as a model's extraction does) and on
+every search query, and links memories through the entities they share (see
+docs/retrieval.md, "Entity links").
 
 * **Latin script**: a run of capitalised words (``Melanie``, ``New York``, ``Bank of
   America``, ``Charlotte's Web`` → ``charlotte's web``), an acronym (``NASA``), a word with
   an inner capital or digit (``LangGraph``, ``iPhone``, ``GPT-4``). A single capitalised word
   that opens a sentence ("Sounds good", "Sweden is cold") counts only when the text also
-  names it elsewhere; days, months, pronouns and greetings never count.
+  names it elsewhere, when it labels a speaker ("Melanie: ...") or when a verb people and
+  organisations do follows it ("Ana moved to Lisbon"); days, months, pronouns, greetings
+  and stop words never count.
 * **Chinese**: a name after 我叫 / 名叫 / 叫做, a place after 住在 / 来自 / 搬到 / 去了 / 在…工作,
   and any run of two to eight Han characters ending in a place or organisation word (``杭州市``,
   ``西湖区``, ``阿里巴巴公司``, ``浙江大学``).
@@ -20,7 +22,7 @@ Names are compared normalised (:func:`normalize_entity`: NFKC, case-folded, poss
 
 Example:
     ```python
-    from langgraph_recall.bench._entities import find_entities
+    from langgraph_recall.extraction.entities import find_entities
 
     assert find_entities("Yesterday Melanie took the kids to Lake Tahoe.") == (
         "melanie", "lake tahoe")
@@ -33,11 +35,23 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Iterable, Mapping
 
-__all__ = ["MAX_ENTITIES", "find_entities", "normalize_entity"]
+from langgraph_recall.extraction.textnorm import ENGLISH_STOP_WORDS
+
+__all__ = [
+    "MAX_ENTITIES",
+    "MAX_ENTITY_CHARS",
+    "find_entities",
+    "normalize_entities",
+    "normalize_entity",
+]
 
 MAX_ENTITIES = 16
 """At most this many entities are kept per text (the first ones it mentions)."""
+MAX_ENTITY_CHARS = 100
+"""A longer name is cut to this many characters (before it is normalised)."""
+_PUNCTUATION = " \t.,;:!?\"'()[]{}"
 
 _APOSTROPHES = str.maketrans({"\u2019": "'", "\u2018": "'", "\u02bc": "'"})
 _NEVER = frozenset(
@@ -49,7 +63,18 @@ _NEVER = frozenset(
         "congratulations haha lol aw aww ah anyway absolutely definitely totally glad happy love "
         "dear mr mrs ms dr mom dad monday tuesday wednesday thursday friday saturday sunday "
         "january february march april may june july august september october november december "
-        "today tomorrow yesterday tonight morning evening night am pm btw fyi omg"
+        "today tomorrow yesterday tonight morning evening night am pm btw fyi omg bye goodbye "
+        "since last next mon tue tues wed thu thur thurs fri sat sun jan feb mar apr jun jul aug "
+        "sep sept oct nov dec"
+    )
+)
+_ACTIONS = frozenset(
+    str.split(
+        "moved moves lives lived works worked went goes met meets married joined joins started "
+        "founded said says told tells visited visits loves loved likes liked bought took takes "
+        "wants wanted plays played studies studied teaches taught leads led owns owned hired "
+        "called adopted painted wrote writes sent asked thinks thought knows knew feels felt "
+        "decided graduated retired launched released announced acquired"
     )
 )
 _CONNECTORS = frozenset({"of", "the", "de", "del", "da", "di", "van", "von", "la", "le"})
@@ -73,18 +98,63 @@ _ZH_STOP = frozenset({"这里", "那里", "哪里", "家里", "公司", "学校"
 
 
 def normalize_entity(name: str) -> str:
-    """The form entities are compared in: NFKC, case-folded, no possessive ``'s``.
+    """The form entities are compared in: NFKC, case-folded, single inner spaces, no
+    surrounding punctuation and no possessive ``'s`` (applied until nothing changes, so
+    normalising twice is normalising once).
 
     Example:
         ```python
-        from langgraph_recall.bench._entities import normalize_entity
+        from langgraph_recall.extraction.entities import normalize_entity
 
         assert normalize_entity("  Melanie’s ") == normalize_entity("MELANIE") == "melanie"
         ```
     """
-    text = unicodedata.normalize("NFKC", name).translate(_APOSTROPHES).casefold()
-    text = " ".join(text.split()).strip(" \t.,;:!?\"'()[]{}")
-    return text[:-2] if text.endswith("'s") else text
+    text = name
+    for _ in range(len(name) + 2):  # each pass that changes the text shortens or folds it
+        step = unicodedata.normalize("NFKC", text).translate(_APOSTROPHES).casefold()
+        step = " ".join(step.split()).strip(_PUNCTUATION)
+        while step.endswith("'s"):
+            step = step[:-2].strip(_PUNCTUATION)
+        if step == text:
+            break
+        text = step
+    return text
+
+
+def normalize_entities(names: Iterable[object]) -> tuple[str, ...]:
+    """Entity names given by a caller or a model (``value["entities"]``), normalised, each
+    once, at most :data:`MAX_ENTITIES`: strings, or mappings with a ``"name"`` (a model's
+    ``{"name": "Ana", "type": "person"}``). Empty names, stop words, days and months are
+    left out, as :func:`find_entities` leaves them out.
+
+    Example:
+        ```python
+        from langgraph_recall.extraction.entities import normalize_entities
+
+        assert normalize_entities(["Ana", {"name": "ACME Corp", "type": "org"}, "ana", "May"]) == (
+            "ana", "acme corp")
+        ```
+    """
+    seen: dict[str, None] = {}
+    for raw in names:
+        name = raw.get("name") if isinstance(raw, Mapping) else raw
+        if not isinstance(name, str):
+            continue
+        key = normalize_entity(name[:MAX_ENTITY_CHARS])
+        if _kept(key):
+            seen.setdefault(key, None)
+        if len(seen) >= MAX_ENTITIES:
+            break
+    return tuple(seen)
+
+
+def _kept(key: str) -> bool:
+    """Whether a normalised name may be an entity: not empty, not a stop word, day, month
+    or greeting, nor made of such words only."""
+    if not key or key in _ZH_STOP:
+        return False
+    words = key.split()
+    return not all(word in _NEVER or word in ENGLISH_STOP_WORDS for word in words)
 
 
 def _capitalised(word: str) -> bool:
@@ -129,19 +199,38 @@ def _latin(sentence: str, openers: list[str]) -> list[str]:
             break
         first, last = index, end - 1
         opening = sentence[: words[first].start()].strip(" \"'(*-#>") == ""
-        while first <= last and normalize_entity(words[first].group()) in _NEVER:
+        while first <= last and _filler(words[first].group()):
             first += 1
             opening = False  # "Hey Melanie": what follows a greeting is no sentence start
-        while first <= last and words[last].group().lower() in _CONNECTORS:
+        while first <= last and (
+            words[last].group().lower() in _CONNECTORS or _filler(words[last].group())
+        ):
             last -= 1
         if first <= last:
             head = words[first].group()
-            if first == last and opening and not _marked(head):
-                openers.append(head)  # "Sweden is cold" / "Sounds good": kept if seen again
+            if first == last and opening and not _marked(head) and not _acts(sentence, words, last):
+                openers.append(head)  # "Sounds good" / "Sweden is cold": kept if seen again
             else:
                 found.append(sentence[words[first].start() : words[last].end()])
         index = end
     return found
+
+
+def _filler(word: str) -> bool:
+    """A word that never starts or ends a name: a greeting, day, month, pronoun or stop word
+    ("Last Friday", "Bye Jon", "Do Jon ...", "Since I")."""
+    key = normalize_entity(word)
+    return key in _NEVER or key in ENGLISH_STOP_WORDS
+
+
+def _acts(sentence: str, words: list[re.Match[str]], index: int) -> bool:
+    """Whether the word at ``index`` opens its sentence as someone who speaks or acts: a
+    speaker's label ("Melanie: ...") or the subject of a verb people and organisations do
+    ("Ana moved to Lisbon", "Acme hired me")."""
+    after = sentence[words[index].end() :]
+    if after.startswith(":"):
+        return True
+    return index + 1 < len(words) and words[index + 1].group().lower() in _ACTIONS
 
 
 def _chinese(text: str) -> list[str]:
@@ -169,7 +258,7 @@ def find_entities(text: str) -> tuple[str, ...]:
 
     Example:
         ```python
-        from langgraph_recall.bench._entities import find_entities
+        from langgraph_recall.extraction.entities import find_entities
 
         assert find_entities("I switched from Django to FastAPI at Acme Corp.") == (
             "django", "fastapi", "acme corp")
@@ -189,8 +278,8 @@ def find_entities(text: str) -> tuple[str, ...]:
         names.extend(_chinese(plain))
     seen: dict[str, None] = {}
     for name in names:
-        key = normalize_entity(name)
-        if key and key not in _NEVER:
+        key = normalize_entity(name[:MAX_ENTITY_CHARS])
+        if _kept(key):
             seen.setdefault(key, None)
         if len(seen) >= MAX_ENTITIES:
             break
