@@ -84,26 +84,31 @@ async def test_a_bulk_load_stores_what_batch_puts_store(ours: Driver) -> None:
 
 
 class FailingEmbeddings(HashingEmbeddings):
-    """Fails the ``fail_at``-th embedding call (1-based), once."""
+    """Fails the ``fail_at``-th embedding call (1-based), once; or, with ``fail_on``, the
+    first call embedding a text that contains it (a given batch, whichever of the batches in
+    flight calls first)."""
 
-    def __init__(self, fail_at: int) -> None:
+    def __init__(self, fail_at: int, fail_on: str | None = None) -> None:
         super().__init__(DIMS)
         self.fail_at = fail_at
+        self.fail_on = fail_on
         self.count = 0
         self._lock = threading.Lock()
 
-    def _next(self) -> None:
+    def _next(self, texts: list[str]) -> None:
         with self._lock:
             self.count += 1
-            if self.count == self.fail_at:
+            chosen = self.fail_on is not None and any(self.fail_on in t for t in texts)
+            if self.count == self.fail_at or chosen:
+                self.fail_on = None
                 raise ConnectionError("the embedding service went away")
 
     def embed_documents(self, texts: list[str]) -> list[list[float]]:
-        self._next()
+        self._next(texts)
         return super().embed_documents(texts)
 
     async def aembed_documents(self, texts: list[str]) -> list[list[float]]:
-        self._next()
+        self._next(texts)
         return await super().aembed_documents(texts)
 
 
@@ -396,14 +401,15 @@ def test_an_input_that_ends_inside_a_recorded_load_is_refused(postgres_dsn: str)
     """A resumed load whose input ends inside a batch, before batches the load recorded (a
     file cut mid-line-run), writes nothing of that batch: written and recorded, the cut batch
     would stand for the whole one, and the whole input could never finish the load."""
-    index = {"dims": DIMS, "embed": FailingEmbeddings(fail_at=3)}
+    # batch 2 fails (not "the third call": batches 2 and 3 embed at once, in either order)
+    index = {"dims": DIMS, "embed": FailingEmbeddings(fail_at=0, fail_on="memory 200:")}
     with PostgresMemoryStore.from_conn_string(postgres_dsn, index=index) as store:
         store.setup()
         with pytest.raises(ConnectionError):
             store.bulk_load(_puts(600, label="mid"), batch_size=100, resume_key="mid")
         recorded = _recorded_batches(postgres_dsn, "mid")
         first_gap = min(set(range(6)) - recorded)
-        assert any(n > first_gap for n in recorded)  # two in flight: the one after committed
+        assert first_gap == 2 and 3 in recorded  # two in flight: the one after committed
         before = len(store.search(("mid",), limit=1_000))
         cut = list(_puts(600, label="mid"))[: first_gap * 100 + 40]
         with pytest.raises(InvalidValueError, match=f"batch {first_gap} .* holds 40 puts, not 100"):
