@@ -60,6 +60,12 @@ LINKS_READ = 500
 among them gets its link; the ``entity_candidates`` strongest may join the candidates."""
 
 
+def _id_array(ids: np.ndarray[Any, Any]) -> str:
+    """Row ids as a Postgres array literal (``{3,1,2}``): psycopg's list dumper spends ~4 µs
+    an element, ~0.7 ms on the ~180 ids an exact-path search passes."""
+    return "{" + ",".join(map(str, ids.tolist())) + "}"
+
+
 class BatchPrograms(BookkeepingPrograms):
     """Batch programs of the Postgres memory store."""
 
@@ -290,7 +296,7 @@ class BatchPrograms(BookkeepingPrograms):
             while True:
                 with self._cache_lock:
                     ids, _ = cache.top(query, fetch)
-                params["vec_ids"] = ids.tolist()
+                params["vec_ids"] = _id_array(ids)
                 if scope_scan is not None:
                     params["scan_rows"] = _sql.SCOPE_SCAN_ROWS
                     rows = yield Stmt(scope_scan, params, fetch=True, prepare=True)
