@@ -135,11 +135,15 @@ def normalize_entities(names: Iterable[object]) -> tuple[str, ...]:
             "ana", "acme corp")
         ```
     """
+    given = (raw.get("name") if isinstance(raw, Mapping) else raw for raw in names)
+    return _first_kept(name for name in given if isinstance(name, str))
+
+
+def _first_kept(names: Iterable[str]) -> tuple[str, ...]:
+    """``names`` normalised, each once, in order, without those never kept; at most
+    :data:`MAX_ENTITIES`."""
     seen: dict[str, None] = {}
-    for raw in names:
-        name = raw.get("name") if isinstance(raw, Mapping) else raw
-        if not isinstance(name, str):
-            continue
+    for name in names:
         key = normalize_entity(name[:MAX_ENTITY_CHARS])
         if _kept(key):
             seen.setdefault(key, None)
@@ -276,11 +280,4 @@ def find_entities(text: str) -> tuple[str, ...]:
     names.extend(word for word in openers if normalize_entity(word) in elsewhere)
     if re.search(f"[{_HAN}]", plain):
         names.extend(_chinese(plain))
-    seen: dict[str, None] = {}
-    for name in names:
-        key = normalize_entity(name[:MAX_ENTITY_CHARS])
-        if _kept(key):
-            seen.setdefault(key, None)
-        if len(seen) >= MAX_ENTITIES:
-            break
-    return tuple(seen)
+    return _first_kept(names)
