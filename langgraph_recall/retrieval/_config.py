@@ -145,7 +145,12 @@ class RetrievalConfig:
             "bm25_k1",
         ):
             value = getattr(self, name)
-            if not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
+            if (
+                isinstance(value, bool)
+                or not isinstance(value, (int, float))
+                or not math.isfinite(value)
+                or value < 0
+            ):
                 raise ConfigurationError(
                     f"RetrievalConfig.{name} must be a finite number >= 0, got {value!r}"
                 )

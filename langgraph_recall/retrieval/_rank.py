@@ -426,6 +426,8 @@ def rank_explained(
     """
     if now.tzinfo is None:
         raise ConfigurationError("rank(now=...) must be timezone-aware, e.g. datetime.now(UTC)")
+    if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int)):
+        raise ConfigurationError(f"rank_explained(limit=...) must be an int or None, got {limit!r}")
     merged: dict[Hashable, Candidate] = {}
     for candidate in candidates:
         previous = merged.get(candidate.id)

@@ -107,15 +107,21 @@ def memory_entities(value: Mapping[str, Any], text: str | None) -> tuple[str, ..
             "ana",)
         ```
     """
-    given = value.get("entities")
+    given = _given_entities(value)
     if given is not None:
-        if not isinstance(given, (list, tuple)):
-            raise InvalidValueError(
-                "entities must be a list of names or {'name': ...} objects, "
-                f"got {type(given).__name__}"
-            )
         return normalize_entities(given)
     return find_entities(text) if text else ()
+
+
+def _given_entities(value: Mapping[str, Any]) -> list[Any] | tuple[Any, ...] | None:
+    """The value's ``entities`` field, checked (``None``: it has none)."""
+    given = value.get("entities")
+    if given is not None and not isinstance(given, (list, tuple)):
+        raise InvalidValueError(
+            "entities must be a list of names or {'name': ...} objects, "
+            f"got {type(given).__name__}"
+        )
+    return given
 
 
 def validate_key(key: object) -> str:
@@ -309,6 +315,7 @@ def prepare_value(
             "fields (index=[...]), store less, or put it with index=False"
         )
     content_text = focus_text(text, content, fields)
+    _given_entities(normalised)  # the same check whether or not this store links entities
     linked = memory_entities(normalised, content_text or text) if entities and text else ()
     return PreparedValue(
         namespace=namespace,

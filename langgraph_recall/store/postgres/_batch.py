@@ -56,8 +56,9 @@ Clause = sql.Composable
 __all__ = ["LINKS_READ", "BatchPrograms"]
 
 LINKS_READ = 500
-"""A search reads at most this many linked memories (the strongest links): each candidate
-among them gets its link; the ``entity_candidates`` strongest may join the candidates."""
+"""A search reads at most this many linked memories (the strongest links, the newest first
+among equally strong ones): each candidate among them gets its link, a candidate beyond them
+none; the ``entity_candidates`` strongest may join the candidates."""
 
 
 def _id_array(ids: np.ndarray[Any, Any]) -> str:
@@ -334,7 +335,7 @@ class BatchPrograms(BookkeepingPrograms):
         link_params = {
             **params,
             "entities": list(entities),
-            "cap": config.entity_candidates,
+            "cap": min(config.entity_candidates, MAX_ROWS),  # a bigint parameter
             "link_rows": LINKS_READ,
         }
         rows = yield Stmt(statement, link_params, fetch=True)

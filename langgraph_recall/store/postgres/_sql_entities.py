@@ -82,11 +82,11 @@ WITH q AS (
     if hops < 2:
         return sql.SQL(
             "{first}\nSELECT h.id, h.link, h.via FROM hop1 h WHERE h.link > 0 "
-            "ORDER BY h.link DESC, h.id LIMIT %(link_rows)s"
+            "ORDER BY h.link DESC, h.id DESC LIMIT %(link_rows)s"
         ).format(first=first)
     second = sql.SQL(
         """, seeds AS (
-    SELECT h.id, h.link FROM hop1 h WHERE h.link > 0 ORDER BY h.link DESC, h.id LIMIT %(cap)s
+    SELECT h.id, h.link FROM hop1 h WHERE h.link > 0 ORDER BY h.link DESC, h.id DESC LIMIT %(cap)s
 ), bridge AS (
     SELECT e.entity, max(s.link) AS strength
     FROM lgm_memory_entities e JOIN seeds s ON s.id = e.id
@@ -114,6 +114,6 @@ SELECT l.id, l.link, l.via FROM (
     ORDER BY x.id, x.link DESC
 ) l
 WHERE l.link > 0
-ORDER BY l.link DESC, l.id LIMIT %(link_rows)s"""
+ORDER BY l.link DESC, l.id DESC LIMIT %(link_rows)s"""
     ).format(rarity=sql.SQL(_RARITY), escope=escope, where=where, decay=sql.Literal(HOP_DECAY))
     return sql.Composed([first, second])

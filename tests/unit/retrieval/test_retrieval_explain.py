@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta, timezone
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from langgraph_recall.errors import ConfigurationError
 from langgraph_recall.retrieval import (
     Candidate,
     RetrievalConfig,
@@ -96,3 +98,11 @@ def test_explanation_keeps_the_raw_signals_beside_the_terms() -> None:
         1,
     )
     assert parts.time_match == 0.0  # no time window: the term is off, not guessed
+
+
+def test_a_limit_that_is_not_an_int_is_refused() -> None:
+    found = [Candidate("a", lexical_score=1.0, lexical_rank=1)]
+    for bad in (2.5, float("inf"), "3", True):
+        with pytest.raises(ConfigurationError, match="limit"):
+            rank_explained(found, config=RetrievalConfig(), now=NOW, limit=bad)  # type: ignore[arg-type]
+    assert rank_explained(found, config=RetrievalConfig(), now=NOW, limit=-1) == []

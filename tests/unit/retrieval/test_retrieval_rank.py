@@ -169,6 +169,8 @@ def test_factor_functions() -> None:
         ({"bm25_b": 1.5}, "bm25_b"),
         ({"recency_half_life": timedelta(0)}, "recency_half_life"),
         ({"text_search_config": ""}, "text_search_config"),
+        ({"entity_weight": True}, "entity_weight"),  # a bool is no weight
+        ({"recency_weight": False}, "recency_weight"),
     ],
 )
 def test_config_rejects_bad_values(kwargs: dict[str, object], message: str) -> None:

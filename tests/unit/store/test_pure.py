@@ -114,6 +114,24 @@ def test_invalid_values_raise(value: dict) -> None:
         prepare_value(("m",), "k", value)
 
 
+@pytest.mark.parametrize("linking", [False, True])
+@pytest.mark.parametrize("index", [False, True])
+def test_entities_that_are_not_a_list_are_refused_by_every_store(
+    linking: bool, index: bool
+) -> None:
+    """The same value is accepted or refused whether or not the store links entities and
+    whether or not the put indexes: a value written without links can always be written
+    back unchanged by a store that links them."""
+    with pytest.raises(InvalidValueError, match="entities must be a list"):
+        prepare_value(
+            ("m",), "k", {"content": "x", "entities": "Ana"}, index=index, entities=linking
+        )
+    kept = prepare_value(
+        ("m",), "k", {"content": "x", "entities": ["Ana"]}, index=index, entities=linking
+    )
+    assert kept.entities == (("ana",) if linking and index else ())
+
+
 def test_size_cap_is_configurable() -> None:
     value = {"content": "x" * 1000}
     prepare_value(("m",), "k", value, max_value_bytes=2000)
