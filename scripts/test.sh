@@ -14,8 +14,7 @@
 #      mostly waits): LangGraph's store suites' `serial` tests | our Postgres-side `serial`
 #      tests (timeouts and time bounds) | the Redis-side `serial` tests | langgraph-redis's
 #      checkpointer tests, then the Redis tests on Valkey | the tests that mostly sleep
-#      (`waits`), four processes; the Redis tests on the lowest redis-py allowed run after
-#      LangGraph's store suites' serial tests.
+#      (`waits`), four processes, then the Redis tests on the lowest redis-py allowed.
 # With arguments: one pytest run of those (profile "fast" unless LANGGRAPH_RECALL_HYPOTHESIS
 # says otherwise), e.g. `bash scripts/test.sh tests/unit -n 2` or `-m "redis and not serial"`.
 set -euo pipefail
@@ -104,9 +103,9 @@ cat "$mypy_log"
 # The serial tests wait on timeouts, TTLs, frozen servers and failovers far more than they
 # compute (the machine is ~90 % idle while they run): they and the peer / Redis compatibility
 # runs go in lanes side by side, each lane one process at a time -- LangGraph's store
-# suites' serial tests (their large batches), then the lowest redis-py; our Postgres-side
-# serial tests; the Redis-side serial tests; langgraph-redis's suite, then Valkey; the
-# `waits` tests. A lane's output is printed whole when it ends; all must pass.
+# suites' serial tests (their large batches); our Postgres-side serial tests; the
+# Redis-side serial tests; langgraph-redis's suite, then Valkey; the `waits` tests, then the
+# lowest redis-py. A lane's output is printed whole when it ends; all must pass.
 serial_tests() {  # serial_tests NAME MARKER [pytest args]: one lane's serial tests, timings
   local name=$1 marker=$2
   shift 2
@@ -122,11 +121,8 @@ redis_compat() {
     bash scripts/test_redis_compat.sh "$1"
   fi
 }
-# LangGraph's large batches, then the Redis tests on the lowest redis-py allowed (they mostly
-# wait: frozen servers, timeouts), in the lane that ends first
 lane_store_suites() {
   serial_tests store-suites "serial and not redis" tests/compat
-  redis_compat lowest
 }
 lane_postgres() {
   serial_tests postgres "serial and not redis" --ignore=tests/compat
@@ -146,9 +142,12 @@ lane_redis_peers() {
   redis_compat valkey
 }
 # tests that mostly sleep (`waits`: TTLs to pass), four at a time: they would hold a
-# parallel-stage worker's slot for their whole sleep
+# parallel-stage worker's slot for their whole sleep; then the Redis tests on the lowest
+# redis-py (they too mostly wait: frozen servers, timeouts), in the lane that ends first
+# (LangGraph's large batches take ~95 s alone but ~190 s beside the other lanes)
 lane_waits() {
   "${PYTEST[@]}" -m "waits and not serial" -n 4 --dist load --durations=5
+  redis_compat lowest
 }
 lanes=(store_suites postgres redis redis_peers waits)
 stage "the serial tests and the peer / Redis compatibility runs, ${#lanes[@]} lanes side by side"
