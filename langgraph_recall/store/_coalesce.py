@@ -366,9 +366,17 @@ class Coalescer:
             task.add_done_callback(self._drains.discard)
 
     def _parallel_work(self) -> int:
-        """How many drains the queued units could keep busy at once (at most)."""
-        free = sum(1 for namespace in self._queued_writes if namespace not in self._writing)
-        return len(self._reads) + free
+        """How many drains the queued units could keep busy at once, counted up to
+        ``max_running`` (it stops there: a burst of calls to thousands of namespaces does
+        not make every call count them all)."""
+        ways = len(self._reads)
+        if ways < self.max_running:
+            for namespace in self._queued_writes:
+                if namespace not in self._writing:
+                    ways += 1
+                    if ways >= self.max_running:
+                        break
+        return min(ways, self.max_running)
 
     async def _drain(self) -> None:
         self._unstarted -= 1
