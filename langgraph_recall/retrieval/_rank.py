@@ -467,7 +467,6 @@ def _scored(
     min_relevance = config.min_relevance
     weight = config.relevance_weight
     recency_weight, importance_weight = config.recency_weight, config.importance_weight
-    half_life = config.recency_half_life.total_seconds()
     access_weight, entity_weight = config.access_weight, config.entity_weight
     time_weight = config.time_match_weight if time_window is not None else 0.0
     scored: list[_Scored] = []
@@ -475,11 +474,8 @@ def _scored(
         if min_relevance is not None and lex + vec < min_relevance:
             continue
         recency = importance = access = time_match = 0.0
-        moment = candidate.event_time
-        if recency_weight and moment is not None:  # recency_score, inlined (per candidate)
-            recency = recency_weight * float(
-                0.5 ** (max((now - moment).total_seconds(), 0.0) / half_life)
-            )
+        if recency_weight:
+            recency = recency_weight * recency_score(candidate.event_time, now=now, config=config)
         if importance_weight:
             importance = importance_weight * importance_score(candidate.importance)
         if access_weight:

@@ -124,10 +124,11 @@ def rank_rows(
             last_accessed=row["last_accessed_at"],
             access_count=row["access_count"],
             states_change=functools.partial(_states_change, row["value"]) if updates else False,
-            entity_link=links.get(row["id"], _UNLINKED)[0],
-            entities=links.get(row["id"], _UNLINKED)[1],
+            entity_link=link,
+            entities=via,
         )
         for row in rows
+        for link, via in (links.get(row["id"], _UNLINKED),)
     ]
     now = _as_utc(op.as_of) if op.as_of is not None else datetime.now(timezone.utc)
     window = query_time_window(op.query) if op.query and config.time_match_weight else None

@@ -315,8 +315,11 @@ def prepare_value(
             "fields (index=[...]), store less, or put it with index=False"
         )
     content_text = focus_text(text, content, fields)
-    _given_entities(normalised)  # the same check whether or not this store links entities
-    linked = memory_entities(normalised, content_text or text) if entities and text else ()
+    linked: tuple[str, ...] = ()
+    if entities and text:
+        linked = memory_entities(normalised, content_text or text)
+    else:
+        _given_entities(normalised)  # the same check whether or not this store links
     return PreparedValue(
         namespace=namespace,
         key=key,

@@ -47,6 +47,7 @@ from langgraph_recall.store._vector_cache import (
 from langgraph_recall.store.postgres import _sql
 from langgraph_recall.store.postgres._bookkeeping import BookkeepingPrograms
 from langgraph_recall.store.postgres._float4_array import Float4Array
+from langgraph_recall.store.postgres._migrations import VectorMode
 from langgraph_recall.store.postgres._state import MAX_EF_SEARCH
 from langgraph_recall.store.postgres._types import Program
 from langgraph_recall.telemetry import end_span, records, start_store_span
@@ -253,18 +254,7 @@ class BatchPrograms(BookkeepingPrograms):
             params.update(
                 qvec=Float4Array(unit_vector(query_vector)), scan_rows=_sql.SCOPE_SCAN_ROWS
             )
-            scan = (
-                _sql.unfiltered_scope_search_sql(
-                    op.include_invalid, self.vector_type, linked=linked
-                )
-                if clause is None
-                else _sql.scope_search_sql(
-                    include_invalid=op.include_invalid,
-                    filter_clause=clause,
-                    vector_type=self.vector_type,
-                    linked=linked,
-                )
-            )
+            scan = self._scope_scan_sql(op, clause, "pgvector", linked=linked)
             rows = yield Stmt(scan, params, fetch=True, alone=alone, prepare=True)
             if not rows or rows[0]["scope_rows"] <= _sql.SCOPE_SCAN_ROWS:
                 rows = [row for row in rows if row["id"] is not None]
@@ -356,15 +346,16 @@ class BatchPrograms(BookkeepingPrograms):
         if cached > _sql.SCOPE_SCAN_ROWS:
             self._large_scopes.add(scope)
             return None
-        if clause is None:
-            return _sql.unfiltered_scope_search_sql(
-                op.include_invalid, self.vector_type, "exact", linked
-            )
+        return self._scope_scan_sql(op, clause, "exact", linked=linked)
+
+    def _scope_scan_sql(
+        self, op: MemorySearchOp, clause: Clause | None, vectors: VectorMode, *, linked: bool
+    ) -> sql.Composed:
         return _sql.scope_search_sql(
             include_invalid=op.include_invalid,
             filter_clause=clause,
             vector_type=self.vector_type,
-            vectors="exact",
+            vectors=vectors,
             linked=linked,
         )
 

@@ -50,9 +50,6 @@ from langgraph_recall.store.postgres._sql_search import (
 from langgraph_recall.store.postgres._sql_search import scope_search_sql as scope_search_sql
 from langgraph_recall.store.postgres._sql_search import search_hybrid_sql as search_hybrid_sql
 from langgraph_recall.store.postgres._sql_search import search_recent_sql as search_recent_sql
-from langgraph_recall.store.postgres._sql_search import (
-    unfiltered_scope_search_sql as unfiltered_scope_search_sql,
-)
 
 # The names imported above with ``as`` live in _sql_clauses / _sql_search: the store reads
 # every statement here.

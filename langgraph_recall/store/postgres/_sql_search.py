@@ -37,11 +37,11 @@ from langgraph_recall.store.postgres._sql_clauses import (
 __all__ = [
     "EXACT_VECTOR_SCALE",
     "SCOPE_SCAN_ROWS",
+    "build_scope_search_sql",
     "build_search_hybrid_sql",
     "scope_search_sql",
     "search_hybrid_sql",
     "search_recent_sql",
-    "unfiltered_scope_search_sql",
 ]
 
 
@@ -303,6 +303,26 @@ def scope_search_sql(
     vectors: VectorMode = "pgvector",
     linked: bool = False,
 ) -> sql.Composed:
+    """:func:`build_scope_search_sql`, built once per shape when there is no filter."""
+    if filter_clause is None:
+        return _unfiltered_scope_search_sql(include_invalid, vector_type, vectors, linked)
+    return build_scope_search_sql(
+        include_invalid=include_invalid,
+        filter_clause=filter_clause,
+        vector_type=vector_type,
+        vectors=vectors,
+        linked=linked,
+    )
+
+
+def build_scope_search_sql(
+    *,
+    include_invalid: bool,
+    filter_clause: sql.Composable | None,
+    vector_type: str = "vector",
+    vectors: VectorMode = "pgvector",
+    linked: bool = False,
+) -> sql.Composed:
     """Hybrid search of one small scope in one statement.
 
     Reads the scope's rows once (at most ``%(scan_rows)s + 1``: the ``scope_rows`` column
@@ -426,14 +446,10 @@ LEFT JOIN vec_top vt ON vt.id = c.id"""
 
 
 @functools.lru_cache(maxsize=32)
-def unfiltered_scope_search_sql(
-    include_invalid: bool,
-    vector_type: str,
-    vectors: VectorMode = "pgvector",
-    linked: bool = False,
+def _unfiltered_scope_search_sql(
+    include_invalid: bool, vector_type: str, vectors: VectorMode, linked: bool
 ) -> sql.Composed:
-    """:func:`scope_search_sql` without a filter, built once per shape."""
-    return scope_search_sql(
+    return build_scope_search_sql(
         include_invalid=include_invalid,
         filter_clause=None,
         vector_type=vector_type,
