@@ -6,6 +6,8 @@ from datetime import datetime, timezone
 
 import numpy as np
 import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
 from langgraph.store.base import MatchCondition
 from psycopg import sql
 
@@ -30,6 +32,7 @@ from langgraph_recall.store._vector_cache import (
 )
 from langgraph_recall.store.postgres import _sql
 from langgraph_recall.store.postgres._migrations import MIGRATIONS, MigrationContext
+from tests._hypothesis import thorough
 
 COLUMN = sql.SQL("i.value")
 
@@ -130,6 +133,39 @@ def test_entities_that_are_not_a_list_are_refused_by_every_store(
         ("m",), "k", {"content": "x", "entities": ["Ana"]}, index=index, entities=linking
     )
     assert kept.entities == (("ana",) if linking and index else ())
+
+
+_FIELD_VALUES = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-5, 12),
+    st.text(max_size=12),
+    st.lists(st.one_of(st.text(max_size=8), st.integers(), st.none()), max_size=4),
+    st.dictionaries(st.sampled_from(["name", "type"]), st.text(max_size=8), max_size=2),
+)
+
+
+@settings(max_examples=thorough(300), deadline=None)
+@given(
+    st.fixed_dictionaries(
+        {"content": st.text(alphabet="Ana Luna moved 12", min_size=1, max_size=12)},
+        optional={"entities": _FIELD_VALUES, "extra": _FIELD_VALUES},
+    )
+)
+@example({"content": "Ana moved", "entities": "Ana"})  # the case an outside tester found
+def test_whether_a_value_is_accepted_does_not_depend_on_store_options(value: dict) -> None:
+    """Property: a value is accepted or refused (with the same error) alike by a store that
+    links entities and one that does not, and by an indexed put and an ``index=False`` one --
+    so a value one store wrote can be written back unchanged by any other."""
+    outcomes = set()
+    for linking in (False, True):
+        for index in (False, True):
+            try:
+                prepare_value(("m",), "k", value, index=index, entities=linking)
+                outcomes.add("accepted")
+            except InvalidValueError as exc:
+                outcomes.add(str(exc))
+    assert len(outcomes) == 1, outcomes
 
 
 def test_size_cap_is_configurable() -> None:
