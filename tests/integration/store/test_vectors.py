@@ -4,14 +4,17 @@ and the upgrade of a pgvector schema from cosine to inner product (migration 11)
 from __future__ import annotations
 
 import contextlib
+import hashlib
 from collections.abc import AsyncIterator
 
 import numpy as np
 import psycopg
 import pytest
+from langchain_core.embeddings import Embeddings
 from langgraph.store.base import PutOp
 
 from langgraph_recall.store._vector_cache import decode_vector, memory_vector
+from langgraph_recall.store.postgres import PostgresMemoryStore
 from langgraph_recall.store.postgres._float4_array import Float4Array
 from langgraph_recall.store.postgres._migrations import IP_INDEX, MIGRATIONS
 from tests.fakes import HashingEmbeddings
@@ -178,3 +181,76 @@ async def test_a_word_too_common_for_the_lexical_budget_still_ranks_the_vector_c
         assert {hit.key for hit in hits[4:]} == {"none-1", "none-2"}
         assert hits[3].score is not None and hits[4].score is not None
         assert hits[3].score > hits[4].score
+
+
+def _out_of_line(dsn: str, dims: int) -> int:
+    """Values of at least ``dims`` float4s the items table keeps out of line (in its TOAST
+    table): embeddings, the only values of that size here."""
+    with psycopg.connect(dsn) as conn:
+        toast = conn.execute(
+            "SELECT reltoastrelid::regclass::text FROM pg_class WHERE relname = 'lgm_memory_items'"
+        ).fetchone()
+        assert toast is not None
+        row = conn.execute(
+            f"SELECT count(*) FROM (SELECT chunk_id FROM {toast[0]} GROUP BY chunk_id "
+            "HAVING sum(length(chunk_data)) >= %s) v",
+            (4 * dims,),
+        ).fetchone()
+    assert row is not None
+    return int(row[0])
+
+
+@pytest.mark.parametrize("dims", [384, 1536])
+def test_embeddings_stay_in_their_row_where_they_fit(dsn: str, backend: str, dims: int) -> None:
+    """A scope scan reads every embedding of the scope: none may cost a TOAST lookup. Rows
+    written while embeddings were kept out of line come back in with ``VACUUM FULL``."""
+    embedder = HashingEmbeddings(dims)
+    with PostgresMemoryStore.from_conn_string(
+        dsn, index={"dims": dims, "embed": embedder}
+    ) as store:
+        store.setup()
+        store.batch(
+            [PutOp(("m", "u"), f"k{i}", {"content": f"memory {i} of the lake"}) for i in range(20)]
+        )
+        assert _out_of_line(dsn, dims) == 0
+        assert store.search(("m", "u"), query="memory 7 of the lake")[0].key == "k7"
+        with psycopg.connect(dsn, autocommit=True) as conn:  # a row written by an older version
+            conn.execute("ALTER TABLE lgm_memory_items ALTER COLUMN embedding SET STORAGE EXTERNAL")
+        # a row over the 2 KB at which Postgres starts moving values out
+        long = " ".join(f"written before the upgrade, note {i} on lake {i * 7}" for i in range(12))
+        store.put(("m", "u"), "old", {"content": long})
+        assert _out_of_line(dsn, dims) > 0
+        with psycopg.connect(dsn, autocommit=True) as conn:
+            conn.execute("ALTER TABLE lgm_memory_items ALTER COLUMN embedding SET STORAGE MAIN")
+            conn.execute("VACUUM FULL lgm_memory_items")
+        assert _out_of_line(dsn, dims) == 0
+        assert store.search(("m", "u"), query=long)[0].key == "old"
+
+
+class _DenseEmbeddings(Embeddings):
+    """Dense pseudo-random unit vectors (incompressible), one per text."""
+
+    def __init__(self, dims: int) -> None:
+        self.dims = dims
+
+    def _vector(self, text: str) -> list[float]:
+        seed = int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "big")
+        vector = np.random.default_rng(seed).standard_normal(self.dims)
+        return [float(x) for x in vector / np.linalg.norm(vector)]
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        return [self._vector(text) for text in texts]
+
+    def embed_query(self, text: str) -> list[float]:
+        return self._vector(text)
+
+
+def test_an_embedding_larger_than_a_page_still_moves_out(postgres_dsn: str) -> None:
+    # 12 KB of incompressible float4: no row of a page can hold it
+    index = {"dims": 3072, "embed": _DenseEmbeddings(3072)}
+    with PostgresMemoryStore.from_conn_string(postgres_dsn, index=index) as store:
+        store.setup()
+        store.put(("m", "u"), "big", {"content": "a memory with a very wide vector"})
+        store.put(("m", "u"), "other", {"content": "something else entirely"})
+        assert _out_of_line(postgres_dsn, 3072) > 0
+        assert store.search(("m", "u"), query="a memory with a very wide vector")[0].key == "big"
