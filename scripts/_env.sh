@@ -30,6 +30,12 @@ fi
 source "$VENV/bin/activate"
 if [ "${LANGGRAPH_RECALL_SKIP_INSTALL:-0}" != "1" ]; then
   echo "==> installing langgraph-recall[${EXTRAS:-dev}] into $VENV"
-  python -m pip install --quiet --upgrade pip
-  python -m pip install --quiet -e "$ROOT[${EXTRAS:-dev}]"
+  # uv (from PyPI, into the virtualenv) resolves and installs the same versions in ~5 s where
+  # pip takes 45-65 s; pip does it when uv cannot be had
+  if ! { python -m pip install --quiet "uv>=0.13,<1" &&
+    python -m uv pip install --quiet -e "$ROOT[${EXTRAS:-dev}]"; }; then
+    echo "==> uv could not install: installing with pip"
+    python -m pip install --quiet --upgrade pip
+    python -m pip install --quiet -e "$ROOT[${EXTRAS:-dev}]"
+  fi
 fi

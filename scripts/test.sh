@@ -14,7 +14,7 @@
 #      mostly waits): LangGraph's store suites' `serial` tests | our Postgres-side `serial`
 #      tests (timeouts and time bounds) | the Redis-side `serial` tests | langgraph-redis's
 #      checkpointer tests, then the Redis tests on Valkey | the tests that mostly sleep
-#      (`waits`), four processes, then the Redis tests on the lowest redis-py allowed.
+#      (`waits`), six processes, then the Redis tests on the lowest redis-py allowed.
 # With arguments: one pytest run of those (profile "fast" unless LANGGRAPH_RECALL_HYPOTHESIS
 # says otherwise), e.g. `bash scripts/test.sh tests/unit -n 2` or `-m "redis and not serial"`.
 set -euo pipefail
@@ -141,12 +141,12 @@ lane_redis_peers() {
   python -m tests.compat.redis_peer_run
   redis_compat valkey
 }
-# tests that mostly sleep (`waits`: TTLs to pass), four at a time: they would hold a
-# parallel-stage worker's slot for their whole sleep; then the Redis tests on the lowest
+# tests that mostly sleep (`waits`: TTLs to pass), six at a time (two rounds of ~17 s
+# sleeps): they would hold a parallel-stage worker's slot for their whole sleep; then the Redis tests on the lowest
 # redis-py (they too mostly wait: frozen servers, timeouts), in the lane that ends first
 # (LangGraph's large batches take ~95 s alone but ~190 s beside the other lanes)
 lane_waits() {
-  "${PYTEST[@]}" -m "waits and not serial" -n 4 --dist load --durations=5
+  "${PYTEST[@]}" -m "waits and not serial" -n 6 --dist load --durations=5
   redis_compat lowest
 }
 lanes=(store_suites postgres redis redis_peers waits)
