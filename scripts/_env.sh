@@ -30,10 +30,12 @@ fi
 source "$VENV/bin/activate"
 if [ "${LANGGRAPH_RECALL_SKIP_INSTALL:-0}" != "1" ]; then
   echo "==> installing langgraph-recall[${EXTRAS:-dev}] into $VENV"
-  # uv (from PyPI, into the virtualenv) resolves and installs the same versions in ~5 s where
-  # pip takes 45-65 s; pip does it when uv cannot be had
+  # uv (from PyPI, into the virtualenv) resolves and installs the same versions in ~10 s where
+  # pip takes 45-65 s; pip does it when uv cannot be had. Compiled to bytecode as pip does:
+  # where PYTHONDONTWRITEBYTECODE is set, nothing else would, and every process would compile
+  # its dependencies again.
   if ! { python -m pip install --quiet "uv>=0.13,<1" &&
-    python -m uv pip install --quiet -e "$ROOT[${EXTRAS:-dev}]"; }; then
+    python -m uv pip install --quiet --compile-bytecode -e "$ROOT[${EXTRAS:-dev}]"; }; then
     echo "==> uv could not install: installing with pip"
     python -m pip install --quiet --upgrade pip
     python -m pip install --quiet -e "$ROOT[${EXTRAS:-dev}]"
