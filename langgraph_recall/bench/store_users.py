@@ -9,7 +9,10 @@ stores are measured. Searches go to random users' namespaces (the same users, qu
 and order for both stores); ``recall@10`` is the share of the exact vector top-10 (the
 user's memories ranked by cosine similarity, computed in numpy) among the ten results.
 Ours is hybrid (BM25 + vector, fused), so its recall against the vector-only truth is
-not expected to be 1.0; LangGraph's is the HNSW index's recall.
+not expected to be 1.0; LangGraph's is the HNSW index's recall. The server's shared buffers
+are emptied after both loads (PostgreSQL 18), so the first round finds neither store's pages
+cached there (the operating system may still hold them) -- without it, the store loaded last
+started with its pages cached and the other's evicted.
 
 Bytes per memory: every table and index of the store's database (``pg_total_relation_size``)
 over the memories loaded, with our history, statistics and access tables apart.
@@ -81,6 +84,7 @@ class UsersReport:
     results: list[StoreUsersResult] = field(default_factory=list)
     bulk: bool = False
     rounds: int = 1
+    cache_emptied: bool = False
 
 
 def _namespace(user: int) -> tuple[str, ...]:
@@ -272,6 +276,7 @@ def run(
                 serving[name] = store
             except Exception as exc:  # one store failing must not hide the other
                 _failed(result, exc, progress)
+        report.cache_emptied = _empty_shared_buffers(admin)
         by_name = {r.name: r for r in report.results}
         samples: dict[str, list[list[float]]] = {name: [] for name in serving}
         for round_number in range(rounds):
@@ -314,6 +319,22 @@ def run(
                 )
             )
     return report
+
+
+def _empty_shared_buffers(admin: str) -> bool:
+    """Evict every page from the server's shared buffers (``pg_buffercache_evict_all``,
+    PostgreSQL 18) before the timed rounds: the store loaded last would otherwise start
+    with its own pages cached and the other's evicted by its load. False where the server
+    cannot."""
+    import psycopg
+
+    try:
+        with psycopg.connect(admin, autocommit=True) as conn:
+            conn.execute("CREATE EXTENSION IF NOT EXISTS pg_buffercache")
+            conn.execute("SELECT pg_buffercache_evict_all()")
+    except psycopg.Error:
+        return False
+    return True
 
 
 def _failed(result: StoreUsersResult, exc: Exception, progress: OnProgress) -> None:
@@ -410,6 +431,11 @@ def format_report(report: UsersReport) -> str:
             "in bulk, each HNSW index built after the load (puts/s include the build)"
             if report.bulk
             else "by batch puts into a maintained HNSW index"
+        )
+        + (
+            "; the server's shared buffers emptied before the first round"
+            if report.cache_emptied
+            else ""
         ),
         "",
         format_table(header, text),

@@ -35,6 +35,8 @@ def test_small_configuration_compares_both_stores(capsys: pytest.CaptureFixture[
     text = store_users.format_report(report)
     assert "embedding excluded" in text and "ours / langgraph: p50" in text
     assert "12 searches x 2 rounds" in text and "p95 round by round: " in text
+    # neither store starts the first round with its pages in the server's cache
+    assert report.cache_emptied and "shared buffers emptied before the first round" in text
     assert len(store_users.round_ratios(report)) == 2
     print(text)
     assert set(store_users.ratios(report)) == {"p50", "p95", "bytes_per_memory"}
