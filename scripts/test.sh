@@ -97,7 +97,11 @@ workers="${LANGGRAPH_RECALL_TEST_WORKERS:-$(python -c 'import os; print(min(2 * 
 # One collection first, beside mypy: it writes the rewritten test modules' bytecode, which
 # every later pytest process (the workers below, the lanes) then reads instead of rewriting.
 stage "pytest: collecting once (bytecode for every later process)"
-"${PYTEST[@]}" --collect-only -q >/dev/null
+collect_log="$LANGGRAPH_RECALL_TEST_SHARED_DIR/collect.log"
+if ! "${PYTEST[@]}" --collect-only -q >"$collect_log" 2>&1; then
+  cat "$collect_log"  # what could not be collected, and why
+  exit 1
+fi
 stage "pytest: all but the serial tests, $workers processes"
 "${PYTEST[@]}" -n "$workers" --dist loadscope -m "not serial and not waits" --durations=30 \
   --junitxml="$LANGGRAPH_RECALL_TEST_SHARED_DIR/parallel.xml"

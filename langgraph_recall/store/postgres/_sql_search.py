@@ -343,6 +343,7 @@ def build_scope_search_sql(
     shown = sql.SQL("{} AND {}").format(
         visible_clause(include_invalid), filter_clause or sql.SQL("true")
     )
+    similarity: sql.Composable
     nearness: sql.Composable
     query_vector: sql.Composable = sql.SQL("")
     if vectors == "pgvector":
