@@ -19,7 +19,7 @@ from langgraph_recall.store.postgres._types import Program, SetupReport
 
 logger = logging.getLogger("langgraph_recall.store")
 
-__all__ = ["SetupPrograms"]
+__all__ = ["HNSW_MAX_DIMS", "SetupPrograms", "check_index_dims"]
 
 
 class SetupPrograms(StoreState):
@@ -59,6 +59,7 @@ class SetupPrograms(StoreState):
             vector_type=meta.get("vector_type", "vector" if 0 in applied else self.vector_type),
             text_search_config=self.retrieval.text_search_config,
         )
+        check_index_dims(mode, ctx.vector_type, self.dims)
         new: list[int] = []
         if any(version not in applied for version in range(len(MIGRATIONS))):
             yield Stmt(_sql.LOCK_STORE)  # a migration may rewrite rows: no writer runs meanwhile
@@ -100,3 +101,34 @@ class SetupPrograms(StoreState):
             list(report.applied),
         )
         return report
+
+
+HNSW_MAX_DIMS = {"vector": 2000, "halfvec": 4000}
+"""The most dimensions pgvector's HNSW index takes per column type."""
+
+
+def check_index_dims(mode: VectorMode, vector_type: str, dims: int) -> None:
+    """Refuse, before any migration, an index pgvector cannot build (the server would fail
+    the migration with a bare "column cannot have more than 2000 dimensions").
+
+    Example:
+        ```python
+        from langgraph_recall.errors import ConfigurationError
+        from langgraph_recall.store.postgres._setup import check_index_dims
+
+        check_index_dims("pgvector", "halfvec", 3072)  # fits
+        check_index_dims("exact", "vector", 3072)  # no index: any size
+        try:
+            check_index_dims("pgvector", "vector", 3072)
+        except ConfigurationError as exc:
+            assert "halfvec" in str(exc)
+        ```
+    """
+    limit = HNSW_MAX_DIMS.get(vector_type)
+    if mode != "pgvector" or limit is None or dims <= limit:
+        return
+    raise ConfigurationError(
+        f"pgvector's HNSW index takes at most {limit:,} dimensions of {vector_type}; this "
+        f"store's embeddings have {dims:,}: use ann_index_config={{'vector_type': 'halfvec'}} "
+        f"(up to {HNSW_MAX_DIMS['halfvec']:,}) or an embedding model with fewer dimensions"
+    )

@@ -13,6 +13,7 @@ import pytest
 from langchain_core.embeddings import Embeddings
 from langgraph.store.base import PutOp
 
+from langgraph_recall.errors import ConfigurationError
 from langgraph_recall.store._vector_cache import decode_vector, memory_vector
 from langgraph_recall.store.postgres import PostgresMemoryStore
 from langgraph_recall.store.postgres._float4_array import Float4Array
@@ -254,3 +255,19 @@ def test_an_embedding_larger_than_a_page_still_moves_out(postgres_dsn: str) -> N
         store.put(("m", "u"), "other", {"content": "something else entirely"})
         assert _out_of_line(postgres_dsn, 3072) > 0
         assert store.search(("m", "u"), query="a memory with a very wide vector")[0].key == "big"
+
+
+def test_an_index_pgvector_cannot_build_is_refused_before_any_migration(embedded_dsn: str) -> None:
+    index = {"dims": 3072, "embed": _DenseEmbeddings(3072)}
+    with (
+        PostgresMemoryStore.from_conn_string(embedded_dsn, index=index) as store,
+        pytest.raises(ConfigurationError, match=r"at most 2,000 dimensions.*halfvec"),
+    ):
+        store.setup()
+    with psycopg.connect(embedded_dsn) as conn:
+        assert conn.execute("SELECT to_regclass('lgm_memory_items')").fetchone() == (None,)
+    halfvec = {**index, "ann_index_config": {"vector_type": "halfvec"}}
+    with PostgresMemoryStore.from_conn_string(embedded_dsn, index=halfvec) as store:
+        store.setup()
+        store.put(("m", "u"), "wide", {"content": "a memory with a very wide vector"})
+        assert store.search(("m", "u"), query="a memory with a very wide vector")[0].key == "wide"
