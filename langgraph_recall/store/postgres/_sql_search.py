@@ -37,7 +37,6 @@ from langgraph_recall.store.postgres._sql_clauses import (
 __all__ = [
     "EXACT_VECTOR_SCALE",
     "SCOPE_SCAN_ROWS",
-    "build_scope_search_sql",
     "build_search_hybrid_sql",
     "scope_search_sql",
     "search_hybrid_sql",
@@ -303,27 +302,8 @@ def scope_search_sql(
     vectors: VectorMode = "pgvector",
     linked: bool = False,
 ) -> sql.Composed:
-    """:func:`build_scope_search_sql`, built once per shape when there is no filter."""
-    if filter_clause is None:
-        return _unfiltered_scope_search_sql(include_invalid, vector_type, vectors, linked)
-    return build_scope_search_sql(
-        include_invalid=include_invalid,
-        filter_clause=filter_clause,
-        vector_type=vector_type,
-        vectors=vectors,
-        linked=linked,
-    )
-
-
-def build_scope_search_sql(
-    *,
-    include_invalid: bool,
-    filter_clause: sql.Composable | None,
-    vector_type: str = "vector",
-    vectors: VectorMode = "pgvector",
-    linked: bool = False,
-) -> sql.Composed:
-    """Hybrid search of one small scope in one statement.
+    """Hybrid search of one small scope in one statement (built once per shape when there
+    is no filter).
 
     Reads the scope's rows once (at most ``%(scan_rows)s + 1``: the ``scope_rows`` column
     says how many it saw; more than ``scan_rows`` means the scope is too large and the
@@ -340,6 +320,25 @@ def build_scope_search_sql(
     entities) are candidates too. Its plan reads the scope's btree and nothing else,
     whatever the values: it is safe to prepare.
     """
+    if filter_clause is None:
+        return _unfiltered_scope_search(include_invalid, vector_type, vectors, linked)
+    return _scope_search(include_invalid, filter_clause, vector_type, vectors, linked)
+
+
+@functools.lru_cache(maxsize=32)
+def _unfiltered_scope_search(
+    include_invalid: bool, vector_type: str, vectors: VectorMode, linked: bool
+) -> sql.Composed:
+    return _scope_search(include_invalid, None, vector_type, vectors, linked)
+
+
+def _scope_search(
+    include_invalid: bool,
+    filter_clause: sql.Composable | None,
+    vector_type: str,
+    vectors: VectorMode,
+    linked: bool,
+) -> sql.Composed:
     shown = sql.SQL("{} AND {}").format(
         visible_clause(include_invalid), filter_clause or sql.SQL("true")
     )
@@ -407,7 +406,7 @@ WITH {query_vector}q AS (
     WHERE c.cumulative <= %(lex_budget)s
 ), vec_top AS (
     {vec_top}
-), scored AS (
+){linked_rows}, scored AS (
     SELECT t.id FROM terms t JOIN chosen c ON c.lexeme = t.lexeme WHERE t.shown
     UNION SELECT v.id FROM vec_top v{link_rows}
 ), lex AS (
@@ -448,36 +447,19 @@ LEFT JOIN lgm_memory_items i ON i.id = c.id
         vec_top=vec_top,
         similarity=similarity,
         shown=shown,
-        link_rows=(
-            sql.SQL(
-                "\n    UNION SELECT r.id FROM scope_rows r "
-                "WHERE r.shown AND r.id = ANY(%(link_ids)s::bigint[])"
-            )
+        linked_rows=sql.SQL(
+            ", linked_rows AS (\n    SELECT r.id FROM scope_rows r "
+            "WHERE r.shown AND r.id = ANY(%(link_ids)s::bigint[])\n)"
             if linked
-            else sql.SQL("")
+            else ""
         ),
-        link_cands=(
-            sql.SQL(
-                "\n        UNION ALL SELECT r.id, NULL, NULL, NULL, true FROM scope_rows r "
-                "WHERE r.shown AND r.id = ANY(%(link_ids)s::bigint[])"
-            )
+        link_rows=sql.SQL("\n    UNION SELECT id FROM linked_rows" if linked else ""),
+        link_cands=sql.SQL(
+            "\n        UNION ALL SELECT id, NULL, NULL, NULL, true FROM linked_rows"
             if linked
-            else sql.SQL("")
+            else ""
         ),
         scope=SCOPE,
         cols=CANDIDATE_COLUMNS,
         access=ACCESS_JOIN,
-    )
-
-
-@functools.lru_cache(maxsize=32)
-def _unfiltered_scope_search_sql(
-    include_invalid: bool, vector_type: str, vectors: VectorMode, linked: bool
-) -> sql.Composed:
-    return build_scope_search_sql(
-        include_invalid=include_invalid,
-        filter_clause=None,
-        vector_type=vector_type,
-        vectors=vectors,
-        linked=linked,
     )

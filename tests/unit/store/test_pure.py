@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import typing
 from datetime import datetime, timezone
 
 import numpy as np
@@ -31,7 +32,7 @@ from langgraph_recall.store._vector_cache import (
     unit_vector,
 )
 from langgraph_recall.store.postgres import _sql
-from langgraph_recall.store.postgres._migrations import MIGRATIONS, MigrationContext
+from langgraph_recall.store.postgres._migrations import MIGRATIONS, MigrationContext, VectorMode
 from tests._hypothesis import thorough
 
 COLUMN = sql.SQL("i.value")
@@ -351,3 +352,25 @@ def test_a_str_match_condition_path_is_one_label() -> None:
     assert op.match_conditions == (MatchCondition("suffix", ("public",)),)
     with pytest.raises(InvalidNamespaceError, match="period"):
         checked_list_op(ListNamespacesOp(match_conditions=[MatchCondition("prefix", "a.b")]))
+
+
+@settings(max_examples=thorough(200), deadline=None)
+@given(
+    mode=st.sampled_from(typing.get_args(VectorMode)),
+    vector_type=st.sampled_from(["vector", "halfvec"]),
+    dims=st.integers(min_value=1, max_value=20_000),
+)
+def test_setup_refuses_exactly_the_indexes_pgvector_cannot_build(
+    mode: VectorMode, vector_type: str, dims: int
+) -> None:
+    """pgvector's HNSW takes 2,000 dims of vector and 4,000 of halfvec; the exact path has
+    no index, so any size goes."""
+    from langgraph_recall.errors import ConfigurationError
+    from langgraph_recall.store.postgres._setup import check_index_dims
+
+    limit = {"vector": 2000, "halfvec": 4000}[vector_type]
+    if mode == "pgvector" and dims > limit:
+        with pytest.raises(ConfigurationError, match="halfvec"):
+            check_index_dims(mode, vector_type, dims)
+    else:
+        check_index_dims(mode, vector_type, dims)
